@@ -1,0 +1,40 @@
+# geomill — the two commands a user needs: `make run` and `make test`.
+# Both install what is missing first (scripts/setup.sh), then build with one profile (release)
+# into a build cache outside the checkout.
+SHELL := /bin/bash
+.DEFAULT_GOAL := run
+
+GEOMILL_CACHE ?= $(HOME)/.cache/geomill
+export CARGO_TARGET_DIR ?= $(GEOMILL_CACHE)/target
+export GEOMILL_DEPS_DIR ?= $(GEOMILL_CACHE)/deps
+DUCKDB_LIB_DIR := $(GEOMILL_DEPS_DIR)/duckdb-1.5.5
+export DUCKDB_LIB_DIR
+export LD_LIBRARY_PATH := $(DUCKDB_LIB_DIR)$(if $(LD_LIBRARY_PATH),:$(LD_LIBRARY_PATH))
+CARGO_FLAGS := --release --locked
+
+.PHONY: run test setup-run setup-test build lint bench
+
+setup-run:
+	@scripts/setup.sh run >/dev/null
+
+setup-test:
+	@scripts/setup.sh test >/dev/null
+
+build: setup-run
+	cargo build $(CARGO_FLAGS) --bin geomill
+
+## make run: install what is missing, build, and serve on 0.0.0.0:8001 (embedded engine).
+run: build
+	$(CARGO_TARGET_DIR)/release/geomill serve
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy $(CARGO_FLAGS) --workspace --all-targets -- -D warnings
+
+## make test: install what is missing, lint, and run the whole suite.
+test: setup-test lint
+	cargo build $(CARGO_FLAGS) --bin geomill
+	cargo test $(CARGO_FLAGS) --workspace --no-fail-fast
+
+bench: setup-test
+	cargo bench --workspace

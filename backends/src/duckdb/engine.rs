@@ -1,0 +1,167 @@
+//! Opening the embedded DuckDB database, loading `spatial`, and checking that it answers.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use duckdb::Connection;
+
+use crate::BackendError;
+
+const ENGINE: &str = "duckdb";
+
+/// Where the embedded database lives and where DuckDB finds its extensions.
+#[derive(Debug, Clone, Default)]
+pub struct EmbeddedOptions {
+    /// The database file; `None` keeps everything in memory.
+    pub database_path: Option<PathBuf>,
+    /// Overrides DuckDB's extension directory (default `~/.duckdb/extensions`).
+    pub extension_directory: Option<PathBuf>,
+}
+
+/// What a health check learned about the spatial extension.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpatialStatus {
+    pub duckdb_version: String,
+    pub spatial_version: String,
+}
+
+/// One DuckDB database with `spatial` loaded. The connection is not `Sync`, so callers share
+/// it through a mutex and run on blocking threads, never on the async runtime's threads.
+pub struct EmbeddedEngine {
+    connection: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for EmbeddedEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedEngine").finish_non_exhaustive()
+    }
+}
+
+impl EmbeddedEngine {
+    /// Opens (or creates) the database and loads `spatial`: `LOAD` first, and only if that
+    /// fails `INSTALL` then `LOAD` (which needs DuckDB's extension repository to be reachable).
+    pub fn open(options: &EmbeddedOptions) -> Result<Self, BackendError> {
+        let open_error = |reason: String| BackendError::Open {
+            engine: ENGINE,
+            reason,
+        };
+        let connection = match &options.database_path {
+            Some(path) => Connection::open(path),
+            None => Connection::open_in_memory(),
+        }
+        .map_err(|e| open_error(e.to_string()))?;
+        if let Some(dir) = &options.extension_directory {
+            let dir = dir.to_string_lossy().replace('\'', "''");
+            connection
+                .execute_batch(&format!("SET extension_directory = '{dir}'"))
+                .map_err(|e| open_error(format!("extension_directory: {e}")))?;
+        }
+        if let Err(load_error) = connection.execute_batch("LOAD spatial") {
+            tracing::info!(%load_error, "spatial extension not loadable, trying INSTALL spatial");
+            connection
+                .execute_batch("INSTALL spatial; LOAD spatial")
+                .map_err(|install_error| {
+                    open_error(format!(
+                        "the spatial extension is missing (LOAD: {load_error}; INSTALL: {install_error}); \
+                         run scripts/setup.sh to install it"
+                    ))
+                })?;
+        }
+        Ok(Self {
+            connection: Mutex::new(connection),
+        })
+    }
+
+    /// Runs a spatial function end to end and reports the versions in use.
+    pub fn check_spatial(&self) -> Result<SpatialStatus, BackendError> {
+        let sql = "SELECT version(), \
+                   (SELECT extension_version FROM duckdb_extensions() WHERE extension_name = 'spatial' AND loaded), \
+                   ST_Area(ST_Buffer(ST_Point(0, 0), 1.0)) > 3.0";
+        let connection = self
+            .connection
+            .lock()
+            .map_err(|_| BackendError::Unavailable {
+                engine: ENGINE,
+                reason: "connection poisoned by an earlier failure".into(),
+            })?;
+        let query_error = |e: duckdb::Error| BackendError::Query {
+            engine: ENGINE,
+            reason: e.to_string(),
+            sql: sql.to_owned(),
+        };
+        let (duckdb_version, spatial_version, area_ok) = connection
+            .query_row(sql, [], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, Option<String>>(1)?,
+                    row.get::<_, bool>(2)?,
+                ))
+            })
+            .map_err(query_error)?;
+        match (spatial_version, area_ok) {
+            (Some(spatial_version), true) => Ok(SpatialStatus {
+                duckdb_version,
+                spatial_version,
+            }),
+            (None, _) => Err(BackendError::Unavailable {
+                engine: ENGINE,
+                reason: "the spatial extension is not loaded".into(),
+            }),
+            (Some(_), false) => Err(BackendError::Unavailable {
+                engine: ENGINE,
+                reason: "ST_Buffer/ST_Area returned a wrong area".into(),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_memory_engine_loads_spatial_and_answers() -> Result<(), BackendError> {
+        let engine = EmbeddedEngine::open(&EmbeddedOptions::default())?;
+        let status = engine.check_spatial()?;
+        assert_eq!(status.duckdb_version, "v1.5.5");
+        assert!(!status.spatial_version.is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn file_engine_persists_between_opens() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let options = EmbeddedOptions {
+            database_path: Some(dir.path().join("db.duckdb")),
+            extension_directory: None,
+        };
+        {
+            let engine = EmbeddedEngine::open(&options)?;
+            let connection = engine.connection.lock().map_err(|_| "poisoned")?;
+            connection.execute_batch("CREATE TABLE t AS SELECT ST_Point(1, 2) AS geom")?;
+        }
+        let engine = EmbeddedEngine::open(&options)?;
+        let connection = engine.connection.lock().map_err(|_| "poisoned")?;
+        let text: String =
+            connection.query_row("SELECT ST_AsText(geom) FROM t", [], |r| r.get(0))?;
+        assert_eq!(text, "POINT (1 2)");
+        Ok(())
+    }
+
+    #[test]
+    fn a_missing_extension_directory_is_a_clear_open_error() -> Result<(), std::io::Error> {
+        let empty = tempfile::tempdir()?;
+        let options = EmbeddedOptions {
+            database_path: None,
+            extension_directory: Some(empty.path().to_path_buf()),
+        };
+        // LOAD fails, then INSTALL fails (no repository reachable or no write access): the
+        // error must name the extension and the set-up script. On a machine with internet
+        // access INSTALL may succeed, which is also correct behaviour.
+        match EmbeddedEngine::open(&options) {
+            Ok(engine) => assert!(engine.check_spatial().is_ok()),
+            Err(error) => assert!(error.to_string().contains("spatial extension is missing")),
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,25 @@
+//! Errors raised by the execution backends, with the context needed to explain them.
+
+/// An error from a backend. The app maps it to an HTTP status once, in its error module.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// The engine could not be opened or prepared (database file, extension).
+    #[error("cannot open the {engine} engine: {reason}")]
+    Open {
+        engine: &'static str,
+        reason: String,
+    },
+    /// A statement failed; `sql` is kept for logs, never sent to clients.
+    #[error("{engine} query failed: {reason}")]
+    Query {
+        engine: &'static str,
+        reason: String,
+        sql: String,
+    },
+    /// The engine is busy or poisoned by an earlier panic.
+    #[error("the {engine} engine is unavailable: {reason}")]
+    Unavailable {
+        engine: &'static str,
+        reason: String,
+    },
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Installs what geomill needs on a Debian machine, idempotently and quietly:
+# Debian packages, the prebuilt libduckdb.so 1.5.5 and the DuckDB spatial extension 1.5.5.
+# Usage: scripts/setup.sh [run|test]   ("test" adds the packages only the test suite needs)
+set -euo pipefail
+
+purpose="${1:-run}"
+DUCKDB_VERSION="1.5.5"
+DUCKDB_NPM_PACKAGE="@duckdb/node-bindings-linux-x64@1.5.5-r.5"
+SPATIAL_PYPI_PACKAGE="duckdb-extension-spatial==1.5.5"
+deps_dir="${GEOMILL_DEPS_DIR:-$HOME/.cache/geomill/deps}"
+ext_dir="${GEOMILL_DUCKDB_EXTENSION_DIR:-$HOME/.duckdb/extensions}/v${DUCKDB_VERSION}/linux_amd64"
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# --- Debian packages -------------------------------------------------------------------------
+packages=(pkg-config libgeos-dev curl ca-certificates python3-pip npm)
+if [ "$purpose" = "test" ]; then
+  packages+=(gdal-bin postgresql-15-postgis-3 chromium)
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# python3-pip / npm may come from elsewhere (pyenv, nodesource): only the commands matter.
+filtered=()
+for p in "${missing[@]}"; do
+  case "$p" in
+    python3-pip) command -v pip3 >/dev/null 2>&1 || command -v pip >/dev/null 2>&1 || filtered+=("$p") ;;
+    npm) command -v npm >/dev/null 2>&1 || filtered+=("$p") ;;
+    *) filtered+=("$p") ;;
+  esac
+done
+if [ "${#filtered[@]}" -gt 0 ]; then
+  log "installing Debian packages: ${filtered[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${filtered[@]}" >/dev/null
+fi
+
+# --- libduckdb.so (prebuilt, from the official npm bindings package) ---------------------------
+lib_dir="$deps_dir/duckdb-$DUCKDB_VERSION"
+if [ ! -f "$lib_dir/libduckdb.so" ]; then
+  log "fetching libduckdb.so $DUCKDB_VERSION"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent "$DUCKDB_NPM_PACKAGE" >/dev/null && tar -xzf ./*.tgz package/libduckdb.so)
+  mkdir -p "$lib_dir"
+  mv "$tmp/package/libduckdb.so" "$lib_dir/libduckdb.so"
+  rm -rf "$tmp"
+fi
+
+# --- DuckDB spatial extension (signed binary shipped by the PyPI package) ---------------------
+if [ ! -f "$ext_dir/spatial.duckdb_extension" ]; then
+  log "fetching the DuckDB spatial extension $DUCKDB_VERSION"
+  tmp=$(mktemp -d)
+  pip_cmd=$(command -v pip3 || command -v pip)
+  "$pip_cmd" download -q --no-deps --disable-pip-version-check "$SPATIAL_PYPI_PACKAGE" -d "$tmp"
+  python3 - "$tmp" "$ext_dir" <<'PY'
+import glob, os, sys, zipfile
+tmp, dest = sys.argv[1], sys.argv[2]
+wheel = glob.glob(os.path.join(tmp, "*.whl"))[0]
+with zipfile.ZipFile(wheel) as z:
+    name = next(n for n in z.namelist() if n.endswith("spatial.duckdb_extension"))
+    os.makedirs(dest, exist_ok=True)
+    with z.open(name) as src, open(os.path.join(dest, "spatial.duckdb_extension.part"), "wb") as out:
+        out.write(src.read())
+os.replace(os.path.join(dest, "spatial.duckdb_extension.part"), os.path.join(dest, "spatial.duckdb_extension"))
+PY
+  rm -rf "$tmp"
+fi
+
+# The directory to put on DUCKDB_LIB_DIR / LD_LIBRARY_PATH is printed for the Makefile.
+echo "$lib_dir"

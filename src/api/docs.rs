@@ -1,0 +1,38 @@
+//! `/openapi.json` (OpenAPI 3, generated from the handlers) and `/docs` (Swagger UI, served from
+//! assets compiled into the binary, so the page loads nothing from outside the machine).
+
+use axum::Router;
+use utoipa::OpenApi;
+use utoipa_swagger_ui::{Config, SwaggerUi};
+
+use crate::state::AppState;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "geomill",
+        description = "Declarative geospatial processing engine: datasets, rules, pipelines, jobs, OGC API Features."
+    ),
+    paths(super::health::health),
+    components(schemas(crate::error::ErrorBody, crate::error::ErrorContent)),
+    tags((name = "health", description = "Service health"))
+)]
+struct ApiDoc;
+
+/// The complete OpenAPI document: implemented routes plus the 501 ones.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    let mut doc = ApiDoc::openapi();
+    doc.info.version = crate::VERSION.to_owned();
+    super::not_implemented::document(&mut doc);
+    doc
+}
+
+pub fn routes() -> Router<AppState> {
+    // validator_url "none": Swagger UI would otherwise call an online validator.
+    let config = Config::from("/openapi.json").validator_url("none");
+    Router::new().merge(
+        SwaggerUi::new("/docs")
+            .url("/openapi.json", openapi())
+            .config(config),
+    )
+}

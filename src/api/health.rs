@@ -1,0 +1,186 @@
+//! `GET /health`: the service's own view of its parts, each measured for real on every call.
+
+use std::path::Path;
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::get;
+use serde::Serialize;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use utoipa::ToSchema;
+
+use crate::config::Engine;
+use crate::state::AppState;
+
+const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The health report.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    /// `ok` when every required component is ok, `degraded` otherwise (then the status is 503).
+    pub status: &'static str,
+    pub version: &'static str,
+    pub engine: Engine,
+    pub components: Components,
+}
+
+/// Each component is `ok` or `unavailable`. `redis` is only checked when `GEOMILL_REDIS_URL`
+/// is set; without it, it reads `unavailable` and does not degrade the service.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Components {
+    pub database: ComponentState,
+    pub redis: ComponentState,
+    pub disk: ComponentState,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ComponentState {
+    Ok,
+    Unavailable,
+}
+
+impl From<bool> for ComponentState {
+    fn from(ok: bool) -> Self {
+        if ok { Self::Ok } else { Self::Unavailable }
+    }
+}
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/health", get(health))
+}
+
+/// Service health.
+#[utoipa::path(
+    get,
+    path = "/health",
+    tag = "health",
+    responses(
+        (status = 200, description = "Every required component is ok", body = Health),
+        (status = 503, description = "A required component is unavailable", body = Health),
+    )
+)]
+pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
+    let config = state.config();
+    let (database, disk, redis) = tokio::join!(
+        check_database(&state),
+        check_disk(&config.data_dir, config.min_free_disk_mb),
+        check_redis(config.redis_url.as_deref()),
+    );
+    let redis_required = config.redis_url.is_some();
+    let healthy = database && disk && (redis || !redis_required);
+    let report = Health {
+        status: if healthy { "ok" } else { "degraded" },
+        version: crate::VERSION,
+        engine: config.engine,
+        components: Components {
+            database: database.into(),
+            redis: redis.into(),
+            disk: disk.into(),
+        },
+    };
+    let status = if healthy {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, Json(report))
+}
+
+/// The embedded engine answers a spatial query (ST_Buffer + ST_Area).
+async fn check_database(state: &AppState) -> bool {
+    let engine = state.embedded();
+    let check = tokio::task::spawn_blocking(move || engine.check_spatial());
+    match tokio::time::timeout(CHECK_TIMEOUT, check).await {
+        Ok(Ok(Ok(_status))) => true,
+        Ok(Ok(Err(error))) => {
+            tracing::warn!(%error, "health: database check failed");
+            false
+        }
+        Ok(Err(join_error)) => {
+            tracing::warn!(%join_error, "health: database check panicked");
+            false
+        }
+        Err(_) => {
+            tracing::warn!("health: database check timed out");
+            false
+        }
+    }
+}
+
+/// The data directory takes a write and has at least `min_free_mb` MiB free.
+async fn check_disk(data_dir: &Path, min_free_mb: u64) -> bool {
+    let dir = data_dir.to_path_buf();
+    let check = tokio::task::spawn_blocking(move || -> std::io::Result<u64> {
+        let probe = dir.join(format!(".health-probe-{}", std::process::id()));
+        std::fs::write(&probe, b"ok")?;
+        std::fs::remove_file(&probe)?;
+        fs4::available_space(&dir)
+    });
+    match tokio::time::timeout(CHECK_TIMEOUT, check).await {
+        Ok(Ok(Ok(free_bytes))) => free_bytes / (1024 * 1024) >= min_free_mb,
+        Ok(Ok(Err(error))) => {
+            tracing::warn!(%error, "health: data directory not writable");
+            false
+        }
+        _ => false,
+    }
+}
+
+/// Redis answers `PING` with `+PONG` (plain RESP over TCP; no client library needed for this).
+async fn check_redis(url: Option<&str>) -> bool {
+    let Some(address) = url.and_then(redis_address) else {
+        return false;
+    };
+    let ping = async {
+        let mut stream = tokio::net::TcpStream::connect(&address).await?;
+        stream.write_all(b"PING\r\n").await?;
+        let mut reply = [0_u8; 7];
+        let read = stream.read(&mut reply).await?;
+        Ok::<bool, std::io::Error>(reply[..read].starts_with(b"+PONG"))
+    };
+    matches!(
+        tokio::time::timeout(CHECK_TIMEOUT, ping).await,
+        Ok(Ok(true))
+    )
+}
+
+/// `host:port` of a `redis://[user:pass@]host[:port][/db]` URL, or `None` if it is not one.
+pub fn redis_address(url: &str) -> Option<String> {
+    let rest = url.strip_prefix("redis://")?;
+    let authority = rest.split('/').next()?;
+    let host_port = authority.rsplit('@').next()?;
+    if host_port.is_empty() {
+        return None;
+    }
+    if host_port.contains(':') && !host_port.ends_with(']') {
+        let (host, port) = host_port.rsplit_once(':')?;
+        port.parse::<u16>().ok()?;
+        (!host.is_empty()).then(|| host_port.to_owned())
+    } else {
+        Some(format!("{host_port}:6379"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redis_address;
+
+    #[test]
+    fn redis_urls() {
+        assert_eq!(
+            redis_address("redis://localhost").as_deref(),
+            Some("localhost:6379")
+        );
+        assert_eq!(
+            redis_address("redis://:pw@cache:6380/2").as_deref(),
+            Some("cache:6380")
+        );
+        assert_eq!(redis_address("redis://cache:notaport"), None);
+        assert_eq!(redis_address("http://cache"), None);
+        assert_eq!(redis_address("redis://"), None);
+    }
+}

@@ -1,0 +1,30 @@
+//! The HTTP API: one `router()` for the whole service, one module per spec group.
+
+pub mod docs;
+pub mod extract;
+pub mod fallback;
+pub mod health;
+pub mod not_implemented;
+
+use axum::Router;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::state::AppState;
+
+/// The whole API with its state: what the server serves and what tests call in-process.
+pub fn app(state: AppState) -> Router {
+    router().with_state(state)
+}
+
+/// Every route of the service, the JSON fallbacks and the layers.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .merge(health::routes())
+        .merge(not_implemented::routes())
+        .merge(docs::routes())
+        .fallback(fallback::no_route)
+        .method_not_allowed_fallback(fallback::method_not_allowed)
+        .layer(CatchPanicLayer::custom(fallback::panic_response))
+        .layer(TraceLayer::new_for_http())
+}

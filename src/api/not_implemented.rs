@@ -1,0 +1,201 @@
+//! Routes the spec lists that this build does not serve yet. Each answers 501 with a JSON body
+//! naming the route, appears in the OpenAPI document as such, and is listed in the README
+//! (a test keeps the README and this table in step). An entry leaves this table when its
+//! real handler lands.
+
+use axum::Router;
+use axum::http::{Method, Uri};
+use axum::routing::{MethodFilter, on};
+use serde_json::json;
+use utoipa::openapi::path::{HttpMethod, OperationBuilder};
+use utoipa::openapi::{OpenApi, ResponseBuilder};
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// (method, path as the spec writes it, spec group).
+pub const NOT_IMPLEMENTED: &[(&str, &str, &str)] = &[
+    ("POST", "/datasets/upload", "datasets"),
+    ("GET", "/datasets", "datasets"),
+    ("GET", "/datasets/{id}", "datasets"),
+    ("PATCH", "/datasets/{id}", "datasets"),
+    ("DELETE", "/api/portal/datasets/{id}", "datasets"),
+    ("POST", "/datasets/ogc", "datasets"),
+    ("POST", "/datasets/import-url", "datasets"),
+    ("POST", "/datasets/export-gpkg", "datasets"),
+    ("POST", "/datasets/{id}/enable_tracking", "datasets"),
+    ("POST", "/datasets/{id}/disable_tracking", "datasets"),
+    ("GET", "/datasets/{id}/tracking_status", "datasets"),
+    ("GET", "/datasets/{id}/styles", "datasets"),
+    ("PUT", "/datasets/{id}/styles", "datasets"),
+    ("POST", "/datasets/{id}/styles/import", "datasets"),
+    ("POST", "/datasets/{id}/layers/{layer}/breaks", "datasets"),
+    (
+        "GET",
+        "/datasets/{id}/layers/{layer}/distinct/{field}",
+        "datasets",
+    ),
+    (
+        "GET",
+        "/datasets/{id}/layers/{layer}/stats/{field}",
+        "datasets",
+    ),
+    ("GET", "/examples", "datasets"),
+    ("GET", "/examples/{id}", "datasets"),
+    ("GET", "/examples/{id}/preview", "datasets"),
+    ("GET", "/examples/{id}/tiles/{z}/{x}/{y}.mvt", "datasets"),
+    ("POST", "/examples/{id}/triggers/dryrun", "datasets"),
+    (
+        "GET",
+        "/api/portal/datasets/{id}/layers/{layer}/features",
+        "features",
+    ),
+    ("POST", "/api/portal/sql/execute", "features"),
+    ("POST", "/api/portal/sql/export", "features"),
+    ("POST", "/api/portal/datasets/export", "features"),
+    ("POST", "/jobs", "jobs"),
+    ("GET", "/jobs", "jobs"),
+    ("GET", "/jobs/{id}", "jobs"),
+    ("GET", "/jobs/{id}/stream", "jobs"),
+    ("GET", "/jobs/{id}/events", "jobs"),
+    ("GET", "/jobs/{id}/download", "jobs"),
+    ("GET", "/jobs/{id}/features", "jobs"),
+    ("POST", "/jobs/{id}/cancel", "jobs"),
+    ("GET", "/rules", "rules"),
+    ("POST", "/rules", "rules"),
+    ("PUT", "/rules/{id}", "rules"),
+    ("DELETE", "/rules/{id}", "rules"),
+    ("POST", "/rules/validate", "rules"),
+    ("POST", "/rules/{id}/validate", "rules"),
+    ("POST", "/rules/to-node", "rules"),
+    ("GET", "/rules/{id}/to-node", "rules"),
+    ("POST", "/rules/from-node", "rules"),
+    ("GET", "/rules/eval-stream", "rules"),
+    ("POST", "/api/pipelines/execute", "pipelines"),
+    ("POST", "/api/pipelines/validate", "pipelines"),
+    ("POST", "/api/pipelines/preview", "pipelines"),
+    ("GET", "/api/pipelines/examples", "pipelines"),
+    ("POST", "/pipelines/execute", "pipelines"),
+    ("POST", "/pipelines/execute-steps", "pipelines"),
+    ("POST", "/pipelines/validate", "pipelines"),
+    ("GET", "/pipelines/examples", "pipelines"),
+    ("GET", "/capabilities", "capabilities"),
+    ("GET", "/capabilities/{name}", "capabilities"),
+    ("GET", "/capabilities/{name}/sql-preview", "capabilities"),
+    ("GET", "/scenarios", "scenarios"),
+    ("POST", "/scenarios", "scenarios"),
+    ("POST", "/scenarios/{id}/run", "scenarios"),
+    ("POST", "/scenarios/{id}/run-node", "scenarios"),
+    ("POST", "/triggers", "triggers"),
+    ("GET", "/triggers", "triggers"),
+    ("PUT", "/triggers/{id}", "triggers"),
+    ("DELETE", "/triggers/{id}", "triggers"),
+    ("POST", "/triggers/{id}/toggle", "triggers"),
+    ("POST", "/triggers/validate", "triggers"),
+    ("POST", "/triggers/test", "triggers"),
+    ("POST", "/triggers/evaluate", "triggers"),
+    ("GET", "/triggers/{id}/operations", "triggers"),
+    ("POST", "/triggers/{id}/operations", "triggers"),
+    ("PUT", "/triggers/{id}/operations/{op_id}", "triggers"),
+    ("DELETE", "/triggers/{id}/operations/{op_id}", "triggers"),
+    ("GET", "/triggers/eval-stream", "triggers"),
+    ("POST", "/sessions", "sessions"),
+    ("GET", "/sessions", "sessions"),
+    ("DELETE", "/sessions/{id}", "sessions"),
+    ("GET", "/projects", "projects"),
+    ("POST", "/projects", "projects"),
+    ("GET", "/projects/{id}/layers", "projects"),
+    ("GET", "/ogc/collections", "ogc"),
+    ("GET", "/ogc/collections/{id}/items", "ogc"),
+    ("GET", "/ogc/collections/{id}/tiles/{z}/{x}/{y}.mvt", "ogc"),
+    ("GET", "/schedules", "schedules"),
+    ("POST", "/schedules", "schedules"),
+    ("GET", "/schedules/{id}", "schedules"),
+    ("PATCH", "/schedules/{id}", "schedules"),
+    ("DELETE", "/schedules/{id}", "schedules"),
+    ("POST", "/schedules/{id}/run-now", "schedules"),
+    ("POST", "/auth/login", "auth"),
+    ("GET", "/auth/session", "auth"),
+    ("GET", "/auth/providers", "auth"),
+    ("GET", "/auth/me", "auth"),
+    ("GET", "/admin/users", "admin"),
+    ("POST", "/admin/license", "admin"),
+    ("GET", "/billing/usage", "billing"),
+    ("POST", "/billing/subscribe", "billing"),
+    ("GET", "/marketplace/capabilities", "marketplace"),
+    ("GET", "/marketplace/plugins", "marketplace"),
+    ("GET", "/marketplace/search", "marketplace"),
+    ("GET", "/marketplace/catalog", "marketplace"),
+    ("GET", "/marketplace/plugins/{name}", "marketplace"),
+    ("POST", "/marketplace/install", "marketplace"),
+    ("DELETE", "/marketplace/plugins/{name}", "marketplace"),
+    ("GET", "/catalog/basemaps", "catalog"),
+    ("GET", "/catalog/projections", "catalog"),
+    ("GET", "/catalog/providers", "catalog"),
+    ("GET", "/ws/events", "events"),
+];
+
+fn method_filter(method: &str) -> MethodFilter {
+    match method {
+        "POST" => MethodFilter::POST,
+        "PUT" => MethodFilter::PUT,
+        "PATCH" => MethodFilter::PATCH,
+        "DELETE" => MethodFilter::DELETE,
+        _ => MethodFilter::GET,
+    }
+}
+
+fn http_method(method: &str) -> HttpMethod {
+    match method {
+        "POST" => HttpMethod::Post,
+        "PUT" => HttpMethod::Put,
+        "PATCH" => HttpMethod::Patch,
+        "DELETE" => HttpMethod::Delete,
+        _ => HttpMethod::Get,
+    }
+}
+
+/// The router path for a spec path: a segment such as `{y}.mvt` becomes a plain parameter
+/// (axum parameters take a whole segment).
+fn router_path(spec_path: &str) -> String {
+    spec_path.replace("{y}.mvt", "{y_mvt}")
+}
+
+async fn answer(method: Method, uri: Uri) -> ApiError {
+    let path = uri.path();
+    ApiError::not_implemented(format!(
+        "{method} {path} is not implemented in geomill {} yet",
+        crate::VERSION
+    ))
+    .with_detail(json!({ "method": method.as_str(), "path": path }))
+}
+
+/// A 501 handler for every entry of [`NOT_IMPLEMENTED`].
+pub fn routes() -> Router<AppState> {
+    NOT_IMPLEMENTED
+        .iter()
+        .fold(Router::new(), |router, (method, path, _group)| {
+            router.route(&router_path(path), on(method_filter(method), answer))
+        })
+}
+
+/// Adds every entry of [`NOT_IMPLEMENTED`] to the OpenAPI document with its 501 answer.
+pub fn document(doc: &mut OpenApi) {
+    for (method, path, group) in NOT_IMPLEMENTED {
+        let operation = OperationBuilder::new()
+            .tag(*group)
+            .summary(Some("Not implemented yet"))
+            .description(Some(
+                "Listed by the service specification; this build answers 501.",
+            ))
+            .response(
+                "501",
+                ResponseBuilder::new()
+                    .description("Not implemented yet")
+                    .build(),
+            )
+            .build();
+        doc.paths
+            .add_path_operation(*path, vec![http_method(method)], operation);
+    }
+}

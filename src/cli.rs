@@ -1,0 +1,117 @@
+//! The command line: `geomill serve | run | validate | preview`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::Config;
+
+/// geomill — a declarative geospatial processing engine with an HTTP API.
+///
+/// Upload spatial files, describe processing as rules and pipelines, run them as jobs, and
+/// publish the results as OGC API Features. Every option of `serve` can also be set with the
+/// GEOMILL_* environment variable shown beside it.
+#[derive(Debug, Parser)]
+#[command(name = "geomill", version, about, long_about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the HTTP API (default 0.0.0.0:8001, embedded engine).
+    Serve(Config),
+    /// Run a rules file or pipeline against input data and write its outputs.
+    Run {
+        /// The rules file (JSON array of steps) or PipelineSpec v2 document.
+        file: PathBuf,
+        /// Input dataset (GeoPackage, GeoJSON, Shapefile, ...).
+        #[arg(long)]
+        input: Option<PathBuf>,
+        /// Run-time variable for placeholders such as {date} in output paths: NAME=VALUE.
+        #[arg(long = "var", value_name = "NAME=VALUE")]
+        vars: Vec<String>,
+    },
+    /// Check a rules file or pipeline: capabilities, parameters, references, expressions.
+    Validate {
+        /// The rules file or PipelineSpec v2 document.
+        file: PathBuf,
+    },
+    /// Print the logical plan and the SQL the planner emits for a rules file or pipeline.
+    Preview {
+        /// The rules file or PipelineSpec v2 document.
+        file: PathBuf,
+        /// SQL dialect to emit.
+        #[arg(long, default_value = "duckdb", value_parser = ["duckdb", "postgis"])]
+        engine: String,
+    },
+}
+
+/// Parses the command line, runs the command, and turns its outcome into an exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(&error),
+    };
+    match cli.command {
+        Command::Serve(config) => serve(config),
+        Command::Run { .. } => not_yet("run"),
+        Command::Validate { .. } => not_yet("validate"),
+        Command::Preview { .. } => not_yet("preview"),
+    }
+}
+
+fn serve(config: Config) -> ExitCode {
+    if let Err(error) = config.validate() {
+        eprintln!("geomill: configuration error: {error}");
+        return ExitCode::from(2);
+    }
+    crate::telemetry::init(&config.log_filter, config.log_format);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("geomill: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(crate::server::serve(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("geomill: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Prints clap's message and, when the bad value came from a `GEOMILL_*` variable, names it:
+/// clap's text names only the flag.
+fn usage_error(error: &clap::Error) -> ExitCode {
+    let _ = error.print();
+    if let Some(clap::error::ContextValue::String(arg)) =
+        error.get(clap::error::ContextKind::InvalidArg)
+        && let Some(variable) = env_variable_for(arg)
+        && let Ok(value) = std::env::var(&variable)
+    {
+        eprintln!("note: {variable} is set to {value:?}");
+    }
+    ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2))
+}
+
+/// `--engine <ENGINE>` → `GEOMILL_ENGINE` (every serve flag has the variable of the same name).
+fn env_variable_for(arg: &str) -> Option<String> {
+    let long = arg.strip_prefix("--")?.split_whitespace().next()?;
+    Some(format!("GEOMILL_{}", long.replace('-', "_").to_uppercase()))
+}
+
+fn not_yet(command: &str) -> ExitCode {
+    eprintln!(
+        "geomill {command}: not implemented yet in geomill {}",
+        crate::VERSION
+    );
+    ExitCode::from(3)
+}

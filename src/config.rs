@@ -1,0 +1,191 @@
+//! Run-time configuration from `GEOMILL_*` environment variables (or the matching flags),
+//! validated once at start so that a bad value stops the server with a clear message.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+/// Which engine runs pipelines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// DuckDB in-process with `spatial` ("portable mode").
+    Embedded,
+    /// PostgreSQL + PostGIS ("persistent mode").
+    Postgis,
+    /// Per step: PostGIS, DuckDB or the native backend.
+    Hybrid,
+}
+
+impl Engine {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Embedded => "embedded",
+            Self::Postgis => "postgis",
+            Self::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Everything the server reads from its environment. Every field has a flag of the same name
+/// and a `GEOMILL_*` variable; the flag wins.
+#[derive(Debug, Clone, Args)]
+pub struct Config {
+    /// Address to listen on.
+    #[arg(long, env = "GEOMILL_BIND", default_value = "0.0.0.0")]
+    pub bind: IpAddr,
+    /// Port to listen on.
+    #[arg(long, env = "GEOMILL_PORT", default_value_t = 8001)]
+    pub port: u16,
+    /// Directory for uploaded files, the embedded database and the catalog (created if missing).
+    #[arg(long, env = "GEOMILL_DATA_DIR", default_value = "data")]
+    pub data_dir: PathBuf,
+    /// Engine that runs pipelines.
+    #[arg(long, env = "GEOMILL_ENGINE", value_enum, default_value_t = Engine::Embedded)]
+    pub engine: Engine,
+    /// PostgreSQL connection string for the postgis and hybrid engines,
+    /// e.g. `postgresql://user:pass@localhost:5432/geomill`.
+    #[arg(long, env = "GEOMILL_POSTGIS_DSN")]
+    pub postgis_dsn: Option<String>,
+    /// Redis URL (`redis://host:port`) for shared rate-limit storage; checked by /health.
+    #[arg(long, env = "GEOMILL_REDIS_URL")]
+    pub redis_url: Option<String>,
+    /// Log filter: a level (`info`, `debug`, ...) or a tracing directive list.
+    #[arg(long = "log", env = "GEOMILL_LOG", default_value = "info")]
+    pub log_filter: String,
+    /// Log line format.
+    #[arg(long, env = "GEOMILL_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    /// Directory DuckDB loads extensions from (default `~/.duckdb/extensions`).
+    #[arg(long, env = "GEOMILL_DUCKDB_EXTENSION_DIR")]
+    pub duckdb_extension_dir: Option<PathBuf>,
+    /// Free space (MiB) below which /health reports the disk as unavailable.
+    #[arg(long, env = "GEOMILL_MIN_FREE_DISK_MB", default_value_t = 256)]
+    pub min_free_disk_mb: u64,
+}
+
+/// A configuration value that cannot work, named with the variable that holds it.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error(
+        "GEOMILL_ENGINE={engine} needs GEOMILL_POSTGIS_DSN (a postgresql:// connection string)"
+    )]
+    MissingDsn { engine: &'static str },
+    #[error("GEOMILL_POSTGIS_DSN must start with postgres:// or postgresql://, got {0:?}")]
+    BadDsn(String),
+    #[error("GEOMILL_REDIS_URL must look like redis://host[:port], got {0:?}")]
+    BadRedisUrl(String),
+    #[error("GEOMILL_LOG={value:?} is not a log filter: {reason}")]
+    BadLogFilter { value: String, reason: String },
+    #[error("GEOMILL_DATA_DIR={path:?} cannot be used: {reason}")]
+    BadDataDir { path: PathBuf, reason: String },
+}
+
+impl Config {
+    /// A configuration with every default and the given data directory (used by tests).
+    pub fn with_data_dir(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            bind: IpAddr::from([127, 0, 0, 1]),
+            port: 0,
+            data_dir: data_dir.into(),
+            engine: Engine::Embedded,
+            postgis_dsn: None,
+            redis_url: None,
+            log_filter: "info".into(),
+            log_format: LogFormat::Text,
+            duckdb_extension_dir: None,
+            min_free_disk_mb: 1,
+        }
+    }
+
+    /// Checks what clap's parsers cannot: combinations and formats. Creates the data directory.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if matches!(self.engine, Engine::Postgis | Engine::Hybrid) {
+            let dsn = self.postgis_dsn.as_deref().ok_or(ConfigError::MissingDsn {
+                engine: self.engine.as_str(),
+            })?;
+            if !(dsn.starts_with("postgres://") || dsn.starts_with("postgresql://")) {
+                return Err(ConfigError::BadDsn(dsn.to_owned()));
+            }
+        }
+        if let Some(url) = &self.redis_url
+            && crate::api::health::redis_address(url).is_none()
+        {
+            return Err(ConfigError::BadRedisUrl(url.clone()));
+        }
+        tracing_subscriber::EnvFilter::try_new(&self.log_filter).map_err(|e| {
+            ConfigError::BadLogFilter {
+                value: self.log_filter.clone(),
+                reason: e.to_string(),
+            }
+        })?;
+        std::fs::create_dir_all(&self.data_dir).map_err(|e| ConfigError::BadDataDir {
+            path: self.data_dir.clone(),
+            reason: e.to_string(),
+        })?;
+        Ok(())
+    }
+
+    /// The embedded engine's database file.
+    pub fn duckdb_path(&self) -> PathBuf {
+        self.data_dir.join("geomill.duckdb")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> (tempfile::TempDir, Config) {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| unreachable!("tempdir: {e}"));
+        let config = Config::with_data_dir(dir.path());
+        (dir, config)
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        let (_dir, config) = config();
+        assert!(config.validate().is_ok());
+    }
+
+    #[test]
+    fn postgis_without_dsn_names_the_variable() {
+        let (_dir, mut config) = config();
+        config.engine = Engine::Postgis;
+        let message = config
+            .validate()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(message.contains("GEOMILL_POSTGIS_DSN"), "{message}");
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        let (_dir, mut config) = config();
+        config.redis_url = Some("http://localhost".into());
+        assert!(matches!(
+            config.validate(),
+            Err(ConfigError::BadRedisUrl(_))
+        ));
+        config.redis_url = None;
+        config.log_filter = "info,[[[".into();
+        assert!(matches!(
+            config.validate(),
+            Err(ConfigError::BadLogFilter { .. })
+        ));
+        config.log_filter = "debug".into();
+        config.engine = Engine::Hybrid;
+        config.postgis_dsn = Some("mysql://x".into());
+        assert!(matches!(config.validate(), Err(ConfigError::BadDsn(_))));
+    }
+}

@@ -1,0 +1,104 @@
+//! The one error model of the API: every failure answers `{"error": {"code", "message", "detail"}}`
+//! with the status of the spec's Errors table. Internal details are logged, never returned.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::Value;
+
+/// An error on its way to the client.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+    pub detail: Option<Value>,
+}
+
+/// The JSON body of every error response.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorContent,
+}
+
+/// What went wrong: a stable machine code, a sentence for people, and optional structured detail
+/// (for validation errors: the offending field paths).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorContent {
+    /// Stable, machine-readable code such as `not_found` or `invalid_body`.
+    pub code: String,
+    /// One sentence naming the problem.
+    pub message: String,
+    /// Structured detail, or null.
+    #[schema(value_type = Object, nullable = true)]
+    pub detail: Option<Value>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+            detail: None,
+        }
+    }
+
+    #[must_use]
+    pub fn with_detail(mut self, detail: Value) -> Self {
+        self.detail = Some(detail);
+        self
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+
+    pub fn unprocessable(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body", message)
+    }
+
+    pub fn not_implemented(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_IMPLEMENTED, "not_implemented", message)
+    }
+
+    /// An unexpected failure: the cause goes to the log, the client sees a generic sentence.
+    pub fn internal(cause: &dyn std::fmt::Display) -> Self {
+        tracing::error!(%cause, "internal error");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "internal error; the server log has the details",
+        )
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}: {}",
+            self.status.as_u16(),
+            self.code,
+            self.message
+        )
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ErrorBody {
+            error: ErrorContent {
+                code: self.code.to_owned(),
+                message: self.message,
+                detail: self.detail,
+            },
+        };
+        (self.status, Json(body)).into_response()
+    }
+}

@@ -1,0 +1,13 @@
+//! geomill: a declarative geospatial processing engine with an HTTP API. The library holds the
+//! whole app so that tests can build the router in-process; `main.rs` is only the CLI.
+
+pub mod api;
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod server;
+pub mod state;
+pub mod telemetry;
+
+/// The version reported by `/health`, `--version` and the OpenAPI document.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,61 @@
+//! The shared state every handler sees: configuration and the engines, opened once at start.
+
+use std::sync::Arc;
+
+use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
+
+use crate::config::Config;
+
+/// Cheap to clone: everything sits behind one `Arc`.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: Config,
+    embedded: Arc<EmbeddedEngine>,
+}
+
+/// Why the state could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error(transparent)]
+    Engine(#[from] geomill_backends::BackendError),
+    #[error(
+        "GEOMILL_ENGINE={0} is not available in this build yet; use GEOMILL_ENGINE=embedded (see README, 'Not implemented yet')"
+    )]
+    EngineNotAvailable(&'static str),
+}
+
+impl AppState {
+    /// Validates the configuration and opens the engines. Blocking: call before serving, or
+    /// from `spawn_blocking`.
+    pub fn open(config: Config) -> Result<Self, StartError> {
+        config.validate()?;
+        if config.engine != crate::config::Engine::Embedded {
+            return Err(StartError::EngineNotAvailable(config.engine.as_str()));
+        }
+        let embedded = EmbeddedEngine::open(&EmbeddedOptions {
+            database_path: Some(config.duckdb_path()),
+            extension_directory: config.duckdb_extension_dir.clone(),
+        })?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                config,
+                embedded: Arc::new(embedded),
+            }),
+        })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    pub fn embedded(&self) -> Arc<EmbeddedEngine> {
+        Arc::clone(&self.inner.embedded)
+    }
+}

@@ -1,0 +1,139 @@
+//! Shared test helpers: an in-process app on a temporary data directory, and the real
+//! `geomill` binary started on a free port.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use geomill::config::Config;
+use geomill::state::AppState;
+use tower::ServiceExt;
+
+/// An app state on its own temporary data directory (kept alive by the returned guard).
+pub fn test_state() -> (tempfile::TempDir, AppState) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = AppState::open(Config::with_data_dir(dir.path())).expect("open state");
+    (dir, state)
+}
+
+/// Sends one request to the in-process app; returns the status and the body as JSON (or Null).
+pub async fn call(state: &AppState, request: Request<Body>) -> (StatusCode, serde_json::Value) {
+    let (status, bytes) = call_raw(state, request).await;
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+    )
+}
+
+pub async fn call_raw(state: &AppState, request: Request<Body>) -> (StatusCode, Vec<u8>) {
+    let response = geomill::api::app(state.clone())
+        .oneshot(request)
+        .await
+        .expect("infallible");
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), 64 << 20)
+        .await
+        .expect("body");
+    (status, bytes.to_vec())
+}
+
+pub fn get(uri: &str) -> Request<Body> {
+    Request::get(uri).body(Body::empty()).expect("request")
+}
+
+/// The real binary, serving on 127.0.0.1 with a free port, stopped when dropped.
+pub struct Server {
+    pub child: Child,
+    pub base_url: String,
+    pub data_dir: tempfile::TempDir,
+    pub log: mpsc::Receiver<String>,
+}
+
+impl Server {
+    pub fn start(extra_env: &[(&str, &str)]) -> Self {
+        let data_dir = tempfile::tempdir().expect("tempdir");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_geomill"));
+        command
+            .arg("serve")
+            .env("GEOMILL_BIND", "127.0.0.1")
+            .env("GEOMILL_PORT", "0")
+            .env("GEOMILL_DATA_DIR", data_dir.path())
+            .env("GEOMILL_LOG_FORMAT", "json")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (key, value) in extra_env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("spawn geomill");
+        let stderr = child.stderr.take().expect("stderr");
+        let (sender, log) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let address = loop {
+            let line = log
+                .recv_timeout(Duration::from_secs(60))
+                .expect("geomill did not report its address within 60 s");
+            let Ok(json) = serde_json::from_str::<serde_json::Value>(&line) else {
+                continue;
+            };
+            if json["fields"]["message"] == "geomill listening" {
+                break json["fields"]["address"]
+                    .as_str()
+                    .expect("address")
+                    .to_owned();
+            }
+        };
+        Self {
+            child,
+            base_url: format!("http://{address}"),
+            data_dir,
+            log,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
+    }
+
+    /// Sends SIGTERM and waits for the exit status.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+        for _ in 0..200 {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("geomill did not stop within 10 s of SIGTERM");
+    }
+
+    /// The log lines not read yet; after the process has exited, all of them up to its end.
+    pub fn log_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        while let Ok(line) = self.log.recv_timeout(Duration::from_millis(500)) {
+            lines.push(line);
+        }
+        lines
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
