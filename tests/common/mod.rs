@@ -1,6 +1,6 @@
 //! Shared test helpers: an in-process app on a temporary data directory, and the real
 //! `geomill` binary started on a free port.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test support code
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
