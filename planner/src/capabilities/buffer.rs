@@ -1,0 +1,55 @@
+//! `buffer`: grow (or, with a negative distance, shrink) every geometry.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::checks::{DistanceUnit, resolve_distance};
+use super::{CapabilityParams, CommonParams, Group, LowerContext};
+use crate::error::Problem;
+use crate::plan::operator::{GeoExpr, MapOp, Operator, ValueExpr};
+use crate::schema::{FieldType, GEOM};
+
+/// Replace each geometry by its buffer at `distance`. Distances in metres (the default unit),
+/// kilometres, feet or miles are honest on any data: on geographic (lon/lat) data they are
+/// computed in a local azimuthal equidistant projection around each feature, on projected data
+/// converted to the CRS's units. Data whose CRS is unknown is taken as lon/lat (EPSG:4326).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct Buffer {
+    /// Buffer distance (negative shrinks polygons).
+    pub distance: f64,
+    /// Unit of `distance`.
+    #[serde(default)]
+    pub unit: DistanceUnit,
+    /// Segments per quarter circle (smoothness).
+    #[serde(default = "default_segments")]
+    #[schemars(range(min = 1, max = 64))]
+    pub segments: u32,
+    #[serde(flatten)]
+    pub common: CommonParams,
+}
+
+fn default_segments() -> u32 {
+    8
+}
+
+impl CapabilityParams for Buffer {
+    const NAME: &'static str = "buffer";
+    const GROUP: Group = Group::VectorGeometry;
+
+    fn common(&self) -> &CommonParams {
+        &self.common
+    }
+
+    fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        let distance = resolve_distance(self.distance, self.unit, ctx, "distance")?;
+        let value = ValueExpr::Geo(GeoExpr::Buffer {
+            distance: distance.value,
+            geodesic: distance.geodesic,
+            segments: self.segments,
+        });
+        Ok(vec![Operator::Map(MapOp {
+            set: vec![(GEOM.to_owned(), value, FieldType::Geometry)],
+            ..MapOp::default()
+        })])
+    }
+}

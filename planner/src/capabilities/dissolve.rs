@@ -1,0 +1,168 @@
+//! `dissolve`: merge features by field values, unioning geometries and aggregating attributes.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::checks::require_columns;
+use super::{CapabilityParams, CommonParams, Group, LowerContext};
+use crate::error::Problem;
+use crate::plan::operator::{AggFunc, AggItem, AggregateOp, Operator};
+use crate::schema::GEOM;
+
+/// Merge the features that share the values of the fields `by` into one feature per
+/// combination of values (all features into one when `by` is empty, the default), whose
+/// geometry is the union of the group's geometries. The output has the `by` fields and one field
+/// per entry of `aggregates`, named `<field>_<function>`: `{"pop_est": "sum"}` gives `pop_est_sum`.
+/// Functions: `count` (non-NULL values), `sum`, `avg` (or its synonym `mean`), `min`, `max`; they
+/// skip NULLs. Other attributes are dropped. NULL `by` values form a group of their own.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct Dissolve {
+    /// Fields whose values define the groups (default: none, everything in one group).
+    #[serde(default)]
+    pub by: Vec<String>,
+    /// Field → aggregate function; the result is named `<field>_<function>`.
+    #[serde(default)]
+    pub aggregates: BTreeMap<String, AggFunc>,
+    #[serde(flatten)]
+    pub common: CommonParams,
+}
+
+/// The name of an aggregate function as users write it.
+pub(super) fn func_name(func: AggFunc) -> &'static str {
+    match func {
+        AggFunc::Count => "count",
+        AggFunc::Sum => "sum",
+        AggFunc::Avg => "avg",
+        AggFunc::Mean => "mean",
+        AggFunc::Min => "min",
+        AggFunc::Max => "max",
+    }
+}
+
+/// The output field of `func(field)`: `<field>_<function>`.
+pub(super) fn output_name(field: &str, func: AggFunc) -> String {
+    format!("{field}_{}", func_name(func))
+}
+
+impl CapabilityParams for Dissolve {
+    const NAME: &'static str = "dissolve";
+    const GROUP: Group = Group::VectorGeometry;
+
+    fn common(&self) -> &CommonParams {
+        &self.common
+    }
+
+    fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        let mut problems = Vec::new();
+        if self.by.iter().any(|name| name == GEOM) {
+            problems.push(Problem::new(ctx.at("by"), "cannot group by the geometry"));
+        }
+        if let Err(found) = require_columns(ctx.input, &self.by, ctx.at("by")) {
+            problems.extend(found);
+        }
+        let fields: Vec<String> = self.aggregates.keys().cloned().collect();
+        if let Err(found) = require_columns(ctx.input, &fields, ctx.at("aggregates")) {
+            problems.extend(found);
+        }
+        let mut aggregates = Vec::new();
+        for (field, func) in &self.aggregates {
+            let output = output_name(field, *func);
+            if field == GEOM {
+                problems.push(Problem::new(
+                    ctx.at(&format!("aggregates.{field}")),
+                    "the geometry is unioned, not aggregated",
+                ));
+            } else if self.by.contains(&output) {
+                problems.push(Problem::new(
+                    ctx.at(&format!("aggregates.{field}")),
+                    format!("output field {output} is also a by field"),
+                ));
+            }
+            aggregates.push(AggItem {
+                output,
+                func: *func,
+                column: Some(field.clone()),
+            });
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        Ok(vec![Operator::Aggregate(AggregateOp {
+            group_by: self.by.clone(),
+            aggregates,
+            union_geometry: true,
+        })])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::schema::{Column, FieldType, Schema};
+
+    fn schema() -> Schema {
+        Schema {
+            columns: vec![
+                Column {
+                    name: "continent".into(),
+                    ty: FieldType::Text,
+                },
+                Column {
+                    name: "pop_est".into(),
+                    ty: FieldType::Double,
+                },
+                Column {
+                    name: GEOM.into(),
+                    ty: FieldType::Geometry,
+                },
+            ],
+            crs: Some("EPSG:4326".into()),
+        }
+    }
+
+    #[test]
+    fn groups_and_names_aggregates() {
+        let params: Dissolve = serde_json::from_value(json!({
+            "by": ["continent"],
+            "aggregates": {"pop_est": "sum", "continent": "count"}
+        }))
+        .unwrap();
+        let schema = schema();
+        let ctx = LowerContext {
+            step_id: "d",
+            path: "steps[0].params",
+            input: Some(&schema),
+            others: &[],
+        };
+        let ops = params.lower(&ctx).unwrap();
+        let [Operator::Aggregate(op)] = ops.as_slice() else {
+            panic!("{ops:?}")
+        };
+        assert_eq!(op.group_by, ["continent"]);
+        let outputs: Vec<&str> = op.aggregates.iter().map(|a| a.output.as_str()).collect();
+        assert_eq!(outputs, ["continent_count", "pop_est_sum"]);
+        assert!(op.union_geometry);
+        assert_eq!(output_name("pop_est", AggFunc::Mean), "pop_est_mean");
+    }
+
+    #[test]
+    fn unknown_fields_are_all_reported() {
+        let params: Dissolve =
+            serde_json::from_value(json!({"by": ["region"], "aggregates": {"pop": "sum"}}))
+                .unwrap();
+        let schema = schema();
+        let ctx = LowerContext {
+            step_id: "d",
+            path: "p",
+            input: Some(&schema),
+            others: &[],
+        };
+        let problems = params.lower(&ctx).unwrap_err();
+        let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(paths, ["p.by", "p.aggregates"]);
+    }
+}

@@ -1,0 +1,88 @@
+//! `spatial_join`: attach the attributes of `ref_layer` features that match each feature.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::checks::require_columns;
+use super::{CapabilityParams, CommonParams, Group, LowerContext};
+use crate::error::Problem;
+use crate::plan::operator::{JoinHow, Operator, SpatialJoinOp, SpatialPredicate};
+
+/// Join the attributes of the features of `ref_layer` that satisfy `predicate` with each input
+/// feature: `predicate(input.geom, ref.geom)`. `how: inner` keeps only matched input features,
+/// `left` keeps every input feature (NULL attributes when nothing matches). An input feature
+/// matching several reference features appears once per match. `columns` picks the reference
+/// attributes to bring (default: all; a name the input already has is prefixed with `ref_`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct SpatialJoin {
+    /// The step or dataset layer to join.
+    pub ref_layer: String,
+    /// Spatial relation between the input and reference geometries.
+    #[serde(default = "default_predicate")]
+    pub predicate: SpatialPredicate,
+    /// Distance in CRS units, for `predicate: dwithin`.
+    #[serde(default)]
+    pub distance: Option<f64>,
+    #[serde(default = "default_how")]
+    pub how: JoinHow,
+    /// Reference attributes to bring (default: all).
+    #[serde(default)]
+    pub columns: Vec<String>,
+    #[serde(flatten)]
+    pub common: CommonParams,
+}
+
+pub(super) fn default_predicate() -> SpatialPredicate {
+    SpatialPredicate::Intersects
+}
+
+fn default_how() -> JoinHow {
+    JoinHow::Inner
+}
+
+/// `distance` is required by `dwithin` and meaningless otherwise.
+pub(super) fn check_distance(
+    predicate: SpatialPredicate,
+    distance: Option<f64>,
+    ctx: &LowerContext<'_>,
+) -> Result<(), Vec<Problem>> {
+    match (predicate, distance) {
+        (SpatialPredicate::Dwithin, None) => Err(vec![Problem::new(
+            ctx.at("distance"),
+            "is required with predicate dwithin",
+        )]),
+        (SpatialPredicate::Dwithin, Some(_)) | (_, None) => Ok(()),
+        (_, Some(_)) => Err(vec![Problem::new(
+            ctx.at("distance"),
+            "only applies to predicate dwithin",
+        )]),
+    }
+}
+
+impl CapabilityParams for SpatialJoin {
+    const NAME: &'static str = "spatial_join";
+    const GROUP: Group = Group::CrossLayer;
+
+    fn common(&self) -> &CommonParams {
+        &self.common
+    }
+
+    fn other_inputs(&self) -> Vec<(&'static str, String)> {
+        vec![("ref_layer", self.ref_layer.clone())]
+    }
+
+    fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        check_distance(self.predicate, self.distance, ctx)?;
+        require_columns(
+            ctx.others.first().copied().flatten(),
+            &self.columns,
+            ctx.at("columns"),
+        )?;
+        Ok(vec![Operator::SpatialJoin(SpatialJoinOp {
+            predicate: self.predicate,
+            distance: self.distance,
+            how: self.how,
+            columns: self.columns.clone(),
+        })])
+    }
+}

@@ -1,0 +1,135 @@
+//! The planner's front door: validate a document, lower it, optimise it, and emit SQL — the
+//! same path for `validate`, `preview` and execution.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{PlanError, Problem};
+use crate::optimizer::{EngineMode, optimize};
+use crate::plan::Plan;
+use crate::plan::lower::{LowerOptions, lower};
+use crate::schema::Catalog;
+use crate::spec::document::StepPath;
+use crate::spec::{SpecDocument, Vars};
+use crate::sql::{Dialect, Script, emit};
+
+/// One pipeline (one scenario job) planned.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The scenario job id; empty for a lone pipeline.
+    pub job: String,
+    pub plan: Plan,
+    pub optimized: Plan,
+}
+
+/// Parses and lowers every pipeline of `document`, collecting the problems of all of them.
+pub fn plan_document(
+    document: &Value,
+    catalog: &Catalog,
+    vars: &Vars,
+) -> Result<Vec<(String, Plan)>, PlanError> {
+    let document = SpecDocument::from_value(document)?;
+    let paths = document.step_path();
+    let pipelines = document.pipelines()?;
+    let scenario = matches!(document, SpecDocument::Scenario(_));
+    let mut plans = Vec::new();
+    let mut problems: Vec<Problem> = Vec::new();
+    for (index, (job, pipeline)) in pipelines.iter().enumerate() {
+        let prefix = if scenario {
+            format!("jobs[{index}].pipeline.")
+        } else {
+            String::new()
+        };
+        let options = LowerOptions {
+            catalog,
+            vars,
+            paths: if scenario { StepPath::Pipeline } else { paths },
+            prefix: &prefix,
+        };
+        match lower(pipeline, &options) {
+            Ok(plan) => plans.push((job.clone(), plan)),
+            Err(PlanError::Invalid(found)) => problems.extend(found),
+            Err(other) => return Err(other),
+        }
+    }
+    if problems.is_empty() {
+        Ok(plans)
+    } else {
+        Err(PlanError::Invalid(problems))
+    }
+}
+
+/// Lowers and optimises every pipeline of `document`.
+pub fn compile(
+    document: &Value,
+    catalog: &Catalog,
+    vars: &Vars,
+    mode: EngineMode,
+) -> Result<Vec<Planned>, PlanError> {
+    plan_document(document, catalog, vars)?
+        .into_iter()
+        .map(|(job, plan)| {
+            let optimized = optimize(plan.clone(), mode)?;
+            Ok(Planned {
+                job,
+                plan,
+                optimized,
+            })
+        })
+        .collect()
+}
+
+/// What a preview shows for one pipeline.
+#[derive(Debug, Clone, Serialize)]
+pub struct Preview {
+    pub job: String,
+    /// EXPLAIN of the plan as lowered.
+    pub plan: String,
+    /// EXPLAIN after optimisation.
+    pub optimized: String,
+    /// The optimised plan's SQL, per dialect; a dialect that cannot express the plan has an
+    /// error message instead.
+    pub sql: Vec<DialectSql>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DialectSql {
+    pub dialect: Dialect,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub script: Option<Script>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Plans `document` and emits its SQL in `dialects`, without touching a database.
+pub fn preview(
+    document: &Value,
+    catalog: &Catalog,
+    vars: &Vars,
+    mode: EngineMode,
+    dialects: &[Dialect],
+) -> Result<Vec<Preview>, PlanError> {
+    Ok(compile(document, catalog, vars, mode)?
+        .into_iter()
+        .map(|planned| Preview {
+            plan: planned.plan.explain(),
+            optimized: planned.optimized.explain(),
+            sql: dialects
+                .iter()
+                .map(|&dialect| match emit(&planned.optimized, dialect) {
+                    Ok(script) => DialectSql {
+                        dialect,
+                        script: Some(script),
+                        error: None,
+                    },
+                    Err(error) => DialectSql {
+                        dialect,
+                        script: None,
+                        error: Some(error.to_string()),
+                    },
+                })
+                .collect(),
+            job: planned.job,
+        })
+        .collect())
+}

@@ -1,0 +1,409 @@
+//! Rule expressions (`where`, `expressions`, `case_when` conditions): parsed with sqlparser into
+//! an AST, checked (one expression, allowed functions only, no subqueries, known columns), and
+//! printed back with every column quoted. User text is never pasted into SQL.
+
+use std::collections::BTreeSet;
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{
+    BinaryOperator, Expr, Ident, UnaryOperator, Value, visit_expressions, visit_expressions_mut,
+};
+use sqlparser::dialect::GenericDialect;
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::Token;
+
+use crate::schema::Schema;
+
+/// Scalar functions an expression may call: portable between DuckDB and PostGIS, and unable to
+/// read files, reach the network or change state.
+pub const ALLOWED_FUNCTIONS: &[&str] = &[
+    "abs",
+    "round",
+    "floor",
+    "ceil",
+    "ceiling",
+    "sqrt",
+    "power",
+    "pow",
+    "ln",
+    "log",
+    "exp",
+    "sign",
+    "mod",
+    "greatest",
+    "least",
+    "coalesce",
+    "nullif",
+    "lower",
+    "upper",
+    "length",
+    "trim",
+    "ltrim",
+    "rtrim",
+    "substr",
+    "substring",
+    "concat",
+    "replace",
+    "left",
+    "right",
+    "starts_with",
+    "st_area",
+    "st_length",
+    "st_perimeter",
+    "st_x",
+    "st_y",
+    "st_xmin",
+    "st_xmax",
+    "st_ymin",
+    "st_ymax",
+    "st_npoints",
+    "st_isvalid",
+    "st_isempty",
+    "st_geometrytype",
+    "st_astext",
+    "st_intersects",
+    "st_within",
+    "st_contains",
+    "st_touches",
+    "st_disjoint",
+    "st_dwithin",
+    "st_distance",
+    "st_centroid",
+    "st_envelope",
+    "st_makeenvelope",
+    "st_point",
+    "st_makepoint",
+    "st_buffer",
+    "st_simplify",
+    "st_makevalid",
+    "st_geomfromtext",
+];
+
+/// A checked rule expression.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SqlExpr {
+    ast: Expr,
+}
+
+impl SqlExpr {
+    /// Parses one SQL expression. The whole text must be one expression: a trailing `;`, a
+    /// second statement or a subquery is refused.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if text.trim().is_empty() {
+            return Err("the expression is empty".into());
+        }
+        let dialect = GenericDialect {};
+        let mut parser = Parser::new(&dialect)
+            .try_with_sql(text)
+            .map_err(|e| format!("cannot parse {text:?}: {e}"))?;
+        let ast = parser
+            .parse_expr()
+            .map_err(|e| format!("cannot parse {text:?}: {e}"))?;
+        let next = parser.peek_token();
+        if next.token != Token::EOF {
+            return Err(format!(
+                "cannot parse {text:?}: unexpected {} after the expression",
+                next.token
+            ));
+        }
+        let mut expr = Self { ast };
+        expr.check_shape()?;
+        expr.quote_columns();
+        Ok(expr)
+    }
+
+    /// Builds from an AST the planner made itself (capability lowering).
+    pub fn from_ast(ast: Expr) -> Self {
+        Self { ast }
+    }
+
+    /// A quoted column reference.
+    pub fn column(name: &str) -> Self {
+        Self {
+            ast: Expr::Identifier(Ident::with_quote('"', name)),
+        }
+    }
+
+    pub fn ast(&self) -> &Expr {
+        &self.ast
+    }
+
+    fn check_shape(&self) -> Result<(), String> {
+        let mut problem = None;
+        let _ = visit_expressions(&self.ast, |expr| {
+            let found = match expr {
+                Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } => {
+                    Some("subqueries are not allowed in rule expressions".to_owned())
+                }
+                Expr::CompoundIdentifier(parts) => Some(format!(
+                    "qualified name {} is not allowed: name the column alone",
+                    parts
+                        .iter()
+                        .map(|p| p.value.as_str())
+                        .collect::<Vec<_>>()
+                        .join(".")
+                )),
+                Expr::Function(function) => {
+                    let name = function.name.to_string().to_lowercase();
+                    if function.over.is_some() {
+                        Some(format!(
+                            "window function {name} is not allowed in rule expressions"
+                        ))
+                    } else if ALLOWED_FUNCTIONS.contains(&name.trim_matches('"')) {
+                        None
+                    } else {
+                        Some(format!(
+                            "function {name} is not allowed in rule expressions (allowed: {})",
+                            ALLOWED_FUNCTIONS.join(", ")
+                        ))
+                    }
+                }
+                _ => None,
+            };
+            match found {
+                Some(message) => {
+                    problem = Some(message);
+                    ControlFlow::Break(())
+                }
+                None => ControlFlow::Continue(()),
+            }
+        });
+        problem.map_or(Ok(()), Err)
+    }
+
+    fn quote_columns(&mut self) {
+        let _ = visit_expressions_mut(&mut self.ast, |expr| {
+            if let Expr::Identifier(ident) = expr {
+                ident.quote_style = Some('"');
+            }
+            ControlFlow::<()>::Continue(())
+        });
+    }
+
+    /// The column names the expression reads.
+    pub fn columns(&self) -> BTreeSet<String> {
+        let mut names = BTreeSet::new();
+        let _ = visit_expressions(&self.ast, |expr| {
+            if let Expr::Identifier(ident) = expr {
+                names.insert(ident.value.clone());
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        names
+    }
+
+    /// Columns the expression reads that `schema` does not have.
+    pub fn unknown_columns(&self, schema: &Schema) -> Vec<String> {
+        self.columns()
+            .into_iter()
+            .filter(|name| !schema.has(name))
+            .collect()
+    }
+
+    /// The expression as SQL (the same text for DuckDB and PostGIS: the allowed functions and
+    /// operators are common to both).
+    pub fn to_sql(&self) -> String {
+        self.ast.to_string()
+    }
+
+    /// Folds constant sub-expressions: arithmetic and comparisons on literals, and boolean
+    /// identities (`x AND true` → `x`, `x OR true` → `true`, `NOT false` → `true`).
+    #[must_use]
+    pub fn folded(&self) -> Self {
+        let mut ast = self.ast.clone();
+        let _ = visit_expressions_mut(&mut ast, |expr| {
+            if let Some(folded) = fold(expr) {
+                *expr = folded;
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        Self { ast }
+    }
+
+    /// `Some(b)` when the expression is the boolean literal `b`.
+    pub fn as_bool(&self) -> Option<bool> {
+        bool_literal(&self.ast)
+    }
+}
+
+impl std::fmt::Display for SqlExpr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.ast)
+    }
+}
+
+fn bool_literal(expr: &Expr) -> Option<bool> {
+    match expr {
+        Expr::Value(v) => match v.value {
+            Value::Boolean(b) => Some(b),
+            _ => None,
+        },
+        Expr::Nested(inner) => bool_literal(inner),
+        _ => None,
+    }
+}
+
+fn number_literal(expr: &Expr) -> Option<f64> {
+    match expr {
+        Expr::Value(v) => match &v.value {
+            Value::Number(text, _) => text.parse().ok(),
+            _ => None,
+        },
+        Expr::Nested(inner) => number_literal(inner),
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => number_literal(expr).map(|n| -n),
+        _ => None,
+    }
+}
+
+fn string_literal(expr: &Expr) -> Option<&str> {
+    match expr {
+        Expr::Value(v) => match &v.value {
+            Value::SingleQuotedString(s) => Some(s),
+            _ => None,
+        },
+        Expr::Nested(inner) => string_literal(inner),
+        _ => None,
+    }
+}
+
+fn boolean(b: bool) -> Expr {
+    Expr::value(Value::Boolean(b))
+}
+
+fn number(n: f64) -> Option<Expr> {
+    if !n.is_finite() {
+        return None;
+    }
+    let text = if n.fract() == 0.0 && n.abs() < 1e15 {
+        format!("{n:.0}")
+    } else {
+        n.to_string()
+    };
+    if n < 0.0 {
+        Some(Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr: Box::new(Expr::value(Value::Number(
+                text.trim_start_matches('-').to_owned(),
+                false,
+            ))),
+        })
+    } else {
+        Some(Expr::value(Value::Number(text, false)))
+    }
+}
+
+fn fold(expr: &Expr) -> Option<Expr> {
+    match expr {
+        Expr::Nested(inner) if bool_literal(inner).is_some() || number_literal(inner).is_some() => {
+            Some((**inner).clone())
+        }
+        Expr::UnaryOp {
+            op: UnaryOperator::Not,
+            expr,
+        } => bool_literal(expr).map(|b| boolean(!b)),
+        Expr::BinaryOp { left, op, right } => fold_binary(left, op, right),
+        _ => None,
+    }
+}
+
+fn fold_binary(left: &Expr, op: &BinaryOperator, right: &Expr) -> Option<Expr> {
+    use BinaryOperator as B;
+    match op {
+        B::And => match (bool_literal(left), bool_literal(right)) {
+            (Some(false), _) | (_, Some(false)) => Some(boolean(false)),
+            (Some(true), _) => Some(right.clone()),
+            (_, Some(true)) => Some(left.clone()),
+            _ => None,
+        },
+        B::Or => match (bool_literal(left), bool_literal(right)) {
+            (Some(true), _) | (_, Some(true)) => Some(boolean(true)),
+            (Some(false), _) => Some(right.clone()),
+            (_, Some(false)) => Some(left.clone()),
+            _ => None,
+        },
+        _ => {
+            if let (Some(a), Some(b)) = (number_literal(left), number_literal(right)) {
+                return match op {
+                    B::Plus => number(a + b),
+                    B::Minus => number(a - b),
+                    B::Multiply => number(a * b),
+                    B::Divide if b != 0.0 => number(a / b),
+                    B::Eq => Some(boolean(a == b)),
+                    B::NotEq => Some(boolean(a != b)),
+                    B::Lt => Some(boolean(a < b)),
+                    B::LtEq => Some(boolean(a <= b)),
+                    B::Gt => Some(boolean(a > b)),
+                    B::GtEq => Some(boolean(a >= b)),
+                    _ => None,
+                };
+            }
+            if let (Some(a), Some(b)) = (string_literal(left), string_literal(right)) {
+                return match op {
+                    B::Eq => Some(boolean(a == b)),
+                    B::NotEq => Some(boolean(a != b)),
+                    _ => None,
+                };
+            }
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_are_quoted_and_collected() {
+        let expr = SqlExpr::parse("pop_est > 1000000 AND continent = 'Africa'").unwrap();
+        assert_eq!(
+            expr.to_sql(),
+            "\"pop_est\" > 1000000 AND \"continent\" = 'Africa'"
+        );
+        assert_eq!(
+            expr.columns().into_iter().collect::<Vec<_>>(),
+            ["continent", "pop_est"]
+        );
+    }
+
+    #[test]
+    fn injection_attempts_are_refused() {
+        for text in [
+            "1 = 1; DROP TABLE countries",
+            "1 = 1) UNION SELECT * FROM read_csv('/etc/passwd') --",
+            "name IN (SELECT name FROM secrets)",
+            "read_text('/etc/passwd') IS NOT NULL",
+            "t.name = 'x'",
+            "row_number() OVER () > 1",
+            "",
+        ] {
+            assert!(SqlExpr::parse(text).is_err(), "{text} was accepted");
+        }
+    }
+
+    #[test]
+    fn constants_fold() {
+        let folded = SqlExpr::parse("pop_est > 2 * 500 AND 1 = 1")
+            .unwrap()
+            .folded();
+        assert_eq!(folded.to_sql(), "\"pop_est\" > 1000");
+        assert_eq!(
+            SqlExpr::parse("'full' = 'full' OR x > 1")
+                .unwrap()
+                .folded()
+                .as_bool(),
+            Some(true)
+        );
+        assert_eq!(
+            SqlExpr::parse("NOT (1 > 2)").unwrap().folded().as_bool(),
+            Some(true)
+        );
+        assert_eq!(
+            SqlExpr::parse("x - 3 > -1 - 1").unwrap().folded().to_sql(),
+            "\"x\" - 3 > -2"
+        );
+    }
+}

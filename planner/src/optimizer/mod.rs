@@ -1,0 +1,81 @@
+//! The optimizer: small rules, each rewriting the plan in place, run in the order of [`rules`].
+//! After every rule the schemas are re-inferred and the plan re-checked; a broken invariant is
+//! reported with the rule's name.
+
+mod assign_engine;
+mod constant_fold;
+mod filter_pushdown;
+mod fuse_stages;
+mod prune_columns;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::PlanError;
+use crate::plan::Plan;
+
+pub use assign_engine::AssignEngine;
+pub use constant_fold::ConstantFold;
+pub use filter_pushdown::FilterPushdown;
+pub use fuse_stages::FuseStages;
+pub use prune_columns::PruneColumns;
+
+/// Where a pipeline runs: decides the engine of each node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineMode {
+    #[default]
+    Embedded,
+    Postgis,
+    Hybrid,
+}
+
+/// One rewrite.
+pub trait OptimizerRule {
+    fn name(&self) -> &'static str;
+    /// Rewrites the plan; `true` when something changed (the rule then runs again).
+    fn rewrite(&self, plan: &mut Plan) -> Result<bool, PlanError>;
+}
+
+/// The rules, in order: simplify expressions, move filters and column drops towards the scans,
+/// then decide engines, then fuse what runs together.
+pub fn rules(mode: EngineMode) -> Vec<Box<dyn OptimizerRule>> {
+    vec![
+        Box::new(ConstantFold),
+        Box::new(FilterPushdown),
+        Box::new(PruneColumns),
+        Box::new(AssignEngine { mode }),
+        Box::new(FuseStages),
+    ]
+}
+
+/// How often one rule may run on a plan before the optimizer stops it (a rule that always
+/// reports a change would otherwise loop).
+const MAX_PASSES: usize = 64;
+
+/// Runs every rule on `plan`.
+pub fn optimize(mut plan: Plan, mode: EngineMode) -> Result<Plan, PlanError> {
+    for rule in rules(mode) {
+        for _ in 0..MAX_PASSES {
+            if !rule.rewrite(&mut plan)? {
+                break;
+            }
+            plan.infer_schemas();
+        }
+        plan.check().map_err(|reason| PlanError::Optimizer {
+            rule: rule.name(),
+            reason,
+        })?;
+    }
+    Ok(plan)
+}
+
+/// The single consumer of `index`, if it has exactly one.
+pub(crate) fn only_consumer(
+    plan: &Plan,
+    index: petgraph::stable_graph::NodeIndex,
+) -> Option<petgraph::stable_graph::NodeIndex> {
+    match plan.consumers(index).as_slice() {
+        [one] if plan.graph.edges_connecting(index, *one).count() == 1 => Some(*one),
+        _ => None,
+    }
+}

@@ -1,0 +1,211 @@
+//! EXPLAIN text: the plan as numbered, indented lines, from each root down to the scans.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use petgraph::stable_graph::NodeIndex;
+
+use super::graph::{Plan, PlanNode};
+use super::operator::{AggItem, GeoExpr, Operator, OverlayMode, ValueExpr};
+
+impl Plan {
+    /// One line per node: `01)Map set=[...] step=buffer_1`, inputs indented by `--`. A node
+    /// read by several consumers is printed once; later mentions say `(see NN)`.
+    pub fn explain(&self) -> String {
+        let mut out = String::new();
+        let mut seen: BTreeMap<NodeIndex, usize> = BTreeMap::new();
+        let mut counter = 0;
+        for root in self.roots() {
+            self.explain_node(root, 0, &mut counter, &mut seen, &mut out);
+        }
+        out
+    }
+
+    fn explain_node(
+        &self,
+        index: NodeIndex,
+        depth: usize,
+        counter: &mut usize,
+        seen: &mut BTreeMap<NodeIndex, usize>,
+        out: &mut String,
+    ) {
+        *counter += 1;
+        let indent = "--".repeat(depth);
+        if let Some(number) = seen.get(&index) {
+            let _ = writeln!(out, "{counter:02}){indent}(see {number:02})");
+            return;
+        }
+        seen.insert(index, *counter);
+        if let Some(node) = self.node(index) {
+            let marker = if self.result == Some(index) {
+                " [result]"
+            } else {
+                ""
+            };
+            let _ = writeln!(out, "{counter:02}){indent}{}{marker}", describe(node));
+        }
+        for input in self.inputs(index) {
+            self.explain_node(input, depth + 1, counter, seen, out);
+        }
+    }
+}
+
+fn list<T>(items: &[T], show: impl Fn(&T) -> String) -> String {
+    format!(
+        "[{}]",
+        items.iter().map(show).collect::<Vec<_>>().join(", ")
+    )
+}
+
+fn agg(item: &AggItem) -> String {
+    format!(
+        "{}({}) AS {}",
+        item.func.sql(),
+        item.column.as_deref().unwrap_or("*"),
+        item.output
+    )
+}
+
+fn value(value: &ValueExpr) -> String {
+    match value {
+        ValueExpr::Sql(expr) => expr.to_sql(),
+        ValueExpr::Cast { column, to } => format!("CAST({column} AS {})", to.sql()),
+        ValueExpr::Geo(geo) => match geo {
+            GeoExpr::Buffer {
+                distance,
+                geodesic: true,
+                segments,
+            } => {
+                format!("Buffer({distance} m geodesic, {segments} seg)")
+            }
+            GeoExpr::Buffer {
+                distance, segments, ..
+            } => format!("Buffer({distance} crs units, {segments} seg)"),
+            GeoExpr::Centroid => "Centroid".into(),
+            GeoExpr::Simplify {
+                tolerance,
+                preserve_topology,
+            } => {
+                format!("Simplify({tolerance}, preserve_topology={preserve_topology})")
+            }
+            GeoExpr::ConvexHull => "ConvexHull".into(),
+            GeoExpr::Transform { from, to } => format!("Transform({from} → {to})"),
+            GeoExpr::Area { geodesic, factor } => format!("Area(geodesic={geodesic}, ×{factor})"),
+            GeoExpr::Length { geodesic, factor } => {
+                format!("Length(geodesic={geodesic}, ×{factor})")
+            }
+        },
+    }
+}
+
+fn describe_op(op: &Operator) -> String {
+    let name = op.name();
+    match op {
+        Operator::Scan { source, columns } => match columns {
+            Some(columns) => format!(
+                "{name} source={source} columns={}",
+                list(columns, Clone::clone)
+            ),
+            None => format!("{name} source={source}"),
+        },
+        Operator::Filter { predicate } => format!("{name} {predicate}"),
+        Operator::Map(map) => {
+            let mut parts = vec![name.to_owned()];
+            if !map.drop.is_empty() {
+                parts.push(format!("drop={}", list(&map.drop, Clone::clone)));
+            }
+            if !map.rename.is_empty() {
+                parts.push(format!(
+                    "rename={}",
+                    list(&map.rename, |(a, b)| format!("{a}→{b}"))
+                ));
+            }
+            if !map.set.is_empty() {
+                parts.push(format!(
+                    "set={}",
+                    list(&map.set, |(n, v, _)| format!("{n}={}", value(v)))
+                ));
+            }
+            parts.join(" ")
+        }
+        Operator::Aggregate(a) => format!(
+            "{name} group_by={} aggregates={}{}",
+            list(&a.group_by, Clone::clone),
+            list(&a.aggregates, agg),
+            if a.union_geometry {
+                " union_geometry"
+            } else {
+                ""
+            }
+        ),
+        Operator::SpatialJoin(j) => format!(
+            "{name} predicate={:?} how={:?} columns={}{}",
+            j.predicate,
+            j.how,
+            list(&j.columns, Clone::clone),
+            j.distance
+                .map(|d| format!(" distance={d}"))
+                .unwrap_or_default()
+        )
+        .to_lowercase()
+        .replacen("spatialjoin", name, 1),
+        Operator::SpatialAggregate(a) => format!(
+            "{name} predicate={} aggregates={}",
+            format!("{:?}", a.predicate).to_lowercase(),
+            list(&a.aggregates, agg)
+        ),
+        Operator::SpatialFilter(f) => format!(
+            "{name} predicate={}{}",
+            format!("{:?}", f.predicate).to_lowercase(),
+            if f.negate { " negate" } else { "" }
+        ),
+        Operator::Nearest(n) => format!(
+            "{name} columns={} distance_field={}{}",
+            list(&n.columns, Clone::clone),
+            n.distance_field,
+            n.max_distance
+                .map(|d| format!(" max_distance={d}"))
+                .unwrap_or_default()
+        ),
+        Operator::Overlay(o) => {
+            let mode = match o.mode {
+                OverlayMode::Clip => "clip",
+                OverlayMode::Erase => "erase",
+                OverlayMode::Intersection => "intersection",
+            };
+            format!("{name} mode={mode}")
+        }
+        Operator::Concat => name.to_owned(),
+        Operator::Sort { keys, limit } => format!(
+            "{name} keys={}{}",
+            list(keys, |k| format!(
+                "{}{}",
+                k.column,
+                if k.descending { " DESC" } else { "" }
+            )),
+            limit.map(|n| format!(" limit={n}")).unwrap_or_default()
+        ),
+        Operator::Distinct { columns } => format!("{name} columns={}", list(columns, Clone::clone)),
+        Operator::Sample { rows, seed } => format!("{name} rows={rows} seed={seed}"),
+        Operator::Export(e) => {
+            format!("{name} destination={} format={:?}", e.destination, e.format)
+        }
+    }
+}
+
+fn describe(node: &PlanNode) -> String {
+    let mut text = describe_op(&node.op);
+    if !node.step.is_empty() {
+        let _ = write!(text, " step={}", node.step);
+    }
+    if let Some(engine) = node.engine {
+        let _ = write!(text, " engine={}", engine.as_str());
+    }
+    if let Some(stage) = node.stage {
+        let _ = write!(text, " stage={stage}");
+    }
+    if !node.triggers.is_empty() {
+        let _ = write!(text, " triggers={}", list(&node.triggers, Clone::clone));
+    }
+    text
+}

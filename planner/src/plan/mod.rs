@@ -1,0 +1,11 @@
+//! The logical plan: operators in a petgraph graph, their schemas, lowering from specs, and
+//! EXPLAIN text.
+
+mod check;
+mod explain;
+pub mod graph;
+pub mod lower;
+pub mod operator;
+pub mod schema_infer;
+
+pub use graph::{EngineKind, Plan, PlanNode};

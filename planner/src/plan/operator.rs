@@ -1,0 +1,332 @@
+//! The logical operators a capability lowers to. A small relational algebra with geometry:
+//! dialect emitters print each operator; the optimizer rewrites them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::expr::SqlExpr;
+use crate::schema::FieldType;
+
+/// One node's work.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operator {
+    /// Read a source (a dataset layer or a table the engine provides); `columns` set by pruning.
+    Scan {
+        source: String,
+        columns: Option<Vec<String>>,
+    },
+    /// Keep the rows where `predicate` holds.
+    Filter { predicate: SqlExpr },
+    /// Drop, rename and set columns; rows unchanged.
+    Map(MapOp),
+    /// Group rows (all rows when `group_by` is empty), aggregating attributes and optionally
+    /// unioning geometries.
+    Aggregate(AggregateOp),
+    /// Join the second input's columns to the first input's rows where geometries match.
+    SpatialJoin(SpatialJoinOp),
+    /// For each row of the first input, aggregate the matching rows of the second input.
+    SpatialAggregate(SpatialAggregateOp),
+    /// Keep the rows of the first input that match (or, negated, do not match) any row of the
+    /// second input.
+    SpatialFilter(SpatialFilterOp),
+    /// Attach the nearest row of the second input.
+    Nearest(NearestOp),
+    /// Geometric overlay of the first input with the second.
+    Overlay(OverlayOp),
+    /// All rows of every input, columns matched by name (missing ones NULL).
+    Concat,
+    /// Order rows; with `limit`, keep only the first `limit` rows of that order.
+    Sort {
+        keys: Vec<SortKey>,
+        limit: Option<u64>,
+    },
+    /// One row per distinct combination of `columns` (the first in input order).
+    Distinct { columns: Vec<String> },
+    /// A reproducible random sample of `rows` rows.
+    Sample { rows: u64, seed: u64 },
+    /// Write the input to a file (a sink: nothing consumes it).
+    Export(ExportOp),
+}
+
+impl Operator {
+    /// The operator's name in EXPLAIN text.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Scan { .. } => "Scan",
+            Self::Filter { .. } => "Filter",
+            Self::Map(_) => "Map",
+            Self::Aggregate(_) => "Aggregate",
+            Self::SpatialJoin(_) => "SpatialJoin",
+            Self::SpatialAggregate(_) => "SpatialAggregate",
+            Self::SpatialFilter(_) => "SpatialFilter",
+            Self::Nearest(_) => "Nearest",
+            Self::Overlay(_) => "Overlay",
+            Self::Concat => "Concat",
+            Self::Sort { .. } => "Sort",
+            Self::Distinct { .. } => "Distinct",
+            Self::Sample { .. } => "Sample",
+            Self::Export(_) => "Export",
+        }
+    }
+
+    /// How many inputs the operator takes (`None`: one or more).
+    pub fn arity(&self) -> Option<usize> {
+        match self {
+            Self::Scan { .. } => Some(0),
+            Self::SpatialJoin(_)
+            | Self::SpatialAggregate(_)
+            | Self::SpatialFilter(_)
+            | Self::Nearest(_)
+            | Self::Overlay(_) => Some(2),
+            Self::Concat => None,
+            _ => Some(1),
+        }
+    }
+}
+
+/// Column changes applied in order: drop, rename, then set.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MapOp {
+    pub drop: Vec<String>,
+    pub rename: Vec<(String, String)>,
+    /// New or replaced columns, each with the type it will have.
+    pub set: Vec<(String, ValueExpr, FieldType)>,
+}
+
+/// A computed column value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ValueExpr {
+    /// A checked SQL expression (user-written or built by the planner).
+    Sql(SqlExpr),
+    /// `CAST(column AS type)`.
+    Cast { column: String, to: FieldType },
+    /// A geometry function whose SQL differs between dialects.
+    Geo(GeoExpr),
+}
+
+impl ValueExpr {
+    /// The columns this value reads.
+    pub fn columns(&self) -> Vec<String> {
+        match self {
+            Self::Sql(expr) => expr.columns().into_iter().collect(),
+            Self::Cast { column, .. } => vec![column.clone()],
+            Self::Geo(_) => vec![crate::schema::GEOM.to_owned()],
+        }
+    }
+}
+
+/// Geometry functions of `geom`. Distances are in the CRS's units unless `geodesic`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GeoExpr {
+    /// Buffer by `distance`; `geodesic`: `distance` is in metres on geographic (lon/lat)
+    /// coordinates, computed in a local azimuthal equidistant projection around each feature.
+    Buffer {
+        distance: f64,
+        geodesic: bool,
+        segments: u32,
+    },
+    Centroid,
+    Simplify {
+        tolerance: f64,
+        preserve_topology: bool,
+    },
+    ConvexHull,
+    Transform {
+        from: String,
+        to: String,
+    },
+    /// Area in square metres (`geodesic`: on the WGS 84 spheroid; else CRS units² × factor).
+    Area {
+        geodesic: bool,
+        factor: f64,
+    },
+    /// Length of lines, perimeter of polygons, in metres (`geodesic` as for `Area`).
+    Length {
+        geodesic: bool,
+        factor: f64,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggregateOp {
+    pub group_by: Vec<String>,
+    pub aggregates: Vec<AggItem>,
+    /// Union the geometries of each group into `geom`.
+    pub union_geometry: bool,
+}
+
+/// `output = func(column)`; `column` is `None` for `count(*)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggItem {
+    pub output: String,
+    pub func: AggFunc,
+    pub column: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AggFunc {
+    Count,
+    Sum,
+    Avg,
+    Mean,
+    Min,
+    Max,
+}
+
+impl AggFunc {
+    pub fn sql(self) -> &'static str {
+        match self {
+            Self::Count => "count",
+            Self::Sum => "sum",
+            Self::Avg | Self::Mean => "avg",
+            Self::Min => "min",
+            Self::Max => "max",
+        }
+    }
+}
+
+/// A binary spatial predicate `P(left.geom, right.geom)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SpatialPredicate {
+    Intersects,
+    Within,
+    Contains,
+    Touches,
+    Overlaps,
+    Crosses,
+    Covers,
+    CoveredBy,
+    /// Within `distance` (CRS units) of each other.
+    Dwithin,
+}
+
+impl SpatialPredicate {
+    pub fn sql_function(self) -> &'static str {
+        match self {
+            Self::Intersects => "ST_Intersects",
+            Self::Within => "ST_Within",
+            Self::Contains => "ST_Contains",
+            Self::Touches => "ST_Touches",
+            Self::Overlaps => "ST_Overlaps",
+            Self::Crosses => "ST_Crosses",
+            Self::Covers => "ST_Covers",
+            Self::CoveredBy => "ST_CoveredBy",
+            Self::Dwithin => "ST_DWithin",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum JoinHow {
+    Inner,
+    Left,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpatialJoinOp {
+    pub predicate: SpatialPredicate,
+    pub distance: Option<f64>,
+    pub how: JoinHow,
+    /// Columns of the second input to bring; empty: all of its attributes.
+    pub columns: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpatialAggregateOp {
+    /// `P(other.geom, row.geom)`: e.g. `within` counts the other rows within each row.
+    pub predicate: SpatialPredicate,
+    pub distance: Option<f64>,
+    pub aggregates: Vec<AggItem>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpatialFilterOp {
+    pub predicate: SpatialPredicate,
+    pub distance: Option<f64>,
+    /// Keep rows that match none instead of rows that match some.
+    pub negate: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NearestOp {
+    pub columns: Vec<String>,
+    pub max_distance: Option<f64>,
+    pub distance_field: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OverlayMode {
+    /// Cut the first input to the union of the second.
+    Clip,
+    /// Remove the second input's area from the first.
+    Erase,
+    /// Pairwise intersections, with the attributes of both.
+    Intersection,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct OverlayOp {
+    pub mode: OverlayMode,
+    /// For `Intersection`: columns of the second input to bring; empty: all of them.
+    pub columns: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SortKey {
+    pub column: String,
+    pub descending: bool,
+}
+
+/// File formats geomill writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    Gpkg,
+    Geojson,
+    Fgb,
+    Parquet,
+    Shp,
+    Csv,
+    Kml,
+    Gml,
+}
+
+impl ExportFormat {
+    /// The GDAL driver that writes it (`None`: written natively, e.g. Parquet).
+    pub fn gdal_driver(self) -> Option<&'static str> {
+        match self {
+            Self::Gpkg => Some("GPKG"),
+            Self::Geojson => Some("GeoJSON"),
+            Self::Fgb => Some("FlatGeobuf"),
+            Self::Shp => Some("ESRI Shapefile"),
+            Self::Csv => Some("CSV"),
+            Self::Kml => Some("KML"),
+            Self::Gml => Some("GML"),
+            Self::Parquet => None,
+        }
+    }
+
+    /// The format written by its file name's extension.
+    pub fn from_extension(path: &str) -> Option<Self> {
+        let extension = path.rsplit_once('.')?.1.to_ascii_lowercase();
+        Some(match extension.as_str() {
+            "gpkg" => Self::Gpkg,
+            "geojson" | "json" => Self::Geojson,
+            "fgb" => Self::Fgb,
+            "parquet" | "geoparquet" => Self::Parquet,
+            "shp" | "zip" => Self::Shp,
+            "csv" => Self::Csv,
+            "kml" => Self::Kml,
+            "gml" => Self::Gml,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportOp {
+    pub destination: String,
+    pub format: ExportFormat,
+}

@@ -1,0 +1,157 @@
+//! Output schemas: what each operator produces from its inputs' schemas (`None` when an input's
+//! columns are not known). Shared by lowering, the optimizer's checks and the SQL emitters.
+
+use super::operator::{AggFunc, AggItem, GeoExpr, MapOp, Operator, OverlayMode, ValueExpr};
+use crate::schema::{Column, FieldType, GEOM, Schema};
+
+/// Prefix given to a joined column whose name the left input already has.
+pub const CLASH_PREFIX: &str = "ref_";
+
+/// The columns a join brings from its right input, as (right name, output name): the
+/// requested ones, or every right attribute; names the left input has get [`CLASH_PREFIX`].
+/// `None` when nothing was requested and the right columns are not known.
+pub fn joined_columns(
+    left: Option<&Schema>,
+    right: Option<&Schema>,
+    requested: &[String],
+) -> Option<Vec<(String, String)>> {
+    let names: Vec<String> = if requested.is_empty() {
+        right?.attributes().map(|c| c.name.clone()).collect()
+    } else {
+        requested.to_vec()
+    };
+    Some(
+        names
+            .into_iter()
+            .map(|name| {
+                let output = if left.is_some_and(|l| l.has(&name)) {
+                    format!("{CLASH_PREFIX}{name}")
+                } else {
+                    name.clone()
+                };
+                (name, output)
+            })
+            .collect(),
+    )
+}
+
+fn type_of(schema: Option<&Schema>, name: &str) -> FieldType {
+    schema
+        .and_then(|s| s.columns.iter().find(|c| c.name == name))
+        .map_or(FieldType::Unknown, |c| c.ty)
+}
+
+/// The type an aggregate produces.
+pub fn aggregate_type(item: &AggItem, input: Option<&Schema>) -> FieldType {
+    match item.func {
+        AggFunc::Count => FieldType::Integer,
+        AggFunc::Avg | AggFunc::Mean => FieldType::Double,
+        AggFunc::Sum | AggFunc::Min | AggFunc::Max => item
+            .column
+            .as_deref()
+            .map_or(FieldType::Unknown, |c| type_of(input, c)),
+    }
+}
+
+fn apply_map(map: &MapOp, input: &Schema) -> Schema {
+    let mut schema = input.clone();
+    for name in &map.drop {
+        schema.remove(name);
+    }
+    for (from, to) in &map.rename {
+        if let Some(column) = schema.columns.iter_mut().find(|c| &c.name == from) {
+            column.name.clone_from(to);
+        }
+    }
+    for (name, value, ty) in &map.set {
+        let ty = match (value, ty) {
+            (ValueExpr::Cast { to, .. }, _) => *to,
+            (_, ty) => *ty,
+        };
+        schema.set(name, ty);
+        if let ValueExpr::Geo(GeoExpr::Transform { to, .. }) = value {
+            schema.crs = Some(to.clone());
+        }
+    }
+    schema
+}
+
+fn with_joined(left: &Schema, right: Option<&Schema>, requested: &[String]) -> Option<Schema> {
+    let mut schema = left.clone();
+    for (right_name, output) in joined_columns(Some(left), right, requested)? {
+        schema.set(&output, type_of(right, &right_name));
+    }
+    Some(schema)
+}
+
+/// The output schema of `op` given its inputs' schemas (in input order).
+pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema> {
+    let main = inputs.first().copied().flatten();
+    let other = inputs.get(1).copied().flatten();
+    match op {
+        // A scan's schema comes from the catalog; pruning keeps the listed columns.
+        Operator::Scan { .. } => None,
+        Operator::Filter { .. }
+        | Operator::Sort { .. }
+        | Operator::Distinct { .. }
+        | Operator::Sample { .. }
+        | Operator::SpatialFilter(_)
+        | Operator::Export(_) => main.cloned(),
+        Operator::Overlay(overlay) => match overlay.mode {
+            OverlayMode::Clip | OverlayMode::Erase => main.cloned(),
+            OverlayMode::Intersection => with_joined(main?, other, &overlay.columns),
+        },
+        Operator::Map(map) => main.map(|schema| apply_map(map, schema)),
+        Operator::Aggregate(aggregate) => {
+            let input = main?;
+            let mut columns: Vec<Column> = aggregate
+                .group_by
+                .iter()
+                .map(|name| Column {
+                    name: name.clone(),
+                    ty: type_of(Some(input), name),
+                })
+                .collect();
+            for item in &aggregate.aggregates {
+                columns.push(Column {
+                    name: item.output.clone(),
+                    ty: aggregate_type(item, other.or(Some(input))),
+                });
+            }
+            if aggregate.union_geometry {
+                columns.push(Column {
+                    name: GEOM.to_owned(),
+                    ty: FieldType::Geometry,
+                });
+            }
+            Some(Schema {
+                columns,
+                crs: input.crs.clone(),
+            })
+        }
+        Operator::SpatialJoin(join) => with_joined(main?, other, &join.columns),
+        Operator::SpatialAggregate(aggregate) => {
+            let mut schema = main?.clone();
+            for item in &aggregate.aggregates {
+                schema.set(&item.output, aggregate_type(item, other));
+            }
+            Some(schema)
+        }
+        Operator::Nearest(nearest) => {
+            let mut schema = with_joined(main?, other, &nearest.columns)?;
+            schema.set(&nearest.distance_field, FieldType::Double);
+            Some(schema)
+        }
+        Operator::Concat => {
+            let mut schema = main?.clone();
+            for input in inputs.iter().skip(1) {
+                for column in &(*input)?.columns {
+                    if !schema.has(&column.name) {
+                        schema.columns.push(column.clone());
+                    }
+                }
+            }
+            Some(schema)
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! What the planner knows about relations: columns, their types, the CRS, and the catalog of
+//! sources a spec may read. Geometry always travels in a column named `geom`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The name of the geometry column of every relation in a plan.
+pub const GEOM: &str = "geom";
+
+/// A column type, as far as the planner needs to know it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FieldType {
+    Integer,
+    Double,
+    Text,
+    Boolean,
+    Date,
+    Timestamp,
+    Geometry,
+    /// Known to exist, type not known (an expression the planner does not type).
+    Unknown,
+}
+
+impl FieldType {
+    /// SQL type name (the same in DuckDB and PostgreSQL for these types).
+    pub fn sql(self) -> &'static str {
+        match self {
+            Self::Integer => "BIGINT",
+            Self::Double => "DOUBLE PRECISION",
+            Self::Text => "TEXT",
+            Self::Boolean => "BOOLEAN",
+            Self::Date => "DATE",
+            Self::Timestamp => "TIMESTAMP",
+            Self::Geometry => "GEOMETRY",
+            Self::Unknown => "TEXT",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Column {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: FieldType,
+}
+
+/// Columns in order, and the CRS of `geom` (`EPSG:<n>`) when known.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Schema {
+    pub columns: Vec<Column>,
+    #[serde(default)]
+    pub crs: Option<String>,
+}
+
+impl Schema {
+    pub fn has(&self, name: &str) -> bool {
+        self.columns.iter().any(|c| c.name == name)
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.columns.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    /// Sets a column: replaces the type in place when it exists, appends otherwise.
+    pub fn set(&mut self, name: &str, ty: FieldType) {
+        match self.columns.iter_mut().find(|c| c.name == name) {
+            Some(column) => column.ty = ty,
+            None => self.columns.push(Column {
+                name: name.to_owned(),
+                ty,
+            }),
+        }
+    }
+
+    pub fn remove(&mut self, name: &str) {
+        self.columns.retain(|c| c.name != name);
+    }
+
+    /// The columns other than `geom`.
+    pub fn attributes(&self) -> impl Iterator<Item = &Column> {
+        self.columns.iter().filter(|c| c.name != GEOM)
+    }
+}
+
+/// The sources a spec may read, by name (a dataset layer, or a table the engine provides).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Catalog {
+    pub sources: BTreeMap<String, Schema>,
+}
+
+impl Catalog {
+    pub fn get(&self, name: &str) -> Option<&Schema> {
+        self.sources.get(name)
+    }
+}
+
+/// How distances are measured in a CRS.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CrsUnits {
+    /// Geographic: coordinates in degrees.
+    Degrees,
+    /// Projected, with the length of one unit in metres.
+    Linear { metres_per_unit: f64 },
+}
+
+/// The units of the common CRSs; `None` when the planner does not know the CRS.
+pub fn crs_units(crs: &str) -> Option<CrsUnits> {
+    let code: u32 = crs.strip_prefix("EPSG:")?.parse().ok()?;
+    match code {
+        4326 | 4269 | 4258 | 4283 | 4617 | 4674 | 4019 => Some(CrsUnits::Degrees),
+        // US survey foot.
+        2263 | 2229 | 2230 | 2231 | 2249 | 2260 | 2261 | 2262 | 2264 | 2272 | 2276 | 2277 => {
+            Some(CrsUnits::Linear {
+                metres_per_unit: 1200.0 / 3937.0,
+            })
+        }
+        3857 | 3395 | 2154 | 27700 | 3035 | 3067 | 25832 | 25833 | 5070 | 6933 => {
+            Some(CrsUnits::Linear {
+                metres_per_unit: 1.0,
+            })
+        }
+        32601..=32660 | 32701..=32760 | 26901..=26923 | 26701..=26722 => Some(CrsUnits::Linear {
+            metres_per_unit: 1.0,
+        }),
+        _ => None,
+    }
+}

@@ -1,0 +1,152 @@
+//! Recognising which form a JSON document is, and normalising every form into a PipelineSpec.
+
+use serde_json::Value;
+
+use super::pipeline::{PipelineSpec, Step};
+use super::rule::{Rule, RuleStep};
+use super::scenario::Scenario;
+use crate::error::PlanError;
+
+/// Any document geomill plans.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SpecDocument {
+    /// A JSON array of `{name, capability, params}`.
+    RulesFile(Vec<RuleStep>),
+    /// `{name, steps: [...]}`.
+    Pipeline(PipelineSpec),
+    /// `{name, mode, jobs: [...]}`.
+    Scenario(Scenario),
+    /// One `{name, capability, config|params}`.
+    Rule(Rule),
+}
+
+impl SpecDocument {
+    /// Recognises the form by its shape and parses it; a parse error names the field.
+    pub fn from_value(value: &Value) -> Result<Self, PlanError> {
+        let parse_error = |e: serde_json::Error| PlanError::invalid("", e.to_string());
+        match value {
+            Value::Array(_) => serde_json::from_value(value.clone())
+                .map(Self::RulesFile)
+                .map_err(parse_error),
+            Value::Object(object) if object.contains_key("steps") => {
+                serde_json::from_value(value.clone())
+                    .map(Self::Pipeline)
+                    .map_err(parse_error)
+            }
+            Value::Object(object) if object.contains_key("jobs") => {
+                serde_json::from_value(value.clone())
+                    .map(Self::Scenario)
+                    .map_err(parse_error)
+            }
+            Value::Object(object) if object.contains_key("capability") => {
+                serde_json::from_value(value.clone())
+                    .map(Self::Rule)
+                    .map_err(parse_error)
+            }
+            _ => Err(PlanError::invalid(
+                "",
+                "expected a rules file (array of steps), a pipeline ({name, steps}), a scenario ({name, jobs}) or a rule ({name, capability, config})",
+            )),
+        }
+    }
+
+    /// The pipelines to plan: one, or one per scenario job (with the job's id).
+    pub fn pipelines(&self) -> Result<Vec<(String, PipelineSpec)>, PlanError> {
+        match self {
+            Self::RulesFile(steps) => Ok(vec![(String::new(), rules_file_pipeline(steps))]),
+            Self::Pipeline(pipeline) => Ok(vec![(String::new(), pipeline.clone())]),
+            Self::Rule(rule) => {
+                let problems = rule.problems("");
+                if !problems.is_empty() {
+                    return Err(PlanError::Invalid(problems));
+                }
+                let params = rule
+                    .parameters("config")
+                    .map_err(|p| PlanError::Invalid(vec![p]))?;
+                Ok(vec![(
+                    String::new(),
+                    single_step(&rule.name, &rule.capability, params, rule.enabled),
+                )])
+            }
+            Self::Scenario(scenario) => {
+                let problems = scenario.problems();
+                if !problems.is_empty() {
+                    return Err(PlanError::Invalid(problems));
+                }
+                Ok(scenario
+                    .jobs
+                    .iter()
+                    .map(|job| (job.id.clone(), job.pipeline.clone()))
+                    .collect())
+            }
+        }
+    }
+
+    /// The JSON path prefix of step `i` in this form (for rules files, `[i]`).
+    pub fn step_path(&self) -> StepPath {
+        match self {
+            Self::RulesFile(_) => StepPath::RulesFile,
+            Self::Rule(_) => StepPath::Rule,
+            Self::Pipeline(_) | Self::Scenario(_) => StepPath::Pipeline,
+        }
+    }
+}
+
+/// How the user's document addresses a step, so that errors point into what they wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepPath {
+    RulesFile,
+    Pipeline,
+    Rule,
+}
+
+impl StepPath {
+    /// The path of step `index`'s field `field` (`params`, `id`, ...).
+    pub fn at(self, index: usize, field: &str) -> String {
+        match (self, field) {
+            (Self::RulesFile, "id") => format!("[{index}].name"),
+            (Self::RulesFile, _) => format!("[{index}].{field}"),
+            (Self::Rule, "params") => "config".to_owned(),
+            (Self::Rule, "id") => "name".to_owned(),
+            (Self::Rule, _) => field.to_owned(),
+            (Self::Pipeline, _) => format!("steps[{index}].{field}"),
+        }
+    }
+}
+
+fn rules_file_pipeline(steps: &[RuleStep]) -> PipelineSpec {
+    PipelineSpec {
+        name: String::new(),
+        description: None,
+        version: None,
+        steps: steps
+            .iter()
+            .map(|step| Step {
+                id: step.name.clone(),
+                capability: step.capability.clone(),
+                input: None,
+                params: step.params.clone(),
+                when: None,
+                enabled: None,
+                triggers: Vec::new(),
+            })
+            .collect(),
+    }
+}
+
+fn single_step(name: &str, capability: &str, params: Value, enabled: Option<bool>) -> PipelineSpec {
+    PipelineSpec {
+        name: name.to_owned(),
+        description: None,
+        version: None,
+        steps: vec![Step {
+            id: name.to_owned(),
+            capability: capability.to_owned(),
+            input: None,
+            params,
+            when: None,
+            enabled,
+            triggers: Vec::new(),
+        }],
+    }
+}

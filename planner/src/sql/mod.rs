@@ -1,0 +1,10 @@
+//! SQL emitters for the DuckDB spatial and PostGIS dialects, and the quoting helpers.
+
+pub mod dialect;
+mod geo;
+pub mod quote;
+mod script;
+mod select;
+
+pub use dialect::Dialect;
+pub use script::{Script, Statement, emit};

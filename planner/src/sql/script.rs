@@ -1,0 +1,206 @@
+//! A plan as an SQL script: one statement per stage (nodes fused into one stage become CTEs of
+//! one query), each creating the table named after its last step; exports last.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use petgraph::stable_graph::NodeIndex;
+use serde::Serialize;
+
+use super::dialect::Dialect;
+use super::quote::{ident, string};
+use super::select::{Input, select};
+use crate::error::PlanError;
+use crate::plan::Plan;
+use crate::plan::operator::{ExportOp, Operator};
+
+/// One statement of a script.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Statement {
+    /// The steps whose work the statement does.
+    pub steps: Vec<String>,
+    /// The table it creates (or, for an export, reads).
+    pub relation: String,
+    pub sql: String,
+}
+
+/// The statements of a plan, in execution order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Script {
+    pub dialect: Dialect,
+    pub statements: Vec<Statement>,
+    /// The table holding the pipeline's result.
+    pub result: Option<String>,
+}
+
+impl Script {
+    /// The script as text: every statement behind a comment naming its steps.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for (i, statement) in self.statements.iter().enumerate() {
+            let _ = writeln!(out, "-- {}: {}", i + 1, statement.steps.join(", "));
+            let _ = writeln!(out, "{};\n", statement.sql);
+        }
+        out
+    }
+}
+
+/// Emits `plan` in `dialect`.
+pub fn emit(plan: &Plan, dialect: Dialect) -> Result<Script, PlanError> {
+    let order = plan.topological().ok_or_else(|| PlanError::Emit {
+        dialect: dialect.as_str(),
+        step: String::new(),
+        reason: "the plan has a cycle".into(),
+    })?;
+    // Stages in order of first appearance; a node without a stage is a stage of its own.
+    let mut stages: Vec<(Option<usize>, Vec<NodeIndex>)> = Vec::new();
+    let mut stage_slot: BTreeMap<usize, usize> = BTreeMap::new();
+    for &index in &order {
+        let Some(node) = plan.node(index) else {
+            continue;
+        };
+        if matches!(node.op, Operator::Scan { columns: None, .. }) {
+            continue;
+        }
+        match node.stage.and_then(|s| stage_slot.get(&s).copied()) {
+            Some(slot) => stages[slot].1.push(index),
+            None => {
+                if let Some(stage) = node.stage {
+                    stage_slot.insert(stage, stages.len());
+                }
+                stages.push((node.stage, vec![index]));
+            }
+        }
+    }
+    let mut statements = Vec::new();
+    for (_, nodes) in &stages {
+        statements.push(stage_statement(plan, nodes, dialect)?);
+    }
+    Ok(Script {
+        dialect,
+        statements,
+        result: plan
+            .result
+            .and_then(|r| plan.node(r))
+            .map(|n| n.relation.clone()),
+    })
+}
+
+/// What a consumer puts after FROM to read `index`: a source table, or a step's relation.
+fn from_item(plan: &Plan, index: NodeIndex) -> String {
+    match plan.node(index) {
+        Some(node) => match &node.op {
+            Operator::Scan {
+                source,
+                columns: None,
+            } => ident(source),
+            _ => ident(&node.relation),
+        },
+        None => String::new(),
+    }
+}
+
+fn stage_statement(
+    plan: &Plan,
+    nodes: &[NodeIndex],
+    dialect: Dialect,
+) -> Result<Statement, PlanError> {
+    let mut queries = Vec::new();
+    let mut steps: Vec<String> = Vec::new();
+    for &index in nodes {
+        let Some(node) = plan.node(index) else {
+            continue;
+        };
+        let emit_error = |reason: String| PlanError::Emit {
+            dialect: dialect.as_str(),
+            step: if node.step.is_empty() {
+                node.relation.clone()
+            } else {
+                node.step.clone()
+            },
+            reason,
+        };
+        let inputs = plan.inputs(index);
+        let froms: Vec<String> = inputs.iter().map(|i| from_item(plan, *i)).collect();
+        let ins: Vec<Input<'_>> = inputs
+            .iter()
+            .zip(&froms)
+            .map(|(i, from)| Input {
+                from,
+                schema: plan.node(*i).and_then(|n| n.schema.as_ref()),
+            })
+            .collect();
+        if let Operator::Export(export) = &node.op {
+            let sql = export_sql(export, ins.first().map_or("", |i| i.from), dialect);
+            return Ok(Statement {
+                steps: vec![node.step.clone()],
+                relation: node.relation.clone(),
+                sql,
+            });
+        }
+        let query = if let Operator::Scan { .. } = node.op {
+            select(
+                &node.op,
+                &[Input {
+                    from: "",
+                    schema: None,
+                }],
+                None,
+                dialect,
+            )
+        } else {
+            select(&node.op, &ins, node.schema.as_ref(), dialect)
+        }
+        .map_err(emit_error)?;
+        if !node.step.is_empty() && !steps.contains(&node.step) {
+            steps.push(node.step.clone());
+        }
+        queries.push((node.relation.clone(), query));
+    }
+    let Some((relation, last)) = queries.pop() else {
+        return Err(PlanError::Emit {
+            dialect: dialect.as_str(),
+            step: String::new(),
+            reason: "an empty stage".into(),
+        });
+    };
+    let body = if queries.is_empty() {
+        last
+    } else {
+        let ctes: Vec<String> = queries
+            .iter()
+            .map(|(name, q)| format!("{} AS ({q})", ident(name)))
+            .collect();
+        format!("WITH {}\n{last}", ctes.join(",\n"))
+    };
+    if steps.is_empty() {
+        steps.push(relation.clone());
+    }
+    Ok(Statement {
+        steps,
+        sql: dialect.create_table(&relation, &body),
+        relation,
+    })
+}
+
+fn export_sql(export: &ExportOp, from: &str, dialect: Dialect) -> String {
+    match dialect {
+        Dialect::Duckdb => {
+            let options = match export.format.gdal_driver() {
+                Some(driver) => format!("FORMAT GDAL, DRIVER {}", string(driver)),
+                None => "FORMAT parquet".to_owned(),
+            };
+            format!(
+                "COPY (SELECT * FROM {from}) TO {} ({options})",
+                string(&export.destination)
+            )
+        }
+        // PostgreSQL cannot write these formats: geomill's exporter reads the table and writes
+        // the file. The statement says so and does nothing.
+        Dialect::Postgis => format!(
+            "-- geomill writes {from} to {} as {:?}\nSELECT 1",
+            string(&export.destination),
+            export.format
+        ),
+    }
+}

@@ -1,0 +1,431 @@
+//! One SELECT per operator, reading its inputs by name (`t` is the main input, `r` the other).
+
+use super::dialect::Dialect;
+use super::geo::{geo_sql, predicate_sql};
+use super::quote::{ident, number, string};
+use crate::plan::operator::{
+    AggItem, JoinHow, MapOp, NearestOp, Operator, OverlayMode, SortKey, SpatialAggregateOp,
+    ValueExpr,
+};
+use crate::plan::schema_infer::joined_columns;
+use crate::schema::{GEOM, Schema};
+
+/// An input as a SELECT sees it: what to put after FROM, and its columns when known.
+#[derive(Debug, Clone, Copy)]
+pub struct Input<'a> {
+    pub from: &'a str,
+    pub schema: Option<&'a Schema>,
+}
+
+const NEEDS_COLUMNS: &str =
+    "PostGIS SQL needs the input's columns: plan with a catalog (a dataset or a schema)";
+
+fn value_sql(value: &ValueExpr, qualifier: &str, dialect: Dialect) -> Result<String, String> {
+    let geom = format!("{qualifier}{}", ident(GEOM));
+    match value {
+        ValueExpr::Sql(expr) => Ok(expr.to_sql()),
+        ValueExpr::Cast { column, to } => Ok(format!(
+            "CAST({qualifier}{} AS {})",
+            ident(column),
+            to.sql()
+        )),
+        ValueExpr::Geo(geo) => geo_sql(geo, &geom, dialect),
+    }
+}
+
+/// The select list of a column-changing step: explicit when the schema is known; otherwise
+/// DuckDB's `* EXCLUDE (...) REPLACE (...)` (PostGIS has no such form).
+fn projection(
+    qualifier: &str,
+    schema: Option<&Schema>,
+    map: &MapOp,
+    dialect: Dialect,
+) -> Result<String, String> {
+    let sets: Vec<(String, String)> = map
+        .set
+        .iter()
+        .map(|(name, value, _)| Ok((name.clone(), value_sql(value, qualifier, dialect)?)))
+        .collect::<Result<_, String>>()?;
+    let mut items = Vec::new();
+    match schema {
+        Some(schema) => {
+            for column in &schema.columns {
+                if map.drop.contains(&column.name) {
+                    continue;
+                }
+                let name = map
+                    .rename
+                    .iter()
+                    .find(|(from, _)| *from == column.name)
+                    .map_or(&column.name, |(_, to)| to);
+                match sets.iter().find(|(set, _)| set == name) {
+                    Some((_, sql)) => items.push(format!("{sql} AS {}", ident(name))),
+                    None if name == &column.name => {
+                        items.push(format!("{qualifier}{}", ident(name)))
+                    }
+                    None => items.push(format!(
+                        "{qualifier}{} AS {}",
+                        ident(&column.name),
+                        ident(name)
+                    )),
+                }
+            }
+            for (name, sql) in &sets {
+                let renamed_to = |n: &String| map.rename.iter().any(|(_, to)| to == n);
+                if !schema.has(name) && !renamed_to(name) {
+                    items.push(format!("{sql} AS {}", ident(name)));
+                }
+            }
+        }
+        None if dialect == Dialect::Duckdb => {
+            let mut excluded: Vec<String> = map.drop.iter().map(|n| ident(n)).collect();
+            excluded.extend(map.rename.iter().map(|(from, _)| ident(from)));
+            excluded.extend(sets.iter().map(|(name, _)| ident(name)));
+            let star = if excluded.is_empty() {
+                format!("{qualifier}*")
+            } else {
+                format!("{qualifier}* EXCLUDE ({})", excluded.join(", "))
+            };
+            items.push(star);
+            for (from, to) in &map.rename {
+                items.push(format!("{qualifier}{} AS {}", ident(from), ident(to)));
+            }
+            for (name, sql) in &sets {
+                items.push(format!("{sql} AS {}", ident(name)));
+            }
+        }
+        None => return Err(NEEDS_COLUMNS.into()),
+    }
+    if items.is_empty() {
+        return Err("the step would leave no columns".into());
+    }
+    Ok(items.join(", "))
+}
+
+fn aggregate_sql(item: &AggItem, qualifier: &str) -> String {
+    match &item.column {
+        Some(column) => format!("{}({qualifier}{})", item.func.sql(), ident(column)),
+        None => "count(*)".to_owned(),
+    }
+}
+
+/// The right input's columns for a join, as `r."c" AS "out"`, or DuckDB's `r.* EXCLUDE`.
+fn joined_list(
+    left: Option<&Schema>,
+    right: Input<'_>,
+    requested: &[String],
+    dialect: Dialect,
+) -> Result<String, String> {
+    match joined_columns(left, right.schema, requested) {
+        Some(columns) if columns.is_empty() => Ok(String::new()),
+        Some(columns) => Ok(columns
+            .iter()
+            .map(|(name, output)| format!(", r.{} AS {}", ident(name), ident(output)))
+            .collect()),
+        None if dialect == Dialect::Duckdb => Ok(format!(", r.* EXCLUDE ({})", ident(GEOM))),
+        None => Err(NEEDS_COLUMNS.into()),
+    }
+}
+
+fn geom(qualifier: &str) -> String {
+    format!("{qualifier}.{}", ident(GEOM))
+}
+
+fn sort_sql(keys: &[SortKey]) -> String {
+    keys.iter()
+        .map(|k| {
+            format!(
+                "{} {} NULLS LAST",
+                ident(&k.column),
+                if k.descending { "DESC" } else { "ASC" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn spatial_aggregate_sql(
+    a: &SpatialAggregateOp,
+    main: Input<'_>,
+    other: Input<'_>,
+) -> Result<String, String> {
+    let predicate = predicate_sql(a.predicate, &geom("r"), &geom("t"), a.distance)?;
+    let columns: Vec<String> = a
+        .aggregates
+        .iter()
+        .map(|item| {
+            format!(
+                "(SELECT {} FROM {} AS r WHERE {predicate}) AS {}",
+                aggregate_sql(item, "r."),
+                other.from,
+                ident(&item.output)
+            )
+        })
+        .collect();
+    Ok(format!(
+        "SELECT t.*, {} FROM {} AS t",
+        columns.join(", "),
+        main.from
+    ))
+}
+
+fn nearest_sql(
+    n: &NearestOp,
+    main: Input<'_>,
+    other: Input<'_>,
+    dialect: Dialect,
+) -> Result<String, String> {
+    let columns = joined_list(main.schema, other, &n.columns, dialect)?;
+    let within = match n.max_distance {
+        Some(d) => format!(
+            " WHERE ST_DWithin({}, {}, {})",
+            geom("t"),
+            geom("r"),
+            number(d)?
+        ),
+        None => String::new(),
+    };
+    let distance = ident(&n.distance_field);
+    Ok(format!(
+        "SELECT t.*, n.* FROM {} AS t LEFT JOIN LATERAL (SELECT ST_Distance({}, {}) AS {distance}{columns} FROM {} AS r{within} ORDER BY {distance} LIMIT 1) AS n ON true",
+        main.from,
+        geom("t"),
+        geom("r"),
+        other.from
+    ))
+}
+
+fn overlay_sql(
+    mode: OverlayMode,
+    columns: &[String],
+    main: Input<'_>,
+    other: Input<'_>,
+    dialect: Dialect,
+) -> Result<String, String> {
+    let (t, r, union) = (geom("t"), geom("r"), dialect.union_agg());
+    match mode {
+        OverlayMode::Clip => {
+            let list = projection_with_geom(
+                "t.",
+                main.schema,
+                &format!("ST_Intersection({t}, m.{})", ident(GEOM)),
+                dialect,
+            )?;
+            Ok(format!(
+                "SELECT {list} FROM {} AS t, (SELECT {union}(r.{g}) AS {g} FROM {} AS r) AS m WHERE ST_Intersects({t}, m.{g})",
+                main.from,
+                other.from,
+                g = ident(GEOM)
+            ))
+        }
+        OverlayMode::Erase => {
+            let cut = format!(
+                "COALESCE(ST_Difference({t}, (SELECT {union}(r.{g}) FROM {} AS r WHERE ST_Intersects({t}, {r}))), {t})",
+                other.from,
+                g = ident(GEOM)
+            );
+            let list = projection_with_geom("t.", main.schema, &cut, dialect)?;
+            Ok(format!(
+                "SELECT * FROM (SELECT {list} FROM {} AS t) AS e WHERE NOT ST_IsEmpty(e.{})",
+                main.from,
+                ident(GEOM)
+            ))
+        }
+        OverlayMode::Intersection => {
+            let left = projection(
+                "t.",
+                main.schema,
+                &MapOp {
+                    drop: vec![GEOM.to_owned()],
+                    ..MapOp::default()
+                },
+                dialect,
+            )?;
+            let right = joined_list(main.schema, other, columns, dialect)?;
+            Ok(format!(
+                "SELECT * FROM (SELECT {left}{right}, ST_Intersection({t}, {r}) AS {g} FROM {} AS t JOIN {} AS r ON ST_Intersects({t}, {r})) AS o WHERE NOT ST_IsEmpty(o.{g})",
+                main.from,
+                other.from,
+                g = ident(GEOM)
+            ))
+        }
+    }
+}
+
+/// A select list that keeps every column and replaces `geom` by `geometry_sql`.
+fn projection_with_geom(
+    qualifier: &str,
+    schema: Option<&Schema>,
+    geometry_sql: &str,
+    dialect: Dialect,
+) -> Result<String, String> {
+    match schema {
+        Some(schema) => Ok(schema
+            .columns
+            .iter()
+            .map(|c| {
+                if c.name == GEOM {
+                    format!("{geometry_sql} AS {}", ident(GEOM))
+                } else {
+                    format!("{qualifier}{}", ident(&c.name))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")),
+        None if dialect == Dialect::Duckdb => Ok(format!(
+            "{qualifier}* REPLACE ({geometry_sql} AS {})",
+            ident(GEOM)
+        )),
+        None => Err(NEEDS_COLUMNS.into()),
+    }
+}
+
+fn concat_sql(
+    inputs: &[Input<'_>],
+    output: Option<&Schema>,
+    dialect: Dialect,
+) -> Result<String, String> {
+    if dialect == Dialect::Duckdb {
+        return Ok(inputs
+            .iter()
+            .map(|i| format!("SELECT * FROM {}", i.from))
+            .collect::<Vec<_>>()
+            .join(" UNION ALL BY NAME "));
+    }
+    let output = output.ok_or(NEEDS_COLUMNS)?;
+    let parts: Vec<String> = inputs
+        .iter()
+        .map(|input| {
+            let schema = input.schema.ok_or(NEEDS_COLUMNS)?;
+            let list: Vec<String> = output
+                .columns
+                .iter()
+                .map(|c| {
+                    if schema.has(&c.name) {
+                        ident(&c.name)
+                    } else {
+                        format!("CAST(NULL AS {}) AS {}", c.ty.sql(), ident(&c.name))
+                    }
+                })
+                .collect();
+            Ok(format!("SELECT {} FROM {}", list.join(", "), input.from))
+        })
+        .collect::<Result<_, String>>()?;
+    Ok(parts.join(" UNION ALL "))
+}
+
+/// The SELECT computing `op` from `inputs`; `output` is the node's own schema when known.
+pub fn select(
+    op: &Operator,
+    inputs: &[Input<'_>],
+    output: Option<&Schema>,
+    dialect: Dialect,
+) -> Result<String, String> {
+    let main = *inputs.first().ok_or("the operator has no input")?;
+    let other = inputs.get(1).copied();
+    let need_other = || other.ok_or_else(|| format!("{} needs a second input", op.name()));
+    Ok(match op {
+        Operator::Scan { source, columns } => match columns {
+            Some(columns) => format!(
+                "SELECT {} FROM {}",
+                columns
+                    .iter()
+                    .map(|c| ident(c))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                ident(source)
+            ),
+            None => format!("SELECT * FROM {}", ident(source)),
+        },
+        Operator::Filter { predicate } => {
+            format!("SELECT * FROM {} AS t WHERE {predicate}", main.from)
+        }
+        Operator::Map(map) => format!(
+            "SELECT {} FROM {} AS t",
+            projection("", main.schema, map, dialect)?,
+            main.from
+        ),
+        Operator::Aggregate(a) => {
+            let mut items: Vec<String> = a.group_by.iter().map(|c| ident(c)).collect();
+            items.extend(
+                a.aggregates
+                    .iter()
+                    .map(|i| format!("{} AS {}", aggregate_sql(i, ""), ident(&i.output))),
+            );
+            if a.union_geometry {
+                items.push(format!(
+                    "{}({g}) AS {g}",
+                    dialect.union_agg(),
+                    g = ident(GEOM)
+                ));
+            }
+            let group = if a.group_by.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " GROUP BY {}",
+                    a.group_by
+                        .iter()
+                        .map(|c| ident(c))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            format!("SELECT {} FROM {} AS t{group}", items.join(", "), main.from)
+        }
+        Operator::SpatialJoin(j) => {
+            let other = need_other()?;
+            let join = match j.how {
+                JoinHow::Inner => "JOIN",
+                JoinHow::Left => "LEFT JOIN",
+            };
+            format!(
+                "SELECT t.*{} FROM {} AS t {join} {} AS r ON {}",
+                joined_list(main.schema, other, &j.columns, dialect)?,
+                main.from,
+                other.from,
+                predicate_sql(j.predicate, &geom("t"), &geom("r"), j.distance)?
+            )
+        }
+        Operator::SpatialAggregate(a) => spatial_aggregate_sql(a, main, need_other()?)?,
+        Operator::SpatialFilter(f) => format!(
+            "SELECT * FROM {} AS t WHERE {}EXISTS (SELECT 1 FROM {} AS r WHERE {})",
+            main.from,
+            if f.negate { "NOT " } else { "" },
+            need_other()?.from,
+            predicate_sql(f.predicate, &geom("t"), &geom("r"), f.distance)?
+        ),
+        Operator::Nearest(n) => nearest_sql(n, main, need_other()?, dialect)?,
+        Operator::Overlay(o) => overlay_sql(o.mode, &o.columns, main, need_other()?, dialect)?,
+        Operator::Concat => concat_sql(inputs, output, dialect)?,
+        Operator::Sort { keys, limit } => format!(
+            "SELECT * FROM {} AS t ORDER BY {}{}",
+            main.from,
+            sort_sql(keys),
+            limit.map(|n| format!(" LIMIT {n}")).unwrap_or_default()
+        ),
+        Operator::Distinct { columns } => {
+            let list = columns
+                .iter()
+                .map(|c| ident(c))
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!(
+                "SELECT DISTINCT ON ({list}) * FROM {} AS t ORDER BY {list}",
+                main.from
+            )
+        }
+        Operator::Sample { rows, seed } => match dialect {
+            Dialect::Duckdb => format!(
+                "SELECT * FROM {} AS t USING SAMPLE reservoir({rows} ROWS) REPEATABLE ({seed})",
+                main.from
+            ),
+            Dialect::Postgis => format!(
+                "SELECT * FROM {} AS t ORDER BY md5(CAST(t AS text) || {}) LIMIT {rows}",
+                main.from,
+                string(&seed.to_string())
+            ),
+        },
+        Operator::Export(_) => format!("SELECT * FROM {}", main.from),
+    })
+}
