@@ -127,6 +127,16 @@ fn check_combinators(
     }
     for key in ["anyOf", "oneOf"] {
         if let Some(Value::Array(options)) = schema.get(key) {
+            if let Some(constants) = constants(options) {
+                if !constants.contains(value) {
+                    let names: Vec<String> = constants.iter().map(Value::to_string).collect();
+                    problems.push(Problem::new(
+                        path,
+                        format!("expected one of {}, got {value}", names.join(", ")),
+                    ));
+                }
+                continue;
+            }
             let results: Vec<Vec<Problem>> =
                 options.iter().map(|o| validate(value, o, path)).collect();
             let passing = results.iter().filter(|r| r.is_empty()).count();
@@ -140,6 +150,20 @@ fn check_combinators(
             }
         }
     }
+}
+
+/// The allowed values when every option is a constant (enums whose variants carry docs).
+fn constants(options: &[Value]) -> Option<Vec<Value>> {
+    let mut values = Vec::new();
+    for option in options {
+        let object = option.as_object()?;
+        match (object.get("const"), object.get("enum")) {
+            (Some(constant), _) => values.push(constant.clone()),
+            (None, Some(Value::Array(list))) => values.extend(list.iter().cloned()),
+            _ => return None,
+        }
+    }
+    Some(values)
 }
 
 fn check_object(

@@ -72,6 +72,37 @@ impl EmbeddedEngine {
         })
     }
 
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>, BackendError> {
+        self.connection
+            .lock()
+            .map_err(|_| BackendError::Unavailable {
+                engine: ENGINE,
+                reason: "connection poisoned by an earlier failure".into(),
+            })
+    }
+
+    /// Runs a script of statements (no results).
+    pub fn execute_batch(&self, sql: &str) -> Result<(), BackendError> {
+        self.lock()?
+            .execute_batch(sql)
+            .map_err(|e| BackendError::Query {
+                engine: ENGINE,
+                reason: e.to_string(),
+                sql: sql.to_owned(),
+            })
+    }
+
+    /// Runs a query returning one integer (a count, typically).
+    pub fn query_i64(&self, sql: &str) -> Result<i64, BackendError> {
+        self.lock()?
+            .query_row(sql, [], |row| row.get::<_, i64>(0))
+            .map_err(|e| BackendError::Query {
+                engine: ENGINE,
+                reason: e.to_string(),
+                sql: sql.to_owned(),
+            })
+    }
+
     /// Runs a spatial function end to end and reports the versions in use.
     pub fn check_spatial(&self) -> Result<SpatialStatus, BackendError> {
         let sql = "SELECT version(), \

@@ -15,6 +15,8 @@ mod case_when;
 mod cast_field;
 mod centroid;
 pub mod checks;
+mod listing;
+pub use listing::{CapabilityInfo, listing};
 mod clip;
 mod coalesce_fields;
 mod convex_hull;

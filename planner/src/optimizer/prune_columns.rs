@@ -98,10 +98,14 @@ impl OptimizerRule for PruneColumns {
                     {
                         *columns = Some(kept.clone());
                     }
-                    if let Some(scan) = plan.graph.node_weight_mut(lower)
-                        && let Some(schema) = &mut scan.schema
-                    {
-                        schema.columns.retain(|c| kept.contains(&c.name));
+                    if let Some(scan) = plan.graph.node_weight_mut(lower) {
+                        if let Operator::Scan { source, .. } = &scan.op {
+                            // Its own name: a relation called like the source would shadow it.
+                            scan.relation = format!("{source}__columns");
+                        }
+                        if let Some(schema) = &mut scan.schema {
+                            schema.columns.retain(|c| kept.contains(&c.name));
+                        }
                     }
                     plan.bypass(index);
                     return Ok(true);

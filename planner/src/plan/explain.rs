@@ -188,7 +188,11 @@ fn describe_op(op: &Operator) -> String {
         Operator::Distinct { columns } => format!("{name} columns={}", list(columns, Clone::clone)),
         Operator::Sample { rows, seed } => format!("{name} rows={rows} seed={seed}"),
         Operator::Export(e) => {
-            format!("{name} destination={} format={:?}", e.destination, e.format)
+            format!(
+                "{name} destination={} format={}",
+                e.destination,
+                e.format.as_str()
+            )
         }
     }
 }

@@ -15,6 +15,7 @@ use crate::expr::SqlExpr;
 use crate::schema::{Catalog, Schema};
 use crate::spec::document::StepPath;
 use crate::spec::{PipelineSpec, Step, Vars};
+use serde_json::Value;
 
 /// The source a first step reads when it names no input: the run's input dataset.
 pub const DEFAULT_INPUT: &str = "input";
@@ -122,7 +123,8 @@ fn resolve_step(
         ));
         return None;
     };
-    let parsed = match capability.parse(&step.params, &path(i, "params")) {
+    let params = substitute_paths(&step.params, options.vars, &path(i, "params"), problems);
+    let parsed = match capability.parse(&params, &path(i, "params")) {
         Ok(parsed) => parsed,
         Err(found) => {
             problems.extend(found);
@@ -198,6 +200,27 @@ fn reference(
         return None;
     }
     Some(Ref::Source(name.to_owned()))
+}
+
+/// Parameters that name files (`output`, `destination`) with their `{name}` placeholders
+/// replaced by run variables.
+fn substitute_paths(params: &Value, vars: &Vars, at: &str, problems: &mut Vec<Problem>) -> Value {
+    let mut params = params.clone();
+    if let Some(object) = params.as_object_mut() {
+        for key in ["output", "destination"] {
+            if let Some(Value::String(text)) = object.get_mut(key) {
+                let (replaced, missing) = vars.substitute(text);
+                if vars.strict && !missing.is_empty() {
+                    problems.push(Problem::new(
+                        format!("{at}.{key}"),
+                        format!("no value for variable(s) {}", missing.join(", ")),
+                    ));
+                }
+                *text = replaced;
+            }
+        }
+    }
+    params
 }
 
 /// Evaluates `when` after variable substitution. Unresolved variables (outside strict mode)
@@ -353,7 +376,6 @@ fn build(
             match export_node(
                 destination,
                 step.parsed.common().format,
-                options,
                 &path(i, "params.output"),
             ) {
                 Ok(op) => {
@@ -412,16 +434,9 @@ fn node_of(
 fn export_node(
     destination: &str,
     format: Option<ExportFormat>,
-    options: &LowerOptions<'_>,
     at: &str,
 ) -> Result<Operator, Problem> {
-    let (destination, missing) = options.vars.substitute(destination);
-    if options.vars.strict && !missing.is_empty() {
-        return Err(Problem::new(
-            at,
-            format!("no value for variable(s) {}", missing.join(", ")),
-        ));
-    }
+    let destination = destination.to_owned();
     let format = format
         .or_else(|| ExportFormat::from_extension(&destination))
         .ok_or_else(|| {

@@ -294,6 +294,20 @@ pub enum ExportFormat {
 }
 
 impl ExportFormat {
+    /// The name users write (`gpkg`, `geojson`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Gpkg => "gpkg",
+            Self::Geojson => "geojson",
+            Self::Fgb => "fgb",
+            Self::Parquet => "parquet",
+            Self::Shp => "shp",
+            Self::Csv => "csv",
+            Self::Kml => "kml",
+            Self::Gml => "gml",
+        }
+    }
+
     /// The GDAL driver that writes it (`None`: written natively, e.g. Parquet).
     pub fn gdal_driver(self) -> Option<&'static str> {
         match self {

@@ -26,6 +26,12 @@ fn scaled(sql: String, factor: f64) -> Result<String, String> {
     }
 }
 
+/// Geographic WGS 84 with longitudes continuous around `g` (`+lon_wrap`): a buffer crossing
+/// the antimeridian stays one valid polygon (its longitudes may pass ±180).
+fn wrapped_lonlat(g: &str) -> String {
+    format!("'+proj=longlat +datum=WGS84 +lon_wrap=' || ST_X(ST_Centroid({g})) || ' +no_defs'")
+}
+
 /// `expr` applied to the geometry SQL `g`.
 pub fn geo_sql(expr: &GeoExpr, g: &str, dialect: Dialect) -> Result<String, String> {
     use Dialect::{Duckdb, Postgis};
@@ -48,9 +54,9 @@ pub fn geo_sql(expr: &GeoExpr, g: &str, dialect: Dialect) -> Result<String, Stri
             },
             Duckdb,
         ) => {
-            let p = local_projection(g);
+            let (p, w) = (local_projection(g), wrapped_lonlat(g));
             format!(
-                "ST_Transform(ST_Buffer(ST_Transform({g}, 'EPSG:4326', {p}, always_xy := true), {}, {segments}), {p}, 'EPSG:4326', always_xy := true)",
+                "ST_Transform(ST_Buffer(ST_Transform({g}, 'EPSG:4326', {p}, always_xy := true), {}, {segments}), {p}, {w}, always_xy := true)",
                 number(*distance)?
             )
         }
@@ -62,9 +68,9 @@ pub fn geo_sql(expr: &GeoExpr, g: &str, dialect: Dialect) -> Result<String, Stri
             },
             Postgis,
         ) => {
-            let p = local_projection(g);
+            let (p, w) = (local_projection(g), wrapped_lonlat(g));
             format!(
-                "ST_Transform(ST_Buffer(ST_Transform(ST_SetSRID({g}, 4326), {p}), {}, {segments}), {p}, 4326)",
+                "ST_SetSRID(ST_Transform(ST_Buffer(ST_Transform(ST_SetSRID({g}, 4326), {p}), {}, {segments}), {p}, {w}), 4326)",
                 number(*distance)?
             )
         }

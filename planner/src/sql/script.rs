@@ -12,7 +12,7 @@ use super::quote::{ident, string};
 use super::select::{Input, select};
 use crate::error::PlanError;
 use crate::plan::Plan;
-use crate::plan::operator::{ExportOp, Operator};
+use crate::plan::operator::{ExportFormat, ExportOp, Operator};
 
 /// One statement of a script.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -187,6 +187,11 @@ fn export_sql(export: &ExportOp, from: &str, dialect: Dialect) -> String {
     match dialect {
         Dialect::Duckdb => {
             let options = match export.format.gdal_driver() {
+                // GDAL's CSV writer needs to be told how to write the geometry.
+                Some(driver) if export.format == ExportFormat::Csv => format!(
+                    "FORMAT GDAL, DRIVER {}, LAYER_CREATION_OPTIONS 'GEOMETRY=AS_WKT'",
+                    string(driver)
+                ),
                 Some(driver) => format!("FORMAT GDAL, DRIVER {}", string(driver)),
                 None => "FORMAT parquet".to_owned(),
             };
@@ -198,9 +203,9 @@ fn export_sql(export: &ExportOp, from: &str, dialect: Dialect) -> String {
         // PostgreSQL cannot write these formats: geomill's exporter reads the table and writes
         // the file. The statement says so and does nothing.
         Dialect::Postgis => format!(
-            "-- geomill writes {from} to {} as {:?}\nSELECT 1",
+            "-- geomill writes {from} to {} as {}\nSELECT 1",
             string(&export.destination),
-            export.format
+            export.format.as_str()
         ),
     }
 }

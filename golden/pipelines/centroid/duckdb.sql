@@ -1,0 +1,4 @@
+-- 1: c
+CREATE OR REPLACE TEMP TABLE "c" AS
+SELECT "pop_est", "continent", "name", "iso_a3", "gdp_md_est", ST_Centroid("geom") AS "geom" FROM "countries" AS t;
+

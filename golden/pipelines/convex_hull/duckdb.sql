@@ -1,0 +1,4 @@
+-- 1: h
+CREATE OR REPLACE TEMP TABLE "h" AS
+SELECT "BoroCode", "BoroName", "Shape_Leng", "Shape_Area", ST_ConvexHull("geom") AS "geom" FROM "boroughs" AS t;
+

@@ -1,0 +1,4 @@
+-- 1: continents
+CREATE OR REPLACE TEMP TABLE "continents" AS
+SELECT "continent", max("gdp_md_est") AS "gdp_md_est_max", sum("pop_est") AS "pop_est_sum", ST_Union_Agg("geom") AS "geom" FROM "countries" AS t GROUP BY "continent";
+

@@ -1,0 +1,5 @@
+-- 1: with_capital
+DROP TABLE IF EXISTS "with_capital";
+CREATE TEMP TABLE "with_capital" AS
+SELECT * FROM "countries" AS t WHERE EXISTS (SELECT 1 FROM "cities" AS r WHERE ST_Intersects(t."geom", r."geom"));
+

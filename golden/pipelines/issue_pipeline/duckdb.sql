@@ -1,0 +1,19 @@
+-- 1: big
+CREATE OR REPLACE TEMP TABLE "big" AS
+SELECT * FROM "countries" AS t WHERE "pop_est" > 50000000;
+
+-- 2: halo
+CREATE OR REPLACE TEMP TABLE "halo" AS
+SELECT "pop_est", "continent", "name", "iso_a3", "gdp_md_est", ST_Transform(ST_Buffer(ST_Transform("geom", 'EPSG:4326', '+proj=aeqd +lat_0=' || ST_Y(ST_Centroid("geom")) || ' +lon_0=' || ST_X(ST_Centroid("geom")) || ' +datum=WGS84 +units=m +no_defs', always_xy := true), 500, 8), '+proj=aeqd +lat_0=' || ST_Y(ST_Centroid("geom")) || ' +lon_0=' || ST_X(ST_Centroid("geom")) || ' +datum=WGS84 +units=m +no_defs', '+proj=longlat +datum=WGS84 +lon_wrap=' || ST_X(ST_Centroid("geom")) || ' +no_defs', always_xy := true) AS "geom" FROM "big" AS t;
+
+-- 3: cities_in
+CREATE OR REPLACE TEMP TABLE "cities_in" AS
+SELECT t.*, r."iso_a3" AS "iso_a3" FROM "cities" AS t JOIN "halo" AS r ON ST_Intersects(t."geom", r."geom");
+
+-- 4: counted
+CREATE OR REPLACE TEMP TABLE "counted" AS
+SELECT t.*, (SELECT count(*) FROM "cities_in" AS r WHERE ST_Within(r."geom", t."geom")) AS "count" FROM "big" AS t;
+
+-- 5: save
+COPY (SELECT * FROM "counted") TO '__OUTPUT_DIR__/counted_2026-01-01.gpkg' (FORMAT GDAL, DRIVER 'GPKG');
+

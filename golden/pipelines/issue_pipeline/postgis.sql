@@ -1,0 +1,24 @@
+-- 1: big
+DROP TABLE IF EXISTS "big";
+CREATE TEMP TABLE "big" AS
+SELECT * FROM "countries" AS t WHERE "pop_est" > 50000000;
+
+-- 2: halo
+DROP TABLE IF EXISTS "halo";
+CREATE TEMP TABLE "halo" AS
+SELECT "pop_est", "continent", "name", "iso_a3", "gdp_md_est", ST_SetSRID(ST_Transform(ST_Buffer(ST_Transform(ST_SetSRID("geom", 4326), '+proj=aeqd +lat_0=' || ST_Y(ST_Centroid("geom")) || ' +lon_0=' || ST_X(ST_Centroid("geom")) || ' +datum=WGS84 +units=m +no_defs'), 500, 8), '+proj=aeqd +lat_0=' || ST_Y(ST_Centroid("geom")) || ' +lon_0=' || ST_X(ST_Centroid("geom")) || ' +datum=WGS84 +units=m +no_defs', '+proj=longlat +datum=WGS84 +lon_wrap=' || ST_X(ST_Centroid("geom")) || ' +no_defs'), 4326) AS "geom" FROM "big" AS t;
+
+-- 3: cities_in
+DROP TABLE IF EXISTS "cities_in";
+CREATE TEMP TABLE "cities_in" AS
+SELECT t.*, r."iso_a3" AS "iso_a3" FROM "cities" AS t JOIN "halo" AS r ON ST_Intersects(t."geom", r."geom");
+
+-- 4: counted
+DROP TABLE IF EXISTS "counted";
+CREATE TEMP TABLE "counted" AS
+SELECT t.*, (SELECT count(*) FROM "cities_in" AS r WHERE ST_Within(r."geom", t."geom")) AS "count" FROM "big" AS t;
+
+-- 5: save
+-- geomill writes "counted" to '__OUTPUT_DIR__/counted_2026-01-01.gpkg' as gpkg
+SELECT 1;
+

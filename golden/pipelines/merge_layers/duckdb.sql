@@ -1,0 +1,4 @@
+-- 1: m
+CREATE OR REPLACE TEMP TABLE "m" AS
+SELECT * FROM "countries" UNION ALL BY NAME SELECT * FROM "cities";
+

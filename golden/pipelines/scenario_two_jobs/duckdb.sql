@@ -1,0 +1,10 @@
+-- job prepare
+-- 1: europe
+CREATE OR REPLACE TEMP TABLE "europe" AS
+SELECT * FROM "countries" AS t WHERE "continent" = 'Europe';
+
+-- job report
+-- 1: counts
+CREATE OR REPLACE TEMP TABLE "counts" AS
+SELECT t.*, (SELECT count(*) FROM "cities" AS r WHERE ST_Intersects(r."geom", t."geom")) AS "count" FROM "countries" AS t;
+

@@ -1,0 +1,12 @@
+-- job prepare
+-- 1: europe
+DROP TABLE IF EXISTS "europe";
+CREATE TEMP TABLE "europe" AS
+SELECT * FROM "countries" AS t WHERE "continent" = 'Europe';
+
+-- job report
+-- 1: counts
+DROP TABLE IF EXISTS "counts";
+CREATE TEMP TABLE "counts" AS
+SELECT t.*, (SELECT count(*) FROM "cities" AS r WHERE ST_Intersects(r."geom", t."geom")) AS "count" FROM "countries" AS t;
+

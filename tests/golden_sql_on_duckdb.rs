@@ -1,0 +1,159 @@
+//! Every golden case's DuckDB SQL runs on a real DuckDB with the shared datasets loaded, so a
+//! preview is never SQL that fails; results are checked against direct queries where simple.
+
+use std::path::{Path, PathBuf};
+
+use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn shared_data(name: &str) -> String {
+    repo()
+        .join("../shared/data")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// DuckDB loaded with the golden catalog's sources.
+fn engine_with_sources() -> EmbeddedEngine {
+    let engine = EmbeddedEngine::open(&EmbeddedOptions::default()).expect("duckdb");
+    let load = format!(
+        "CREATE TABLE countries AS SELECT * EXCLUDE (OGC_FID) FROM ST_Read('{}');
+         CREATE TABLE cities AS SELECT * EXCLUDE (OGC_FID) FROM ST_Read('{}');
+         CREATE TABLE boroughs AS SELECT * EXCLUDE (OGC_FID) FROM ST_Read('/vsizip/{}/nybb.shp');",
+        shared_data("naturalearth_lowres/naturalearth_lowres.shp"),
+        shared_data("naturalearth_cities/naturalearth_cities.shp"),
+        shared_data("nybb_16a.zip"),
+    );
+    engine.execute_batch(&load).expect("load shared data");
+    engine
+}
+
+fn cases() -> Vec<PathBuf> {
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(repo().join("golden/pipelines"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("duckdb.sql").exists())
+        .collect();
+    cases.sort();
+    cases
+}
+
+/// The table the last CREATE of a script makes (a table every script must leave readable).
+fn last_table(sql: &str) -> Option<String> {
+    sql.lines()
+        .filter_map(|l| l.strip_prefix("CREATE OR REPLACE TEMP TABLE \""))
+        .last()
+        .and_then(|rest| rest.split('"').next())
+        .map(str::to_owned)
+}
+
+#[test]
+fn every_golden_duckdb_script_runs() {
+    let engine = engine_with_sources();
+    let output_dir = tempfile::tempdir().unwrap();
+    let cases = cases();
+    assert!(cases.len() >= 25);
+    let mut failures = Vec::new();
+    for case in &cases {
+        let sql = std::fs::read_to_string(case.join("duckdb.sql"))
+            .unwrap()
+            .replace("__OUTPUT_DIR__", &output_dir.path().display().to_string());
+        if let Err(error) = engine.execute_batch(&sql) {
+            failures.push(format!("{}: {error}", case.display()));
+            continue;
+        }
+        if let Some(table) = last_table(&sql) {
+            let count = engine.query_i64(&format!("SELECT count(*) FROM \"{table}\""));
+            assert!(count.is_ok(), "{}: {count:?}", case.display());
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    for file in [
+        "europe_2026-01-01.gpkg",
+        "counted_2026-01-01.gpkg",
+        "south.csv",
+        "south_centroids.fgb",
+    ] {
+        assert!(
+            output_dir.path().join(file).exists(),
+            "{file} was not written"
+        );
+    }
+}
+
+/// Runs a golden case; returns `table`, the result table it creates.
+fn run<'a>(engine: &EmbeddedEngine, case: &str, table: &'a str) -> &'a str {
+    let path = repo()
+        .join("golden/pipelines")
+        .join(case)
+        .join("duckdb.sql");
+    let sql = std::fs::read_to_string(path).unwrap();
+    engine
+        .execute_batch(&sql)
+        .unwrap_or_else(|e| panic!("{case}: {e}"));
+    table
+}
+
+fn count(engine: &EmbeddedEngine, sql: &str) -> i64 {
+    engine.query_i64(sql).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn golden_results_agree_with_direct_queries() {
+    let engine = engine_with_sources();
+    let table = run(&engine, "filter_rule", "big");
+    assert_eq!(
+        count(&engine, &format!("SELECT count(*) FROM \"{table}\"")),
+        count(
+            &engine,
+            "SELECT count(*) FROM countries WHERE pop_est > 100000000 AND continent <> 'Antarctica'"
+        )
+    );
+    // Every city lies in or near a country; `within` counts sum to the cities inside one.
+    let table = run(&engine, "spatial_aggregate_count", "counted");
+    assert_eq!(
+        count(&engine, &format!("SELECT count(*) FROM \"{table}\"")),
+        177
+    );
+    assert_eq!(
+        count(&engine, &format!("SELECT sum(\"count\") FROM \"{table}\"")),
+        count(
+            &engine,
+            "SELECT count(*) FROM cities c JOIN countries k ON ST_Within(c.geom, k.geom)"
+        )
+    );
+    let table = run(&engine, "dissolve_by_continent", "continents");
+    assert_eq!(
+        count(&engine, &format!("SELECT count(*) FROM \"{table}\"")),
+        count(&engine, "SELECT count(DISTINCT continent) FROM countries")
+    );
+    // A 500 m geodesic buffer of a point: area close to π·500² m² (within 1 %).
+    let table = run(&engine, "buffer_meters_on_lonlat", "halo");
+    let area = count(
+        &engine,
+        &format!(
+            "SELECT CAST(avg(ST_Area_Spheroid(ST_FlipCoordinates(geom))) AS BIGINT) FROM \"{table}\""
+        ),
+    );
+    let expected = (std::f64::consts::PI * 500.0 * 500.0) as i64;
+    assert!(
+        (area - expected).abs() < expected / 100,
+        "area {area} vs {expected}"
+    );
+    let table = run(&engine, "sort_and_top_n", "top5");
+    assert_eq!(
+        count(&engine, &format!("SELECT count(*) FROM \"{table}\"")),
+        5
+    );
+    assert_eq!(
+        count(&engine, &format!("SELECT min(gdp_md_est) FROM \"{table}\"")),
+        count(
+            &engine,
+            "SELECT min(gdp_md_est) FROM (SELECT gdp_md_est FROM countries ORDER BY gdp_md_est DESC LIMIT 5)"
+        )
+    );
+}
