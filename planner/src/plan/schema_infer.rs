@@ -8,7 +8,8 @@ use crate::schema::{Column, FieldType, GEOM, Schema};
 pub const CLASH_PREFIX: &str = "ref_";
 
 /// The columns a join brings from its right input, as (right name, output name): the
-/// requested ones, or every right attribute; names the left input has get [`CLASH_PREFIX`].
+/// requested ones, or every right attribute; a name already taken gets [`CLASH_PREFIX`] (again,
+/// until it is free).
 /// `None` when nothing was requested and the right columns are not known.
 pub fn joined_columns(
     left: Option<&Schema>,
@@ -20,19 +21,19 @@ pub fn joined_columns(
     } else {
         requested.to_vec()
     };
-    Some(
-        names
-            .into_iter()
-            .map(|name| {
-                let output = if left.is_some_and(|l| l.has(&name)) {
-                    format!("{CLASH_PREFIX}{name}")
-                } else {
-                    name.clone()
-                };
-                (name, output)
-            })
-            .collect(),
-    )
+    let mut taken: Vec<String> = left
+        .map(|l| l.names().into_iter().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let mut columns = Vec::new();
+    for name in names {
+        let mut output = name.clone();
+        while taken.contains(&output) {
+            output = format!("{CLASH_PREFIX}{output}");
+        }
+        taken.push(output.clone());
+        columns.push((name, output));
+    }
+    Some(columns)
 }
 
 fn type_of(schema: Option<&Schema>, name: &str) -> FieldType {

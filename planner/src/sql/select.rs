@@ -415,17 +415,12 @@ pub fn select(
                 main.from
             )
         }
-        Operator::Sample { rows, seed } => match dialect {
-            Dialect::Duckdb => format!(
-                "SELECT * FROM {} AS t USING SAMPLE reservoir({rows} ROWS) REPEATABLE ({seed})",
-                main.from
-            ),
-            Dialect::Postgis => format!(
-                "SELECT * FROM {} AS t ORDER BY md5(CAST(t AS text) || {}) LIMIT {rows}",
-                main.from,
-                string(&seed.to_string())
-            ),
-        },
+        // A seeded hash order: reproducible, and the same statement in both dialects.
+        Operator::Sample { rows, seed } => format!(
+            "SELECT * FROM {} AS t ORDER BY md5(CAST(t AS TEXT) || {}) LIMIT {rows}",
+            main.from,
+            string(&seed.to_string())
+        ),
         Operator::Export(_) => format!("SELECT * FROM {}", main.from),
     })
 }
