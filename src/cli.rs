@@ -34,18 +34,31 @@ pub enum Command {
         #[arg(long = "var", value_name = "NAME=VALUE")]
         vars: Vec<String>,
     },
-    /// Check a rules file or pipeline: capabilities, parameters, references, expressions.
+    /// Check a rules file, pipeline, scenario or rule: capabilities, parameters, references,
+    /// cycles, expressions. Exit code 1 lists every problem with its path.
     Validate {
-        /// The rules file or PipelineSpec v2 document.
+        /// The document (JSON).
         file: PathBuf,
+        /// Layer schemas ({"sources": {name: {columns, crs}}}): enables column and unit checks.
+        #[arg(long)]
+        catalog: Option<PathBuf>,
+        /// Run-time variable: NAME=VALUE.
+        #[arg(long = "var", value_name = "NAME=VALUE")]
+        vars: Vec<String>,
     },
-    /// Print the logical plan and the SQL the planner emits for a rules file or pipeline.
+    /// Print the logical plan before and after optimisation and the SQL the planner emits.
     Preview {
-        /// The rules file or PipelineSpec v2 document.
+        /// The document (JSON).
         file: PathBuf,
         /// SQL dialect to emit.
         #[arg(long, default_value = "duckdb", value_parser = ["duckdb", "postgis"])]
         engine: String,
+        /// Layer schemas ({"sources": {name: {columns, crs}}}): PostGIS SQL needs them.
+        #[arg(long)]
+        catalog: Option<PathBuf>,
+        /// Run-time variable: NAME=VALUE.
+        #[arg(long = "var", value_name = "NAME=VALUE")]
+        vars: Vec<String>,
     },
 }
 
@@ -58,8 +71,17 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Serve(config) => serve(config),
         Command::Run { .. } => not_yet("run"),
-        Command::Validate { .. } => not_yet("validate"),
-        Command::Preview { .. } => not_yet("preview"),
+        Command::Validate {
+            file,
+            catalog,
+            vars,
+        } => crate::plan_cli::validate(&file, catalog.as_deref(), &vars),
+        Command::Preview {
+            file,
+            engine,
+            catalog,
+            vars,
+        } => crate::plan_cli::preview(&file, &engine, catalog.as_deref(), &vars),
     }
 }
 

@@ -102,3 +102,25 @@ impl IntoResponse for ApiError {
         (self.status, Json(body)).into_response()
     }
 }
+
+impl From<geomill_planner::PlanError> for ApiError {
+    /// Invalid specs are 422 with every problem's path; a plan a dialect cannot express is 422
+    /// naming the step; an optimizer failure is a bug, so 500.
+    fn from(error: geomill_planner::PlanError) -> Self {
+        use geomill_planner::PlanError;
+        match &error {
+            PlanError::Invalid(problems) => Self::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_spec",
+                error.to_string(),
+            )
+            .with_detail(serde_json::json!({ "problems": problems })),
+            PlanError::Emit { .. } => Self::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "unsupported",
+                error.to_string(),
+            ),
+            PlanError::Optimizer { .. } => Self::internal(&error),
+        }
+    }
+}

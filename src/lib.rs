@@ -5,6 +5,7 @@ pub mod api;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod plan_cli;
 pub mod server;
 pub mod state;
 pub mod telemetry;

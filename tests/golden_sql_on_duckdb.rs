@@ -1,5 +1,6 @@
 //! Every golden case's DuckDB SQL runs on a real DuckDB with the shared datasets loaded, so a
 //! preview is never SQL that fails; results are checked against direct queries where simple.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
 use std::path::{Path, PathBuf};
 
@@ -46,7 +47,7 @@ fn cases() -> Vec<PathBuf> {
 fn last_table(sql: &str) -> Option<String> {
     sql.lines()
         .filter_map(|l| l.strip_prefix("CREATE OR REPLACE TEMP TABLE \""))
-        .last()
+        .next_back()
         .and_then(|rest| rest.split('"').next())
         .map(str::to_owned)
 }

@@ -82,7 +82,8 @@ pub const ALLOWED_FUNCTIONS: &[&str] = &[
 /// A checked rule expression.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SqlExpr {
-    ast: Expr,
+    /// Boxed: sqlparser's `Expr` is large, and plan nodes hold many expressions.
+    ast: Box<Expr>,
 }
 
 impl SqlExpr {
@@ -106,7 +107,7 @@ impl SqlExpr {
                 next.token
             ));
         }
-        let mut expr = Self { ast };
+        let mut expr = Self { ast: Box::new(ast) };
         expr.check_shape()?;
         expr.quote_columns();
         Ok(expr)
@@ -114,13 +115,13 @@ impl SqlExpr {
 
     /// Builds from an AST the planner made itself (capability lowering).
     pub fn from_ast(ast: Expr) -> Self {
-        Self { ast }
+        Self { ast: Box::new(ast) }
     }
 
     /// A quoted column reference.
     pub fn column(name: &str) -> Self {
         Self {
-            ast: Expr::Identifier(Ident::with_quote('"', name)),
+            ast: Box::new(Expr::Identifier(Ident::with_quote('"', name))),
         }
     }
 
@@ -130,7 +131,7 @@ impl SqlExpr {
 
     fn check_shape(&self) -> Result<(), String> {
         let mut problem = None;
-        let _ = visit_expressions(&self.ast, |expr| {
+        let _ = visit_expressions(self.ast.as_ref(), |expr| {
             let found = match expr {
                 Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } => {
                     Some("subqueries are not allowed in rule expressions".to_owned())
@@ -172,7 +173,7 @@ impl SqlExpr {
     }
 
     fn quote_columns(&mut self) {
-        let _ = visit_expressions_mut(&mut self.ast, |expr| {
+        let _ = visit_expressions_mut(self.ast.as_mut(), |expr| {
             if let Expr::Identifier(ident) = expr {
                 ident.quote_style = Some('"');
             }
@@ -183,7 +184,7 @@ impl SqlExpr {
     /// The column names the expression reads.
     pub fn columns(&self) -> BTreeSet<String> {
         let mut names = BTreeSet::new();
-        let _ = visit_expressions(&self.ast, |expr| {
+        let _ = visit_expressions(self.ast.as_ref(), |expr| {
             if let Expr::Identifier(ident) = expr {
                 names.insert(ident.value.clone());
             }
@@ -211,7 +212,7 @@ impl SqlExpr {
     #[must_use]
     pub fn folded(&self) -> Self {
         let mut ast = self.ast.clone();
-        let _ = visit_expressions_mut(&mut ast, |expr| {
+        let _ = visit_expressions_mut(ast.as_mut(), |expr| {
             if let Some(folded) = fold(expr) {
                 *expr = folded;
             }

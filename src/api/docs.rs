@@ -13,9 +13,23 @@ use crate::state::AppState;
         title = "geomill",
         description = "Declarative geospatial processing engine: datasets, rules, pipelines, jobs, OGC API Features."
     ),
-    paths(super::health::health),
-    components(schemas(crate::error::ErrorBody, crate::error::ErrorContent)),
-    tags((name = "health", description = "Service health"))
+    paths(
+        super::health::health,
+        super::capabilities::list,
+        super::capabilities::one,
+        super::capabilities::preview_get,
+        super::capabilities::preview_post,
+        super::rules::validate,
+        super::pipelines::validate,
+        super::pipelines::preview,
+    ),
+    components(schemas(crate::error::ErrorBody, crate::error::ErrorContent, super::capabilities::PreviewBody)),
+    tags(
+        (name = "health", description = "Service health"),
+        (name = "capabilities", description = "The capability registry and SQL previews"),
+        (name = "rules", description = "Rules"),
+        (name = "pipelines", description = "Pipelines v2")
+    )
 )]
 struct ApiDoc;
 

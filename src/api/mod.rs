@@ -1,10 +1,14 @@
 //! The HTTP API: one `router()` for the whole service, one module per spec group.
 
+pub mod capabilities;
 pub mod docs;
 pub mod extract;
 pub mod fallback;
 pub mod health;
 pub mod not_implemented;
+pub mod pipelines;
+pub mod planning;
+pub mod rules;
 
 use axum::Router;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -21,6 +25,9 @@ pub fn app(state: AppState) -> Router {
 pub fn router() -> Router<AppState> {
     Router::new()
         .merge(health::routes())
+        .merge(capabilities::routes())
+        .merge(rules::routes())
+        .merge(pipelines::routes())
         .merge(not_implemented::routes())
         .merge(docs::routes())
         .fallback(fallback::no_route)

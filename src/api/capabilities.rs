@@ -1,0 +1,131 @@
+//! `/capabilities`: the registry, one capability, and the SQL a capability compiles to.
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::routing::get;
+use geomill_planner::capabilities::{CapabilityInfo, find, listing, suggest};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::extract::{ApiJson, ApiQuery};
+use super::planning::{PreviewOptions, single_step_document, sql_text, statements};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/capabilities", get(list))
+        .route("/capabilities/{name}", get(one))
+        .route(
+            "/capabilities/{name}/sql-preview",
+            get(preview_get).post(preview_post),
+        )
+}
+
+fn lookup(name: &str) -> Result<CapabilityInfo, ApiError> {
+    find(name).map(CapabilityInfo::of).ok_or_else(|| {
+        let hint = suggest(name)
+            .map(|s| format!(" (did you mean {s:?}?)"))
+            .unwrap_or_default();
+        ApiError::not_found(format!("no capability {name:?}{hint}"))
+    })
+}
+
+/// Every capability with its JSON Schema.
+#[utoipa::path(get, path = "/capabilities", tag = "capabilities",
+    responses((status = 200, description = "Every capability: name, description, group, tier, engines, schema", body = Object)))]
+pub async fn list() -> Json<Vec<CapabilityInfo>> {
+    Json(listing())
+}
+
+/// One capability.
+#[utoipa::path(get, path = "/capabilities/{name}", tag = "capabilities",
+    params(("name" = String, Path, description = "Capability name")),
+    responses((status = 200, body = Object), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn one(Path(name): Path<String>) -> Result<Json<CapabilityInfo>, ApiError> {
+    lookup(&name).map(Json)
+}
+
+/// Query form of a preview: `params` is the capability's parameters as JSON text.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+pub struct PreviewQuery {
+    /// `duckdb` (default) or `postgis`.
+    pub engine: Option<String>,
+    /// The parameters as JSON, e.g. `{"distance": 500}`.
+    pub params: Option<String>,
+}
+
+/// Body form of a preview.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PreviewBody {
+    /// `duckdb` (default) or `postgis`.
+    #[serde(default)]
+    pub engine: Option<String>,
+    /// The capability's parameters.
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub params: Option<Value>,
+    /// Schemas of the layers the step reads (`{"sources": {"input": {"columns": [...], "crs": "EPSG:4326"}}}`):
+    /// exact column lists, unit conversion and PostGIS SQL need them.
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub catalog: Option<Value>,
+}
+
+/// The SQL a capability compiles to (parameters in the query string as JSON).
+#[utoipa::path(get, path = "/capabilities/{name}/sql-preview", tag = "capabilities",
+    params(("name" = String, Path, description = "Capability name"), PreviewQuery),
+    responses((status = 200, body = Object), (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+pub async fn preview_get(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    ApiQuery(query): ApiQuery<PreviewQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let params = match query.params.as_deref() {
+        Some(text) => serde_json::from_str(text)
+            .map_err(|e| ApiError::bad_request(format!("params is not JSON: {e}")))?,
+        None => json!({}),
+    };
+    preview(&state, &name, query.engine.as_deref(), params, None)
+}
+
+/// The SQL a capability compiles to (parameters and optional layer schemas in the body).
+#[utoipa::path(post, path = "/capabilities/{name}/sql-preview", tag = "capabilities",
+    params(("name" = String, Path, description = "Capability name")),
+    request_body = PreviewBody,
+    responses((status = 200, body = Object), (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+pub async fn preview_post(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    ApiJson(body): ApiJson<PreviewBody>,
+) -> Result<Json<Value>, ApiError> {
+    preview(
+        &state,
+        &name,
+        body.engine.as_deref(),
+        body.params.unwrap_or_else(|| json!({})),
+        body.catalog,
+    )
+}
+
+fn preview(
+    state: &AppState,
+    name: &str,
+    engine: Option<&str>,
+    params: Value,
+    catalog: Option<Value>,
+) -> Result<Json<Value>, ApiError> {
+    lookup(name)?;
+    let options = PreviewOptions::parse(state, engine, catalog, None)?;
+    let document = single_step_document(name, params);
+    let preview = options.preview_one(&document)?;
+    Ok(Json(json!({
+        "capability": name,
+        "engine": options.dialect().as_str(),
+        "plan": preview.optimized,
+        "sql": sql_text(&preview, options.dialect())?,
+        "statements": statements(&preview, options.dialect())?,
+    })))
+}

@@ -1,0 +1,121 @@
+//! Pipelines v2 planning: `/api/pipelines/validate` (and `/pipelines/validate`) and
+//! `/api/pipelines/preview` (plan and SQL per engine, without touching a database).
+
+use std::collections::BTreeMap;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::State;
+use axum::routing::post;
+use geomill_planner::plan_document;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::extract::ApiJson;
+use super::planning::{PreviewOptions, preview_json, validation_json};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/pipelines/validate", post(validate))
+        .route("/pipelines/validate", post(validate))
+        .route("/api/pipelines/preview", post(preview))
+}
+
+/// A request that wraps the document with planning options; a bare document is also accepted.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Wrapped {
+    pipeline: Value,
+    #[serde(default)]
+    engine: Option<String>,
+    #[serde(default)]
+    vars: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    catalog: Option<Value>,
+}
+
+fn unwrap(body: Value) -> Result<Wrapped, ApiError> {
+    if body.get("pipeline").is_some() {
+        serde_json::from_value(body).map_err(|e| ApiError::unprocessable(e.to_string()))
+    } else {
+        Ok(Wrapped {
+            pipeline: body,
+            engine: None,
+            vars: None,
+            catalog: None,
+        })
+    }
+}
+
+/// Dry run: structure, capabilities, parameters, step references, cycles, expressions.
+#[utoipa::path(post, path = "/api/pipelines/validate", tag = "pipelines",
+    request_body(content = Object, description = "A PipelineSpec (or a rules file, a scenario), bare or as {pipeline, engine, vars, catalog}"),
+    responses((status = 200, description = "{valid, steps, errors: [{path, message}]}", body = Object)))]
+pub async fn validate(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Json<Value>, ApiError> {
+    let request = unwrap(body)?;
+    let options = PreviewOptions::parse(
+        &state,
+        request.engine.as_deref(),
+        request.catalog,
+        request.vars,
+    )?;
+    let outcome =
+        plan_document(&request.pipeline, options.catalog(), options.vars()).map(|plans| {
+            plans
+                .iter()
+                .map(|(_, plan)| plan.graph.node_count())
+                .sum::<usize>()
+        });
+    let steps = request
+        .pipeline
+        .get("steps")
+        .and_then(Value::as_array)
+        .map_or_else(|| request.pipeline.as_array().map_or(0, Vec::len), Vec::len);
+    let mut answer = validation_json(&outcome.map(|_| steps))?;
+    if let Ok(previews) = options.preview(&request.pipeline) {
+        answer["plan"] = json!(
+            previews
+                .iter()
+                .map(|p| p.plan.clone())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+    Ok(Json(answer))
+}
+
+/// The logical plan before and after optimisation, and the SQL of every step in both dialects.
+#[utoipa::path(post, path = "/api/pipelines/preview", tag = "pipelines",
+    request_body(content = Object, description = "A PipelineSpec, bare or as {pipeline, engine, vars, catalog}"),
+    responses(
+        (status = 200, description = "{plan, optimized, sql: {duckdb: {statements, text, result}, postgis: {...} | {error}}}; scenarios: {jobs: [...]}", body = Object),
+        (status = 422, body = crate::error::ErrorBody),
+    ))]
+pub async fn preview(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Json<Value>, ApiError> {
+    let request = unwrap(body)?;
+    let options = PreviewOptions::parse(
+        &state,
+        request.engine.as_deref(),
+        request.catalog,
+        request.vars,
+    )?;
+    let previews = options.preview(&request.pipeline)?;
+    match previews.as_slice() {
+        [one] if one.job.is_empty() => Ok(Json(preview_json(one))),
+        many => Ok(Json(json!({
+            "jobs": many.iter().map(|p| {
+                let mut value = preview_json(p);
+                value["job"] = json!(p.job);
+                value
+            }).collect::<Vec<_>>()
+        }))),
+    }
+}

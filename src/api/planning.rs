@@ -1,0 +1,163 @@
+//! What the planning endpoints share: reading the engine, catalog and variables of a request,
+//! and shaping previews and validation results.
+
+use std::collections::BTreeMap;
+
+use geomill_planner::compile::DialectSql;
+use geomill_planner::optimizer::EngineMode;
+use geomill_planner::schema::Catalog;
+use geomill_planner::spec::Vars;
+use geomill_planner::sql::Dialect;
+use geomill_planner::{PlanError, Preview, Problem};
+use serde_json::{Value, json};
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// How to plan a request.
+#[derive(Debug, Clone)]
+pub struct PreviewOptions {
+    dialect: Dialect,
+    mode: EngineMode,
+    catalog: Catalog,
+    vars: Vars,
+}
+
+impl PreviewOptions {
+    /// `engine` is a dialect name (`duckdb`, `postgis`) or an engine name (`embedded`,
+    /// `postgis`, `hybrid`); absent, the server's engine decides.
+    pub fn parse(
+        state: &AppState,
+        engine: Option<&str>,
+        catalog: Option<Value>,
+        vars: Option<BTreeMap<String, String>>,
+    ) -> Result<Self, ApiError> {
+        let mode = match engine.unwrap_or(state.config().engine.as_str()) {
+            "duckdb" | "embedded" => EngineMode::Embedded,
+            "postgis" | "postgres" | "postgresql" => EngineMode::Postgis,
+            "hybrid" => EngineMode::Hybrid,
+            other => {
+                return Err(ApiError::bad_request(format!(
+                    "engine must be duckdb, postgis or hybrid, got {other:?}"
+                )));
+            }
+        };
+        let dialect = if mode == EngineMode::Embedded {
+            Dialect::Duckdb
+        } else {
+            Dialect::Postgis
+        };
+        let catalog = match catalog {
+            Some(value) => serde_json::from_value(value)
+                .map_err(|e| ApiError::unprocessable(format!("catalog: {e}")))?,
+            None => Catalog::default(),
+        };
+        let vars = Vars {
+            values: vars.unwrap_or_default(),
+            strict: false,
+        };
+        Ok(Self {
+            dialect,
+            mode,
+            catalog,
+            vars,
+        })
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// Plans `document` and emits both dialects.
+    pub fn preview(&self, document: &Value) -> Result<Vec<Preview>, ApiError> {
+        Ok(geomill_planner::preview(
+            document,
+            &self.catalog,
+            &self.vars,
+            self.mode,
+            &Dialect::ALL,
+        )?)
+    }
+
+    /// The preview of a document holding one pipeline.
+    pub fn preview_one(&self, document: &Value) -> Result<Preview, ApiError> {
+        self.preview(document)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| ApiError::unprocessable("the document holds no pipeline"))
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    pub fn vars(&self) -> &Vars {
+        &self.vars
+    }
+}
+
+fn dialect_sql(preview: &Preview, dialect: Dialect) -> Result<&DialectSql, ApiError> {
+    preview
+        .sql
+        .iter()
+        .find(|s| s.dialect == dialect)
+        .ok_or_else(|| ApiError::internal(&"a dialect is missing from the preview"))
+}
+
+/// The script of `dialect` as text, or 422 when the plan cannot be written in it.
+pub fn sql_text(preview: &Preview, dialect: Dialect) -> Result<String, ApiError> {
+    let sql = dialect_sql(preview, dialect)?;
+    match (&sql.script, &sql.error) {
+        (Some(script), _) => Ok(script.to_text()),
+        (None, error) => Err(ApiError::new(
+            axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+            "unsupported",
+            error.clone().unwrap_or_default(),
+        )),
+    }
+}
+
+/// The statements of `dialect` (steps, table, SQL).
+pub fn statements(preview: &Preview, dialect: Dialect) -> Result<Value, ApiError> {
+    let sql = dialect_sql(preview, dialect)?;
+    Ok(json!(sql.script.as_ref().map(|s| &s.statements)))
+}
+
+/// A preview as JSON: plan texts and, per dialect, the statements and the script (or why the
+/// dialect cannot express the plan).
+pub fn preview_json(preview: &Preview) -> Value {
+    let sql: serde_json::Map<String, Value> = preview
+        .sql
+        .iter()
+        .map(|s| {
+            let value = match (&s.script, &s.error) {
+                (Some(script), _) => json!({ "statements": script.statements, "text": script.to_text(), "result": script.result }),
+                (None, error) => json!({ "error": error }),
+            };
+            (s.dialect.as_str().to_owned(), value)
+        })
+        .collect();
+    json!({ "plan": preview.plan, "optimized": preview.optimized, "sql": sql })
+}
+
+/// A single-step pipeline calling `capability` with `params`.
+pub fn single_step_document(capability: &str, params: Value) -> Value {
+    json!({ "name": capability, "steps": [{ "id": capability, "capability": capability, "params": params }] })
+}
+
+/// The outcome of a validation: problems are data here, not an error.
+pub fn validation_json(result: &Result<usize, PlanError>) -> Result<Value, ApiError> {
+    match result {
+        Ok(steps) => Ok(json!({ "valid": true, "steps": steps, "errors": [] })),
+        Err(PlanError::Invalid(problems)) => Ok(json!({ "valid": false, "errors": problems })),
+        Err(other) => Err(ApiError::internal(other)),
+    }
+}
+
+/// Problems with their paths prefixed (`[2].` for the third rule of a batch).
+pub fn prefixed(problems: &[Problem], prefix: &str) -> Vec<Problem> {
+    problems
+        .iter()
+        .map(|p| Problem::new(format!("{prefix}{}", p.path), p.message.clone()))
+        .collect()
+}

@@ -1,0 +1,318 @@
+//! The planner over HTTP: capabilities, SQL previews, rule and pipeline validation, pipeline
+//! previews.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
+
+mod common;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use common::{call, get, test_state};
+use serde_json::{Value, json};
+
+fn post(uri: &str, body: &Value) -> Request<Body> {
+    Request::post(uri)
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap()
+}
+
+fn golden(path: &str) -> Value {
+    let text =
+        std::fs::read_to_string(format!("{}/golden/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[tokio::test]
+async fn capabilities_list_every_capability_with_a_schema_as_in_the_snapshot() {
+    let (_dir, state) = test_state();
+    let (status, body) = call(&state, get("/capabilities")).await;
+    assert_eq!(status, StatusCode::OK);
+    let list = body.as_array().unwrap();
+    for name in [
+        "filter",
+        "buffer",
+        "clip",
+        "union",
+        "dissolve",
+        "centroid",
+        "reproject",
+        "simplify",
+        "convex_hull",
+        "spatial_join",
+        "spatial_aggregate",
+        "intersects",
+        "nearest_neighbor",
+        "erase",
+        "overlay_intersection",
+        "merge_layers",
+        "area_length",
+        "calculate",
+        "add_field",
+        "drop_field",
+        "rename_field",
+        "cast_field",
+        "sort",
+        "top_n",
+        "deduplicate",
+        "random_sample",
+        "case_when",
+        "coalesce_fields",
+        "export",
+    ] {
+        let entry = list
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("{name} missing"));
+        assert_eq!(entry["schema"]["type"], "object", "{name}");
+        assert!(!entry["description"].as_str().unwrap().is_empty(), "{name}");
+        assert_eq!(entry["engines"], json!(["duckdb", "postgis"]));
+    }
+    assert_eq!(
+        body,
+        golden("capabilities.json"),
+        "the API and the golden snapshot differ"
+    );
+
+    let (status, one) = call(&state, get("/capabilities/buffer")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(one["schema"]["properties"]["distance"]["type"], "number");
+    assert_eq!(one["group"], "vector_geometry");
+    assert_eq!(one["tier"], "community");
+}
+
+#[tokio::test]
+async fn an_unknown_capability_is_404_with_a_suggestion() {
+    let (_dir, state) = test_state();
+    let (status, body) = call(&state, get("/capabilities/bufer")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean \"buffer\""),
+        "{body}"
+    );
+    let (status, _) = call(&state, get("/capabilities/bufer/sql-preview")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn sql_preview_in_the_query_string() {
+    let (_dir, state) = test_state();
+    let uri = "/capabilities/buffer/sql-preview?engine=duckdb&params=%7B%22distance%22%3A500%7D";
+    let (status, body) = call(&state, get(uri)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let sql = body["sql"].as_str().unwrap();
+    assert!(
+        sql.contains("ST_Buffer(ST_Transform(\"geom\", 'EPSG:4326', '+proj=aeqd"),
+        "{sql}"
+    );
+    assert!(sql.contains("FROM \"input\""), "{sql}");
+    assert_eq!(body["engine"], "duckdb");
+    assert_eq!(body["statements"].as_array().unwrap().len(), 1);
+
+    let (status, body) = call(
+        &state,
+        get("/capabilities/buffer/sql-preview?params=%7Bnope"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, body) = call(
+        &state,
+        get("/capabilities/buffer/sql-preview?engine=oracle"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, body) = call(
+        &state,
+        get("/capabilities/buffer/sql-preview?params=%7B%22distance%22%3A%22far%22%7D"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(
+        body["error"]["detail"]["problems"][0]["path"],
+        "steps[0].params.distance"
+    );
+}
+
+#[tokio::test]
+async fn postgis_previews_need_the_layer_schema_and_say_so() {
+    let (_dir, state) = test_state();
+    let without = json!({"engine": "postgis", "params": {"distance": 10, "unit": "crs"}});
+    let (status, body) = call(&state, post("/capabilities/buffer/sql-preview", &without)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("needs the input's columns"),
+        "{body}"
+    );
+
+    let catalog = json!({"sources": {"input": {"crs": "EPSG:2263", "columns": [
+        {"name": "BoroName", "type": "text"}, {"name": "geom", "type": "geometry"}]}}});
+    let with = json!({"engine": "postgis", "params": {"distance": 100, "unit": "meters"}, "catalog": catalog});
+    let (status, body) = call(&state, post("/capabilities/buffer/sql-preview", &with)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let sql = body["sql"].as_str().unwrap();
+    // 100 m in US survey feet on a state-plane CRS: a plain buffer of 328.08… units.
+    assert!(
+        sql.contains("SELECT \"BoroName\", ST_Buffer(\"geom\", 328.08"),
+        "{sql}"
+    );
+    assert!(sql.contains("DROP TABLE IF EXISTS"), "{sql}");
+}
+
+#[tokio::test]
+async fn rules_validate_reports_every_problem_with_its_path() {
+    let (_dir, state) = test_state();
+    let rules = json!([
+        {"name": "far", "capability": "buffer", "config": {"distance": "far"}},
+        {"capability": "bufer", "config": {}},
+        {"name": "f", "capability": "filter", "params": {"where": "pop >"}},
+        {"name": "ok", "capability": "centroid", "config": {}}
+    ]);
+    let (status, body) = call(&state, post("/rules/validate", &rules)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["valid"], false);
+    let paths: Vec<&str> = body["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        ["[0].config.distance", "[1].capability", "[2].params.where"]
+    );
+    assert_eq!(body["results"][1]["name"], "rule_1");
+    assert!(
+        body["errors"][1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean \"buffer\"")
+    );
+    assert_eq!(body["results"][3]["valid"], true);
+
+    let (status, body) = call(
+        &state,
+        post(
+            "/rules/validate",
+            &json!([{"capability": "centroid", "config": {}}]),
+        ),
+    )
+    .await;
+    assert_eq!(
+        (status, body["valid"].clone()),
+        (StatusCode::OK, json!(true))
+    );
+    let (status, _) = call(
+        &state,
+        post("/rules/validate", &json!({"capability": "centroid"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+#[tokio::test]
+async fn pipelines_validate_under_both_paths() {
+    let (_dir, state) = test_state();
+    let cycle = golden("errors/cycle.json");
+    for path in ["/api/pipelines/validate", "/pipelines/validate"] {
+        let (status, body) = call(&state, post(path, &cycle)).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body["valid"], false, "{body}");
+        assert_eq!(
+            body["errors"][0]["message"],
+            "steps form a cycle: a → b → a"
+        );
+    }
+    let wrapped = json!({"pipeline": golden("pipelines/issue_pipeline/pipeline.json"), "catalog": golden("catalog.json")});
+    let (status, body) = call(&state, post("/api/pipelines/validate", &wrapped)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["valid"], true, "{body}");
+    assert_eq!(body["steps"], 5);
+    assert!(body["plan"].as_str().unwrap().contains("SpatialAggregate"));
+}
+
+#[tokio::test]
+async fn pipeline_preview_gives_plans_and_sql_for_both_engines() {
+    let (_dir, state) = test_state();
+    let request = json!({
+        "pipeline": golden("pipelines/issue_pipeline/pipeline.json"),
+        "catalog": golden("catalog.json"),
+        "vars": {"date": "2026-01-01", "output_dir": "/tmp/out"}
+    });
+    let (status, body) = call(&state, post("/api/pipelines/preview", &request)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        body["plan"]
+            .as_str()
+            .unwrap()
+            .starts_with("01)Export destination=/tmp/out/counted_2026-01-01.gpkg")
+    );
+    assert!(
+        body["optimized"]
+            .as_str()
+            .unwrap()
+            .contains("engine=duckdb")
+    );
+    assert_eq!(
+        body["sql"]["duckdb"]["statements"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
+    assert_eq!(body["sql"]["duckdb"]["result"], "counted");
+    assert!(
+        body["sql"]["postgis"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("CREATE TEMP TABLE \"counted\"")
+    );
+
+    let (status, body) = call(
+        &state,
+        post(
+            "/api/pipelines/preview",
+            &golden("pipelines/scenario_two_jobs/pipeline.json"),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let jobs: Vec<&str> = body["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["job"].as_str().unwrap())
+        .collect();
+    assert_eq!(jobs, ["prepare", "report"]);
+    // Counting keeps every input column (`t.*`), so both dialects work without a catalog.
+    assert!(
+        body["jobs"][1]["sql"]["postgis"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("count(*)")
+    );
+    assert!(body["jobs"][1]["sql"]["duckdb"]["text"].is_string());
+
+    let (status, body) = call(
+        &state,
+        post(
+            "/api/pipelines/preview",
+            &golden("errors/bad_expressions.json"),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(body["error"]["code"], "invalid_spec");
+    assert_eq!(
+        body["error"]["detail"]["problems"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3,
+        "{body}"
+    );
+}
