@@ -221,6 +221,58 @@ impl SqlExpr {
         Self { ast }
     }
 
+    /// The box of a `ST_Intersects(geom, ST_MakeEnvelope(xmin, ymin, xmax, ymax))` predicate
+    /// (either argument order), the form bbox queries take.
+    pub fn as_bbox_filter(&self) -> Option<[f64; 4]> {
+        let Expr::Function(function) = self.ast.as_ref() else {
+            return None;
+        };
+        if !function
+            .name
+            .to_string()
+            .eq_ignore_ascii_case("st_intersects")
+        {
+            return None;
+        }
+        let args = function_args(function)?;
+        let [a, b] = args.as_slice() else { return None };
+        let envelope = match (a, b) {
+            (Expr::Identifier(id), other) | (other, Expr::Identifier(id))
+                if id.value == crate::schema::GEOM =>
+            {
+                other
+            }
+            _ => return None,
+        };
+        let Expr::Function(envelope) = envelope else {
+            return None;
+        };
+        if !envelope
+            .name
+            .to_string()
+            .eq_ignore_ascii_case("st_makeenvelope")
+        {
+            return None;
+        }
+        let numbers: Vec<f64> = function_args(envelope)?
+            .into_iter()
+            .map(number_literal)
+            .collect::<Option<_>>()?;
+        match numbers.as_slice() {
+            [x1, y1, x2, y2] => Some([*x1, *y1, *x2, *y2]),
+            _ => None,
+        }
+    }
+
+    /// `ST_Intersects("geom", ST_MakeEnvelope(...))` for a box.
+    pub fn bbox_filter(bbox: [f64; 4]) -> Result<Self, String> {
+        let [x1, y1, x2, y2] = bbox.map(crate::sql::quote::number);
+        Self::parse(&format!(
+            "ST_Intersects(geom, ST_MakeEnvelope({}, {}, {}, {}))",
+            x1?, y1?, x2?, y2?
+        ))
+    }
+
     /// `Some(b)` when the expression is the boolean literal `b`.
     pub fn as_bool(&self) -> Option<bool> {
         bool_literal(&self.ast)
@@ -231,6 +283,21 @@ impl std::fmt::Display for SqlExpr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.ast)
     }
+}
+
+/// The plain positional arguments of a call.
+fn function_args(function: &sqlparser::ast::Function) -> Option<Vec<&Expr>> {
+    use sqlparser::ast::{FunctionArg, FunctionArgExpr, FunctionArguments};
+    let FunctionArguments::List(list) = &function.args else {
+        return None;
+    };
+    list.args
+        .iter()
+        .map(|arg| match arg {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(expr)) => Some(expr),
+            _ => None,
+        })
+        .collect()
 }
 
 fn bool_literal(expr: &Expr) -> Option<bool> {
@@ -383,6 +450,26 @@ mod tests {
         ] {
             assert!(SqlExpr::parse(text).is_err(), "{text} was accepted");
         }
+    }
+
+    #[test]
+    fn bbox_filters_are_recognised_and_built() {
+        let expr =
+            SqlExpr::parse("ST_Intersects(geom, ST_MakeEnvelope(-10, 35.5, 30, 70))").unwrap();
+        assert_eq!(expr.as_bbox_filter(), Some([-10.0, 35.5, 30.0, 70.0]));
+        let swapped = SqlExpr::parse("st_intersects(ST_MakeEnvelope(0, 0, 1, 1), geom)").unwrap();
+        assert_eq!(swapped.as_bbox_filter(), Some([0.0, 0.0, 1.0, 1.0]));
+        assert_eq!(
+            SqlExpr::parse("ST_Intersects(geom, geom)")
+                .unwrap()
+                .as_bbox_filter(),
+            None
+        );
+        let built = SqlExpr::bbox_filter([-1.5, 2.0, 3.0, 4.0]).unwrap();
+        assert_eq!(
+            built.to_sql(),
+            "ST_Intersects(\"geom\", ST_MakeEnvelope(-1.5, 2, 3, 4))"
+        );
     }
 
     #[test]

@@ -36,17 +36,25 @@ struct Wrapped {
     catalog: Option<Value>,
 }
 
-fn unwrap(body: Value) -> Result<Wrapped, ApiError> {
-    if body.get("pipeline").is_some() {
-        serde_json::from_value(body).map_err(|e| ApiError::unprocessable(e.to_string()))
+/// The document of a request and how to plan it.
+fn planning_request(state: &AppState, body: Value) -> Result<(Value, PreviewOptions), ApiError> {
+    let request = if body.get("pipeline").is_some() {
+        serde_json::from_value(body).map_err(|e| ApiError::unprocessable(e.to_string()))?
     } else {
-        Ok(Wrapped {
+        Wrapped {
             pipeline: body,
             engine: None,
             vars: None,
             catalog: None,
-        })
-    }
+        }
+    };
+    let options = PreviewOptions::parse(
+        state,
+        request.engine.as_deref(),
+        request.catalog,
+        request.vars,
+    )?;
+    Ok((request.pipeline, options))
 }
 
 /// Dry run: structure, capabilities, parameters, step references, cycles, expressions.
@@ -57,27 +65,14 @@ pub async fn validate(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<Value>, ApiError> {
-    let request = unwrap(body)?;
-    let options = PreviewOptions::parse(
-        &state,
-        request.engine.as_deref(),
-        request.catalog,
-        request.vars,
-    )?;
-    let outcome =
-        plan_document(&request.pipeline, options.catalog(), options.vars()).map(|plans| {
-            plans
-                .iter()
-                .map(|(_, plan)| plan.graph.node_count())
-                .sum::<usize>()
-        });
-    let steps = request
-        .pipeline
+    let (pipeline, options) = planning_request(&state, body)?;
+    let steps = pipeline
         .get("steps")
         .and_then(Value::as_array)
-        .map_or_else(|| request.pipeline.as_array().map_or(0, Vec::len), Vec::len);
-    let mut answer = validation_json(&outcome.map(|_| steps))?;
-    if let Ok(previews) = options.preview(&request.pipeline) {
+        .map_or_else(|| pipeline.as_array().map_or(0, Vec::len), Vec::len);
+    let outcome = plan_document(&pipeline, options.catalog(), options.vars()).map(|_| steps);
+    let mut answer = validation_json(&outcome)?;
+    if let Ok(previews) = options.preview(&pipeline) {
         answer["plan"] = json!(
             previews
                 .iter()
@@ -100,14 +95,8 @@ pub async fn preview(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<Value>, ApiError> {
-    let request = unwrap(body)?;
-    let options = PreviewOptions::parse(
-        &state,
-        request.engine.as_deref(),
-        request.catalog,
-        request.vars,
-    )?;
-    let previews = options.preview(&request.pipeline)?;
+    let (pipeline, options) = planning_request(&state, body)?;
+    let previews = options.preview(&pipeline)?;
     match previews.as_slice() {
         [one] if one.job.is_empty() => Ok(Json(preview_json(one))),
         many => Ok(Json(json!({

@@ -3,6 +3,7 @@
 //! reported with the rule's name.
 
 mod assign_engine;
+mod bbox_prefilter;
 mod constant_fold;
 mod filter_pushdown;
 mod fuse_stages;
@@ -14,6 +15,7 @@ use crate::error::PlanError;
 use crate::plan::Plan;
 
 pub use assign_engine::AssignEngine;
+pub use bbox_prefilter::BboxPrefilter;
 pub use constant_fold::ConstantFold;
 pub use filter_pushdown::FilterPushdown;
 pub use fuse_stages::FuseStages;
@@ -36,11 +38,14 @@ pub trait OptimizerRule {
     fn rewrite(&self, plan: &mut Plan) -> Result<bool, PlanError>;
 }
 
-/// The rules, in order: simplify expressions, move filters and column drops towards the scans,
-/// then decide engines, then fuse what runs together.
+/// The rules, in order: simplify expressions, move filters towards the scans (again after bbox
+/// pre-filters are added, so they sink too), prune columns, then decide engines, then fuse what
+/// runs together.
 pub fn rules(mode: EngineMode) -> Vec<Box<dyn OptimizerRule>> {
     vec![
         Box::new(ConstantFold),
+        Box::new(FilterPushdown),
+        Box::new(BboxPrefilter),
         Box::new(FilterPushdown),
         Box::new(PruneColumns),
         Box::new(AssignEngine { mode }),
@@ -69,11 +74,16 @@ pub fn optimize(mut plan: Plan, mode: EngineMode) -> Result<Plan, PlanError> {
     Ok(plan)
 }
 
-/// The single consumer of `index`, if it has exactly one.
+/// The single reader of `index`'s output, if it has exactly one and nothing else observes it
+/// (the plan's result is observed by whoever runs the plan). Rules that move work across `index`
+/// or fold it into its reader rely on this.
 pub(crate) fn only_consumer(
     plan: &Plan,
     index: petgraph::stable_graph::NodeIndex,
 ) -> Option<petgraph::stable_graph::NodeIndex> {
+    if plan.result == Some(index) {
+        return None;
+    }
     match plan.consumers(index).as_slice() {
         [one] if plan.graph.edges_connecting(index, *one).count() == 1 => Some(*one),
         _ => None,

@@ -1,0 +1,10 @@
+-- 1: s0
+DROP TABLE IF EXISTS "s0";
+CREATE TEMP TABLE "s0" AS
+SELECT "pop_est", "continent", "name", "iso_a3", "gdp_md_est", "geom", CAST(0 AS BIGINT) AS "tmp_0" FROM "countries" AS t;
+
+-- 2: s1
+DROP TABLE IF EXISTS "s1";
+CREATE TEMP TABLE "s1" AS
+SELECT "pop_est", "continent", "name", "iso_a3", "gdp_md_est", "geom" FROM "s0" AS t;
+
