@@ -68,6 +68,9 @@ pub struct Config {
     /// Directory DuckDB loads extensions from (default `~/.duckdb/extensions`).
     #[arg(long, env = "GEOMILL_DUCKDB_EXTENSION_DIR")]
     pub duckdb_extension_dir: Option<PathBuf>,
+    /// Largest accepted upload, in MiB (413 past it).
+    #[arg(long, env = "GEOMILL_MAX_UPLOAD_MB", default_value_t = 512)]
+    pub max_upload_mb: u64,
     /// Free space (MiB) below which /health reports the disk as unavailable.
     #[arg(long, env = "GEOMILL_MIN_FREE_DISK_MB", default_value_t = 256)]
     pub min_free_disk_mb: u64,
@@ -103,6 +106,7 @@ impl Config {
             log_filter: "info".into(),
             log_format: LogFormat::Text,
             duckdb_extension_dir: None,
+            max_upload_mb: 64,
             min_free_disk_mb: 1,
         }
     }
@@ -133,6 +137,11 @@ impl Config {
             reason: e.to_string(),
         })?;
         Ok(())
+    }
+
+    /// Where uploaded files are kept, one folder per dataset.
+    pub fn uploads_dir(&self) -> PathBuf {
+        self.data_dir.join("uploads")
     }
 
     /// The embedded engine's database file.

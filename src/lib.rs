@@ -4,6 +4,7 @@
 pub mod api;
 pub mod cli;
 pub mod config;
+pub mod datasets;
 pub mod error;
 pub mod plan_cli;
 pub mod server;

@@ -43,6 +43,7 @@ impl AppState {
             database_path: Some(config.duckdb_path()),
             extension_directory: config.duckdb_extension_dir.clone(),
         })?;
+        embedded.init_store()?;
         Ok(Self {
             inner: Arc::new(Inner {
                 config,

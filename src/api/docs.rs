@@ -15,6 +15,12 @@ use crate::state::AppState;
     ),
     paths(
         super::health::health,
+        super::datasets::upload_dataset,
+        super::datasets::list,
+        super::datasets::read,
+        super::datasets::rename,
+        super::datasets::remove,
+        super::datasets::features,
         super::capabilities::list,
         super::capabilities::one,
         super::capabilities::preview_get,
@@ -26,6 +32,7 @@ use crate::state::AppState;
     components(schemas(crate::error::ErrorBody, crate::error::ErrorContent, super::capabilities::PreviewBody)),
     tags(
         (name = "health", description = "Service health"),
+        (name = "datasets", description = "Datasets and their features"),
         (name = "capabilities", description = "The capability registry and SQL previews"),
         (name = "rules", description = "Rules"),
         (name = "pipelines", description = "Pipelines v2")

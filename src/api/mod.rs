@@ -1,6 +1,7 @@
 //! The HTTP API: one `router()` for the whole service, one module per spec group.
 
 pub mod capabilities;
+pub mod datasets;
 pub mod docs;
 pub mod extract;
 pub mod fallback;
@@ -26,6 +27,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .merge(health::routes())
         .merge(capabilities::routes())
+        .merge(datasets::routes())
         .merge(rules::routes())
         .merge(pipelines::routes())
         .merge(not_implemented::routes())

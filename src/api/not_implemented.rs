@@ -15,11 +15,6 @@ use crate::state::AppState;
 
 /// (method, path as the spec writes it, spec group).
 pub const NOT_IMPLEMENTED: &[(&str, &str, &str)] = &[
-    ("POST", "/datasets/upload", "datasets"),
-    ("GET", "/datasets", "datasets"),
-    ("GET", "/datasets/{id}", "datasets"),
-    ("PATCH", "/datasets/{id}", "datasets"),
-    ("DELETE", "/api/portal/datasets/{id}", "datasets"),
     ("POST", "/datasets/ogc", "datasets"),
     ("POST", "/datasets/import-url", "datasets"),
     ("POST", "/datasets/export-gpkg", "datasets"),
@@ -45,11 +40,6 @@ pub const NOT_IMPLEMENTED: &[(&str, &str, &str)] = &[
     ("GET", "/examples/{id}/preview", "datasets"),
     ("GET", "/examples/{id}/tiles/{z}/{x}/{y}.mvt", "datasets"),
     ("POST", "/examples/{id}/triggers/dryrun", "datasets"),
-    (
-        "GET",
-        "/api/portal/datasets/{id}/layers/{layer}/features",
-        "features",
-    ),
     ("POST", "/api/portal/sql/execute", "features"),
     ("POST", "/api/portal/sql/export", "features"),
     ("POST", "/api/portal/datasets/export", "features"),

@@ -137,3 +137,71 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+/// A multipart/form-data upload of `files` (name, bytes) to `uri`, with an optional `name` field.
+pub fn multipart(uri: &str, files: &[(&str, Vec<u8>)], name: Option<&str>) -> Request<Body> {
+    let boundary = "geomill-test-boundary";
+    let mut body = Vec::new();
+    for (file_name, bytes) in files {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    if let Some(name) = name {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\n{name}\r\n"
+            )
+            .as_bytes(),
+        );
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    Request::post(uri)
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(Body::from(body))
+        .expect("request")
+}
+
+/// A file of the shared test data.
+pub fn shared(path: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data")
+        .join(path)
+}
+
+/// Runs a GDAL command line tool and returns its standard output.
+pub fn gdal(tool: &str, args: &[&str]) -> String {
+    let output = Command::new(tool)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{tool} (gdal-bin): {e}"));
+    assert!(
+        output.status.success(),
+        "{tool} {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Feature count and `EPSG:<code>` of a layer as `ogrinfo` reports them.
+pub fn ogrinfo_summary(path: &str, layer: &str) -> (i64, Option<String>) {
+    let text = gdal("ogrinfo", &["-so", path, layer]);
+    let count = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Feature Count: "))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("feature count");
+    let epsg = text.rfind("ID[\"EPSG\",").map(|at| {
+        let rest = &text[at + 10..];
+        format!("EPSG:{}", rest.split(']').next().unwrap_or_default())
+    });
+    (count, epsg)
+}

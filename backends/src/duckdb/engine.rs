@@ -72,6 +72,11 @@ impl EmbeddedEngine {
         })
     }
 
+    /// The shared connection, held until the guard drops.
+    pub(crate) fn connection(&self) -> Result<std::sync::MutexGuard<'_, Connection>, BackendError> {
+        self.lock()
+    }
+
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>, BackendError> {
         self.connection
             .lock()

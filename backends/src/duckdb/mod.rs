@@ -1,5 +1,7 @@
 //! The embedded engine: DuckDB in-process with its `spatial` extension ("portable mode").
 
 mod engine;
+mod store;
 
 pub use engine::{EmbeddedEngine, EmbeddedOptions, SpatialStatus};
+pub use store::{DatasetRecord, FeaturePage, LayerRecord, RejectedFile, SourceFile};

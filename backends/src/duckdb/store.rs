@@ -1,0 +1,473 @@
+//! The dataset store of the embedded engine: catalog tables (`meta.datasets`,
+//! `meta.layers`), layers loaded through GDAL into tables of the `layers` schema, and pages
+//! of features as GeoJSON.
+
+use duckdb::Connection;
+use geomill_planner::sql::quote::{ident, string};
+use serde::{Deserialize, Serialize};
+
+use super::EmbeddedEngine;
+use crate::BackendError;
+
+const ENGINE: &str = "duckdb";
+
+const CATALOG_DDL: &str = "
+CREATE SCHEMA IF NOT EXISTS meta;
+CREATE SCHEMA IF NOT EXISTS layers;
+CREATE TABLE IF NOT EXISTS meta.datasets (
+    id VARCHAR PRIMARY KEY,
+    name VARCHAR NOT NULL,
+    format VARCHAR NOT NULL,
+    crs VARCHAR,
+    path VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+CREATE TABLE IF NOT EXISTS meta.layers (
+    dataset_id VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    name VARCHAR NOT NULL,
+    table_name VARCHAR NOT NULL,
+    geometry_type VARCHAR,
+    feature_count BIGINT NOT NULL,
+    crs VARCHAR,
+    PRIMARY KEY (dataset_id, name)
+);";
+
+/// What GDAL says a file holds.
+#[derive(Debug, Clone, Deserialize)]
+struct MetaLayer {
+    name: String,
+    #[serde(default)]
+    geometry_fields: Vec<MetaGeometryField>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct MetaGeometryField {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    crs: Option<MetaCrs>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct MetaCrs {
+    #[serde(default)]
+    auth_name: Option<String>,
+    #[serde(default)]
+    auth_code: Option<String>,
+}
+
+/// A layer as the catalog keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LayerRecord {
+    pub name: String,
+    pub table_name: String,
+    pub geometry_type: Option<String>,
+    pub feature_count: i64,
+    pub crs: Option<String>,
+}
+
+/// A dataset as the catalog keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DatasetRecord {
+    pub id: String,
+    pub name: String,
+    pub format: String,
+    pub crs: Option<String>,
+    pub path: String,
+    pub created_at: String,
+    pub layers: Vec<LayerRecord>,
+}
+
+/// A file to load: where it is for GDAL, and GDAL open options.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// A path GDAL opens (`/vsizip/...` for zip archives).
+    pub gdal_path: String,
+    pub open_options: Vec<String>,
+}
+
+/// One page of features.
+#[derive(Debug, Clone)]
+pub struct FeaturePage {
+    pub total: i64,
+    /// Each a GeoJSON Feature as JSON text.
+    pub features: Vec<String>,
+}
+
+/// Why a file could not be loaded: the user's file, not the server.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct RejectedFile(pub String);
+
+fn query_error(sql: &str) -> impl Fn(duckdb::Error) -> BackendError + '_ {
+    move |e| BackendError::Query {
+        engine: ENGINE,
+        reason: e.to_string(),
+        sql: sql.to_owned(),
+    }
+}
+
+fn format_label(driver: &str) -> String {
+    match driver {
+        "ESRI Shapefile" => "SHP".to_owned(),
+        "FlatGeobuf" => "FGB".to_owned(),
+        "LIBKML" => "KML".to_owned(),
+        other => other.to_uppercase(),
+    }
+}
+
+fn epsg(crs: Option<&MetaCrs>) -> Option<String> {
+    let crs = crs?;
+    match (crs.auth_name.as_deref(), crs.auth_code.as_deref()) {
+        (Some(name), Some(code)) if !code.is_empty() => {
+            Some(format!("{}:{code}", name.to_uppercase()))
+        }
+        _ => None,
+    }
+}
+
+/// `ST_Read(...)` of a layer (the first when `layer` is `None`) with the source's options.
+fn read_call(source: &SourceFile, layer: Option<&str>) -> String {
+    let mut call = format!("ST_Read({}", string(&source.gdal_path));
+    if let Some(layer) = layer {
+        call.push_str(&format!(", layer := {}", string(layer)));
+    }
+    if !source.open_options.is_empty() {
+        let options: Vec<String> = source.open_options.iter().map(|o| string(o)).collect();
+        call.push_str(&format!(", open_options := [{}]", options.join(", ")));
+    }
+    call.push(')');
+    call
+}
+
+impl EmbeddedEngine {
+    /// Creates the catalog tables if they are missing.
+    pub fn init_store(&self) -> Result<(), BackendError> {
+        self.execute_batch(CATALOG_DDL)
+    }
+
+    /// Loads every layer of `source` into new tables and records the dataset, all in one
+    /// transaction: on any failure nothing is left behind. `Ok(Err(_))` is a file the user must
+    /// fix (not spatial, no geometry, unreadable), `Err(_)` a failure of the engine.
+    pub fn ingest(
+        &self,
+        id: &str,
+        name: &str,
+        stored_path: &str,
+        source: &SourceFile,
+    ) -> Result<Result<DatasetRecord, RejectedFile>, BackendError> {
+        let connection = self.connection()?;
+        // ST_Read_Meta crashes the process on files GDAL cannot open (spatial 1.5.5), while
+        // ST_Read fails cleanly: only a file that passes this probe is inspected further.
+        let probe = format!("SELECT * FROM {} LIMIT 0", read_call(source, None));
+        if let Err(error) = connection.execute_batch(&probe) {
+            // The reason without server paths: the client knows its file by name.
+            let reason = error.to_string().replace(&source.gdal_path, name);
+            let reason = reason.lines().next().unwrap_or_default();
+            return Ok(Err(RejectedFile(format!(
+                "{name} is not a spatial file GDAL can read ({reason})"
+            ))));
+        }
+        let meta_sql = format!(
+            "SELECT driver_short_name, to_json(layers) FROM ST_Read_Meta({})",
+            string(&source.gdal_path)
+        );
+        let meta: Result<(String, String), _> =
+            connection.query_row(&meta_sql, [], |r| Ok((r.get(0)?, r.get(1)?)));
+        let Ok((driver, layers_json)) = meta else {
+            return Ok(Err(RejectedFile(format!(
+                "{name} is not a spatial file GDAL can read"
+            ))));
+        };
+        let layers: Vec<MetaLayer> = serde_json::from_str(&layers_json).unwrap_or_default();
+        if layers.is_empty() {
+            return Ok(Err(RejectedFile(format!("{name} has no layers"))));
+        }
+        connection
+            .execute_batch("BEGIN TRANSACTION")
+            .map_err(query_error("BEGIN"))?;
+        let outcome = load_layers(&connection, id, source, &layers);
+        let records = match outcome {
+            Ok(Ok(records)) => records,
+            Ok(Err(rejected)) => {
+                connection
+                    .execute_batch("ROLLBACK")
+                    .map_err(query_error("ROLLBACK"))?;
+                // A DBF without a code page whose bytes are not UTF-8: read it again as
+                // Latin-1, GDAL's reading of Shapefiles that declare no encoding.
+                let latin1 = "ENCODING=ISO-8859-1".to_owned();
+                if rejected.0.contains("Invalid unicode") && !source.open_options.contains(&latin1)
+                {
+                    drop(connection);
+                    let mut retry = source.clone();
+                    retry.open_options.push(latin1);
+                    return self.ingest(id, name, stored_path, &retry);
+                }
+                return Ok(Err(rejected));
+            }
+            Err(error) => {
+                let _ = connection.execute_batch("ROLLBACK");
+                return Err(error);
+            }
+        };
+        let crs = records.iter().find_map(|l| l.crs.clone());
+        let format = format_label(&driver);
+        let insert =
+            "INSERT INTO meta.datasets (id, name, format, crs, path) VALUES (?, ?, ?, ?, ?)";
+        let inserted = connection
+            .execute(insert, duckdb::params![id, name, format, crs, stored_path])
+            .map_err(query_error(insert))
+            .and_then(|_| {
+                connection
+                    .execute_batch("COMMIT")
+                    .map_err(query_error("COMMIT"))
+            });
+        if let Err(error) = inserted {
+            let _ = connection.execute_batch("ROLLBACK");
+            return Err(error);
+        }
+        drop(connection);
+        self.dataset(id)?.map(Ok).ok_or(BackendError::Unavailable {
+            engine: ENGINE,
+            reason: "the dataset vanished after it was stored".into(),
+        })
+    }
+
+    /// Every dataset, newest first, paged.
+    pub fn datasets(
+        &self,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(i64, Vec<DatasetRecord>), BackendError> {
+        let connection = self.connection()?;
+        let total: i64 = connection
+            .query_row("SELECT count(*) FROM meta.datasets", [], |r| r.get(0))
+            .map_err(query_error("count datasets"))?;
+        let sql = "SELECT id FROM meta.datasets ORDER BY created_at DESC, id LIMIT ? OFFSET ?";
+        let mut statement = connection.prepare(sql).map_err(query_error(sql))?;
+        let ids: Vec<String> = statement
+            .query_map(duckdb::params![limit, offset], |r| r.get(0))
+            .map_err(query_error(sql))?
+            .collect::<Result<_, _>>()
+            .map_err(query_error(sql))?;
+        drop(statement);
+        drop(connection);
+        let mut records = Vec::new();
+        for id in ids {
+            records.extend(self.dataset(&id)?);
+        }
+        Ok((total, records))
+    }
+
+    /// One dataset with its layers.
+    pub fn dataset(&self, id: &str) -> Result<Option<DatasetRecord>, BackendError> {
+        let connection = self.connection()?;
+        let sql = "SELECT id, name, format, crs, path, CAST(created_at AS VARCHAR) FROM meta.datasets WHERE id = ?";
+        let row = connection.query_row(sql, [id], |r| {
+            Ok(DatasetRecord {
+                id: r.get(0)?,
+                name: r.get(1)?,
+                format: r.get(2)?,
+                crs: r.get(3)?,
+                path: r.get(4)?,
+                created_at: r.get(5)?,
+                layers: Vec::new(),
+            })
+        });
+        let mut record = match row {
+            Ok(record) => record,
+            Err(duckdb::Error::QueryReturnedNoRows) => return Ok(None),
+            Err(e) => return Err(query_error(sql)(e)),
+        };
+        let sql = "SELECT name, table_name, geometry_type, feature_count, crs FROM meta.layers WHERE dataset_id = ? ORDER BY position";
+        let mut statement = connection.prepare(sql).map_err(query_error(sql))?;
+        record.layers = statement
+            .query_map([id], |r| {
+                Ok(LayerRecord {
+                    name: r.get(0)?,
+                    table_name: r.get(1)?,
+                    geometry_type: r.get(2)?,
+                    feature_count: r.get(3)?,
+                    crs: r.get(4)?,
+                })
+            })
+            .map_err(query_error(sql))?
+            .collect::<Result<_, _>>()
+            .map_err(query_error(sql))?;
+        Ok(Some(record))
+    }
+
+    /// Renames a dataset; `false` when there is no such dataset.
+    pub fn rename_dataset(&self, id: &str, name: &str) -> Result<bool, BackendError> {
+        let sql = "UPDATE meta.datasets SET name = ? WHERE id = ?";
+        let changed = self
+            .connection()?
+            .execute(sql, [name, id])
+            .map_err(query_error(sql))?;
+        Ok(changed > 0)
+    }
+
+    /// Deletes a dataset's tables and catalog rows in one transaction; `false` when absent.
+    pub fn delete_dataset(&self, id: &str) -> Result<bool, BackendError> {
+        let Some(record) = self.dataset(id)? else {
+            return Ok(false);
+        };
+        let mut script = String::from("BEGIN TRANSACTION;\n");
+        for layer in &record.layers {
+            script.push_str(&format!(
+                "DROP TABLE IF EXISTS layers.{};\n",
+                ident(&layer.table_name)
+            ));
+        }
+        script.push_str(&format!(
+            "DELETE FROM meta.layers WHERE dataset_id = {id};\nDELETE FROM meta.datasets WHERE id = {id};\nCOMMIT;",
+            id = string(id)
+        ));
+        let connection = self.connection()?;
+        if let Err(error) = connection.execute_batch(&script) {
+            let _ = connection.execute_batch("ROLLBACK");
+            return Err(query_error(&script)(error));
+        }
+        Ok(true)
+    }
+
+    /// A page of a layer's features as GeoJSON (WGS 84 lon/lat when the layer's CRS is known),
+    /// optionally only those meeting a lon/lat `bbox`; ordered by row, so pages are stable.
+    pub fn features(
+        &self,
+        layer: &LayerRecord,
+        bbox: Option<[f64; 4]>,
+        limit: i64,
+        offset: i64,
+    ) -> Result<FeaturePage, BackendError> {
+        let table = format!("layers.{}", ident(&layer.table_name));
+        let geometry = match layer.crs.as_deref() {
+            Some("EPSG:4326") | None => "geom".to_owned(),
+            Some(crs) => format!(
+                "ST_Transform(geom, {}, 'EPSG:4326', always_xy := true)",
+                string(crs)
+            ),
+        };
+        let filter = match bbox {
+            Some(b) => {
+                let numbers: Vec<String> = b.iter().map(|n| format!("{n:?}")).collect();
+                format!(
+                    " WHERE ST_Intersects({geometry}, ST_MakeEnvelope({}))",
+                    numbers.join(", ")
+                )
+            }
+            None => String::new(),
+        };
+        let connection = self.connection()?;
+        let count_sql = format!("SELECT count(*) FROM {table}{filter}");
+        let total: i64 = connection
+            .query_row(&count_sql, [], |r| r.get(0))
+            .map_err(query_error(&count_sql))?;
+        let sql = format!(
+            "SELECT CAST(json_object('type', 'Feature', 'id', rowid, 'geometry', CAST(ST_AsGeoJSON({geometry}) AS JSON), \
+             'properties', to_json(struct_pack(*COLUMNS(* EXCLUDE (geom))))) AS VARCHAR) \
+             FROM {table}{filter} ORDER BY rowid LIMIT ? OFFSET ?"
+        );
+        let mut statement = connection.prepare(&sql).map_err(query_error(&sql))?;
+        let features = statement
+            .query_map(duckdb::params![limit, offset], |r| r.get::<_, String>(0))
+            .map_err(query_error(&sql))?
+            .collect::<Result<_, _>>()
+            .map_err(query_error(&sql))?;
+        Ok(FeaturePage { total, features })
+    }
+}
+
+/// `CREATE TABLE table AS` the layer. A DBF without a code page whose bytes are not UTF-8 is
+/// read again as Latin-1 (GDAL's reading of Shapefiles that declare no encoding).
+fn create_layer_table(
+    connection: &Connection,
+    table: &str,
+    source: &SourceFile,
+    layer: &str,
+) -> Result<(), duckdb::Error> {
+    let create = format!(
+        "CREATE TABLE {table} AS SELECT * FROM {}",
+        read_call(source, Some(layer))
+    );
+    connection.execute_batch(&create)
+}
+
+/// Loads each layer into `layers.l_<id>_<n>` and records it; `Ok(Err)` for a file problem.
+fn load_layers(
+    connection: &Connection,
+    id: &str,
+    source: &SourceFile,
+    layers: &[MetaLayer],
+) -> Result<Result<Vec<LayerRecord>, RejectedFile>, BackendError> {
+    let mut records = Vec::new();
+    let compact: String = id.chars().filter(char::is_ascii_alphanumeric).collect();
+    for (position, layer) in layers.iter().enumerate() {
+        let table_name = format!("l_{compact}_{position}");
+        let table = format!("layers.{}", ident(&table_name));
+        if let Err(error) = create_layer_table(connection, &table, source, &layer.name) {
+            return Ok(Err(RejectedFile(format!(
+                "layer {} cannot be read: {error}",
+                layer.name
+            ))));
+        }
+        let geometry_column: Option<String> = connection
+            .query_row(
+                "SELECT column_name FROM duckdb_columns() WHERE schema_name = 'layers' AND table_name = ? \
+                 AND data_type LIKE 'GEOMETRY%' ORDER BY column_index LIMIT 1",
+                [&table_name],
+                |r| r.get(0),
+            )
+            .ok();
+        match geometry_column.as_deref() {
+            None => {
+                return Ok(Err(RejectedFile(format!(
+                    "layer {} has no geometry",
+                    layer.name
+                ))));
+            }
+            Some("geom") => {}
+            Some(other) => {
+                // Geometry always travels as `geom` (GML, for one, names it after its element).
+                let rename = format!("ALTER TABLE {table} RENAME COLUMN {} TO geom", ident(other));
+                connection
+                    .execute_batch(&rename)
+                    .map_err(query_error(&rename))?;
+            }
+        }
+        let drop_fid = format!("ALTER TABLE {table} DROP COLUMN IF EXISTS \"OGC_FID\"");
+        connection
+            .execute_batch(&drop_fid)
+            .map_err(query_error(&drop_fid))?;
+        let count_sql = format!("SELECT count(*) FROM {table}");
+        let feature_count: i64 = connection
+            .query_row(&count_sql, [], |r| r.get(0))
+            .map_err(query_error(&count_sql))?;
+        let field = layer.geometry_fields.first();
+        let record = LayerRecord {
+            name: layer.name.clone(),
+            table_name,
+            geometry_type: field.and_then(|f| f.kind.clone()),
+            feature_count,
+            crs: epsg(field.and_then(|f| f.crs.as_ref())),
+        };
+        let insert = "INSERT INTO meta.layers VALUES (?, ?, ?, ?, ?, ?, ?)";
+        connection
+            .execute(
+                insert,
+                duckdb::params![
+                    id,
+                    i32::try_from(position).unwrap_or(i32::MAX),
+                    record.name,
+                    record.table_name,
+                    record.geometry_type,
+                    record.feature_count,
+                    record.crs
+                ],
+            )
+            .map_err(query_error(insert))?;
+        records.push(record);
+    }
+    Ok(Ok(records))
+}

@@ -1,0 +1,313 @@
+//! Datasets: upload, list, read, rename, delete, and pages of a layer's features.
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Multipart, Path, State};
+use axum::http::StatusCode;
+use axum::routing::{delete, get, post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::extract::{ApiJson, ApiQuery};
+use crate::datasets::model::{Dataset, DatasetPage};
+use crate::datasets::upload;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Largest page of features or datasets.
+pub const MAX_LIMIT: i64 = 10_000;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/datasets/upload",
+            post(upload_dataset).layer(DefaultBodyLimit::disable()),
+        )
+        .route("/datasets", get(list))
+        .route("/datasets/{id}", get(read).patch(rename))
+        .route("/api/portal/datasets/{id}", delete(remove))
+        .route(
+            "/api/portal/datasets/{id}/layers/{layer}/features",
+            get(features),
+        )
+}
+
+/// Runs a blocking engine call off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, geomill_backends::BackendError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ApiError::internal(&e))?
+        .map_err(|e| ApiError::internal(&e))
+}
+
+fn check_id(id: &str) -> Result<(), ApiError> {
+    uuid::Uuid::parse_str(id)
+        .map(|_| ())
+        .map_err(|_| ApiError::bad_request(format!("dataset id {id:?} is not a UUID")))
+}
+
+async fn find(
+    state: &AppState,
+    id: &str,
+) -> Result<geomill_backends::duckdb::DatasetRecord, ApiError> {
+    check_id(id)?;
+    let engine = state.embedded();
+    let key = id.to_owned();
+    blocking(move || engine.dataset(&key))
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no dataset {id}")))
+}
+
+/// Upload a spatial file (multipart field `file`; optional text field `name`). Every layer GDAL
+/// finds is loaded. A file GDAL cannot read, or without geometry, is a 422 and leaves nothing.
+#[utoipa::path(post, path = "/datasets/upload", tag = "datasets",
+    request_body(content_type = "multipart/form-data", content = Object, description = "field file: the spatial file; field name: optional display name"),
+    responses(
+        (status = 201, body = Dataset),
+        (status = 400, body = crate::error::ErrorBody),
+        (status = 413, body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody),
+    ))]
+pub async fn upload_dataset(
+    State(state): State<AppState>,
+    mut multipart: Multipart,
+) -> Result<(StatusCode, Json<Dataset>), ApiError> {
+    let id = uuid::Uuid::new_v4().to_string();
+    let folder = upload::folder(&state.config().uploads_dir(), &id);
+    let outcome = receive(&state, &mut multipart, &id, &folder).await;
+    if outcome.is_err() {
+        let _ = tokio::fs::remove_dir_all(&folder).await;
+    }
+    outcome.map(|dataset| (StatusCode::CREATED, Json(dataset)))
+}
+
+async fn receive(
+    state: &AppState,
+    multipart: &mut Multipart,
+    id: &str,
+    folder: &std::path::Path,
+) -> Result<Dataset, ApiError> {
+    let limit = state.config().max_upload_mb.saturating_mul(1024 * 1024);
+    let mut stored: Vec<(String, std::path::PathBuf)> = Vec::new();
+    let mut given_name: Option<String> = None;
+    while let Some(mut field) = multipart.next_field().await.map_err(|e| {
+        ApiError::bad_request(format!("the body is not valid multipart/form-data: {e}"))
+    })? {
+        match field.name() {
+            Some("file") => {
+                let name = field
+                    .file_name()
+                    .and_then(upload::base_name)
+                    .ok_or_else(|| ApiError::bad_request("a file field has no usable file name"))?;
+                if stored.iter().any(|(n, _)| *n == name) {
+                    return Err(ApiError::bad_request(format!("file {name} was sent twice")));
+                }
+                tokio::fs::create_dir_all(folder)
+                    .await
+                    .map_err(|e| ApiError::internal(&e))?;
+                let path = folder.join(&name);
+                let sent: u64 = upload::total_size(folder).await;
+                upload::save(&mut field, &path, limit, sent).await?;
+                stored.push((name, path));
+            }
+            Some("name") => {
+                given_name = Some(
+                    field
+                        .text()
+                        .await
+                        .map_err(|e| ApiError::bad_request(e.to_string()))?,
+                );
+            }
+            _ => {}
+        }
+    }
+    let (file_name, path) = upload::main_file(stored)
+        .ok_or_else(|| ApiError::bad_request("multipart field `file` is missing"))?;
+    let name = given_name
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or(file_name);
+    let source = upload::source_for(&path);
+    let engine = state.embedded();
+    let (key, stored_path) = (id.to_owned(), path.display().to_string());
+    let result = blocking(move || engine.ingest(&key, &name, &stored_path, &source)).await?;
+    match result {
+        Ok(record) => Ok(record.into()),
+        Err(rejected) => Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unreadable_file",
+            rejected.0,
+        )),
+    }
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+pub struct PageQuery {
+    /// Page size (default 100, at most 10000).
+    pub limit: Option<i64>,
+    /// Rows to skip (default 0).
+    pub offset: Option<i64>,
+}
+
+fn page(limit: Option<i64>, offset: Option<i64>) -> Result<(i64, i64), ApiError> {
+    let limit = limit.unwrap_or(100);
+    let offset = offset.unwrap_or(0);
+    if !(0..=MAX_LIMIT).contains(&limit) {
+        return Err(ApiError::bad_request(format!(
+            "limit must be between 0 and {MAX_LIMIT}, got {limit}"
+        )));
+    }
+    if offset < 0 {
+        return Err(ApiError::bad_request(format!(
+            "offset must not be negative, got {offset}"
+        )));
+    }
+    Ok((limit, offset))
+}
+
+/// Datasets, newest first.
+#[utoipa::path(get, path = "/datasets", tag = "datasets", params(PageQuery),
+    responses((status = 200, body = DatasetPage), (status = 400, body = crate::error::ErrorBody)))]
+pub async fn list(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<PageQuery>,
+) -> Result<Json<DatasetPage>, ApiError> {
+    let (limit, offset) = page(query.limit, query.offset)?;
+    let engine = state.embedded();
+    let (total, records) = blocking(move || engine.datasets(limit, offset)).await?;
+    Ok(Json(DatasetPage {
+        datasets: records.into_iter().map(Dataset::from).collect(),
+        total,
+        limit,
+        offset,
+    }))
+}
+
+/// One dataset.
+#[utoipa::path(get, path = "/datasets/{id}", tag = "datasets",
+    params(("id" = String, Path, description = "Dataset id (UUID)")),
+    responses((status = 200, body = Dataset), (status = 400, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn read(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Dataset>, ApiError> {
+    Ok(Json(find(&state, &id).await?.into()))
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenameBody {
+    pub name: String,
+}
+
+/// Rename a dataset.
+#[utoipa::path(patch, path = "/datasets/{id}", tag = "datasets",
+    params(("id" = String, Path, description = "Dataset id (UUID)")), request_body = RenameBody,
+    responses((status = 200, body = Dataset), (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+pub async fn rename(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<RenameBody>,
+) -> Result<Json<Dataset>, ApiError> {
+    let name = body.name.trim().to_owned();
+    if name.is_empty() || name.len() > 255 {
+        return Err(ApiError::unprocessable(
+            "name must have 1 to 255 characters",
+        ));
+    }
+    find(&state, &id).await?;
+    let engine = state.embedded();
+    let key = id.clone();
+    blocking(move || engine.rename_dataset(&key, &name)).await?;
+    Ok(Json(find(&state, &id).await?.into()))
+}
+
+/// Delete a dataset: its layers, its catalog rows and its uploaded file.
+#[utoipa::path(delete, path = "/api/portal/datasets/{id}", tag = "datasets",
+    params(("id" = String, Path, description = "Dataset id (UUID)")),
+    responses((status = 200, description = "{deleted: id}", body = Object), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn remove(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    find(&state, &id).await?;
+    let engine = state.embedded();
+    let key = id.clone();
+    blocking(move || engine.delete_dataset(&key)).await?;
+    let _ = tokio::fs::remove_dir_all(upload::folder(&state.config().uploads_dir(), &id)).await;
+    Ok(Json(json!({ "deleted": id })))
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+pub struct FeatureQuery {
+    /// Page size (default 100, at most 10000).
+    pub limit: Option<i64>,
+    /// Features to skip (default 0).
+    pub offset: Option<i64>,
+    /// `minx,miny,maxx,maxy` in WGS 84 longitude/latitude.
+    pub bbox: Option<String>,
+}
+
+fn parse_bbox(text: &str) -> Result<[f64; 4], ApiError> {
+    let numbers: Vec<f64> = text
+        .split(',')
+        .map(|part| part.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| {
+            ApiError::bad_request(format!(
+                "bbox {text:?} is not four numbers minx,miny,maxx,maxy"
+            ))
+        })?;
+    let [minx, miny, maxx, maxy] = numbers.as_slice() else {
+        return Err(ApiError::bad_request(format!(
+            "bbox {text:?} is not four numbers minx,miny,maxx,maxy"
+        )));
+    };
+    if numbers.iter().any(|n| !n.is_finite()) || minx > maxx || miny > maxy {
+        return Err(ApiError::bad_request(format!(
+            "bbox {text:?}: need finite numbers with minx <= maxx and miny <= maxy"
+        )));
+    }
+    Ok([*minx, *miny, *maxx, *maxy])
+}
+
+/// A page of a layer's features as GeoJSON (WGS 84 lon/lat), with `total`, `limit`, `offset`.
+#[utoipa::path(get, path = "/api/portal/datasets/{id}/layers/{layer}/features", tag = "datasets",
+    params(("id" = String, Path, description = "Dataset id (UUID)"), ("layer" = String, Path, description = "Layer name"), FeatureQuery),
+    responses((status = 200, description = "GeoJSON FeatureCollection with total, limit, offset", body = Object),
+        (status = 400, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn features(
+    State(state): State<AppState>,
+    Path((id, layer)): Path<(String, String)>,
+    ApiQuery(query): ApiQuery<FeatureQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let (limit, offset) = page(query.limit, query.offset)?;
+    let bbox = query.bbox.as_deref().map(parse_bbox).transpose()?;
+    let dataset = find(&state, &id).await?;
+    let known: Vec<String> = dataset.layers.iter().map(|l| l.name.clone()).collect();
+    let record = dataset
+        .layers
+        .into_iter()
+        .find(|l| l.name == layer)
+        .ok_or_else(|| {
+            ApiError::not_found(format!(
+                "dataset {id} has no layer {layer:?} (layers: {})",
+                known.join(", ")
+            ))
+        })?;
+    let engine = state.embedded();
+    let page = blocking(move || engine.features(&record, bbox, limit, offset)).await?;
+    let features: Vec<Value> = page
+        .features
+        .iter()
+        .map(|text| serde_json::from_str(text).map_err(|e| ApiError::internal(&e)))
+        .collect::<Result<_, _>>()?;
+    Ok(Json(json!({
+        "type": "FeatureCollection",
+        "features": features,
+        "total": page.total,
+        "limit": limit,
+        "offset": offset,
+    })))
+}

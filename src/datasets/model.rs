@@ -1,0 +1,56 @@
+//! The Dataset and Layer resources as the API shows them.
+
+use geomill_backends::duckdb::DatasetRecord;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Layer {
+    pub name: String,
+    /// As GDAL declares it (a Shapefile layer of polygons and multipolygons says `Polygon`).
+    pub geometry_type: Option<String>,
+    pub feature_count: i64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Dataset {
+    pub id: String,
+    /// The file's base name, or the name given on upload or rename.
+    pub name: String,
+    /// Upper-case format label: GPKG, GEOJSON, SHP, FGB, CSV, KML, GML, ...
+    pub format: String,
+    /// `EPSG:<code>` of the first layer, when known.
+    pub crs: Option<String>,
+    pub layers: Vec<Layer>,
+    pub created_at: String,
+}
+
+impl From<DatasetRecord> for Dataset {
+    fn from(record: DatasetRecord) -> Self {
+        Self {
+            id: record.id,
+            name: record.name,
+            format: record.format,
+            crs: record.crs,
+            layers: record
+                .layers
+                .into_iter()
+                .map(|l| Layer {
+                    name: l.name,
+                    geometry_type: l.geometry_type,
+                    feature_count: l.feature_count,
+                })
+                .collect(),
+            created_at: record.created_at,
+        }
+    }
+}
+
+/// A page of datasets.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DatasetPage {
+    pub datasets: Vec<Dataset>,
+    pub total: i64,
+    pub limit: i64,
+    pub offset: i64,
+}

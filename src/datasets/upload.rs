@@ -1,0 +1,126 @@
+//! Receiving an upload: the file name reduced to a safe base name, the body streamed to disk
+//! under a size limit, and the GDAL path and options that open it.
+
+use std::path::{Path, PathBuf};
+
+use axum::extract::multipart::Field;
+use geomill_backends::duckdb::SourceFile;
+use tokio::io::AsyncWriteExt;
+
+use crate::error::ApiError;
+
+/// The base name of a client-given file name (`../../etc/passwd` → `passwd`); `None` when
+/// nothing usable is left.
+pub fn base_name(name: &str) -> Option<String> {
+    let base = name.rsplit(['/', '\\']).next()?.trim();
+    let usable = !base.is_empty() && base != "." && base != ".." && !base.contains('\0');
+    usable.then(|| base.to_owned())
+}
+
+/// Streams `field` into `path`, refusing to let the upload (`already` bytes stored before this
+/// file) pass `limit` bytes: 413, and the caller removes the partial files with their folder.
+pub async fn save(
+    field: &mut Field<'_>,
+    path: &Path,
+    limit: u64,
+    already: u64,
+) -> Result<u64, ApiError> {
+    let mut file = tokio::fs::File::create(path)
+        .await
+        .map_err(|e| ApiError::internal(&e))?;
+    let mut written: u64 = already;
+    while let Some(chunk) = field
+        .chunk()
+        .await
+        .map_err(|e| ApiError::bad_request(format!("the upload was interrupted: {e}")))?
+    {
+        written += chunk.len() as u64;
+        if written > limit {
+            return Err(ApiError::new(
+                axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                format!(
+                    "the file is larger than the limit of {} MiB (GEOMILL_MAX_UPLOAD_MB)",
+                    limit / (1024 * 1024)
+                ),
+            ));
+        }
+        file.write_all(&chunk)
+            .await
+            .map_err(|e| ApiError::internal(&e))?;
+    }
+    file.flush().await.map_err(|e| ApiError::internal(&e))?;
+    Ok(written)
+}
+
+/// How GDAL opens a stored file: zip archives through `/vsizip/`, CSV with the names of WKT
+/// and coordinate columns to look for.
+pub fn source_for(path: &Path) -> SourceFile {
+    let text = path.display().to_string();
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match extension.as_deref() {
+        Some("zip") => SourceFile {
+            gdal_path: format!("/vsizip/{text}"),
+            open_options: Vec::new(),
+        },
+        Some("csv") => SourceFile {
+            gdal_path: text,
+            open_options: vec![
+                "GEOM_POSSIBLE_NAMES=WKT,wkt,geometry,geom,the_geom".into(),
+                "X_POSSIBLE_NAMES=lon,longitude,lng,x".into(),
+                "Y_POSSIBLE_NAMES=lat,latitude,y".into(),
+                "KEEP_GEOM_COLUMNS=NO".into(),
+            ],
+        },
+        _ => SourceFile {
+            gdal_path: text,
+            open_options: Vec::new(),
+        },
+    }
+}
+
+/// The file GDAL opens among those sent together: a Shapefile's `.shp` (its `.dbf`, `.shx`,
+/// `.prj` beside it), else the first.
+pub fn main_file(mut files: Vec<(String, PathBuf)>) -> Option<(String, PathBuf)> {
+    let shp = files
+        .iter()
+        .position(|(name, _)| name.to_ascii_lowercase().ends_with(".shp"));
+    match shp {
+        Some(index) => Some(files.swap_remove(index)),
+        None if files.is_empty() => None,
+        None => Some(files.swap_remove(0)),
+    }
+}
+
+/// Bytes already stored in `folder` (the size limit covers all files of one upload).
+pub async fn total_size(folder: &Path) -> u64 {
+    let mut total = 0;
+    if let Ok(mut entries) = tokio::fs::read_dir(folder).await {
+        while let Ok(Some(entry)) = entries.next_entry().await {
+            total += entry.metadata().await.map(|m| m.len()).unwrap_or(0);
+        }
+    }
+    total
+}
+
+/// The folder an upload is kept in.
+pub fn folder(uploads: &Path, id: &str) -> PathBuf {
+    uploads.join(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_are_reduced_to_their_base_name() {
+        assert_eq!(base_name("../../etc/passwd").as_deref(), Some("passwd"));
+        assert_eq!(base_name("C:\\\\data\\\\x.gpkg").as_deref(), Some("x.gpkg"));
+        assert_eq!(base_name("dir/.."), None);
+        assert_eq!(base_name(""), None);
+        assert_eq!(base_name("a/b/"), None);
+    }
+}
