@@ -6,6 +6,7 @@ pub mod cli;
 pub mod config;
 pub mod datasets;
 pub mod error;
+pub mod execute;
 pub mod plan_cli;
 pub mod server;
 pub mod state;

@@ -59,6 +59,40 @@ pub fn plan_document(
     }
 }
 
+/// The sources every pipeline of `document` reads (not steps), without lowering.
+pub fn document_sources(
+    document: &Value,
+    vars: &Vars,
+) -> Result<std::collections::BTreeSet<String>, PlanError> {
+    let document = SpecDocument::from_value(document)?;
+    let paths = document.step_path();
+    let catalog = Catalog::default();
+    let mut names = std::collections::BTreeSet::new();
+    for (job, pipeline) in document.pipelines()? {
+        let options = LowerOptions {
+            catalog: &catalog,
+            vars,
+            paths,
+            prefix: "",
+        };
+        names.extend(
+            crate::plan::lower::sources(&pipeline, &options).map_err(|e| {
+                match (e, job.is_empty()) {
+                    (error, true) => error,
+                    (PlanError::Invalid(problems), false) => PlanError::Invalid(
+                        problems
+                            .into_iter()
+                            .map(|p| Problem::new(format!("job {job}: {}", p.path), p.message))
+                            .collect(),
+                    ),
+                    (other, false) => other,
+                }
+            })?,
+        );
+    }
+    Ok(names)
+}
+
 /// Lowers and optimises every pipeline of `document`.
 pub fn compile(
     document: &Value,

@@ -12,5 +12,5 @@ pub mod schema;
 pub mod spec;
 pub mod sql;
 
-pub use compile::{Planned, Preview, compile, plan_document, preview};
+pub use compile::{Planned, Preview, compile, document_sources, plan_document, preview};
 pub use error::{PlanError, Problem};

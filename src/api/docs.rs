@@ -28,6 +28,7 @@ use crate::state::AppState;
         super::rules::validate,
         super::pipelines::validate,
         super::pipelines::preview,
+        super::pipelines::execute,
     ),
     components(schemas(crate::error::ErrorBody, crate::error::ErrorContent, super::capabilities::PreviewBody)),
     tags(

@@ -21,6 +21,8 @@ pub fn routes() -> Router<AppState> {
         .route("/api/pipelines/validate", post(validate))
         .route("/pipelines/validate", post(validate))
         .route("/api/pipelines/preview", post(preview))
+        .route("/api/pipelines/execute", post(execute))
+        .route("/pipelines/execute", post(execute))
 }
 
 /// A request that wraps the document with planning options; a bare document is also accepted.
@@ -107,4 +109,44 @@ pub async fn preview(
             }).collect::<Vec<_>>()
         }))),
     }
+}
+
+/// A run request: the pipeline with the dataset `input` stands for and run variables.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExecuteBody {
+    pipeline: Value,
+    #[serde(default)]
+    dataset_id: Option<String>,
+    #[serde(default)]
+    vars: Option<BTreeMap<String, String>>,
+}
+
+/// Run a pipeline on the embedded engine and answer when it is done.
+#[utoipa::path(post, path = "/api/pipelines/execute", tag = "pipelines",
+    request_body(content = Object, description = "A PipelineSpec, bare or as {pipeline, dataset_id, vars}; sources name layers of dataset_id, dataset ids or names, or <dataset>/<layer>"),
+    responses(
+        (status = 200, body = crate::execute::Execution),
+        (status = 404, body = crate::error::ErrorBody),
+        (status = 422, description = "Invalid pipeline, unknown sources, or a failed run (detail.status FAILED)", body = crate::error::ErrorBody),
+    ))]
+pub async fn execute(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Json<crate::execute::Execution>, ApiError> {
+    let request = if body.get("pipeline").is_some() {
+        let body: ExecuteBody =
+            serde_json::from_value(body).map_err(|e| ApiError::unprocessable(e.to_string()))?;
+        crate::execute::RunRequest {
+            document: body.pipeline,
+            dataset_id: body.dataset_id,
+            vars: body.vars.unwrap_or_default(),
+        }
+    } else {
+        crate::execute::RunRequest {
+            document: body,
+            ..Default::default()
+        }
+    };
+    crate::execute::run(&state, request).await.map(Json)
 }

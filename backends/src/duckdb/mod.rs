@@ -1,7 +1,9 @@
 //! The embedded engine: DuckDB in-process with its `spatial` extension ("portable mode").
 
 mod engine;
+mod run;
 mod store;
 
 pub use engine::{EmbeddedEngine, EmbeddedOptions, SpatialStatus};
+pub use run::{Binding, RunOutcome};
 pub use store::{DatasetRecord, FeaturePage, LayerRecord, RejectedFile, SourceFile};

@@ -187,7 +187,7 @@ impl EmbeddedEngine {
         connection
             .execute_batch("BEGIN TRANSACTION")
             .map_err(query_error("BEGIN"))?;
-        let outcome = load_layers(&connection, id, source, &layers);
+        let outcome = load_layers(&connection, id, source, &driver, &layers);
         let records = match outcome {
             Ok(Ok(records)) => records,
             Ok(Err(rejected)) => {
@@ -399,6 +399,7 @@ fn load_layers(
     connection: &Connection,
     id: &str,
     source: &SourceFile,
+    driver: &str,
     layers: &[MetaLayer],
 ) -> Result<Result<Vec<LayerRecord>, RejectedFile>, BackendError> {
     let mut records = Vec::new();
@@ -436,7 +437,19 @@ fn load_layers(
                     .map_err(query_error(&rename))?;
             }
         }
-        let drop_fid = format!("ALTER TABLE {table} DROP COLUMN IF EXISTS \"OGC_FID\"");
+        // GDAL's feature ids are not attributes (ogrinfo does not list them); written back they
+        // would collide with the FID of the file written. Features use their row number.
+        let fid_columns = if driver == "GPKG" {
+            "\"OGC_FID\", \"fid\""
+        } else {
+            "\"OGC_FID\""
+        };
+        let mut drop_fid = String::new();
+        for column in fid_columns.split(", ") {
+            drop_fid.push_str(&format!(
+                "ALTER TABLE {table} DROP COLUMN IF EXISTS {column};\n"
+            ));
+        }
         connection
             .execute_batch(&drop_fid)
             .map_err(query_error(&drop_fid))?;

@@ -45,6 +45,33 @@ struct Resolved {
     skipped: bool,
 }
 
+/// The sources a pipeline reads (names that are not steps), found without lowering: what an
+/// executor binds before it plans with their schemas.
+pub fn sources(
+    pipeline: &PipelineSpec,
+    options: &LowerOptions<'_>,
+) -> Result<std::collections::BTreeSet<String>, PlanError> {
+    let path = |i: usize, field: &str| format!("{}{}", options.prefix, options.paths.at(i, field));
+    let mut problems = Vec::new();
+    check_ids(pipeline, options, &path, &mut problems);
+    let ids: Vec<&str> = pipeline.steps.iter().map(|s| s.id.as_str()).collect();
+    let mut names = std::collections::BTreeSet::new();
+    for (i, step) in pipeline.steps.iter().enumerate() {
+        if let Some(resolved) = resolve_step(i, step, &ids, options, &path, &mut problems) {
+            for reference in std::iter::once(&resolved.main).chain(&resolved.others) {
+                if let Ref::Source(name) = reference {
+                    names.insert(name.clone());
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(names)
+    } else {
+        Err(PlanError::Invalid(problems))
+    }
+}
+
 /// Lowers a pipeline into a plan.
 pub fn lower(pipeline: &PipelineSpec, options: &LowerOptions<'_>) -> Result<Plan, PlanError> {
     let path = |i: usize, field: &str| format!("{}{}", options.prefix, options.paths.at(i, field));

@@ -1,0 +1,118 @@
+//! Running a planned script on the embedded engine: a connection of its own (temporary tables
+//! and views are per connection, so concurrent runs do not meet), the sources bound as views of
+//! their layer tables, then every statement in order.
+
+use geomill_planner::schema::{Column, FieldType, Schema};
+use geomill_planner::sql::quote::{ident, string};
+
+use super::EmbeddedEngine;
+use super::store::LayerRecord;
+use crate::BackendError;
+
+const ENGINE: &str = "duckdb";
+
+/// A source name of the plan bound to a stored layer.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    pub source: String,
+    pub layer: LayerRecord,
+}
+
+/// What a run produced.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    pub result_rows: i64,
+}
+
+fn field_type(duckdb_type: &str) -> FieldType {
+    let upper = duckdb_type.to_ascii_uppercase();
+    match upper.as_str() {
+        t if t.starts_with("GEOMETRY") => FieldType::Geometry,
+        "VARCHAR" | "TEXT" | "STRING" => FieldType::Text,
+        "BOOLEAN" => FieldType::Boolean,
+        "DATE" => FieldType::Date,
+        t if t.starts_with("TIMESTAMP") => FieldType::Timestamp,
+        "TINYINT" | "SMALLINT" | "INTEGER" | "BIGINT" | "HUGEINT" | "UTINYINT" | "USMALLINT"
+        | "UINTEGER" | "UBIGINT" => FieldType::Integer,
+        t if t.starts_with("DECIMAL") || t == "DOUBLE" || t == "FLOAT" || t == "REAL" => {
+            FieldType::Double
+        }
+        _ => FieldType::Unknown,
+    }
+}
+
+impl EmbeddedEngine {
+    /// The planner's view of a stored layer: its columns and CRS.
+    pub fn layer_schema(&self, layer: &LayerRecord) -> Result<Schema, BackendError> {
+        let connection = self.connection()?;
+        let sql = "SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = 'layers' AND table_name = ? ORDER BY column_index";
+        let mut statement = connection.prepare(sql).map_err(|e| query_error(sql, &e))?;
+        let columns = statement
+            .query_map([&layer.table_name], |r| {
+                Ok(Column {
+                    name: r.get::<_, String>(0)?,
+                    ty: field_type(&r.get::<_, String>(1)?),
+                })
+            })
+            .map_err(|e| query_error(sql, &e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| query_error(sql, &e))?;
+        Ok(Schema {
+            columns,
+            crs: layer.crs.clone(),
+        })
+    }
+
+    /// Runs `statements` after binding the sources, on a fresh connection; `result` is the
+    /// table to count and, with `result_file`, to write as a GeoPackage.
+    pub fn run_script(
+        &self,
+        bindings: &[Binding],
+        statements: &[String],
+        result: &str,
+        result_file: Option<&str>,
+    ) -> Result<RunOutcome, BackendError> {
+        let connection = self
+            .connection()?
+            .try_clone()
+            .map_err(|e| query_error("connect", &e))?;
+        for binding in bindings {
+            let view = format!(
+                "CREATE OR REPLACE TEMP VIEW {} AS SELECT * FROM layers.{}",
+                ident(&binding.source),
+                ident(&binding.layer.table_name)
+            );
+            connection
+                .execute_batch(&view)
+                .map_err(|e| query_error(&view, &e))?;
+        }
+        for statement in statements {
+            connection
+                .execute_batch(statement)
+                .map_err(|e| query_error(statement, &e))?;
+        }
+        let count = format!("SELECT count(*) FROM {}", ident(result));
+        let result_rows: i64 = connection
+            .query_row(&count, [], |r| r.get(0))
+            .map_err(|e| query_error(&count, &e))?;
+        if let Some(file) = result_file {
+            let copy = format!(
+                "COPY (SELECT * FROM {}) TO {} (FORMAT GDAL, DRIVER 'GPKG', LAYER_NAME 'result')",
+                ident(result),
+                string(file)
+            );
+            connection
+                .execute_batch(&copy)
+                .map_err(|e| query_error(&copy, &e))?;
+        }
+        Ok(RunOutcome { result_rows })
+    }
+}
+
+fn query_error(sql: &str, error: &duckdb::Error) -> BackendError {
+    BackendError::Query {
+        engine: ENGINE,
+        reason: error.to_string(),
+        sql: sql.to_owned(),
+    }
+}

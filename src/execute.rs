@@ -1,0 +1,253 @@
+//! Running a pipeline on the embedded engine: its sources bound to stored layers, planned with
+//! their real schemas and strict run variables, exports confined to the data directory, the
+//! result written as a GeoPackage under a temporary name and then renamed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Component, Path, PathBuf};
+
+use axum::http::StatusCode;
+use geomill_backends::duckdb::{Binding, DatasetRecord, LayerRecord};
+use geomill_planner::optimizer::EngineMode;
+use geomill_planner::plan::lower::DEFAULT_INPUT;
+use geomill_planner::plan::operator::Operator;
+use geomill_planner::schema::Catalog;
+use geomill_planner::spec::Vars;
+use geomill_planner::sql::{Dialect, emit};
+use geomill_planner::{compile, document_sources};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// What a run answers.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Execution {
+    pub job_id: String,
+    /// `COMPLETED` (a failed run is an error response whose detail says `FAILED`).
+    pub status: &'static str,
+    /// Steps that ran, exports included (a step skipped by its condition does not count).
+    pub steps_executed: usize,
+    /// The result as a GeoPackage.
+    pub result_path: String,
+    pub result_features: i64,
+    /// Files the pipeline's exports wrote.
+    pub outputs: Vec<String>,
+}
+
+/// A run request: the document, the dataset `input` stands for, run variables.
+#[derive(Debug, Clone, Default)]
+pub struct RunRequest {
+    pub document: Value,
+    pub dataset_id: Option<String>,
+    pub vars: BTreeMap<String, String>,
+}
+
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, geomill_backends::BackendError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ApiError::internal(&e))?
+        .map_err(|e| ApiError::internal(&e))
+}
+
+/// The layer a source name stands for: `input` (the request's dataset), a layer of the
+/// request's dataset, `<dataset id>` or `<dataset name>` (its first layer), or
+/// `<dataset id or name>/<layer>`.
+fn resolve(
+    name: &str,
+    input: Option<&DatasetRecord>,
+    all: &[DatasetRecord],
+) -> Option<LayerRecord> {
+    if name == DEFAULT_INPUT {
+        return input?.layers.first().cloned();
+    }
+    if let Some(layer) = input.and_then(|d| d.layers.iter().find(|l| l.name == name)) {
+        return Some(layer.clone());
+    }
+    let (dataset, layer) = match name.split_once('/') {
+        Some((dataset, layer)) => (dataset, Some(layer)),
+        None => (name, None),
+    };
+    let matches: Vec<&DatasetRecord> = all
+        .iter()
+        .filter(|d| d.id == dataset || d.name == dataset)
+        .collect();
+    let [record] = matches.as_slice() else {
+        return None;
+    };
+    match layer {
+        Some(layer) => record.layers.iter().find(|l| l.name == layer).cloned(),
+        None => record.layers.first().cloned(),
+    }
+}
+
+/// `path` under `root`, refusing absolute paths and `..`.
+fn confined(root: &Path, path: &str) -> Option<PathBuf> {
+    let relative = Path::new(path);
+    let safe = relative
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    (safe && !path.is_empty()).then(|| root.join(relative))
+}
+
+/// Plans and runs `request`.
+pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, ApiError> {
+    let engine = state.embedded();
+    let all = {
+        let engine = engine.clone();
+        blocking(move || engine.datasets(i64::MAX, 0)).await?.1
+    };
+    let input = match &request.dataset_id {
+        Some(id) => Some(
+            all.iter()
+                .find(|d| &d.id == id)
+                .cloned()
+                .ok_or_else(|| ApiError::not_found(format!("no dataset {id}")))?,
+        ),
+        None => None,
+    };
+    let loose = Vars {
+        values: request.vars.clone(),
+        strict: false,
+    };
+    let document = geomill_planner::spec::SpecDocument::from_value(&request.document)?;
+    if matches!(document, geomill_planner::spec::SpecDocument::Scenario(_)) {
+        return Err(ApiError::unprocessable(
+            "a scenario runs through /scenarios/{id}/run, not as one pipeline",
+        ));
+    }
+    let sources = document_sources(&request.document, &loose)?;
+    let mut bindings = Vec::new();
+    let mut unknown = Vec::new();
+    for source in sources {
+        match resolve(&source, input.as_ref(), &all) {
+            Some(layer) => bindings.push(Binding { source, layer }),
+            None => unknown.push(source),
+        }
+    }
+    if !unknown.is_empty() {
+        let hint = if unknown.iter().any(|s| s == DEFAULT_INPUT) && input.is_none() {
+            " (`input` is the dataset named by dataset_id)"
+        } else {
+            ""
+        };
+        return Err(ApiError::unprocessable(format!(
+            "the pipeline reads {} which name no stored layer{hint}: use a layer of the dataset, a dataset id or name, or <dataset>/<layer>",
+            unknown.join(", ")
+        )));
+    }
+    let mut catalog = Catalog::default();
+    for binding in &bindings {
+        let engine = engine.clone();
+        let layer = binding.layer.clone();
+        let schema = blocking(move || engine.layer_schema(&layer)).await?;
+        catalog.sources.insert(binding.source.clone(), schema);
+    }
+    let strict = Vars {
+        values: request.vars,
+        strict: true,
+    };
+    let planned = compile(&request.document, &catalog, &strict, EngineMode::Embedded)?;
+    let mut optimized = planned
+        .into_iter()
+        .next()
+        .map(|p| p.optimized)
+        .ok_or_else(|| ApiError::unprocessable("nothing to run"))?;
+
+    let job_id = uuid::Uuid::new_v4().to_string();
+    let data_dir = &state.config().data_dir;
+    let outputs_root = data_dir.join("outputs").join(&job_id);
+    let mut outputs = Vec::new();
+    for node in optimized.graph.node_weights_mut() {
+        if let Operator::Export(export) = &mut node.op {
+            let path = confined(&outputs_root, &export.destination).ok_or_else(|| {
+                ApiError::unprocessable(format!(
+                    "step {}: destination {:?} must be a relative path without `..` (files are written under the data directory)",
+                    node.step, export.destination
+                ))
+            })?;
+            export.destination = path.display().to_string();
+            outputs.push(export.destination.clone());
+        }
+    }
+    let script = emit(&optimized, Dialect::Duckdb)?;
+    let result = script
+        .result
+        .clone()
+        .ok_or_else(|| ApiError::internal(&"the plan has no result"))?;
+    let steps_executed = optimized
+        .graph
+        .node_weights()
+        .filter(|n| !n.step.is_empty())
+        .map(|n| n.step.clone())
+        .collect::<BTreeSet<_>>()
+        .len();
+    let results_dir = data_dir.join("results").join(&job_id);
+    let folders = [results_dir.clone(), outputs_root.clone()];
+    for folder in folders.iter().chain(
+        outputs
+            .iter()
+            .filter_map(|o| Path::new(o).parent().map(Path::to_path_buf))
+            .collect::<Vec<_>>()
+            .iter(),
+    ) {
+        tokio::fs::create_dir_all(folder)
+            .await
+            .map_err(|e| ApiError::internal(&e))?;
+    }
+    let partial = results_dir.join("result.partial.gpkg");
+    let final_path = results_dir.join("result.gpkg");
+    let statements: Vec<String> = script.statements.iter().map(|s| s.sql.clone()).collect();
+    let partial_text = partial.display().to_string();
+    let run = tokio::task::spawn_blocking(move || {
+        engine.run_script(&bindings, &statements, &result, Some(&partial_text))
+    })
+    .await
+    .map_err(|e| ApiError::internal(&e))?;
+    let outcome = match run {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            let reason = match &error {
+                geomill_backends::BackendError::Query { reason, .. } => reason.clone(),
+                other => other.to_string(),
+            };
+            let _ = tokio::fs::remove_dir_all(&results_dir).await;
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "execution_failed",
+                format!("the pipeline failed: {reason}"),
+            )
+            .with_detail(json!({ "job_id": job_id, "status": "FAILED" })));
+        }
+    };
+    tokio::fs::rename(&partial, &final_path)
+        .await
+        .map_err(|e| ApiError::internal(&e))?;
+    Ok(Execution {
+        job_id,
+        status: "COMPLETED",
+        steps_executed,
+        result_path: final_path.display().to_string(),
+        result_features: outcome.result_rows,
+        outputs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn destinations_stay_under_the_root() {
+        let root = Path::new("/data/outputs/j");
+        assert_eq!(
+            confined(root, "a/b.gpkg"),
+            Some(PathBuf::from("/data/outputs/j/a/b.gpkg"))
+        );
+        assert_eq!(confined(root, "/etc/cron.d/x"), None);
+        assert_eq!(confined(root, "../../x.gpkg"), None);
+        assert_eq!(confined(root, ""), None);
+    }
+}
