@@ -10,6 +10,8 @@ export GEOMILL_DEPS_DIR ?= $(GEOMILL_CACHE)/deps
 DUCKDB_LIB_DIR := $(GEOMILL_DEPS_DIR)/duckdb-1.5.5
 export DUCKDB_LIB_DIR
 export LD_LIBRARY_PATH := $(DUCKDB_LIB_DIR)$(if $(LD_LIBRARY_PATH),:$(LD_LIBRARY_PATH))
+# The tests' Python (GeoPandas, to read GeoParquet independently).
+export GEOMILL_PYTHON ?= $(GEOMILL_DEPS_DIR)/python/bin/python
 CARGO_FLAGS := --release --locked
 
 .PHONY: run test setup-run setup-test build lint bench

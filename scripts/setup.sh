@@ -69,5 +69,21 @@ PY
   rm -rf "$tmp"
 fi
 
+# --- Python tools for the tests: GeoPandas reads GeoParquet independently of geomill ------------
+if [ "$purpose" = "test" ]; then
+  venv="$deps_dir/python"
+  if [ ! -x "$venv/bin/python" ]; then
+    log "creating a Python virtual environment for test tools"
+    python3 -m venv "$venv" 2>/dev/null || {
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+      python3 -m venv "$venv"
+    }
+  fi
+  if ! "$venv/bin/python" -c "import geopandas, pyarrow" 2>/dev/null; then
+    log "installing geopandas and pyarrow for the tests"
+    "$venv/bin/pip" install -q --disable-pip-version-check geopandas pyarrow
+  fi
+fi
+
 # The directory to put on DUCKDB_LIB_DIR / LD_LIBRARY_PATH is printed for the Makefile.
 echo "$lib_dir"

@@ -21,6 +21,8 @@ use crate::state::AppState;
         super::datasets::rename,
         super::datasets::remove,
         super::datasets::features,
+        super::exports::export_any,
+        super::exports::export_gpkg,
         super::capabilities::list,
         super::capabilities::one,
         super::capabilities::preview_get,

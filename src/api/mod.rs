@@ -3,6 +3,7 @@
 pub mod capabilities;
 pub mod datasets;
 pub mod docs;
+pub mod exports;
 pub mod extract;
 pub mod fallback;
 pub mod health;
@@ -28,6 +29,7 @@ pub fn router() -> Router<AppState> {
         .merge(health::routes())
         .merge(capabilities::routes())
         .merge(datasets::routes())
+        .merge(exports::routes())
         .merge(rules::routes())
         .merge(pipelines::routes())
         .merge(not_implemented::routes())

@@ -17,7 +17,6 @@ use crate::state::AppState;
 pub const NOT_IMPLEMENTED: &[(&str, &str, &str)] = &[
     ("POST", "/datasets/ogc", "datasets"),
     ("POST", "/datasets/import-url", "datasets"),
-    ("POST", "/datasets/export-gpkg", "datasets"),
     ("POST", "/datasets/{id}/enable_tracking", "datasets"),
     ("POST", "/datasets/{id}/disable_tracking", "datasets"),
     ("GET", "/datasets/{id}/tracking_status", "datasets"),
@@ -42,7 +41,6 @@ pub const NOT_IMPLEMENTED: &[(&str, &str, &str)] = &[
     ("POST", "/examples/{id}/triggers/dryrun", "datasets"),
     ("POST", "/api/portal/sql/execute", "features"),
     ("POST", "/api/portal/sql/export", "features"),
-    ("POST", "/api/portal/datasets/export", "features"),
     ("POST", "/jobs", "jobs"),
     ("GET", "/jobs", "jobs"),
     ("GET", "/jobs/{id}", "jobs"),

@@ -116,3 +116,18 @@ fn query_error(sql: &str, error: &duckdb::Error) -> BackendError {
         sql: sql.to_owned(),
     }
 }
+
+impl EmbeddedEngine {
+    /// Writes a stored layer to `destination` in `format` (for Shapefiles, a folder that gets
+    /// `<layer>.shp` and its companions).
+    pub fn export_layer(
+        &self,
+        layer: &LayerRecord,
+        destination: &str,
+        format: geomill_planner::plan::operator::ExportFormat,
+    ) -> Result<(), BackendError> {
+        let from = format!("layers.{}", ident(&layer.table_name));
+        let copy = geomill_planner::sql::duckdb_copy(&from, destination, format, Some(&layer.name));
+        self.execute_batch(&copy)
+    }
+}

@@ -7,4 +7,4 @@ mod script;
 mod select;
 
 pub use dialect::Dialect;
-pub use script::{Script, Statement, emit};
+pub use script::{Script, Statement, duckdb_copy, emit};

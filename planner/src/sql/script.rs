@@ -185,21 +185,7 @@ fn stage_statement(
 
 fn export_sql(export: &ExportOp, from: &str, dialect: Dialect) -> String {
     match dialect {
-        Dialect::Duckdb => {
-            let options = match export.format.gdal_driver() {
-                // GDAL's CSV writer needs to be told how to write the geometry.
-                Some(driver) if export.format == ExportFormat::Csv => format!(
-                    "FORMAT GDAL, DRIVER {}, LAYER_CREATION_OPTIONS 'GEOMETRY=AS_WKT'",
-                    string(driver)
-                ),
-                Some(driver) => format!("FORMAT GDAL, DRIVER {}", string(driver)),
-                None => "FORMAT parquet".to_owned(),
-            };
-            format!(
-                "COPY (SELECT * FROM {from}) TO {} ({options})",
-                string(&export.destination)
-            )
-        }
+        Dialect::Duckdb => duckdb_copy(from, &export.destination, export.format, None),
         // PostgreSQL cannot write these formats: geomill's exporter reads the table and writes
         // the file. The statement says so and does nothing.
         Dialect::Postgis => format!(
@@ -208,4 +194,29 @@ fn export_sql(export: &ExportOp, from: &str, dialect: Dialect) -> String {
             export.format.as_str()
         ),
     }
+}
+
+/// DuckDB's `COPY (SELECT * FROM from) TO destination` in `format` (through GDAL but for
+/// Parquet, which DuckDB writes itself as GeoParquet), optionally naming the layer.
+pub fn duckdb_copy(
+    from: &str,
+    destination: &str,
+    format: ExportFormat,
+    layer: Option<&str>,
+) -> String {
+    let mut options = match format.gdal_driver() {
+        Some(driver) => format!("FORMAT GDAL, DRIVER {}", string(driver)),
+        None => "FORMAT parquet".to_owned(),
+    };
+    if format == ExportFormat::Csv {
+        // GDAL's CSV writer needs to be told how to write the geometry.
+        options.push_str(", LAYER_CREATION_OPTIONS 'GEOMETRY=AS_WKT'");
+    }
+    if let (Some(layer), Some(_)) = (layer, format.gdal_driver()) {
+        options.push_str(&format!(", LAYER_NAME {}", string(layer)));
+    }
+    format!(
+        "COPY (SELECT * FROM {from}) TO {} ({options})",
+        string(destination)
+    )
 }

@@ -1,0 +1,122 @@
+//! Exporting a stored layer to a file: written by the embedded engine into a scratch folder of
+//! the data directory, zipped for Shapefiles, read back, and the folder removed.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use geomill_backends::duckdb::LayerRecord;
+use geomill_planner::plan::operator::ExportFormat;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// A file ready to send.
+pub struct ExportedFile {
+    pub file_name: String,
+    pub content_type: &'static str,
+    pub bytes: Vec<u8>,
+}
+
+fn extension(format: ExportFormat) -> &'static str {
+    match format {
+        ExportFormat::Gpkg => "gpkg",
+        ExportFormat::Geojson => "geojson",
+        ExportFormat::Fgb => "fgb",
+        ExportFormat::Parquet => "parquet",
+        ExportFormat::Shp => "zip",
+        ExportFormat::Csv => "csv",
+        ExportFormat::Kml => "kml",
+        ExportFormat::Gml => "gml",
+    }
+}
+
+fn content_type(format: ExportFormat) -> &'static str {
+    match format {
+        ExportFormat::Gpkg => "application/geopackage+sqlite3",
+        ExportFormat::Geojson => "application/geo+json",
+        ExportFormat::Fgb => "application/flatgeobuf",
+        ExportFormat::Parquet => "application/vnd.apache.parquet",
+        ExportFormat::Shp => "application/zip",
+        ExportFormat::Csv => "text/csv",
+        ExportFormat::Kml => "application/vnd.google-earth.kml+xml",
+        ExportFormat::Gml => "application/gml+xml",
+    }
+}
+
+/// Zips every file of `folder` (flat) into one archive.
+fn zip_folder(folder: &Path) -> std::io::Result<Vec<u8>> {
+    let mut archive = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(folder)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for path in entries {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        archive
+            .start_file(name, options)
+            .map_err(std::io::Error::other)?;
+        archive.write_all(&std::fs::read(&path)?)?;
+    }
+    Ok(archive
+        .finish()
+        .map_err(std::io::Error::other)?
+        .into_inner())
+}
+
+/// Writes `layer` in `format` and returns the file.
+pub async fn export(
+    state: &AppState,
+    dataset_name: &str,
+    layer: LayerRecord,
+    format: ExportFormat,
+) -> Result<ExportedFile, ApiError> {
+    let scratch = state
+        .config()
+        .data_dir
+        .join("tmp")
+        .join(uuid::Uuid::new_v4().to_string());
+    tokio::fs::create_dir_all(&scratch)
+        .await
+        .map_err(|e| ApiError::internal(&e))?;
+    let stem: String = dataset_name
+        .rsplit_once('.')
+        .map_or(dataset_name, |(stem, _)| stem)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let file_name = format!("{stem}_{}.{}", layer.name, extension(format));
+    let engine = state.embedded();
+    let folder = scratch.clone();
+    let written = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, String> {
+        let target = match format {
+            ExportFormat::Shp => folder.join("shapefile"),
+            _ => folder.join(format!("export.{}", extension(format))),
+        };
+        engine
+            .export_layer(&layer, &target.display().to_string(), format)
+            .map_err(|e| e.to_string())?;
+        match format {
+            ExportFormat::Shp => zip_folder(&target).map_err(|e| e.to_string()),
+            _ => std::fs::read(&target).map_err(|e| e.to_string()),
+        }
+    })
+    .await
+    .map_err(|e| ApiError::internal(&e));
+    let _ = tokio::fs::remove_dir_all(&scratch).await;
+    let bytes = written?.map_err(|e| ApiError::internal(&e))?;
+    Ok(ExportedFile {
+        file_name,
+        content_type: content_type(format),
+        bytes,
+    })
+}
