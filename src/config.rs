@@ -68,6 +68,12 @@ pub struct Config {
     /// Directory DuckDB loads extensions from (default `~/.duckdb/extensions`).
     #[arg(long, env = "GEOMILL_DUCKDB_EXTENSION_DIR")]
     pub duckdb_extension_dir: Option<PathBuf>,
+    /// Key that `POST /api/portal/sql/*` requires in `X-Admin-Key` (unset: no key needed).
+    #[arg(long, env = "GEOMILL_ADMIN_KEY", hide_env_values = true)]
+    pub admin_key: Option<String>,
+    /// Longest run of an ad-hoc SQL query, in seconds.
+    #[arg(long, env = "GEOMILL_SQL_TIMEOUT_S", default_value_t = 30)]
+    pub sql_timeout_s: u64,
     /// Largest accepted upload, in MiB (413 past it).
     #[arg(long, env = "GEOMILL_MAX_UPLOAD_MB", default_value_t = 512)]
     pub max_upload_mb: u64,
@@ -106,6 +112,8 @@ impl Config {
             log_filter: "info".into(),
             log_format: LogFormat::Text,
             duckdb_extension_dir: None,
+            admin_key: None,
+            sql_timeout_s: 30,
             max_upload_mb: 64,
             min_free_disk_mb: 1,
         }

@@ -83,6 +83,40 @@ fn resolve(
     }
 }
 
+/// Every stored dataset (the names sources may use).
+pub(crate) async fn all_datasets(state: &AppState) -> Result<Vec<DatasetRecord>, ApiError> {
+    let engine = state.embedded();
+    Ok(blocking(move || engine.datasets(i64::MAX, 0)).await?.1)
+}
+
+/// Binds each source name to a stored layer; a 422 lists the names that match none.
+pub(crate) fn bind_sources(
+    sources: BTreeSet<String>,
+    input: Option<&DatasetRecord>,
+    all: &[DatasetRecord],
+) -> Result<Vec<Binding>, ApiError> {
+    let mut bindings = Vec::new();
+    let mut unknown = Vec::new();
+    for source in sources {
+        match resolve(&source, input, all) {
+            Some(layer) => bindings.push(Binding { source, layer }),
+            None => unknown.push(source),
+        }
+    }
+    if unknown.is_empty() {
+        return Ok(bindings);
+    }
+    let hint = if unknown.iter().any(|s| s == DEFAULT_INPUT) && input.is_none() {
+        " (`input` is the dataset named by dataset_id)"
+    } else {
+        ""
+    };
+    Err(ApiError::unprocessable(format!(
+        "{} name no stored layer{hint}: use a layer of the dataset, a dataset id or name, or <dataset>/<layer>",
+        unknown.join(", ")
+    )))
+}
+
 /// `path` under `root`, refusing absolute paths and `..`.
 fn confined(root: &Path, path: &str) -> Option<PathBuf> {
     let relative = Path::new(path);
@@ -95,10 +129,7 @@ fn confined(root: &Path, path: &str) -> Option<PathBuf> {
 /// Plans and runs `request`.
 pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, ApiError> {
     let engine = state.embedded();
-    let all = {
-        let engine = engine.clone();
-        blocking(move || engine.datasets(i64::MAX, 0)).await?.1
-    };
+    let all = all_datasets(state).await?;
     let input = match &request.dataset_id {
         Some(id) => Some(
             all.iter()
@@ -119,25 +150,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         ));
     }
     let sources = document_sources(&request.document, &loose)?;
-    let mut bindings = Vec::new();
-    let mut unknown = Vec::new();
-    for source in sources {
-        match resolve(&source, input.as_ref(), &all) {
-            Some(layer) => bindings.push(Binding { source, layer }),
-            None => unknown.push(source),
-        }
-    }
-    if !unknown.is_empty() {
-        let hint = if unknown.iter().any(|s| s == DEFAULT_INPUT) && input.is_none() {
-            " (`input` is the dataset named by dataset_id)"
-        } else {
-            ""
-        };
-        return Err(ApiError::unprocessable(format!(
-            "the pipeline reads {} which name no stored layer{hint}: use a layer of the dataset, a dataset id or name, or <dataset>/<layer>",
-            unknown.join(", ")
-        )));
-    }
+    let bindings = bind_sources(sources, input.as_ref(), &all)?;
     let mut catalog = Catalog::default();
     for binding in &bindings {
         let engine = engine.clone();

@@ -146,7 +146,7 @@ async fn runs_that_cannot_start_or_fail_say_why() {
                 json!({}),
             ),
             StatusCode::UNPROCESSABLE_ENTITY,
-            "oceans which name no stored layer",
+            "oceans name no stored layer",
         ),
         (
             run(

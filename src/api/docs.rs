@@ -31,6 +31,8 @@ use crate::state::AppState;
         super::pipelines::validate,
         super::pipelines::preview,
         super::pipelines::execute,
+        super::sql::execute,
+        super::sql::export,
     ),
     components(schemas(crate::error::ErrorBody, crate::error::ErrorContent, super::capabilities::PreviewBody)),
     tags(
@@ -38,7 +40,8 @@ use crate::state::AppState;
         (name = "datasets", description = "Datasets and their features"),
         (name = "capabilities", description = "The capability registry and SQL previews"),
         (name = "rules", description = "Rules"),
-        (name = "pipelines", description = "Pipelines v2")
+        (name = "pipelines", description = "Pipelines v2"),
+        (name = "sql", description = "Read-only SQL over stored layers")
     )
 )]
 struct ApiDoc;

@@ -11,6 +11,7 @@ pub mod not_implemented;
 pub mod pipelines;
 pub mod planning;
 pub mod rules;
+pub mod sql;
 
 use axum::Router;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -32,6 +33,7 @@ pub fn router() -> Router<AppState> {
         .merge(exports::routes())
         .merge(rules::routes())
         .merge(pipelines::routes())
+        .merge(sql::routes())
         .merge(not_implemented::routes())
         .merge(docs::routes())
         .fallback(fallback::no_route)

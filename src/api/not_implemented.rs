@@ -39,8 +39,6 @@ pub const NOT_IMPLEMENTED: &[(&str, &str, &str)] = &[
     ("GET", "/examples/{id}/preview", "datasets"),
     ("GET", "/examples/{id}/tiles/{z}/{x}/{y}.mvt", "datasets"),
     ("POST", "/examples/{id}/triggers/dryrun", "datasets"),
-    ("POST", "/api/portal/sql/execute", "features"),
-    ("POST", "/api/portal/sql/export", "features"),
     ("POST", "/jobs", "jobs"),
     ("GET", "/jobs", "jobs"),
     ("GET", "/jobs/{id}", "jobs"),

@@ -5,5 +5,5 @@ mod run;
 mod store;
 
 pub use engine::{EmbeddedEngine, EmbeddedOptions, SpatialStatus};
-pub use run::{Binding, RunOutcome};
+pub use run::{Binding, QueryRows, RunOutcome};
 pub use store::{DatasetRecord, FeaturePage, LayerRecord, RejectedFile, SourceFile};

@@ -76,16 +76,7 @@ impl EmbeddedEngine {
             .connection()?
             .try_clone()
             .map_err(|e| query_error("connect", &e))?;
-        for binding in bindings {
-            let view = format!(
-                "CREATE OR REPLACE TEMP VIEW {} AS SELECT * FROM layers.{}",
-                ident(&binding.source),
-                ident(&binding.layer.table_name)
-            );
-            connection
-                .execute_batch(&view)
-                .map_err(|e| query_error(&view, &e))?;
-        }
+        bind(&connection, bindings)?;
         for statement in statements {
             connection
                 .execute_batch(statement)
@@ -130,4 +121,124 @@ impl EmbeddedEngine {
         let copy = geomill_planner::sql::duckdb_copy(&from, destination, format, Some(&layer.name));
         self.execute_batch(&copy)
     }
+}
+
+/// Rows of a read-only query.
+#[derive(Debug, Clone)]
+pub struct QueryRows {
+    /// (name, DuckDB type) of each column.
+    pub columns: Vec<(String, String)>,
+    /// Each row as a JSON object (geometries as WKT).
+    pub rows: Vec<String>,
+    /// More rows existed than the limit.
+    pub truncated: bool,
+}
+
+impl EmbeddedEngine {
+    /// Runs a checked read-only `sql` over the bound layers on a connection of its own, at most
+    /// `limit` rows, interrupted after `timeout`.
+    pub fn query_rows(
+        &self,
+        bindings: &[Binding],
+        sql: &str,
+        limit: usize,
+        timeout: std::time::Duration,
+    ) -> Result<QueryRows, BackendError> {
+        let connection = self
+            .connection()?
+            .try_clone()
+            .map_err(|e| query_error("connect", &e))?;
+        bind(&connection, bindings)?;
+        let interrupt = connection.interrupt_handle();
+        let (done, finished) = std::sync::mpsc::channel::<()>();
+        let watchdog = std::thread::spawn(move || {
+            if finished.recv_timeout(timeout).is_err() {
+                interrupt.interrupt();
+            }
+        });
+        let outcome = read_rows(&connection, sql, limit);
+        let _ = done.send(());
+        let _ = watchdog.join();
+        outcome.map_err(|e| {
+            let reason =
+                if e.to_string().contains("INTERRUPT") || e.to_string().contains("nterrupt") {
+                    format!(
+                        "the query ran longer than {} s and was stopped",
+                        timeout.as_secs()
+                    )
+                } else {
+                    e.to_string()
+                };
+            BackendError::Query {
+                engine: ENGINE,
+                reason,
+                sql: sql.to_owned(),
+            }
+        })
+    }
+
+    /// Writes the result of a checked read-only `sql` over the bound layers to `destination`.
+    pub fn export_query(
+        &self,
+        bindings: &[Binding],
+        sql: &str,
+        destination: &str,
+        format: geomill_planner::plan::operator::ExportFormat,
+    ) -> Result<(), BackendError> {
+        let connection = self
+            .connection()?
+            .try_clone()
+            .map_err(|e| query_error("connect", &e))?;
+        bind(&connection, bindings)?;
+        let copy = geomill_planner::sql::duckdb_copy(
+            &format!("({sql})"),
+            destination,
+            format,
+            Some("query"),
+        );
+        connection
+            .execute_batch(&copy)
+            .map_err(|e| query_error(&copy, &e))
+    }
+}
+
+fn bind(connection: &duckdb::Connection, bindings: &[Binding]) -> Result<(), BackendError> {
+    for binding in bindings {
+        let view = format!(
+            "CREATE OR REPLACE TEMP VIEW {} AS SELECT * FROM layers.{}",
+            ident(&binding.source),
+            ident(&binding.layer.table_name)
+        );
+        connection
+            .execute_batch(&view)
+            .map_err(|e| query_error(&view, &e))?;
+    }
+    Ok(())
+}
+
+fn read_rows(
+    connection: &duckdb::Connection,
+    sql: &str,
+    limit: usize,
+) -> Result<QueryRows, duckdb::Error> {
+    let describe = format!("DESCRIBE {sql}");
+    let mut statement = connection.prepare(&describe)?;
+    let columns = statement
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
+    let wrapped = format!(
+        "SELECT CAST(to_json(q) AS VARCHAR) FROM ({sql}) AS q LIMIT {}",
+        limit + 1
+    );
+    let mut statement = connection.prepare(&wrapped)?;
+    let mut rows = statement
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    let truncated = rows.len() > limit;
+    rows.truncate(limit);
+    Ok(QueryRows {
+        columns,
+        rows,
+        truncated,
+    })
 }

@@ -2,6 +2,7 @@
 
 pub mod dialect;
 mod geo;
+pub mod guard;
 pub mod quote;
 mod script;
 mod select;

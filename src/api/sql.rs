@@ -1,0 +1,203 @@
+//! `/api/portal/sql/execute` and `/api/portal/sql/export`: one read-only query over stored
+//! layers, guarded by `X-Admin-Key` when `GEOMILL_ADMIN_KEY` is set.
+
+use axum::Json;
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use geomill_planner::plan::operator::ExportFormat;
+use geomill_planner::sql::guard::check_read_only;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::extract::ApiJson;
+use crate::error::ApiError;
+use crate::execute::{all_datasets, bind_sources};
+use crate::state::AppState;
+
+/// Default and largest number of rows a query returns.
+const DEFAULT_ROWS: usize = 1000;
+const MAX_ROWS: usize = 10_000;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/portal/sql/execute", post(execute))
+        .route("/api/portal/sql/export", post(export))
+}
+
+/// Equal in time whatever the inputs' common prefix (length differences still show).
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0_u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn require_admin(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
+    let Some(expected) = &state.config().admin_key else {
+        return Ok(());
+    };
+    match headers.get("x-admin-key") {
+        None => Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthenticated",
+            "X-Admin-Key is required",
+        )),
+        Some(given) if constant_time_eq(given.as_bytes(), expected.as_bytes()) => Ok(()),
+        Some(_) => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "X-Admin-Key is not valid",
+        )),
+    }
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SqlBody {
+    /// One read-only query; tables are layer names (`<dataset id or name>/<layer>`, a dataset
+    /// id or name) quoted as identifiers.
+    pub query: String,
+    /// Rows to return (default 1000, at most 10000); execute only.
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Export format (default gpkg); export only.
+    #[serde(default)]
+    pub format: Option<String>,
+}
+
+async fn bindings(
+    state: &AppState,
+    query: &str,
+) -> Result<Vec<geomill_backends::duckdb::Binding>, ApiError> {
+    let checked = check_read_only(query)
+        .map_err(|reason| ApiError::new(StatusCode::BAD_REQUEST, "forbidden_sql", reason))?;
+    let all = all_datasets(state).await?;
+    bind_sources(checked.tables, None, &all)
+}
+
+fn failed(error: geomill_backends::BackendError) -> ApiError {
+    match error {
+        geomill_backends::BackendError::Query { reason, .. } => ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "query_failed",
+            reason.lines().next().unwrap_or_default().to_owned(),
+        ),
+        other => ApiError::internal(&other),
+    }
+}
+
+/// Run one read-only query and answer its rows.
+#[utoipa::path(post, path = "/api/portal/sql/execute", tag = "sql", request_body = SqlBody,
+    responses((status = 200, description = "{columns: [{name, type}], rows, row_count, truncated}", body = Object),
+        (status = 400, description = "Not a single read-only query", body = crate::error::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody)))]
+pub async fn execute(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<SqlBody>,
+) -> Result<Json<Value>, ApiError> {
+    require_admin(&state, &headers)?;
+    let limit = body.limit.unwrap_or(DEFAULT_ROWS);
+    if limit > MAX_ROWS {
+        return Err(ApiError::bad_request(format!(
+            "limit must be at most {MAX_ROWS}, got {limit}"
+        )));
+    }
+    let bindings = bindings(&state, &body.query).await?;
+    let engine = state.embedded();
+    let timeout = std::time::Duration::from_secs(state.config().sql_timeout_s);
+    let query = body.query.clone();
+    let result =
+        tokio::task::spawn_blocking(move || engine.query_rows(&bindings, &query, limit, timeout))
+            .await
+            .map_err(|e| ApiError::internal(&e))?
+            .map_err(failed)?;
+    let rows: Vec<Value> = result
+        .rows
+        .iter()
+        .map(|r| serde_json::from_str(r).unwrap_or(Value::Null))
+        .collect();
+    let columns: Vec<Value> = result
+        .columns
+        .iter()
+        .map(|(name, ty)| json!({"name": name, "type": ty}))
+        .collect();
+    Ok(Json(
+        json!({ "columns": columns, "row_count": rows.len(), "rows": rows, "truncated": result.truncated }),
+    ))
+}
+
+/// Run one read-only query and answer its result as a file.
+#[utoipa::path(post, path = "/api/portal/sql/export", tag = "sql", request_body = SqlBody,
+    responses((status = 200, description = "The file"), (status = 400, body = crate::error::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody)))]
+pub async fn export(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<SqlBody>,
+) -> Result<Response, ApiError> {
+    require_admin(&state, &headers)?;
+    let format_name = body
+        .format
+        .as_deref()
+        .unwrap_or("gpkg")
+        .to_ascii_lowercase();
+    let format: ExportFormat =
+        serde_json::from_value(Value::String(format_name.clone())).map_err(|_| {
+            ApiError::unprocessable(format!(
+                "format {format_name:?} is not one of gpkg, geojson, fgb, parquet, csv, kml, gml"
+            ))
+        })?;
+    if format == ExportFormat::Shp {
+        return Err(ApiError::unprocessable(
+            "query results export as gpkg, geojson, fgb, parquet, csv, kml or gml",
+        ));
+    }
+    let bindings = bindings(&state, &body.query).await?;
+    let scratch = state
+        .config()
+        .data_dir
+        .join("tmp")
+        .join(uuid::Uuid::new_v4().to_string());
+    tokio::fs::create_dir_all(&scratch)
+        .await
+        .map_err(|e| ApiError::internal(&e))?;
+    let target = scratch.join(format!("query.{format_name}"));
+    let engine = state.embedded();
+    let (query, path) = (body.query.clone(), target.display().to_string());
+    let written =
+        tokio::task::spawn_blocking(move || engine.export_query(&bindings, &query, &path, format))
+            .await
+            .map_err(|e| ApiError::internal(&e))
+            .and_then(|r| r.map_err(failed));
+    let bytes = match written {
+        Ok(()) => tokio::fs::read(&target)
+            .await
+            .map_err(|e| ApiError::internal(&e)),
+        Err(error) => Err(error),
+    };
+    let _ = tokio::fs::remove_dir_all(&scratch).await;
+    let bytes = bytes?;
+    Ok((
+        [(
+            header::CONTENT_DISPOSITION,
+            format!("attachment; filename=\"query.{format_name}\""),
+        )],
+        bytes,
+    )
+        .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::constant_time_eq;
+
+    #[test]
+    fn keys_compare() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"secret2"));
+    }
+}
