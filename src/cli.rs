@@ -23,7 +23,8 @@ pub struct Cli {
 pub enum Command {
     /// Serve the HTTP API (default 0.0.0.0:8001, embedded engine).
     Serve(Config),
-    /// Run a rules file or pipeline against input data and write its outputs.
+    /// Run a rules file or pipeline on local files: the input's layers are what the pipeline
+    /// reads (`input` is the first); export steps write under the current directory.
     Run {
         /// The rules file (JSON array of steps) or PipelineSpec v2 document.
         file: PathBuf,
@@ -33,6 +34,9 @@ pub enum Command {
         /// Run-time variable for placeholders such as {date} in output paths: NAME=VALUE.
         #[arg(long = "var", value_name = "NAME=VALUE")]
         vars: Vec<String>,
+        /// Also write the result here, as a GeoPackage.
+        #[arg(long)]
+        output: Option<PathBuf>,
     },
     /// Check a rules file, pipeline, scenario or rule: capabilities, parameters, references,
     /// cycles, expressions. Exit code 1 lists every problem with its path.
@@ -70,7 +74,12 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Serve(config) => serve(config),
-        Command::Run { .. } => not_yet("run"),
+        Command::Run {
+            file,
+            input,
+            vars,
+            output,
+        } => crate::run_cli::main(&file, input.as_deref(), &vars, output.as_deref()),
         Command::Validate {
             file,
             catalog,
@@ -128,12 +137,4 @@ fn usage_error(error: &clap::Error) -> ExitCode {
 fn env_variable_for(arg: &str) -> Option<String> {
     let long = arg.strip_prefix("--")?.split_whitespace().next()?;
     Some(format!("GEOMILL_{}", long.replace('-', "_").to_uppercase()))
-}
-
-fn not_yet(command: &str) -> ExitCode {
-    eprintln!(
-        "geomill {command}: not implemented yet in geomill {}",
-        crate::VERSION
-    );
-    ExitCode::from(3)
 }

@@ -36,11 +36,16 @@ pub struct Execution {
 }
 
 /// A run request: the document, the dataset `input` stands for, run variables.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct RunRequest {
     pub document: Value,
     pub dataset_id: Option<String>,
     pub vars: BTreeMap<String, String>,
+    /// Where relative export destinations go (default: `outputs/<job id>` in the data
+    /// directory).
+    pub outputs_root: Option<PathBuf>,
+    /// Told (statements done, statements) as the run goes.
+    pub progress: Option<std::sync::Arc<dyn Fn(usize, usize) + Send + Sync>>,
 }
 
 async fn blocking<T: Send + 'static>(
@@ -171,7 +176,10 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
 
     let job_id = uuid::Uuid::new_v4().to_string();
     let data_dir = &state.config().data_dir;
-    let outputs_root = data_dir.join("outputs").join(&job_id);
+    let outputs_root = request
+        .outputs_root
+        .clone()
+        .unwrap_or_else(|| data_dir.join("outputs").join(&job_id));
     let mut outputs = Vec::new();
     for node in optimized.graph.node_weights_mut() {
         if let Operator::Export(export) = &mut node.op {
@@ -214,8 +222,18 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
     let final_path = results_dir.join("result.gpkg");
     let statements: Vec<String> = script.statements.iter().map(|s| s.sql.clone()).collect();
     let partial_text = partial.display().to_string();
+    let progress: std::sync::Arc<dyn Fn(usize, usize) + Send + Sync> = request
+        .progress
+        .clone()
+        .unwrap_or_else(|| std::sync::Arc::new(|_, _| {}));
     let run = tokio::task::spawn_blocking(move || {
-        engine.run_script(&bindings, &statements, &result, Some(&partial_text))
+        engine.run_script(
+            &bindings,
+            &statements,
+            &result,
+            Some(&partial_text),
+            progress.as_ref(),
+        )
     })
     .await
     .map_err(|e| ApiError::internal(&e))?;

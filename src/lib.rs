@@ -8,6 +8,7 @@ pub mod datasets;
 pub mod error;
 pub mod execute;
 pub mod plan_cli;
+pub mod run_cli;
 pub mod server;
 pub mod state;
 pub mod telemetry;

@@ -74,14 +74,95 @@ fn a_bad_port_and_a_missing_dsn_are_refused() {
 }
 
 #[test]
-fn run_is_not_there_yet_and_says_so() {
-    let output = geomill().args(["run", "rules.json"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(3));
-    assert!(
-        String::from_utf8(output.stderr)
-            .unwrap()
-            .contains("not implemented yet")
+fn run_executes_a_pipeline_on_local_files() {
+    let work = tempfile::tempdir().unwrap();
+    let world = work.path().join("world.gpkg").display().to_string();
+    let countries = common::shared("naturalearth_lowres/naturalearth_lowres.shp")
+        .display()
+        .to_string();
+    let cities = common::shared("naturalearth_cities/naturalearth_cities.shp")
+        .display()
+        .to_string();
+    common::gdal(
+        "ogr2ogr",
+        &[
+            "-f",
+            "GPKG",
+            &world,
+            &countries,
+            "-nln",
+            "countries",
+            "-nlt",
+            "PROMOTE_TO_MULTI",
+        ],
     );
+    common::gdal(
+        "ogr2ogr",
+        &["-f", "GPKG", "-update", &world, &cities, "-nln", "cities"],
+    );
+    let pipeline = golden("pipelines/issue_pipeline/pipeline.json");
+    let output = geomill()
+        .current_dir(work.path())
+        .args([
+            "run",
+            &pipeline,
+            "--input",
+            &world,
+            "--var",
+            "date=2026-01-01",
+            "--var",
+            "output_dir=exports",
+        ])
+        .args(["--output", "result.gpkg"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("] done"),
+        "no progress bar"
+    );
+    let features: i64 = stdout
+        .split(" step(s), ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    let exported = work
+        .path()
+        .join("exports/counted_2026-01-01.gpkg")
+        .display()
+        .to_string();
+    assert_eq!(
+        common::ogrinfo_summary(&exported, "counted_2026-01-01").0,
+        features
+    );
+    let result = work.path().join("result.gpkg").display().to_string();
+    assert_eq!(
+        common::ogrinfo_summary(&result, "result"),
+        (features, Some("EPSG:4326".into()))
+    );
+
+    let output = geomill()
+        .current_dir(work.path())
+        .args(["run", &pipeline, "--input", &world])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("steps[4].params.destination: no value for variable(s) output_dir, date"),
+        "{stderr}"
+    );
+    let output = geomill()
+        .args(["run", &pipeline, "--input", "/nonexistent.gpkg"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
 }
 
 fn golden(path: &str) -> String {

@@ -141,6 +141,7 @@ pub async fn execute(
             document: body.pipeline,
             dataset_id: body.dataset_id,
             vars: body.vars.unwrap_or_default(),
+            ..Default::default()
         }
     } else {
         crate::execute::RunRequest {

@@ -64,20 +64,23 @@ impl EmbeddedEngine {
     }
 
     /// Runs `statements` after binding the sources, on a fresh connection; `result` is the
-    /// table to count and, with `result_file`, to write as a GeoPackage.
+    /// table to count and, with `result_file`, to write as a GeoPackage. `progress` hears
+    /// (statements done, statements) before each statement.
     pub fn run_script(
         &self,
         bindings: &[Binding],
         statements: &[String],
         result: &str,
         result_file: Option<&str>,
+        progress: &(dyn Fn(usize, usize) + Send + Sync),
     ) -> Result<RunOutcome, BackendError> {
         let connection = self
             .connection()?
             .try_clone()
             .map_err(|e| query_error("connect", &e))?;
         bind(&connection, bindings)?;
-        for statement in statements {
+        for (done, statement) in statements.iter().enumerate() {
+            progress(done, statements.len());
             connection
                 .execute_batch(statement)
                 .map_err(|e| query_error(statement, &e))?;
