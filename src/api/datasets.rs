@@ -33,7 +33,7 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// Runs a blocking engine call off the async threads.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, geomill_backends::BackendError> + Send + 'static,
 ) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(work)
@@ -58,6 +58,26 @@ async fn find(
     blocking(move || engine.dataset(&key))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no dataset {id}")))
+}
+
+/// A layer of a dataset; 404 naming the layers when there is no such layer.
+pub(crate) async fn find_layer(
+    state: &AppState,
+    id: &str,
+    layer: &str,
+) -> Result<geomill_backends::duckdb::LayerRecord, ApiError> {
+    let dataset = find(state, id).await?;
+    let known: Vec<String> = dataset.layers.iter().map(|l| l.name.clone()).collect();
+    dataset
+        .layers
+        .into_iter()
+        .find(|l| l.name == layer)
+        .ok_or_else(|| {
+            ApiError::not_found(format!(
+                "dataset {id} has no layer {layer:?} (layers: {})",
+                known.join(", ")
+            ))
+        })
 }
 
 /// Upload a spatial file (multipart field `file`; optional text field `name`). Every layer GDAL
@@ -284,18 +304,7 @@ pub async fn features(
 ) -> Result<Json<Value>, ApiError> {
     let (limit, offset) = page(query.limit, query.offset)?;
     let bbox = query.bbox.as_deref().map(parse_bbox).transpose()?;
-    let dataset = find(&state, &id).await?;
-    let known: Vec<String> = dataset.layers.iter().map(|l| l.name.clone()).collect();
-    let record = dataset
-        .layers
-        .into_iter()
-        .find(|l| l.name == layer)
-        .ok_or_else(|| {
-            ApiError::not_found(format!(
-                "dataset {id} has no layer {layer:?} (layers: {})",
-                known.join(", ")
-            ))
-        })?;
+    let record = find_layer(&state, &id, &layer).await?;
     let engine = state.embedded();
     let page = blocking(move || engine.features(&record, bbox, limit, offset)).await?;
     let features: Vec<Value> = page

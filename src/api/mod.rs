@@ -6,6 +6,7 @@ pub mod docs;
 pub mod exports;
 pub mod extract;
 pub mod fallback;
+pub mod fields;
 pub mod health;
 pub mod not_implemented;
 pub mod pipelines;
@@ -31,6 +32,7 @@ pub fn router() -> Router<AppState> {
         .merge(capabilities::routes())
         .merge(datasets::routes())
         .merge(exports::routes())
+        .merge(fields::routes())
         .merge(rules::routes())
         .merge(pipelines::routes())
         .merge(sql::routes())

@@ -23,17 +23,6 @@ pub const NOT_IMPLEMENTED: &[(&str, &str, &str)] = &[
     ("GET", "/datasets/{id}/styles", "datasets"),
     ("PUT", "/datasets/{id}/styles", "datasets"),
     ("POST", "/datasets/{id}/styles/import", "datasets"),
-    ("POST", "/datasets/{id}/layers/{layer}/breaks", "datasets"),
-    (
-        "GET",
-        "/datasets/{id}/layers/{layer}/distinct/{field}",
-        "datasets",
-    ),
-    (
-        "GET",
-        "/datasets/{id}/layers/{layer}/stats/{field}",
-        "datasets",
-    ),
     ("GET", "/examples", "datasets"),
     ("GET", "/examples/{id}", "datasets"),
     ("GET", "/examples/{id}/preview", "datasets"),

@@ -1,6 +1,7 @@
 //! Datasets: uploaded files kept in the data directory, their layers loaded into the embedded
 //! engine, and what the API shows of them.
 
+pub mod breaks;
 pub mod export;
 pub mod model;
 pub mod upload;

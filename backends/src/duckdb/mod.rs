@@ -1,9 +1,11 @@
 //! The embedded engine: DuckDB in-process with its `spatial` extension ("portable mode").
 
 mod engine;
+mod fields;
 mod run;
 mod store;
 
 pub use engine::{EmbeddedEngine, EmbeddedOptions, SpatialStatus};
+pub use fields::FieldStats;
 pub use run::{Binding, QueryRows, RunOutcome};
 pub use store::{DatasetRecord, FeaturePage, LayerRecord, RejectedFile, SourceFile};

@@ -1,0 +1,180 @@
+//! Field summaries of a layer: distinct values, statistics, class breaks.
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::routing::{get, post};
+use geomill_backends::duckdb::LayerRecord;
+use geomill_planner::schema::FieldType;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::datasets::{blocking, find_layer};
+use super::extract::{ApiJson, ApiQuery};
+use crate::datasets::breaks;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Values Jenks breaks are computed from at most (a reproducible sample beyond).
+const JENKS_SAMPLE: i64 = 3000;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/datasets/{id}/layers/{layer}/distinct/{field}",
+            get(distinct),
+        )
+        .route("/datasets/{id}/layers/{layer}/stats/{field}", get(stats))
+        .route("/datasets/{id}/layers/{layer}/breaks", post(class_breaks))
+}
+
+/// The layer and the type of one of its fields; 404 naming the fields when it has no such field.
+async fn field_of(
+    state: &AppState,
+    id: &str,
+    layer: &str,
+    field: &str,
+) -> Result<(LayerRecord, FieldType), ApiError> {
+    let record = find_layer(state, id, layer).await?;
+    let engine = state.embedded();
+    let probe = record.clone();
+    let schema = blocking(move || engine.layer_schema(&probe)).await?;
+    let ty = schema
+        .columns
+        .iter()
+        .find(|c| c.name == field)
+        .map(|c| c.ty)
+        .ok_or_else(|| {
+            ApiError::not_found(format!(
+                "layer {layer:?} has no field {field:?} (fields: {})",
+                schema.names().join(", ")
+            ))
+        })?;
+    Ok((record, ty))
+}
+
+fn numeric(field: &str, ty: FieldType) -> Result<(), ApiError> {
+    match ty {
+        FieldType::Integer | FieldType::Double => Ok(()),
+        other => Err(ApiError::unprocessable(format!(
+            "field {field:?} is {}, not numeric",
+            other.sql().to_lowercase()
+        ))),
+    }
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+pub struct DistinctQuery {
+    /// How many values (most frequent first; default 100, at most 10000).
+    pub limit: Option<i64>,
+}
+
+/// The most frequent values of a field with their counts.
+#[utoipa::path(get, path = "/datasets/{id}/layers/{layer}/distinct/{field}", tag = "datasets",
+    params(("id" = String, Path), ("layer" = String, Path), ("field" = String, Path), DistinctQuery),
+    responses((status = 200, description = "{field, distinct, values: [{value, count}]}", body = Object), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn distinct(
+    State(state): State<AppState>,
+    Path((id, layer, field)): Path<(String, String, String)>,
+    ApiQuery(query): ApiQuery<DistinctQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let limit = query.limit.unwrap_or(100);
+    if !(1..=10_000).contains(&limit) {
+        return Err(ApiError::bad_request(format!(
+            "limit must be between 1 and 10000, got {limit}"
+        )));
+    }
+    let (record, _) = field_of(&state, &id, &layer, &field).await?;
+    let engine = state.embedded();
+    let name = field.clone();
+    let (total, values) = blocking(move || engine.distinct_values(&record, &name, limit)).await?;
+    let values: Vec<Value> = values
+        .iter()
+        .map(|v| serde_json::from_str(v).unwrap_or(Value::Null))
+        .collect();
+    Ok(Json(
+        json!({ "field": field, "distinct": total, "values": values }),
+    ))
+}
+
+/// Count, nulls, min, max, mean, standard deviation and quantiles of a numeric field.
+#[utoipa::path(get, path = "/datasets/{id}/layers/{layer}/stats/{field}", tag = "datasets",
+    params(("id" = String, Path), ("layer" = String, Path), ("field" = String, Path)),
+    responses((status = 200, body = Object), (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+pub async fn stats(
+    State(state): State<AppState>,
+    Path((id, layer, field)): Path<(String, String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let (record, ty) = field_of(&state, &id, &layer, &field).await?;
+    numeric(&field, ty)?;
+    let engine = state.embedded();
+    let name = field.clone();
+    let s = blocking(move || engine.field_stats(&record, &name)).await?;
+    let q = |i: usize| s.quantiles.get(i).copied().flatten();
+    Ok(Json(json!({
+        "field": field, "count": s.count, "nulls": s.nulls, "min": s.min, "max": s.max, "mean": s.mean, "stddev": s.stddev,
+        "quantiles": {"p05": q(0), "p25": q(1), "p50": q(2), "p75": q(3), "p95": q(4)},
+    })))
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BreaksBody {
+    pub field: String,
+    /// `jenks`, `quantile` or `equal_interval`.
+    pub method: String,
+    /// Number of classes, 2 to 12 (default 5).
+    #[serde(default)]
+    pub classes: Option<usize>,
+}
+
+/// Class breaks of a numeric field: the upper bound of each class.
+#[utoipa::path(post, path = "/datasets/{id}/layers/{layer}/breaks", tag = "datasets",
+    params(("id" = String, Path), ("layer" = String, Path)), request_body = BreaksBody,
+    responses((status = 200, description = "{field, method, classes, breaks, min}", body = Object),
+        (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+pub async fn class_breaks(
+    State(state): State<AppState>,
+    Path((id, layer)): Path<(String, String)>,
+    ApiJson(body): ApiJson<BreaksBody>,
+) -> Result<Json<Value>, ApiError> {
+    let classes = body.classes.unwrap_or(5);
+    if !(2..=12).contains(&classes) {
+        return Err(ApiError::unprocessable(format!(
+            "classes must be between 2 and 12, got {classes}"
+        )));
+    }
+    let method = body.method.to_ascii_lowercase();
+    if !["jenks", "quantile", "equal_interval"].contains(&method.as_str()) {
+        return Err(ApiError::unprocessable(format!(
+            "method must be jenks, quantile or equal_interval, got {:?}",
+            body.method
+        )));
+    }
+    let (record, ty) = field_of(&state, &id, &layer, &body.field).await?;
+    numeric(&body.field, ty)?;
+    let engine = state.embedded();
+    let (name, cap) = (
+        body.field.clone(),
+        if method == "jenks" {
+            JENKS_SAMPLE
+        } else {
+            i64::MAX
+        },
+    );
+    let values = blocking(move || engine.field_sample(&record, &name, cap)).await?;
+    if values.is_empty() {
+        return Err(ApiError::unprocessable(format!(
+            "field {:?} has no values",
+            body.field
+        )));
+    }
+    let bounds = match method.as_str() {
+        "jenks" => breaks::jenks(&values, classes),
+        "quantile" => breaks::quantile(&values, classes),
+        _ => breaks::equal_interval(&values, classes),
+    };
+    Ok(Json(
+        json!({ "field": body.field, "method": method, "classes": bounds.len(), "min": values.first(), "breaks": bounds }),
+    ))
+}
