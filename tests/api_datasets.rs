@@ -440,3 +440,30 @@ async fn datasets_survive_a_restart_and_can_be_renamed_and_deleted() {
     let (status, body) = call(&state, get("/datasets/not-a-uuid")).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
 }
+
+#[tokio::test]
+async fn geoparquet_written_by_geopandas_uploads_with_its_crs() {
+    let (_dir, state) = test_state();
+    let work = tempfile::tempdir().unwrap();
+    let parquet = work.path().join("cities.parquet");
+    let shapefile = shared("naturalearth_cities/naturalearth_cities.shp");
+    let python = std::env::var("GEOMILL_PYTHON").unwrap_or_else(|_| "python3".into());
+    let status = std::process::Command::new(&python)
+        .args([
+            "-c",
+            "import sys, geopandas; geopandas.read_file(sys.argv[1]).to_parquet(sys.argv[2])",
+        ])
+        .arg(&shapefile)
+        .arg(&parquet)
+        .status()
+        .expect("python with geopandas (scripts/setup.sh test)");
+    assert!(status.success());
+    let (status, dataset) = upload(&state, &[("cities.parquet", read(&parquet))]).await;
+    assert_eq!(status, StatusCode::CREATED, "{dataset}");
+    assert_eq!(dataset["format"], "PARQUET");
+    assert_eq!(dataset["crs"], "EPSG:4326");
+    assert_eq!(dataset["layers"][0]["feature_count"], 243);
+    let features = all_features(&state, dataset["id"].as_str().unwrap(), "cities").await;
+    let path = shapefile.display().to_string();
+    assert_eq!(api_values(&features, "name"), gdal_values(&path, "name"));
+}

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use axum::extract::multipart::Field;
-use geomill_backends::duckdb::SourceFile;
+use geomill_backends::duckdb::{Reader, SourceFile};
 use tokio::io::AsyncWriteExt;
 
 use crate::error::ApiError;
@@ -53,8 +53,8 @@ pub async fn save(
     Ok(written)
 }
 
-/// How GDAL opens a stored file: zip archives through `/vsizip/`, CSV with the names of WKT
-/// and coordinate columns to look for.
+/// How a stored file is read: zip archives through GDAL's `/vsizip/`, CSV with the names of WKT
+/// and coordinate columns to look for, (Geo)Parquet by DuckDB itself.
 pub fn source_for(path: &Path) -> SourceFile {
     let text = path.display().to_string();
     let extension = path
@@ -65,6 +65,7 @@ pub fn source_for(path: &Path) -> SourceFile {
         Some("zip") => SourceFile {
             gdal_path: format!("/vsizip/{text}"),
             open_options: Vec::new(),
+            reader: Reader::Gdal,
         },
         Some("csv") => SourceFile {
             gdal_path: text,
@@ -74,10 +75,17 @@ pub fn source_for(path: &Path) -> SourceFile {
                 "Y_POSSIBLE_NAMES=lat,latitude,y".into(),
                 "KEEP_GEOM_COLUMNS=NO".into(),
             ],
+            reader: Reader::Gdal,
+        },
+        Some("parquet" | "geoparquet") => SourceFile {
+            gdal_path: text,
+            open_options: Vec::new(),
+            reader: Reader::Parquet,
         },
         _ => SourceFile {
             gdal_path: text,
             open_options: Vec::new(),
+            reader: Reader::Gdal,
         },
     }
 }

@@ -8,4 +8,4 @@ mod store;
 pub use engine::{EmbeddedEngine, EmbeddedOptions, SpatialStatus};
 pub use fields::FieldStats;
 pub use run::{Binding, QueryRows, RunOutcome};
-pub use store::{DatasetRecord, FeaturePage, LayerRecord, RejectedFile, SourceFile};
+pub use store::{DatasetRecord, FeaturePage, LayerRecord, Reader, RejectedFile, SourceFile};

@@ -82,9 +82,20 @@ pub struct DatasetRecord {
 /// A file to load: where it is for GDAL, and GDAL open options.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
-    /// A path GDAL opens (`/vsizip/...` for zip archives).
+    /// A path GDAL opens (`/vsizip/...` for zip archives), or DuckDB's Parquet reader.
     pub gdal_path: String,
     pub open_options: Vec<String>,
+    pub reader: Reader,
+}
+
+/// What reads a source file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reader {
+    /// GDAL, through the spatial extension's `ST_Read`.
+    #[default]
+    Gdal,
+    /// DuckDB's own Parquet reader (GeoParquet geometry becomes GEOMETRY with its CRS).
+    Parquet,
 }
 
 /// One page of features.
@@ -108,6 +119,12 @@ fn query_error(sql: &str) -> impl Fn(duckdb::Error) -> BackendError + '_ {
     }
 }
 
+/// The CRS DuckDB carries in a geometry type: `GEOMETRY('EPSG:2263')` → `EPSG:2263`.
+fn crs_of_type(data_type: &str) -> Option<String> {
+    let inner = data_type.split_once("('")?.1.split_once("')")?.0;
+    inner.starts_with("EPSG:").then(|| inner.to_owned())
+}
+
 fn format_label(driver: &str) -> String {
     match driver {
         "ESRI Shapefile" => "SHP".to_owned(),
@@ -129,6 +146,9 @@ fn epsg(crs: Option<&MetaCrs>) -> Option<String> {
 
 /// `ST_Read(...)` of a layer (the first when `layer` is `None`) with the source's options.
 fn read_call(source: &SourceFile, layer: Option<&str>) -> String {
+    if source.reader == Reader::Parquet {
+        return format!("read_parquet({})", string(&source.gdal_path));
+    }
     let mut call = format!("ST_Read({}", string(&source.gdal_path));
     if let Some(layer) = layer {
         call.push_str(&format!(", layer := {}", string(layer)));
@@ -169,18 +189,32 @@ impl EmbeddedEngine {
                 "{name} is not a spatial file GDAL can read ({reason})"
             ))));
         }
-        let meta_sql = format!(
-            "SELECT driver_short_name, to_json(layers) FROM ST_Read_Meta({})",
-            string(&source.gdal_path)
-        );
-        let meta: Result<(String, String), _> =
-            connection.query_row(&meta_sql, [], |r| Ok((r.get(0)?, r.get(1)?)));
-        let Ok((driver, layers_json)) = meta else {
-            return Ok(Err(RejectedFile(format!(
-                "{name} is not a spatial file GDAL can read"
-            ))));
+        let (driver, layers) = if source.reader == Reader::Parquet {
+            let stem = std::path::Path::new(&source.gdal_path)
+                .file_stem()
+                .map_or_else(|| "layer".to_owned(), |s| s.to_string_lossy().into_owned());
+            (
+                "PARQUET".to_owned(),
+                vec![MetaLayer {
+                    name: stem,
+                    geometry_fields: Vec::new(),
+                }],
+            )
+        } else {
+            let meta_sql = format!(
+                "SELECT driver_short_name, to_json(layers) FROM ST_Read_Meta({})",
+                string(&source.gdal_path)
+            );
+            let meta: Result<(String, String), _> =
+                connection.query_row(&meta_sql, [], |r| Ok((r.get(0)?, r.get(1)?)));
+            let Ok((driver, layers_json)) = meta else {
+                return Ok(Err(RejectedFile(format!(
+                    "{name} is not a spatial file GDAL can read"
+                ))));
+            };
+            let layers: Vec<MetaLayer> = serde_json::from_str(&layers_json).unwrap_or_default();
+            (driver, layers)
         };
-        let layers: Vec<MetaLayer> = serde_json::from_str(&layers_json).unwrap_or_default();
         if layers.is_empty() {
             return Ok(Err(RejectedFile(format!("{name} has no layers"))));
         }
@@ -413,15 +447,19 @@ fn load_layers(
                 layer.name
             ))));
         }
-        let geometry_column: Option<String> = connection
+        let geometry_column: Option<(String, String)> = connection
             .query_row(
-                "SELECT column_name FROM duckdb_columns() WHERE schema_name = 'layers' AND table_name = ? \
+                "SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = 'layers' AND table_name = ? \
                  AND data_type LIKE 'GEOMETRY%' ORDER BY column_index LIMIT 1",
                 [&table_name],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .ok();
-        match geometry_column.as_deref() {
+        let geometry_type_name = geometry_column
+            .as_ref()
+            .map(|(_, ty)| ty.clone())
+            .unwrap_or_default();
+        match geometry_column.as_ref().map(|(name, _)| name.as_str()) {
             None => {
                 return Ok(Err(RejectedFile(format!(
                     "layer {} has no geometry",
@@ -463,7 +501,8 @@ fn load_layers(
             table_name,
             geometry_type: field.and_then(|f| f.kind.clone()),
             feature_count,
-            crs: epsg(field.and_then(|f| f.crs.as_ref())),
+            crs: epsg(field.and_then(|f| f.crs.as_ref()))
+                .or_else(|| crs_of_type(&geometry_type_name)),
         };
         let insert = "INSERT INTO meta.layers VALUES (?, ?, ?, ?, ?, ?, ?)";
         connection
