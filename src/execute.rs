@@ -33,6 +33,20 @@ pub struct Execution {
     pub result_features: i64,
     /// Files the pipeline's exports wrote.
     pub outputs: Vec<String>,
+    /// Step-by-step runs only: every statement of the plan as lowered, with its rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub statements: Option<Vec<StatementReport>>,
+}
+
+/// One statement of a step-by-step run.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct StatementReport {
+    pub steps: Vec<String>,
+    /// The table it made (or, for an export, read).
+    pub relation: String,
+    /// Rows of that table (none for exports).
+    pub rows: Option<i64>,
+    pub sql: String,
 }
 
 /// A run request: the document, the dataset `input` stands for, run variables.
@@ -44,6 +58,9 @@ pub struct RunRequest {
     /// Where relative export destinations go (default: `outputs/<job id>` in the data
     /// directory).
     pub outputs_root: Option<PathBuf>,
+    /// Run the plan as lowered, one statement per operator, and report each one's rows
+    /// (debugging) instead of the optimised plan.
+    pub step_by_step: bool,
     /// Told (statements done, statements) as the run goes.
     pub progress: Option<std::sync::Arc<dyn Fn(usize, usize) + Send + Sync>>,
 }
@@ -168,10 +185,11 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         strict: true,
     };
     let planned = compile(&request.document, &catalog, &strict, EngineMode::Embedded)?;
+    let step_by_step = request.step_by_step;
     let mut optimized = planned
         .into_iter()
         .next()
-        .map(|p| p.optimized)
+        .map(|p| if step_by_step { p.plan } else { p.optimized })
         .ok_or_else(|| ApiError::unprocessable("nothing to run"))?;
 
     let job_id = uuid::Uuid::new_v4().to_string();
@@ -220,7 +238,21 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
     }
     let partial = results_dir.join("result.partial.gpkg");
     let final_path = results_dir.join("result.gpkg");
-    let statements: Vec<String> = script.statements.iter().map(|s| s.sql.clone()).collect();
+    let exports: BTreeSet<String> = optimized
+        .graph
+        .node_weights()
+        .filter(|n| matches!(n.op, Operator::Export(_)))
+        .map(|n| n.relation.clone())
+        .collect();
+    let statements: Vec<(String, Option<String>)> = script
+        .statements
+        .iter()
+        .map(|s| {
+            let count =
+                (step_by_step && !exports.contains(&s.relation)).then(|| s.relation.clone());
+            (s.sql.clone(), count)
+        })
+        .collect();
     let partial_text = partial.display().to_string();
     let progress: std::sync::Arc<dyn Fn(usize, usize) + Send + Sync> = request
         .progress
@@ -256,7 +288,21 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
     tokio::fs::rename(&partial, &final_path)
         .await
         .map_err(|e| ApiError::internal(&e))?;
+    let statements = step_by_step.then(|| {
+        script
+            .statements
+            .iter()
+            .zip(&outcome.rows_after)
+            .map(|(s, rows)| StatementReport {
+                steps: s.steps.clone(),
+                relation: s.relation.clone(),
+                rows: *rows,
+                sql: s.sql.clone(),
+            })
+            .collect()
+    });
     Ok(Execution {
+        statements,
         job_id,
         status: "COMPLETED",
         steps_executed,

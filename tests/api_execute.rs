@@ -201,3 +201,70 @@ async fn runs_that_cannot_start_or_fail_say_why() {
     let job = body["error"]["detail"]["job_id"].as_str().unwrap();
     assert!(!_dir.path().join("results").join(job).exists());
 }
+
+#[tokio::test]
+async fn step_by_step_runs_report_every_statement() {
+    let (_dir, state) = test_state();
+    let work = tempfile::tempdir().unwrap();
+    let gpkg = world(work.path());
+    let dataset = upload_world(&state, &gpkg).await;
+    let pipeline: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/golden/pipelines/issue_pipeline/pipeline.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let request = json!({"pipeline": pipeline, "dataset_id": dataset, "vars": {"date": "2026-01-01", "output_dir": "exports"}});
+    let (status, run) = call(&state, post("/pipelines/execute-steps", &request)).await;
+    assert_eq!(status, StatusCode::OK, "{run}");
+    let statements = run["statements"].as_array().unwrap();
+    let steps: Vec<&str> = statements
+        .iter()
+        .map(|s| s["steps"][0].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["big", "halo", "cities_in", "counted", "save"]);
+    let big = spatialite_counts(
+        &gpkg,
+        "SELECT 'all' AS key, count(*) AS n FROM countries WHERE pop_est > 50000000",
+    )[0]
+    .1;
+    assert_eq!(statements[0]["rows"], big);
+    assert_eq!(statements[1]["rows"], big, "a buffer keeps every row");
+    assert_eq!(statements[3]["rows"], run["result_features"]);
+    assert!(statements[4]["rows"].is_null(), "an export makes no table");
+    // The optimised run answers the same result.
+    let (_, optimised) = call(&state, post("/api/pipelines/execute", &request)).await;
+    assert_eq!(optimised["result_features"], run["result_features"]);
+    assert!(optimised.get("statements").is_none());
+}
+
+#[tokio::test]
+async fn examples_are_valid_pipelines() {
+    let (_dir, state) = test_state();
+    for path in ["/api/pipelines/examples", "/pipelines/examples"] {
+        let (status, examples) = call(&state, common::get(path)).await;
+        assert_eq!(status, StatusCode::OK);
+        let examples = examples.as_array().unwrap();
+        assert!(examples.len() >= 4);
+        for example in examples {
+            let catalog: Value = serde_json::from_str(
+                &std::fs::read_to_string(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/golden/catalog.json"
+                ))
+                .unwrap(),
+            )
+            .unwrap();
+            let request = json!({"pipeline": example["pipeline"], "catalog": catalog});
+            let (status, answer) = call(&state, post("/api/pipelines/validate", &request)).await;
+            assert_eq!(
+                (status, answer["valid"].clone()),
+                (StatusCode::OK, json!(true)),
+                "{}: {answer}",
+                example["name"]
+            );
+        }
+    }
+}

@@ -34,6 +34,8 @@ use crate::state::AppState;
         super::pipelines::validate,
         super::pipelines::preview,
         super::pipelines::execute,
+        super::pipelines::execute_steps,
+        super::pipelines::examples,
         super::sql::execute,
         super::sql::export,
     ),

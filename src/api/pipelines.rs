@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use axum::Json;
 use axum::Router;
 use axum::extract::State;
-use axum::routing::post;
+use axum::routing::{get, post};
 use geomill_planner::plan_document;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -23,6 +23,9 @@ pub fn routes() -> Router<AppState> {
         .route("/api/pipelines/preview", post(preview))
         .route("/api/pipelines/execute", post(execute))
         .route("/pipelines/execute", post(execute))
+        .route("/pipelines/execute-steps", post(execute_steps))
+        .route("/api/pipelines/examples", get(examples))
+        .route("/pipelines/examples", get(examples))
 }
 
 /// A request that wraps the document with planning options; a bare document is also accepted.
@@ -134,6 +137,27 @@ pub async fn execute(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<crate::execute::Execution>, ApiError> {
+    crate::execute::run(&state, run_request(body, false)?)
+        .await
+        .map(Json)
+}
+
+/// Run the plan as lowered, one statement per operator, and report the rows of each (for
+/// debugging a pipeline); the rest as `/api/pipelines/execute`.
+#[utoipa::path(post, path = "/pipelines/execute-steps", tag = "pipelines",
+    request_body(content = Object, description = "As /api/pipelines/execute"),
+    responses((status = 200, description = "The execution with `statements`: [{steps, relation, rows, sql}]", body = crate::execute::Execution),
+        (status = 422, body = crate::error::ErrorBody)))]
+pub async fn execute_steps(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Json<crate::execute::Execution>, ApiError> {
+    crate::execute::run(&state, run_request(body, true)?)
+        .await
+        .map(Json)
+}
+
+fn run_request(body: Value, step_by_step: bool) -> Result<crate::execute::RunRequest, ApiError> {
     let request = if body.get("pipeline").is_some() {
         let body: ExecuteBody =
             serde_json::from_value(body).map_err(|e| ApiError::unprocessable(e.to_string()))?;
@@ -149,5 +173,46 @@ pub async fn execute(
             ..Default::default()
         }
     };
-    crate::execute::run(&state, request).await.map(Json)
+    Ok(crate::execute::RunRequest {
+        step_by_step,
+        ..request
+    })
 }
+
+/// Example pipelines over layers named `countries`, `cities` and `boroughs` (the Natural Earth
+/// and NYC datasets of the test data).
+#[utoipa::path(get, path = "/api/pipelines/examples", tag = "pipelines",
+    responses((status = 200, description = "[{name, description, pipeline}]", body = Object)))]
+pub async fn examples() -> Json<Value> {
+    let examples: Vec<Value> = EXAMPLES
+        .iter()
+        .map(|(name, description, text)| {
+            json!({"name": name, "description": description, "pipeline": serde_json::from_str::<Value>(text).unwrap_or(Value::Null)})
+        })
+        .collect();
+    Json(json!(examples))
+}
+
+/// (name, description, PipelineSpec), shared with the golden tests so they stay valid.
+const EXAMPLES: &[(&str, &str, &str)] = &[
+    (
+        "cities_near_big_countries",
+        "Countries over 50 million people, buffered 500 m, cities joined to them, counted per country, exported as GeoPackage",
+        include_str!("../../golden/pipelines/issue_pipeline/pipeline.json"),
+    ),
+    (
+        "clip_to_africa",
+        "Cities clipped to the African countries",
+        include_str!("../../golden/pipelines/clip_to_africa/pipeline.json"),
+    ),
+    (
+        "size_classes",
+        "Countries classed by population with CASE WHEN, and a label from the first non-null of two fields",
+        include_str!("../../golden/pipelines/case_when_and_coalesce/pipeline.json"),
+    ),
+    (
+        "boroughs_near_a_box",
+        "NYC boroughs buffered 1000 ft and kept where they meet a box (the box pre-filters below the buffer)",
+        include_str!("../../golden/pipelines/bbox_prefilter_below_buffer/pipeline.json"),
+    ),
+];

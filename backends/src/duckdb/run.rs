@@ -22,6 +22,8 @@ pub struct Binding {
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
     pub result_rows: i64,
+    /// For each statement, the rows of the table it made, when asked to count.
+    pub rows_after: Vec<Option<i64>>,
 }
 
 fn field_type(duckdb_type: &str) -> FieldType {
@@ -65,11 +67,12 @@ impl EmbeddedEngine {
 
     /// Runs `statements` after binding the sources, on a fresh connection; `result` is the
     /// table to count and, with `result_file`, to write as a GeoPackage. `progress` hears
-    /// (statements done, statements) before each statement.
+    /// (statements done, statements) before each statement; a statement paired with a table name
+    /// has that table's rows counted after it.
     pub fn run_script(
         &self,
         bindings: &[Binding],
-        statements: &[String],
+        statements: &[(String, Option<String>)],
         result: &str,
         result_file: Option<&str>,
         progress: &(dyn Fn(usize, usize) + Send + Sync),
@@ -79,11 +82,24 @@ impl EmbeddedEngine {
             .try_clone()
             .map_err(|e| query_error("connect", &e))?;
         bind(&connection, bindings)?;
-        for (done, statement) in statements.iter().enumerate() {
+        let mut rows_after = Vec::with_capacity(statements.len());
+        for (done, (statement, count_table)) in statements.iter().enumerate() {
             progress(done, statements.len());
             connection
                 .execute_batch(statement)
                 .map_err(|e| query_error(statement, &e))?;
+            let rows = match count_table {
+                Some(table) => {
+                    let count = format!("SELECT count(*) FROM {}", ident(table));
+                    Some(
+                        connection
+                            .query_row(&count, [], |r| r.get::<_, i64>(0))
+                            .map_err(|e| query_error(&count, &e))?,
+                    )
+                }
+                None => None,
+            };
+            rows_after.push(rows);
         }
         let count = format!("SELECT count(*) FROM {}", ident(result));
         let result_rows: i64 = connection
@@ -99,7 +115,10 @@ impl EmbeddedEngine {
                 .execute_batch(&copy)
                 .map_err(|e| query_error(&copy, &e))?;
         }
-        Ok(RunOutcome { result_rows })
+        Ok(RunOutcome {
+            result_rows,
+            rows_after,
+        })
     }
 }
 
