@@ -74,6 +74,10 @@ pub struct Config {
     /// Longest run of an ad-hoc SQL query, in seconds.
     #[arg(long, env = "GEOMILL_SQL_TIMEOUT_S", default_value_t = 30)]
     pub sql_timeout_s: u64,
+    /// Let `import-url` fetch from private, loopback and link-local addresses (off: such URLs
+    /// are refused, against server-side request forgery).
+    #[arg(long, env = "GEOMILL_ALLOW_PRIVATE_URLS", default_value_t = false)]
+    pub allow_private_urls: bool,
     /// Largest accepted upload, in MiB (413 past it).
     #[arg(long, env = "GEOMILL_MAX_UPLOAD_MB", default_value_t = 512)]
     pub max_upload_mb: u64,
@@ -114,6 +118,7 @@ impl Config {
             duckdb_extension_dir: None,
             admin_key: None,
             sql_timeout_s: 30,
+            allow_private_urls: false,
             max_upload_mb: 64,
             min_free_disk_mb: 1,
         }

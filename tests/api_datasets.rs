@@ -467,3 +467,85 @@ async fn geoparquet_written_by_geopandas_uploads_with_its_crs() {
     let path = shapefile.display().to_string();
     assert_eq!(api_values(&features, "name"), gdal_values(&path, "name"));
 }
+
+#[tokio::test]
+async fn import_url_refuses_private_addresses_and_fetches_public_ones() {
+    let (dir, state) = test_state();
+    let import = |url: &str| {
+        Request::post("/datasets/import-url")
+            .header("content-type", "application/json")
+            .body(Body::from(json!({ "url": url }).to_string()))
+            .unwrap()
+    };
+    for (url, words) in [
+        (
+            "http://127.0.0.1:9/x.geojson",
+            "private, loopback or link-local",
+        ),
+        (
+            "http://169.254.169.254/latest/meta-data",
+            "private, loopback or link-local",
+        ),
+        (
+            "http://localhost:1/x.zip",
+            "private, loopback or link-local",
+        ),
+        ("http://[::1]:1/x.zip", "private, loopback or link-local"),
+        ("ftp://example.com/x.zip", "only http and https"),
+        ("not a url", "is not a URL"),
+    ] {
+        let (status, body) = call(&state, import(url)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{url}: {body}");
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains(words),
+            "{url}: {body}"
+        );
+    }
+    assert_eq!(upload_folders(dir.path()), 0);
+
+    // A server on this machine stands for a public one (private addresses allowed for the test).
+    let zip = read(&shared("nybb_16a.zip"));
+    let app = axum::Router::new()
+        .route(
+            "/data/nybb_16a.zip",
+            axum::routing::get(move || async move { zip.clone() }),
+        )
+        .route(
+            "/moved",
+            axum::routing::get(|| async {
+                axum::response::Redirect::temporary("/data/nybb_16a.zip")
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let allowed_dir = tempfile::tempdir().unwrap();
+    let mut config = Config::with_data_dir(allowed_dir.path());
+    config.allow_private_urls = true;
+    let allowed = AppState::open(config).unwrap();
+    let (status, dataset) = call(&allowed, import(&format!("http://127.0.0.1:{port}/moved"))).await;
+    assert_eq!(status, StatusCode::CREATED, "{dataset}");
+    assert_eq!(
+        (
+            dataset["name"].clone(),
+            dataset["layers"][0]["feature_count"].clone()
+        ),
+        (json!("nybb_16a.zip"), json!(5))
+    );
+    assert_eq!(dataset["crs"], "EPSG:2263");
+    let (status, body) = call(
+        &allowed,
+        import(&format!("http://127.0.0.1:{port}/missing.zip")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains("404"),
+        "{body}"
+    );
+    assert_eq!(
+        upload_folders(allowed_dir.path()),
+        1,
+        "only the imported dataset's folder"
+    );
+}

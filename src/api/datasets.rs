@@ -23,6 +23,7 @@ pub fn routes() -> Router<AppState> {
             "/datasets/upload",
             post(upload_dataset).layer(DefaultBodyLimit::disable()),
         )
+        .route("/datasets/import-url", post(import_url))
         .route("/datasets", get(list))
         .route("/datasets/{id}", get(read).patch(rename))
         .route("/api/portal/datasets/{id}", delete(remove))
@@ -148,7 +149,17 @@ async fn receive(
     let name = given_name
         .filter(|n| !n.trim().is_empty())
         .unwrap_or(file_name);
-    let source = upload::source_for(&path);
+    ingest_stored(state, id, name, &path).await
+}
+
+/// Loads a file already in the dataset's folder; a file GDAL cannot read is a 422.
+async fn ingest_stored(
+    state: &AppState,
+    id: &str,
+    name: String,
+    path: &std::path::Path,
+) -> Result<Dataset, ApiError> {
+    let source = upload::source_for(path);
     let engine = state.embedded();
     let (key, stored_path) = (id.to_owned(), path.display().to_string());
     let result = blocking(move || engine.ingest(&key, &name, &stored_path, &source)).await?;
@@ -160,6 +171,57 @@ async fn receive(
             rejected.0,
         )),
     }
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImportBody {
+    /// An http(s) URL of a spatial file.
+    pub url: String,
+    /// Display name (default: the file name).
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// Fetch a spatial file from a URL and load it like an upload. Private, loopback and
+/// link-local addresses are refused unless GEOMILL_ALLOW_PRIVATE_URLS is set.
+#[utoipa::path(post, path = "/datasets/import-url", tag = "datasets", request_body = ImportBody,
+    responses((status = 201, body = Dataset), (status = 400, description = "Not an allowed URL", body = crate::error::ErrorBody),
+        (status = 413, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+pub async fn import_url(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<ImportBody>,
+) -> Result<(StatusCode, Json<Dataset>), ApiError> {
+    let id = uuid::Uuid::new_v4().to_string();
+    let folder = upload::folder(&state.config().uploads_dir(), &id);
+    let outcome = async {
+        tokio::fs::create_dir_all(&folder)
+            .await
+            .map_err(|e| ApiError::internal(&e))?;
+        let limit = state.config().max_upload_mb.saturating_mul(1024 * 1024);
+        let path = crate::datasets::fetch::download(
+            &body.url,
+            |name| folder.join(name),
+            limit,
+            state.config().allow_private_urls,
+        )
+        .await?;
+        let file_name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let name = body
+            .name
+            .clone()
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or(file_name);
+        ingest_stored(&state, &id, name, &path).await
+    }
+    .await;
+    if outcome.is_err() {
+        let _ = tokio::fs::remove_dir_all(&folder).await;
+    }
+    outcome.map(|dataset| (StatusCode::CREATED, Json(dataset)))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]

@@ -16,6 +16,7 @@ use crate::state::AppState;
     paths(
         super::health::health,
         super::datasets::upload_dataset,
+        super::datasets::import_url,
         super::datasets::list,
         super::datasets::read,
         super::datasets::rename,

@@ -3,5 +3,6 @@
 
 pub mod breaks;
 pub mod export;
+pub mod fetch;
 pub mod model;
 pub mod upload;
