@@ -4,47 +4,12 @@
 
 mod common;
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use common::{call, gdal, multipart, ogrinfo_summary, shared, test_state};
+use common::post_json as post;
+
+use axum::http::StatusCode;
+use common::{call, gdal, multipart, ogrinfo_summary, test_state};
 use geomill::state::AppState;
 use serde_json::{Value, json};
-
-fn post(uri: &str, body: &Value) -> Request<Body> {
-    Request::post(uri)
-        .header("content-type", "application/json")
-        .body(Body::from(body.to_string()))
-        .unwrap()
-}
-
-/// Countries and cities in one GeoPackage, as GDAL writes it.
-fn world(dir: &std::path::Path) -> String {
-    let path = dir.join("world.gpkg").display().to_string();
-    let countries = shared("naturalearth_lowres/naturalearth_lowres.shp")
-        .display()
-        .to_string();
-    let cities = shared("naturalearth_cities/naturalearth_cities.shp")
-        .display()
-        .to_string();
-    gdal(
-        "ogr2ogr",
-        &[
-            "-f",
-            "GPKG",
-            &path,
-            &countries,
-            "-nln",
-            "countries",
-            "-nlt",
-            "PROMOTE_TO_MULTI",
-        ],
-    );
-    gdal(
-        "ogr2ogr",
-        &["-f", "GPKG", "-update", &path, &cities, "-nln", "cities"],
-    );
-    path
-}
 
 async fn upload_world(state: &AppState, path: &str) -> String {
     let (status, dataset) = call(
@@ -82,7 +47,7 @@ fn spatialite_counts(path: &str, sql: &str) -> Vec<(String, i64)> {
 async fn the_issue_pipeline_counts_what_spatialite_counts() {
     let (dir, state) = test_state();
     let work = tempfile::tempdir().unwrap();
-    let gpkg = world(work.path());
+    let gpkg = common::world_gpkg(work.path());
     let dataset = upload_world(&state, &gpkg).await;
     let pipeline: Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(
@@ -137,7 +102,7 @@ async fn the_issue_pipeline_counts_what_spatialite_counts() {
 async fn runs_that_cannot_start_or_fail_say_why() {
     let (_dir, state) = test_state();
     let work = tempfile::tempdir().unwrap();
-    let dataset = upload_world(&state, &world(work.path())).await;
+    let dataset = upload_world(&state, &common::world_gpkg(work.path())).await;
     let run = |pipeline: Value, vars: Value| json!({"pipeline": pipeline, "dataset_id": dataset, "vars": vars});
     let cases = [
         (
@@ -206,7 +171,7 @@ async fn runs_that_cannot_start_or_fail_say_why() {
 async fn step_by_step_runs_report_every_statement() {
     let (_dir, state) = test_state();
     let work = tempfile::tempdir().unwrap();
-    let gpkg = world(work.path());
+    let gpkg = common::world_gpkg(work.path());
     let dataset = upload_world(&state, &gpkg).await;
     let pipeline: Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(

@@ -4,18 +4,12 @@
 
 mod common;
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use common::post_json as post;
+
+use axum::http::StatusCode;
 use common::{call, call_raw, multipart, ogrinfo_summary, shared, test_state};
 use geomill::state::AppState;
 use serde_json::{Value, json};
-
-fn post(uri: &str, body: &Value) -> Request<Body> {
-    Request::post(uri)
-        .header("content-type", "application/json")
-        .body(Body::from(body.to_string()))
-        .unwrap()
-}
 
 async fn boroughs(state: &AppState) -> String {
     let files = [(

@@ -4,17 +4,11 @@
 
 mod common;
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use common::post_json as post;
+
+use axum::http::StatusCode;
 use common::{call, get, test_state};
 use serde_json::{Value, json};
-
-fn post(uri: &str, body: &Value) -> Request<Body> {
-    Request::post(uri)
-        .header("content-type", "application/json")
-        .body(Body::from(body.to_string()))
-        .unwrap()
-}
 
 fn golden(path: &str) -> Value {
     let text =

@@ -6,7 +6,7 @@ mod common;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use common::{call, call_raw, gdal, get, multipart, ogrinfo_summary, shared};
+use common::{call, call_raw, gdal, get, multipart, ogrinfo_summary};
 use geomill::config::Config;
 use geomill::state::AppState;
 use serde_json::{Value, json};
@@ -25,30 +25,7 @@ async fn world(config: impl FnOnce(&mut Config)) -> (tempfile::TempDir, AppState
     let mut settings = Config::with_data_dir(dir.path().join("data"));
     config(&mut settings);
     let state = AppState::open(settings).unwrap();
-    let gpkg = dir.path().join("world.gpkg").display().to_string();
-    let countries = shared("naturalearth_lowres/naturalearth_lowres.shp")
-        .display()
-        .to_string();
-    let cities = shared("naturalearth_cities/naturalearth_cities.shp")
-        .display()
-        .to_string();
-    gdal(
-        "ogr2ogr",
-        &[
-            "-f",
-            "GPKG",
-            &gpkg,
-            &countries,
-            "-nln",
-            "countries",
-            "-nlt",
-            "PROMOTE_TO_MULTI",
-        ],
-    );
-    gdal(
-        "ogr2ogr",
-        &["-f", "GPKG", "-update", &gpkg, &cities, "-nln", "cities"],
-    );
+    let gpkg = common::world_gpkg(dir.path());
     let files = [("world.gpkg", std::fs::read(&gpkg).unwrap())];
     let (status, dataset) =
         call(&state, multipart("/datasets/upload", &files, Some("world"))).await;

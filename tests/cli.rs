@@ -76,30 +76,7 @@ fn a_bad_port_and_a_missing_dsn_are_refused() {
 #[test]
 fn run_executes_a_pipeline_on_local_files() {
     let work = tempfile::tempdir().unwrap();
-    let world = work.path().join("world.gpkg").display().to_string();
-    let countries = common::shared("naturalearth_lowres/naturalearth_lowres.shp")
-        .display()
-        .to_string();
-    let cities = common::shared("naturalearth_cities/naturalearth_cities.shp")
-        .display()
-        .to_string();
-    common::gdal(
-        "ogr2ogr",
-        &[
-            "-f",
-            "GPKG",
-            &world,
-            &countries,
-            "-nln",
-            "countries",
-            "-nlt",
-            "PROMOTE_TO_MULTI",
-        ],
-    );
-    common::gdal(
-        "ogr2ogr",
-        &["-f", "GPKG", "-update", &world, &cities, "-nln", "cities"],
-    );
+    let world = common::world_gpkg(work.path());
     let pipeline = golden("pipelines/issue_pipeline/pipeline.json");
     let output = geomill()
         .current_dir(work.path())

@@ -130,7 +130,7 @@ async fn receive(
                     .map_err(|e| ApiError::internal(&e))?;
                 let path = folder.join(&name);
                 let sent: u64 = upload::total_size(folder).await;
-                upload::save(&mut field, &path, limit, sent).await?;
+                upload::save(&mut field, &path, limit, sent, "upload").await?;
                 stored.push((name, path));
             }
             Some("name") => {

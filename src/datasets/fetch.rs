@@ -4,11 +4,7 @@
 //! address (no DNS rebinding), redirects followed by hand and checked hop by hop.
 
 use std::net::{IpAddr, SocketAddr};
-use std::path::Path;
 use std::time::Duration;
-
-use futures_util::StreamExt;
-use tokio::io::AsyncWriteExt;
 
 use crate::error::ApiError;
 
@@ -133,39 +129,12 @@ pub async fn download(
             .and_then(|segment| super::upload::base_name(&segment))
             .unwrap_or_else(|| "download".to_owned());
         let path = path_for(&name);
-        save(response, &path, limit).await?;
+        super::upload::save(response.bytes_stream(), &path, limit, 0, "download").await?;
         return Ok(path);
     }
     Err(ApiError::unprocessable(format!(
         "{url} redirects more than {MAX_REDIRECTS} times"
     )))
-}
-
-async fn save(response: reqwest::Response, path: &Path, limit: u64) -> Result<(), ApiError> {
-    let mut file = tokio::fs::File::create(path)
-        .await
-        .map_err(|e| ApiError::internal(&e))?;
-    let mut written: u64 = 0;
-    let mut stream = response.bytes_stream();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk
-            .map_err(|e| ApiError::unprocessable(format!("the download was interrupted: {e}")))?;
-        written += chunk.len() as u64;
-        if written > limit {
-            return Err(ApiError::new(
-                axum::http::StatusCode::PAYLOAD_TOO_LARGE,
-                "payload_too_large",
-                format!(
-                    "the file is larger than the limit of {} MiB (GEOMILL_MAX_UPLOAD_MB)",
-                    limit / (1024 * 1024)
-                ),
-            ));
-        }
-        file.write_all(&chunk)
-            .await
-            .map_err(|e| ApiError::internal(&e))?;
-    }
-    file.flush().await.map_err(|e| ApiError::internal(&e))
 }
 
 #[cfg(test)]

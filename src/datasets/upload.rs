@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use axum::extract::multipart::Field;
 use geomill_backends::duckdb::{Reader, SourceFile};
 use tokio::io::AsyncWriteExt;
 
@@ -17,23 +16,24 @@ pub fn base_name(name: &str) -> Option<String> {
     usable.then(|| base.to_owned())
 }
 
-/// Streams `field` into `path`, refusing to let the upload (`already` bytes stored before this
-/// file) pass `limit` bytes: 413, and the caller removes the partial files with their folder.
-pub async fn save(
-    field: &mut Field<'_>,
+/// Streams `chunks` into `path`, refusing to let the upload (`already` bytes stored before this
+/// file) pass `limit` bytes: 413, and the caller removes the partial files with their folder. A
+/// chunk that fails is a 400 naming `what` was interrupted.
+pub async fn save<E: std::fmt::Display>(
+    mut chunks: impl futures_util::Stream<Item = Result<bytes::Bytes, E>> + Unpin,
     path: &Path,
     limit: u64,
     already: u64,
+    what: &str,
 ) -> Result<u64, ApiError> {
+    use futures_util::StreamExt;
     let mut file = tokio::fs::File::create(path)
         .await
         .map_err(|e| ApiError::internal(&e))?;
     let mut written: u64 = already;
-    while let Some(chunk) = field
-        .chunk()
-        .await
-        .map_err(|e| ApiError::bad_request(format!("the upload was interrupted: {e}")))?
-    {
+    while let Some(chunk) = chunks.next().await {
+        let chunk =
+            chunk.map_err(|e| ApiError::bad_request(format!("the {what} was interrupted: {e}")))?;
         written += chunk.len() as u64;
         if written > limit {
             return Err(ApiError::new(

@@ -205,3 +205,41 @@ pub fn ogrinfo_summary(path: &str, layer: &str) -> (i64, Option<String>) {
     });
     (count, epsg)
 }
+
+/// A POST with a JSON body.
+pub fn post_json(uri: &str, body: &serde_json::Value) -> Request<Body> {
+    Request::post(uri)
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .expect("request")
+}
+
+/// Natural Earth countries and cities as two layers of one GeoPackage, written by GDAL into
+/// `dir`; returns its path.
+pub fn world_gpkg(dir: &std::path::Path) -> String {
+    let path = dir.join("world.gpkg").display().to_string();
+    let countries = shared("naturalearth_lowres/naturalearth_lowres.shp")
+        .display()
+        .to_string();
+    let cities = shared("naturalearth_cities/naturalearth_cities.shp")
+        .display()
+        .to_string();
+    gdal(
+        "ogr2ogr",
+        &[
+            "-f",
+            "GPKG",
+            &path,
+            &countries,
+            "-nln",
+            "countries",
+            "-nlt",
+            "PROMOTE_TO_MULTI",
+        ],
+    );
+    gdal(
+        "ogr2ogr",
+        &["-f", "GPKG", "-update", &path, &cities, "-nln", "cities"],
+    );
+    path
+}
