@@ -549,3 +549,19 @@ async fn import_url_refuses_private_addresses_and_fetches_public_ones() {
         "only the imported dataset's folder"
     );
 }
+
+#[tokio::test]
+async fn csv_with_lon_lat_columns_becomes_points() {
+    let (_dir, state) = test_state();
+    let csv = b"name,lon,lat\nParis,2.35,48.86\nNairobi,36.82,-1.29\n".to_vec();
+    let (status, dataset) = upload(&state, &[("places.csv", csv)]).await;
+    assert_eq!(status, StatusCode::CREATED, "{dataset}");
+    assert_eq!(dataset["format"], "CSV");
+    let features = all_features(&state, dataset["id"].as_str().unwrap(), "places").await;
+    assert_eq!(features.len(), 2);
+    assert_eq!(
+        features[0]["geometry"],
+        json!({"type": "Point", "coordinates": [2.35, 48.86]})
+    );
+    assert_eq!(features[1]["properties"]["name"], "Nairobi");
+}
