@@ -43,21 +43,25 @@ fn spatialite_counts(path: &str, sql: &str) -> Vec<(String, i64)> {
     values("key").into_iter().zip(counts).collect()
 }
 
+/// The world GeoPackage written into `dir` and uploaded, and a request running the issue's
+/// golden pipeline on it; returns the GeoPackage's path and the request.
+async fn issue_pipeline_request(state: &AppState, dir: &std::path::Path) -> (String, Value) {
+    let gpkg = common::world_gpkg(dir);
+    let dataset = upload_world(state, &gpkg).await;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/golden/pipelines/issue_pipeline/pipeline.json"
+    );
+    let pipeline: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let request = json!({"pipeline": pipeline, "dataset_id": dataset, "vars": {"date": "2026-01-01", "output_dir": "exports"}});
+    (gpkg, request)
+}
+
 #[tokio::test]
 async fn the_issue_pipeline_counts_what_spatialite_counts() {
     let (dir, state) = test_state();
     let work = tempfile::tempdir().unwrap();
-    let gpkg = common::world_gpkg(work.path());
-    let dataset = upload_world(&state, &gpkg).await;
-    let pipeline: Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/golden/pipelines/issue_pipeline/pipeline.json"
-        ))
-        .unwrap(),
-    )
-    .unwrap();
-    let request = json!({"pipeline": pipeline, "dataset_id": dataset, "vars": {"date": "2026-01-01", "output_dir": "exports"}});
+    let (gpkg, request) = issue_pipeline_request(&state, work.path()).await;
     let (status, run) = call(&state, post("/api/pipelines/execute", &request)).await;
     assert_eq!(status, StatusCode::OK, "{run}");
     assert_eq!(run["status"], "COMPLETED");
@@ -171,17 +175,7 @@ async fn runs_that_cannot_start_or_fail_say_why() {
 async fn step_by_step_runs_report_every_statement() {
     let (_dir, state) = test_state();
     let work = tempfile::tempdir().unwrap();
-    let gpkg = common::world_gpkg(work.path());
-    let dataset = upload_world(&state, &gpkg).await;
-    let pipeline: Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/golden/pipelines/issue_pipeline/pipeline.json"
-        ))
-        .unwrap(),
-    )
-    .unwrap();
-    let request = json!({"pipeline": pipeline, "dataset_id": dataset, "vars": {"date": "2026-01-01", "output_dir": "exports"}});
+    let (gpkg, request) = issue_pipeline_request(&state, work.path()).await;
     let (status, run) = call(&state, post("/pipelines/execute-steps", &request)).await;
     assert_eq!(status, StatusCode::OK, "{run}");
     let statements = run["statements"].as_array().unwrap();

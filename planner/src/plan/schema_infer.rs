@@ -116,7 +116,7 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
             for item in &aggregate.aggregates {
                 columns.push(Column {
                     name: item.output.clone(),
-                    ty: aggregate_type(item, other.or(Some(input))),
+                    ty: aggregate_type(item, Some(input)),
                 });
             }
             if aggregate.union_geometry {
