@@ -139,6 +139,44 @@ pub(crate) fn bind_sources(
     )))
 }
 
+/// Binds each source name to a stored layer like [`bind_sources`] (`input_id` naming the
+/// request's dataset), first fetching any lazily registered remote layer a source names.
+pub(crate) async fn bind_loaded(
+    state: &AppState,
+    sources: &BTreeSet<String>,
+    input_id: Option<&str>,
+) -> Result<Vec<Binding>, ApiError> {
+    let all = all_datasets(state).await?;
+    let input = match input_id {
+        Some(id) => Some(
+            all.iter()
+                .find(|d| d.id == id)
+                .cloned()
+                .ok_or_else(|| ApiError::not_found(format!("no dataset {id}")))?,
+        ),
+        None => None,
+    };
+    let bindings = bind_sources(sources.clone(), input.as_ref(), &all)?;
+    let pending: Vec<DatasetRecord> = all
+        .into_iter()
+        .filter(|d| d.remote.as_ref().is_some_and(|r| r.loaded_at.is_none()))
+        .filter(|d| {
+            d.layers
+                .iter()
+                .any(|l| bindings.iter().any(|b| b.layer.table_name == l.table_name))
+        })
+        .collect();
+    if pending.is_empty() {
+        return Ok(bindings);
+    }
+    for dataset in pending {
+        crate::datasets::remote::ensure_loaded(state, dataset).await?;
+    }
+    let all = all_datasets(state).await?;
+    let input = input_id.and_then(|id| all.iter().find(|d| d.id == id));
+    bind_sources(sources.clone(), input, &all)
+}
+
 /// `path` under `root`, refusing absolute paths and `..`.
 fn confined(root: &Path, path: &str) -> Option<PathBuf> {
     let relative = Path::new(path);
@@ -151,16 +189,6 @@ fn confined(root: &Path, path: &str) -> Option<PathBuf> {
 /// Plans and runs `request`.
 pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, ApiError> {
     let engine = state.embedded();
-    let all = all_datasets(state).await?;
-    let input = match &request.dataset_id {
-        Some(id) => Some(
-            all.iter()
-                .find(|d| &d.id == id)
-                .cloned()
-                .ok_or_else(|| ApiError::not_found(format!("no dataset {id}")))?,
-        ),
-        None => None,
-    };
     let loose = Vars {
         values: request.vars.clone(),
         strict: false,
@@ -172,7 +200,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         ));
     }
     let sources = document_sources(&request.document, &loose)?;
-    let bindings = bind_sources(sources, input.as_ref(), &all)?;
+    let bindings = bind_loaded(state, &sources, request.dataset_id.as_deref()).await?;
     let mut catalog = Catalog::default();
     for binding in &bindings {
         let engine = engine.clone();

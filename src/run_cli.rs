@@ -105,7 +105,7 @@ fn run_in(
                     let layers: Vec<String> = dataset
                         .layers
                         .iter()
-                        .map(|l| format!("{} ({} features)", l.name, l.feature_count))
+                        .map(|l| format!("{} ({} features)", l.name, l.feature_count.unwrap_or(0)))
                         .collect();
                     eprintln!("loaded {name}: {}", layers.join(", "));
                     Some(id)

@@ -16,6 +16,8 @@ pub struct AppState {
 struct Inner {
     config: Config,
     embedded: Arc<EmbeddedEngine>,
+    /// Held while a remote layer is fetched, so each is fetched once.
+    remote_loads: tokio::sync::Mutex<()>,
 }
 
 /// Why the state could not be built.
@@ -48,12 +50,18 @@ impl AppState {
             inner: Arc::new(Inner {
                 config,
                 embedded: Arc::new(embedded),
+                remote_loads: tokio::sync::Mutex::new(()),
             }),
         })
     }
 
     pub fn config(&self) -> &Config {
         &self.inner.config
+    }
+
+    /// The lock taken while a lazily registered remote layer is fetched and loaded.
+    pub fn remote_loads(&self) -> &tokio::sync::Mutex<()> {
+        &self.inner.remote_loads
     }
 
     pub fn embedded(&self) -> Arc<EmbeddedEngine> {

@@ -48,10 +48,7 @@ fn spatialite_counts(path: &str, sql: &str) -> Vec<(String, i64)> {
 async fn issue_pipeline_request(state: &AppState, dir: &std::path::Path) -> (String, Value) {
     let gpkg = common::world_gpkg(dir);
     let dataset = upload_world(state, &gpkg).await;
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/golden/pipelines/issue_pipeline/pipeline.json"
-    );
+    let path = "golden/pipelines/issue_pipeline/pipeline.json";
     let pipeline: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let request = json!({"pipeline": pipeline, "dataset_id": dataset, "vars": {"date": "2026-01-01", "output_dir": "exports"}});
     (gpkg, request)
@@ -208,14 +205,9 @@ async fn examples_are_valid_pipelines() {
         let examples = examples.as_array().unwrap();
         assert!(examples.len() >= 4);
         for example in examples {
-            let catalog: Value = serde_json::from_str(
-                &std::fs::read_to_string(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/golden/catalog.json"
-                ))
-                .unwrap(),
-            )
-            .unwrap();
+            let catalog: Value =
+                serde_json::from_str(&std::fs::read_to_string("golden/catalog.json").unwrap())
+                    .unwrap();
             let request = json!({"pipeline": example["pipeline"], "catalog": catalog});
             let (status, answer) = call(&state, post("/api/pipelines/validate", &request)).await;
             assert_eq!(

@@ -11,8 +11,7 @@ use common::{call, get, test_state};
 use serde_json::{Value, json};
 
 fn golden(path: &str) -> Value {
-    let text =
-        std::fs::read_to_string(format!("{}/golden/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = std::fs::read_to_string(format!("golden/{path}")).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 

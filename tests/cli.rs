@@ -142,8 +142,14 @@ fn run_executes_a_pipeline_on_local_files() {
     assert_eq!(output.status.code(), Some(2));
 }
 
+/// A golden file's absolute path (commands here run in other directories).
 fn golden(path: &str) -> String {
-    format!("{}/golden/{path}", env!("CARGO_MANIFEST_DIR"))
+    std::env::current_dir()
+        .expect("working directory")
+        .join("golden")
+        .join(path)
+        .display()
+        .to_string()
 }
 
 #[test]

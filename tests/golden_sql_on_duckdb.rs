@@ -2,12 +2,14 @@
 //! preview is never SQL that fails; results are checked against direct queries where simple.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+/// The repository root: cargo runs tests there (a path baked in at compile time would go
+/// stale when a build cache is shared between checkouts).
+fn repo() -> PathBuf {
+    std::env::current_dir().expect("working directory")
 }
 
 fn shared_data(name: &str) -> String {

@@ -13,11 +13,7 @@ use sqlparser::dialect::{DuckDbDialect, PostgreSqlDialect};
 use sqlparser::parser::Parser;
 
 fn catalog() -> Catalog {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../golden/catalog.json"
-    ))
-    .unwrap();
+    let text = std::fs::read_to_string("../golden/catalog.json").unwrap();
     serde_json::from_str(&text).unwrap()
 }
 

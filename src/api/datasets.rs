@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::extract::{ApiJson, ApiQuery};
 use crate::datasets::model::{Dataset, DatasetPage};
-use crate::datasets::upload;
+use crate::datasets::{remote, upload};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -24,6 +24,7 @@ pub fn routes() -> Router<AppState> {
             post(upload_dataset).layer(DefaultBodyLimit::disable()),
         )
         .route("/datasets/import-url", post(import_url))
+        .route("/datasets/ogc", post(register_ogc))
         .route("/datasets", get(list))
         .route("/datasets/{id}", get(read).patch(rename))
         .route("/api/portal/datasets/{id}", delete(remove))
@@ -61,13 +62,22 @@ async fn find(
         .ok_or_else(|| ApiError::not_found(format!("no dataset {id}")))
 }
 
-/// A layer of a dataset; 404 naming the layers when there is no such layer.
+/// A layer of a dataset, its features loaded (a remote layer is fetched on first use); 404
+/// naming the layers when there is no such layer.
 pub(crate) async fn find_layer(
     state: &AppState,
     id: &str,
     layer: &str,
 ) -> Result<geomill_backends::duckdb::LayerRecord, ApiError> {
     let dataset = find(state, id).await?;
+    if !dataset.layers.iter().any(|l| l.name == layer) {
+        let known: Vec<String> = dataset.layers.iter().map(|l| l.name.clone()).collect();
+        return Err(ApiError::not_found(format!(
+            "dataset {id} has no layer {layer:?} (layers: {})",
+            known.join(", ")
+        )));
+    }
+    let dataset = remote::ensure_loaded(state, dataset).await?;
     let known: Vec<String> = dataset.layers.iter().map(|l| l.name.clone()).collect();
     dataset
         .layers
@@ -222,6 +232,60 @@ pub async fn import_url(
         let _ = tokio::fs::remove_dir_all(&folder).await;
     }
     outcome.map(|dataset| (StatusCode::CREATED, Json(dataset)))
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OgcBody {
+    /// The service: a WFS endpoint, or an OGC API landing page (a collection's URL is accepted).
+    pub url: String,
+    /// `WFS`, or `OAPIF` / `OGC API - Features`.
+    pub service_type: String,
+    /// The WFS feature type name, or the OGC API collection id.
+    pub layer_name: String,
+    /// Display name (default: the layer name).
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// Register a remote WFS feature type or OGC API Features collection without downloading its
+/// features: only its description is fetched, to check that the service offers the layer. The
+/// features are fetched and loaded on first use (features, fields, export, SQL, pipelines),
+/// through the same request-forgery guard as import-url.
+#[utoipa::path(post, path = "/datasets/ogc", tag = "datasets", request_body = OgcBody,
+    responses((status = 201, body = Dataset), (status = 400, description = "Not an allowed URL or service type", body = crate::error::ErrorBody),
+        (status = 422, description = "The service does not offer the layer", body = crate::error::ErrorBody)))]
+pub async fn register_ogc(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<OgcBody>,
+) -> Result<(StatusCode, Json<Dataset>), ApiError> {
+    let service = remote::Service::parse(&body.service_type).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "service_type {:?} is not WFS or OAPIF (OGC API - Features)",
+            body.service_type
+        ))
+    })?;
+    let layer = body.layer_name.trim().to_owned();
+    if layer.is_empty() {
+        return Err(ApiError::bad_request("layer_name is empty"));
+    }
+    let base = remote::base_url(service, &body.url, &layer)?;
+    let crs = remote::describe(service, &base, &layer, state.config().allow_private_urls).await?;
+    let id = uuid::Uuid::new_v4().to_string();
+    let name = body
+        .name
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| layer.clone());
+    let record = geomill_backends::duckdb::RemoteLayer {
+        service_type: service.label().to_owned(),
+        url: base,
+        layer_name: layer,
+        loaded_at: None,
+    };
+    let engine = state.embedded();
+    let dataset =
+        blocking(move || engine.register_remote(&id, &name, crs.as_deref(), &record)).await?;
+    Ok((StatusCode::CREATED, Json(dataset.into())))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]

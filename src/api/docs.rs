@@ -17,6 +17,7 @@ use crate::state::AppState;
         super::health::health,
         super::datasets::upload_dataset,
         super::datasets::import_url,
+        super::datasets::register_ogc,
         super::datasets::list,
         super::datasets::read,
         super::datasets::rename,

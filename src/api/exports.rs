@@ -55,6 +55,7 @@ async fn run(
         .map_err(|e| ApiError::internal(&e))?
         .map_err(|e| ApiError::internal(&e))?
         .ok_or_else(|| ApiError::not_found(format!("no dataset {}", body.dataset_id)))?;
+    let dataset = crate::datasets::remote::ensure_loaded(state, dataset).await?;
     let names: Vec<String> = dataset.layers.iter().map(|l| l.name.clone()).collect();
     let layer = match &body.layer {
         Some(name) => dataset.layers.iter().find(|l| &l.name == name),

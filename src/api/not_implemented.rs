@@ -15,7 +15,6 @@ use crate::state::AppState;
 
 /// (method, path as the spec writes it, spec group).
 pub const NOT_IMPLEMENTED: &[(&str, &str, &str)] = &[
-    ("POST", "/datasets/ogc", "datasets"),
     ("POST", "/datasets/{id}/enable_tracking", "datasets"),
     ("POST", "/datasets/{id}/disable_tracking", "datasets"),
     ("GET", "/datasets/{id}/tracking_status", "datasets"),

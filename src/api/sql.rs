@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::extract::ApiJson;
 use crate::error::ApiError;
-use crate::execute::{all_datasets, bind_sources};
+use crate::execute::bind_loaded;
 use crate::state::AppState;
 
 /// Default and largest number of rows a query returns.
@@ -71,8 +71,7 @@ async fn bindings(
 ) -> Result<Vec<geomill_backends::duckdb::Binding>, ApiError> {
     let checked = check_read_only(query)
         .map_err(|reason| ApiError::new(StatusCode::BAD_REQUEST, "forbidden_sql", reason))?;
-    let all = all_datasets(state).await?;
-    bind_sources(checked.tables, None, &all)
+    bind_loaded(state, &checked.tables, None).await
 }
 
 fn failed(error: geomill_backends::BackendError) -> ApiError {

@@ -81,13 +81,13 @@ async fn checked(url: &str, allow_private: bool) -> Result<(reqwest::Url, Socket
     Ok((parsed, first))
 }
 
-/// Downloads `url` into `path`, at most `limit` bytes; returns the final URL's file name.
-pub async fn download(
+/// GETs `url`, following redirects by hand (each hop checked like the first); answers the
+/// final URL and its successful response. `accept` sets the Accept header.
+pub async fn get(
     url: &str,
-    path_for: impl Fn(&str) -> std::path::PathBuf,
-    limit: u64,
+    accept: Option<&str>,
     allow_private: bool,
-) -> Result<std::path::PathBuf, ApiError> {
+) -> Result<(reqwest::Url, reqwest::Response), ApiError> {
     let mut current = url.to_owned();
     for _ in 0..=MAX_REDIRECTS {
         let (parsed, address) = checked(&current, allow_private).await?;
@@ -98,8 +98,11 @@ pub async fn download(
             .resolve(&host, address)
             .build()
             .map_err(|e| ApiError::internal(&e))?;
-        let response = client
-            .get(parsed.clone())
+        let mut request = client.get(parsed.clone());
+        if let Some(accept) = accept {
+            request = request.header(reqwest::header::ACCEPT, accept);
+        }
+        let response = request
             .send()
             .await
             .map_err(|e| ApiError::unprocessable(format!("cannot fetch {current}: {e}")))?;
@@ -123,18 +126,54 @@ pub async fn download(
                 response.status()
             )));
         }
-        let name = parsed
-            .path_segments()
-            .and_then(|mut segments| segments.next_back().map(str::to_owned))
-            .and_then(|segment| super::upload::base_name(&segment))
-            .unwrap_or_else(|| "download".to_owned());
-        let path = path_for(&name);
-        super::upload::save(response.bytes_stream(), &path, limit, 0, "download").await?;
-        return Ok(path);
+        return Ok((parsed, response));
     }
     Err(ApiError::unprocessable(format!(
         "{url} redirects more than {MAX_REDIRECTS} times"
     )))
+}
+
+/// The whole body of `response`, refused past `limit` bytes.
+pub async fn body(response: reqwest::Response, limit: u64) -> Result<Vec<u8>, ApiError> {
+    use futures_util::StreamExt;
+    let source = response.url().to_string();
+    let mut stream = response.bytes_stream();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk =
+            chunk.map_err(|e| ApiError::unprocessable(format!("cannot read {source}: {e}")))?;
+        bytes.extend_from_slice(&chunk);
+        if bytes.len() as u64 > limit {
+            return Err(ApiError::new(
+                axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                format!(
+                    "{source} answers more than the limit of {} MiB (GEOMILL_MAX_UPLOAD_MB)",
+                    limit / (1024 * 1024)
+                ),
+            ));
+        }
+    }
+    Ok(bytes)
+}
+
+/// Downloads `url` into the path `path_for` gives for the final URL's file name, at most
+/// `limit` bytes; answers that path.
+pub async fn download(
+    url: &str,
+    path_for: impl Fn(&str) -> std::path::PathBuf,
+    limit: u64,
+    allow_private: bool,
+) -> Result<std::path::PathBuf, ApiError> {
+    let (final_url, response) = get(url, None, allow_private).await?;
+    let name = final_url
+        .path_segments()
+        .and_then(|mut segments| segments.next_back().map(str::to_owned))
+        .and_then(|segment| super::upload::base_name(&segment))
+        .unwrap_or_else(|| "download".to_owned());
+    let path = path_for(&name);
+    super::upload::save(response.bytes_stream(), &path, limit, 0, "download").await?;
+    Ok(path)
 }
 
 #[cfg(test)]

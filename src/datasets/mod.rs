@@ -5,4 +5,5 @@ pub mod breaks;
 pub mod export;
 pub mod fetch;
 pub mod model;
+pub mod remote;
 pub mod upload;

@@ -9,7 +9,19 @@ pub struct Layer {
     pub name: String,
     /// As GDAL declares it (a Shapefile layer of polygons and multipolygons says `Polygon`).
     pub geometry_type: Option<String>,
-    pub feature_count: i64,
+    /// Null for a remote layer whose features have not been fetched yet.
+    pub feature_count: Option<i64>,
+}
+
+/// Where a lazily registered remote layer comes from.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RemoteSource {
+    /// `WFS` or `OAPIF` (OGC API Features).
+    pub service_type: String,
+    pub url: String,
+    pub layer_name: String,
+    /// When the features were fetched (on first use); null until then.
+    pub loaded_at: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -23,6 +35,9 @@ pub struct Dataset {
     pub crs: Option<String>,
     pub layers: Vec<Layer>,
     pub created_at: String,
+    /// Present for a remote (WFS / OGC API) layer registered without downloading.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RemoteSource>,
 }
 
 impl From<DatasetRecord> for Dataset {
@@ -42,6 +57,12 @@ impl From<DatasetRecord> for Dataset {
                 })
                 .collect(),
             created_at: record.created_at,
+            remote: record.remote.map(|r| RemoteSource {
+                service_type: r.service_type,
+                url: r.url,
+                layer_name: r.layer_name,
+                loaded_at: r.loaded_at,
+            }),
         }
     }
 }

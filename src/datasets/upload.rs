@@ -77,6 +77,12 @@ pub fn source_for(path: &Path) -> SourceFile {
             ],
             reader: Reader::Gdal,
         },
+        // GML names its schema by URL; GDAL must not fetch it (request forgery).
+        Some("gml") => SourceFile {
+            gdal_path: text,
+            open_options: vec!["DOWNLOAD_SCHEMA=NO".into()],
+            reader: Reader::Gdal,
+        },
         Some("parquet" | "geoparquet") => SourceFile {
             gdal_path: text,
             open_options: Vec::new(),

@@ -172,7 +172,8 @@ pub fn multipart(uri: &str, files: &[(&str, Vec<u8>)], name: Option<&str>) -> Re
 
 /// A file of the shared test data.
 pub fn shared(path: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+    std::env::current_dir()
+        .expect("working directory")
         .join("../shared/data")
         .join(path)
 }

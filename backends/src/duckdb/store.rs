@@ -7,9 +7,10 @@ use geomill_planner::sql::quote::{ident, string};
 use serde::{Deserialize, Serialize};
 
 use super::EmbeddedEngine;
+use super::remote::{REMOTE_DDL, RemoteLayer, remote_layer};
 use crate::BackendError;
 
-const ENGINE: &str = "duckdb";
+pub(super) const ENGINE: &str = "duckdb";
 
 const CATALOG_DDL: &str = "
 CREATE SCHEMA IF NOT EXISTS meta;
@@ -28,15 +29,15 @@ CREATE TABLE IF NOT EXISTS meta.layers (
     name VARCHAR NOT NULL,
     table_name VARCHAR NOT NULL,
     geometry_type VARCHAR,
-    feature_count BIGINT NOT NULL,
+    feature_count BIGINT,
     crs VARCHAR,
     PRIMARY KEY (dataset_id, name)
 );";
 
 /// What GDAL says a file holds.
 #[derive(Debug, Clone, Deserialize)]
-struct MetaLayer {
-    name: String,
+pub(super) struct MetaLayer {
+    pub(super) name: String,
     #[serde(default)]
     geometry_fields: Vec<MetaGeometryField>,
 }
@@ -63,7 +64,8 @@ pub struct LayerRecord {
     pub name: String,
     pub table_name: String,
     pub geometry_type: Option<String>,
-    pub feature_count: i64,
+    /// `None` for a remote layer not fetched yet.
+    pub feature_count: Option<i64>,
     pub crs: Option<String>,
 }
 
@@ -77,6 +79,8 @@ pub struct DatasetRecord {
     pub path: String,
     pub created_at: String,
     pub layers: Vec<LayerRecord>,
+    /// Where a lazily registered WFS / OGC API layer comes from.
+    pub remote: Option<RemoteLayer>,
 }
 
 /// A file to load: where it is for GDAL, and GDAL open options.
@@ -111,7 +115,7 @@ pub struct FeaturePage {
 #[error("{0}")]
 pub struct RejectedFile(pub String);
 
-fn query_error(sql: &str) -> impl Fn(duckdb::Error) -> BackendError + '_ {
+pub(super) fn query_error(sql: &str) -> impl Fn(duckdb::Error) -> BackendError + '_ {
     move |e| BackendError::Query {
         engine: ENGINE,
         reason: e.to_string(),
@@ -164,7 +168,8 @@ fn read_call(source: &SourceFile, layer: Option<&str>) -> String {
 impl EmbeddedEngine {
     /// Creates the catalog tables if they are missing.
     pub fn init_store(&self) -> Result<(), BackendError> {
-        self.execute_batch(CATALOG_DDL)
+        self.execute_batch(CATALOG_DDL)?;
+        self.execute_batch(REMOTE_DDL)
     }
 
     /// Loads every layer of `source` into new tables and records the dataset, all in one
@@ -178,46 +183,10 @@ impl EmbeddedEngine {
         source: &SourceFile,
     ) -> Result<Result<DatasetRecord, RejectedFile>, BackendError> {
         let connection = self.connection()?;
-        // ST_Read_Meta crashes the process on files GDAL cannot open (spatial 1.5.5), while
-        // ST_Read fails cleanly: only a file that passes this probe is inspected further.
-        let probe = format!("SELECT * FROM {} LIMIT 0", read_call(source, None));
-        if let Err(error) = connection.execute_batch(&probe) {
-            // The reason without server paths: the client knows its file by name.
-            let reason = error.to_string().replace(&source.gdal_path, name);
-            let reason = reason.lines().next().unwrap_or_default();
-            return Ok(Err(RejectedFile(format!(
-                "{name} is not a spatial file GDAL can read ({reason})"
-            ))));
-        }
-        let (driver, layers) = if source.reader == Reader::Parquet {
-            let stem = std::path::Path::new(&source.gdal_path)
-                .file_stem()
-                .map_or_else(|| "layer".to_owned(), |s| s.to_string_lossy().into_owned());
-            (
-                "PARQUET".to_owned(),
-                vec![MetaLayer {
-                    name: stem,
-                    geometry_fields: Vec::new(),
-                }],
-            )
-        } else {
-            let meta_sql = format!(
-                "SELECT driver_short_name, to_json(layers) FROM ST_Read_Meta({})",
-                string(&source.gdal_path)
-            );
-            let meta: Result<(String, String), _> =
-                connection.query_row(&meta_sql, [], |r| Ok((r.get(0)?, r.get(1)?)));
-            let Ok((driver, layers_json)) = meta else {
-                return Ok(Err(RejectedFile(format!(
-                    "{name} is not a spatial file GDAL can read"
-                ))));
-            };
-            let layers: Vec<MetaLayer> = serde_json::from_str(&layers_json).unwrap_or_default();
-            (driver, layers)
+        let (driver, layers) = match inspect(&connection, source, name) {
+            Ok(found) => found,
+            Err(rejected) => return Ok(Err(rejected)),
         };
-        if layers.is_empty() {
-            return Ok(Err(RejectedFile(format!("{name} has no layers"))));
-        }
         connection
             .execute_batch("BEGIN TRANSACTION")
             .map_err(query_error("BEGIN"))?;
@@ -307,6 +276,7 @@ impl EmbeddedEngine {
                 path: r.get(4)?,
                 created_at: r.get(5)?,
                 layers: Vec::new(),
+                remote: None,
             })
         });
         let mut record = match row {
@@ -329,6 +299,7 @@ impl EmbeddedEngine {
             .map_err(query_error(sql))?
             .collect::<Result<_, _>>()
             .map_err(query_error(sql))?;
+        record.remote = remote_layer(&connection, id)?;
         Ok(Some(record))
     }
 
@@ -355,7 +326,7 @@ impl EmbeddedEngine {
             ));
         }
         script.push_str(&format!(
-            "DELETE FROM meta.layers WHERE dataset_id = {id};\nDELETE FROM meta.datasets WHERE id = {id};\nCOMMIT;",
+            "DELETE FROM meta.layers WHERE dataset_id = {id};\nDELETE FROM meta.remote_layers WHERE dataset_id = {id};\nDELETE FROM meta.datasets WHERE id = {id};\nCOMMIT;",
             id = string(id)
         ));
         let connection = self.connection()?;
@@ -413,6 +384,55 @@ impl EmbeddedEngine {
     }
 }
 
+/// The driver and layers of a file GDAL (or the Parquet reader) can open; `Err` names why not.
+pub(super) fn inspect(
+    connection: &Connection,
+    source: &SourceFile,
+    name: &str,
+) -> Result<(String, Vec<MetaLayer>), RejectedFile> {
+    // ST_Read_Meta crashes the process on files GDAL cannot open (spatial 1.5.5), while
+    // ST_Read fails cleanly: only a file that passes this probe is inspected further.
+    let probe = format!("SELECT * FROM {} LIMIT 0", read_call(source, None));
+    if let Err(error) = connection.execute_batch(&probe) {
+        // The reason without server paths: the client knows its file by name.
+        let reason = error.to_string().replace(&source.gdal_path, name);
+        let reason = reason.lines().next().unwrap_or_default();
+        return Err(RejectedFile(format!(
+            "{name} is not a spatial file GDAL can read ({reason})"
+        )));
+    }
+    let (driver, layers) = if source.reader == Reader::Parquet {
+        let stem = std::path::Path::new(&source.gdal_path)
+            .file_stem()
+            .map_or_else(|| "layer".to_owned(), |s| s.to_string_lossy().into_owned());
+        (
+            "PARQUET".to_owned(),
+            vec![MetaLayer {
+                name: stem,
+                geometry_fields: Vec::new(),
+            }],
+        )
+    } else {
+        let meta_sql = format!(
+            "SELECT driver_short_name, to_json(layers) FROM ST_Read_Meta({})",
+            string(&source.gdal_path)
+        );
+        let meta: Result<(String, String), _> =
+            connection.query_row(&meta_sql, [], |r| Ok((r.get(0)?, r.get(1)?)));
+        let Ok((driver, layers_json)) = meta else {
+            return Err(RejectedFile(format!(
+                "{name} is not a spatial file GDAL can read"
+            )));
+        };
+        let layers: Vec<MetaLayer> = serde_json::from_str(&layers_json).unwrap_or_default();
+        (driver, layers)
+    };
+    if layers.is_empty() {
+        return Err(RejectedFile(format!("{name} has no layers")));
+    }
+    Ok((driver, layers))
+}
+
 /// `CREATE TABLE table AS` the layer. A DBF without a code page whose bytes are not UTF-8 is
 /// read again as Latin-1 (GDAL's reading of Shapefiles that declare no encoding).
 fn create_layer_table(
@@ -429,7 +449,7 @@ fn create_layer_table(
 }
 
 /// Loads each layer into `layers.l_<id>_<n>` and records it; `Ok(Err)` for a file problem.
-fn load_layers(
+pub(super) fn load_layers(
     connection: &Connection,
     id: &str,
     source: &SourceFile,
@@ -500,7 +520,7 @@ fn load_layers(
             name: layer.name.clone(),
             table_name,
             geometry_type: field.and_then(|f| f.kind.clone()),
-            feature_count,
+            feature_count: Some(feature_count),
             crs: epsg(field.and_then(|f| f.crs.as_ref()))
                 .or_else(|| crs_of_type(&geometry_type_name)),
         };

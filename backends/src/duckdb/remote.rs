@@ -1,0 +1,187 @@
+//! Remote layers (WFS, OGC API Features) registered without downloading anything: the catalog
+//! rows come first, the features are loaded into the layer's table on first use.
+
+use duckdb::Connection;
+use serde::Serialize;
+
+use super::EmbeddedEngine;
+use super::store::{
+    DatasetRecord, ENGINE, RejectedFile, SourceFile, inspect, load_layers, query_error,
+};
+use crate::BackendError;
+
+pub(super) const REMOTE_DDL: &str = "
+CREATE TABLE IF NOT EXISTS meta.remote_layers (
+    dataset_id VARCHAR PRIMARY KEY,
+    service_type VARCHAR NOT NULL,
+    url VARCHAR NOT NULL,
+    layer_name VARCHAR NOT NULL,
+    loaded_at TIMESTAMP
+);";
+
+/// Where a remote layer comes from, and whether its features are loaded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RemoteLayer {
+    /// `WFS` or `OAPIF` (OGC API Features).
+    pub service_type: String,
+    /// The service's base URL.
+    pub url: String,
+    /// The feature type (WFS) or collection id (OGC API).
+    pub layer_name: String,
+    /// When the features were fetched; `None` until first use.
+    pub loaded_at: Option<String>,
+}
+
+/// The remote source of dataset `id`, if it is a remote one.
+pub(super) fn remote_layer(
+    connection: &Connection,
+    id: &str,
+) -> Result<Option<RemoteLayer>, BackendError> {
+    let sql = "SELECT service_type, url, layer_name, CAST(loaded_at AS VARCHAR) FROM meta.remote_layers WHERE dataset_id = ?";
+    match connection.query_row(sql, [id], |r| {
+        Ok(RemoteLayer {
+            service_type: r.get(0)?,
+            url: r.get(1)?,
+            layer_name: r.get(2)?,
+            loaded_at: r.get(3)?,
+        })
+    }) {
+        Ok(remote) => Ok(Some(remote)),
+        Err(duckdb::Error::QueryReturnedNoRows) => Ok(None),
+        Err(e) => Err(query_error(sql)(e)),
+    }
+}
+
+fn table_name(id: &str) -> String {
+    let compact: String = id.chars().filter(char::is_ascii_alphanumeric).collect();
+    format!("l_{compact}_0")
+}
+
+/// Runs `work` in a transaction on `connection`: committed when it succeeds, rolled back
+/// when the engine fails or the input is rejected.
+fn in_transaction<T>(
+    connection: &Connection,
+    work: impl FnOnce() -> Result<Result<T, RejectedFile>, BackendError>,
+) -> Result<Result<T, RejectedFile>, BackendError> {
+    connection
+        .execute_batch("BEGIN TRANSACTION")
+        .map_err(query_error("BEGIN"))?;
+    let outcome = work();
+    if matches!(outcome, Ok(Ok(_))) {
+        connection
+            .execute_batch("COMMIT")
+            .map_err(query_error("COMMIT"))?;
+    } else {
+        let _ = connection.execute_batch("ROLLBACK");
+    }
+    outcome
+}
+
+impl EmbeddedEngine {
+    /// Records a remote layer as dataset `id` with one layer named after it, not loaded yet.
+    pub fn register_remote(
+        &self,
+        id: &str,
+        name: &str,
+        crs: Option<&str>,
+        remote: &RemoteLayer,
+    ) -> Result<DatasetRecord, BackendError> {
+        let connection = self.connection()?;
+        let registered = in_transaction(&connection, || {
+            let insert =
+                "INSERT INTO meta.datasets (id, name, format, crs, path) VALUES (?, ?, ?, ?, ?)";
+            connection
+                .execute(
+                    insert,
+                    duckdb::params![id, name, remote.service_type, crs, remote.url],
+                )
+                .map_err(query_error(insert))?;
+            let insert = "INSERT INTO meta.layers VALUES (?, 0, ?, ?, NULL, NULL, ?)";
+            connection
+                .execute(
+                    insert,
+                    duckdb::params![id, remote.layer_name, table_name(id), crs],
+                )
+                .map_err(query_error(insert))?;
+            let insert = "INSERT INTO meta.remote_layers VALUES (?, ?, ?, ?, NULL)";
+            connection
+                .execute(
+                    insert,
+                    duckdb::params![id, remote.service_type, remote.url, remote.layer_name],
+                )
+                .map_err(query_error(insert))?;
+            Ok(Ok(()))
+        })?;
+        drop(connection);
+        if let Err(rejected) = registered {
+            return Err(BackendError::Unavailable {
+                engine: ENGINE,
+                reason: rejected.0,
+            });
+        }
+        self.dataset(id)?.ok_or(BackendError::Unavailable {
+            engine: ENGINE,
+            reason: "the dataset vanished after it was stored".into(),
+        })
+    }
+
+    /// Loads the fetched features of remote dataset `id` from `source` (its first layer) into
+    /// the layer's table and marks the layer loaded, in one transaction. `Ok(Err(_))` when the
+    /// service's answer is not something GDAL can read.
+    pub fn load_remote(
+        &self,
+        id: &str,
+        source: &SourceFile,
+    ) -> Result<Result<DatasetRecord, RejectedFile>, BackendError> {
+        let connection = self.connection()?;
+        let Some(remote) = remote_layer(&connection, id)? else {
+            return Err(BackendError::Unavailable {
+                engine: ENGINE,
+                reason: format!("dataset {id} is not a remote layer"),
+            });
+        };
+        let described = format!("the answer of {}", remote.url);
+        let (driver, mut layers) = match inspect(&connection, source, &described) {
+            Ok(found) => found,
+            Err(rejected) => return Ok(Err(rejected)),
+        };
+        layers.truncate(1);
+        let loaded = in_transaction(&connection, || {
+            let clear = format!(
+                "DELETE FROM meta.layers WHERE dataset_id = {id};\nDROP TABLE IF EXISTS layers.{table};",
+                id = geomill_planner::sql::quote::string(id),
+                table = geomill_planner::sql::quote::ident(&table_name(id)),
+            );
+            connection
+                .execute_batch(&clear)
+                .map_err(query_error(&clear))?;
+            let records = match load_layers(&connection, id, source, &driver, &layers)? {
+                Ok(records) => records,
+                Err(rejected) => return Ok(Err(rejected)),
+            };
+            let crs = records.iter().find_map(|l| l.crs.clone());
+            let update = "UPDATE meta.layers SET name = ? WHERE dataset_id = ?;";
+            connection
+                .execute(update, [remote.layer_name.as_str(), id])
+                .map_err(query_error(update))?;
+            let update = "UPDATE meta.datasets SET crs = coalesce(?, crs) WHERE id = ?";
+            connection
+                .execute(update, duckdb::params![crs, id])
+                .map_err(query_error(update))?;
+            let update =
+                "UPDATE meta.remote_layers SET loaded_at = current_timestamp WHERE dataset_id = ?";
+            connection
+                .execute(update, [id])
+                .map_err(query_error(update))?;
+            Ok(Ok(()))
+        })?;
+        drop(connection);
+        if let Err(rejected) = loaded {
+            return Ok(Err(rejected));
+        }
+        self.dataset(id)?.map(Ok).ok_or(BackendError::Unavailable {
+            engine: ENGINE,
+            reason: "the dataset vanished while its features were loaded".into(),
+        })
+    }
+}
