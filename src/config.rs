@@ -84,6 +84,15 @@ pub struct Config {
     /// Free space (MiB) below which /health reports the disk as unavailable.
     #[arg(long, env = "GEOMILL_MIN_FREE_DISK_MB", default_value_t = 256)]
     pub min_free_disk_mb: u64,
+    /// Jobs that run at the same time; more wait in a queue.
+    #[arg(long, env = "GEOMILL_MAX_CONCURRENT_JOBS", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrent_jobs: u32,
+    /// Longest run of one job attempt, in seconds, unless the job asks for another.
+    #[arg(long, env = "GEOMILL_JOB_TIMEOUT_S", default_value_t = 300)]
+    pub job_timeout_s: u64,
+    /// Wait before a job's first retry, in milliseconds; doubled at each further retry.
+    #[arg(long, env = "GEOMILL_JOB_RETRY_BACKOFF_MS", default_value_t = 1000)]
+    pub job_retry_backoff_ms: u64,
 }
 
 /// A configuration value that cannot work, named with the variable that holds it.
@@ -121,6 +130,9 @@ impl Config {
             allow_private_urls: false,
             max_upload_mb: 64,
             min_free_disk_mb: 1,
+            max_concurrent_jobs: 4,
+            job_timeout_s: 300,
+            job_retry_backoff_ms: 1000,
         }
     }
 

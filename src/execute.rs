@@ -63,6 +63,10 @@ pub struct RunRequest {
     pub step_by_step: bool,
     /// Told (statements done, statements) as the run goes.
     pub progress: Option<std::sync::Arc<dyn Fn(usize, usize) + Send + Sync>>,
+    /// The id the run's result is filed under (default: a new one).
+    pub job_id: Option<String>,
+    /// Stops the run from outside (cancel, time-out).
+    pub interrupter: Option<std::sync::Arc<geomill_backends::duckdb::Interrupter>>,
 }
 
 async fn blocking<T: Send + 'static>(
@@ -220,7 +224,10 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         .map(|p| if step_by_step { p.plan } else { p.optimized })
         .ok_or_else(|| ApiError::unprocessable("nothing to run"))?;
 
-    let job_id = uuid::Uuid::new_v4().to_string();
+    let job_id = request
+        .job_id
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let data_dir = &state.config().data_dir;
     let outputs_root = request
         .outputs_root
@@ -286,6 +293,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         .progress
         .clone()
         .unwrap_or_else(|| std::sync::Arc::new(|_, _| {}));
+    let interrupter = request.interrupter.clone();
     let run = tokio::task::spawn_blocking(move || {
         engine.run_script(
             &bindings,
@@ -293,6 +301,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
             &result,
             Some(&partial_text),
             progress.as_ref(),
+            interrupter.as_deref(),
         )
     })
     .await
@@ -300,11 +309,18 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
     let outcome = match run {
         Ok(outcome) => outcome,
         Err(error) => {
+            let _ = tokio::fs::remove_dir_all(&results_dir).await;
             let reason = match &error {
                 geomill_backends::BackendError::Query { reason, .. } => reason.clone(),
+                geomill_backends::BackendError::Interrupted { .. } => {
+                    return Err(ApiError::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "interrupted",
+                        "the run was stopped before it finished",
+                    ));
+                }
                 other => other.to_string(),
             };
-            let _ = tokio::fs::remove_dir_all(&results_dir).await;
             return Err(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "execution_failed",

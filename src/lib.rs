@@ -7,11 +7,13 @@ pub mod config;
 pub mod datasets;
 pub mod error;
 pub mod execute;
+pub mod jobs;
 pub mod plan_cli;
 pub mod run_cli;
 pub mod server;
 pub mod state;
 pub mod telemetry;
+pub mod timestamp;
 
 /// The version reported by `/health`, `--version` and the OpenAPI document.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

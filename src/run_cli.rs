@@ -123,7 +123,7 @@ fn run_in(
         vars,
         outputs_root,
         progress: Some(Arc::new(draw)),
-        step_by_step: false,
+        ..RunRequest::default()
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

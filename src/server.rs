@@ -27,6 +27,9 @@ pub async fn serve(config: Config) -> Result<(), ServeError> {
     let state = tokio::task::spawn_blocking(move || AppState::open(config))
         .await
         .map_err(|e| ServeError::Io(std::io::Error::other(e)))??;
+    crate::jobs::runner::resume(&state)
+        .await
+        .map_err(|e| ServeError::Io(std::io::Error::other(e.message)))?;
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|source| ServeError::Bind { address, source })?;

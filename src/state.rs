@@ -18,6 +18,7 @@ struct Inner {
     embedded: Arc<EmbeddedEngine>,
     /// Held while a remote layer is fetched, so each is fetched once.
     remote_loads: tokio::sync::Mutex<()>,
+    jobs: crate::jobs::runner::JobRunner,
 }
 
 /// Why the state could not be built.
@@ -46,17 +47,24 @@ impl AppState {
             extension_directory: config.duckdb_extension_dir.clone(),
         })?;
         embedded.init_store()?;
+        let concurrency = usize::try_from(config.max_concurrent_jobs).unwrap_or(1);
         Ok(Self {
             inner: Arc::new(Inner {
                 config,
                 embedded: Arc::new(embedded),
                 remote_loads: tokio::sync::Mutex::new(()),
+                jobs: crate::jobs::runner::JobRunner::new(concurrency),
             }),
         })
     }
 
     pub fn config(&self) -> &Config {
         &self.inner.config
+    }
+
+    /// The job runner: queue, feeds and controls of this server's jobs.
+    pub fn jobs(&self) -> &crate::jobs::runner::JobRunner {
+        &self.inner.jobs
     }
 
     /// The lock taken while a lazily registered remote layer is fetched and loaded.

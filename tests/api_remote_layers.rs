@@ -200,11 +200,12 @@ async fn ogc_api_collections_are_fetched_once_on_first_use() {
         "registering and reading the dataset downloads no feature"
     );
 
-    // A service that fails on first use: a 422 naming it, and the layer stays unloaded.
+    // A service that fails on first use: a 502 naming it, and the layer stays unloaded.
     let uri = format!("/api/portal/datasets/{id}/layers/countries/features?limit=1000");
     services.items_down.store(true, Ordering::SeqCst);
     let (status, answer) = call(&state, get(&uri)).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{answer}");
+    assert_eq!(answer["error"]["code"], "remote_unavailable");
     assert!(
         answer["error"]["message"].as_str().unwrap().contains("503"),
         "{answer}"

@@ -16,6 +16,9 @@ pub enum BackendError {
         reason: String,
         sql: String,
     },
+    /// The work was stopped from outside (a cancel or a time-out).
+    #[error("the {engine} engine stopped the work on request")]
+    Interrupted { engine: &'static str },
     /// The engine is busy or poisoned by an earlier panic.
     #[error("the {engine} engine is unavailable: {reason}")]
     Unavailable {

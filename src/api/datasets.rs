@@ -296,7 +296,7 @@ pub struct PageQuery {
     pub offset: Option<i64>,
 }
 
-fn page(limit: Option<i64>, offset: Option<i64>) -> Result<(i64, i64), ApiError> {
+pub(crate) fn page(limit: Option<i64>, offset: Option<i64>) -> Result<(i64, i64), ApiError> {
     let limit = limit.unwrap_or(100);
     let offset = offset.unwrap_or(0);
     if !(0..=MAX_LIMIT).contains(&limit) {

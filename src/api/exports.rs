@@ -10,7 +10,7 @@ use geomill_planner::plan::operator::ExportFormat;
 use serde::Deserialize;
 
 use super::extract::ApiJson;
-use crate::datasets::export::{ExportedFile, export};
+use crate::datasets::export::{ExportSource, ExportedFile, export};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -32,7 +32,7 @@ pub struct ExportBody {
     pub layer: Option<String>,
 }
 
-fn parse_format(text: &str) -> Result<ExportFormat, ApiError> {
+pub(crate) fn parse_format(text: &str) -> Result<ExportFormat, ApiError> {
     serde_json::from_value(serde_json::Value::String(text.to_ascii_lowercase())).map_err(|_| {
         ApiError::unprocessable(format!(
             "format {text:?} is not one of gpkg, geojson, fgb, parquet, shp, csv, kml, gml"
@@ -70,8 +70,14 @@ async fn run(
             names.join(", ")
         ))
     })?;
-    let file: ExportedFile = export(state, &dataset.name, layer, format).await?;
-    Ok((
+    let file: ExportedFile =
+        export(state, &dataset.name, ExportSource::Layer(layer), format).await?;
+    Ok(attachment(file))
+}
+
+/// A file as a download (Content-Disposition names it).
+pub(crate) fn attachment(file: ExportedFile) -> Response {
+    (
         [
             (header::CONTENT_TYPE, file.content_type.to_owned()),
             (
@@ -81,7 +87,7 @@ async fn run(
         ],
         file.bytes,
     )
-        .into_response())
+        .into_response()
 }
 
 /// Export one layer of a dataset as a file.

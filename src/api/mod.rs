@@ -8,6 +8,7 @@ pub mod extract;
 pub mod fallback;
 pub mod fields;
 pub mod health;
+pub mod jobs;
 pub mod not_implemented;
 pub mod pipelines;
 pub mod planning;
@@ -34,6 +35,7 @@ pub fn router() -> Router<AppState> {
         .merge(exports::routes())
         .merge(fields::routes())
         .merge(rules::routes())
+        .merge(jobs::routes())
         .merge(pipelines::routes())
         .merge(sql::routes())
         .merge(not_implemented::routes())

@@ -67,11 +67,27 @@ fn zip_folder(folder: &Path) -> std::io::Result<Vec<u8>> {
         .into_inner())
 }
 
-/// Writes `layer` in `format` and returns the file.
+/// What is exported: a stored layer, or the first layer of a file the server wrote (a job's
+/// result).
+pub enum ExportSource {
+    Layer(LayerRecord),
+    File { path: String, layer_name: String },
+}
+
+impl ExportSource {
+    fn name(&self) -> &str {
+        match self {
+            Self::Layer(layer) => &layer.name,
+            Self::File { layer_name, .. } => layer_name,
+        }
+    }
+}
+
+/// Writes `source` in `format` and returns the file.
 pub async fn export(
     state: &AppState,
     dataset_name: &str,
-    layer: LayerRecord,
+    source: ExportSource,
     format: ExportFormat,
 ) -> Result<ExportedFile, ApiError> {
     let scratch = state
@@ -94,7 +110,7 @@ pub async fn export(
             }
         })
         .collect();
-    let file_name = format!("{stem}_{}.{}", layer.name, extension(format));
+    let file_name = format!("{stem}_{}.{}", source.name(), extension(format));
     let engine = state.embedded();
     let folder = scratch.clone();
     let written = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, String> {
@@ -102,9 +118,14 @@ pub async fn export(
             ExportFormat::Shp => folder.join("shapefile"),
             _ => folder.join(format!("export.{}", extension(format))),
         };
-        engine
-            .export_layer(&layer, &target.display().to_string(), format)
-            .map_err(|e| e.to_string())?;
+        let destination = target.display().to_string();
+        match &source {
+            ExportSource::Layer(layer) => engine.export_layer(layer, &destination, format),
+            ExportSource::File { path, layer_name } => {
+                engine.export_file(path, layer_name, &destination, format)
+            }
+        }
+        .map_err(|e| e.to_string())?;
         match format {
             ExportFormat::Shp => zip_folder(&target).map_err(|e| e.to_string()),
             _ => std::fs::read(&target).map_err(|e| e.to_string()),

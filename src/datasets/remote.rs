@@ -332,12 +332,19 @@ async fn load(
     let limit = config.max_upload_mb.saturating_mul(1024 * 1024);
     let allow_private = config.allow_private_urls;
     let (base, layer) = (&remote.url, &remote.layer_name);
-    match service {
-        Service::OgcApiFeatures => {
-            fetch_collection(base, layer, path, limit, allow_private).await?;
+    let fetched = match service {
+        Service::OgcApiFeatures => fetch_collection(base, layer, path, limit, allow_private).await,
+        Service::Wfs => fetch_feature_type(base, layer, path, limit, allow_private).await,
+    };
+    // The service failing is a bad gateway (and may pass: jobs retry it); a refused URL or an
+    // answer past the size limit keeps its own status.
+    fetched.map_err(|error| {
+        if error.status == StatusCode::UNPROCESSABLE_ENTITY {
+            ApiError::new(StatusCode::BAD_GATEWAY, "remote_unavailable", error.message)
+        } else {
+            error
         }
-        Service::Wfs => fetch_feature_type(base, layer, path, limit, allow_private).await?,
-    }
+    })?;
     let source = upload::source_for(path);
     let engine = state.embedded();
     let key = id.to_owned();

@@ -2,12 +2,17 @@
 
 mod engine;
 mod fields;
+mod jobs;
 mod remote;
+mod results;
+mod rules;
 mod run;
 mod store;
 
 pub use engine::{EmbeddedEngine, EmbeddedOptions, SpatialStatus};
 pub use fields::FieldStats;
+pub use jobs::JobRecord;
 pub use remote::RemoteLayer;
-pub use run::{Binding, QueryRows, RunOutcome};
+pub use rules::RuleRecord;
+pub use run::{Binding, Interrupter, QueryRows, RunOutcome};
 pub use store::{DatasetRecord, FeaturePage, LayerRecord, Reader, RejectedFile, SourceFile};

@@ -69,6 +69,7 @@ impl EmbeddedEngine {
     /// table to count and, with `result_file`, to write as a GeoPackage. `progress` hears
     /// (statements done, statements) before each statement; a statement paired with a table name
     /// has that table's rows counted after it.
+    /// `interrupter`, when given, can stop the script from another thread.
     pub fn run_script(
         &self,
         bindings: &[Binding],
@@ -76,18 +77,33 @@ impl EmbeddedEngine {
         result: &str,
         result_file: Option<&str>,
         progress: &(dyn Fn(usize, usize) + Send + Sync),
+        interrupter: Option<&Interrupter>,
     ) -> Result<RunOutcome, BackendError> {
         let connection = self
             .connection()?
             .try_clone()
             .map_err(|e| query_error("connect", &e))?;
+        if let Some(interrupter) = interrupter {
+            interrupter.attach(&connection);
+        }
+        let stopped = || interrupter.is_some_and(Interrupter::is_interrupted);
+        let failed = |statement: &str, error: &duckdb::Error| {
+            if stopped() {
+                BackendError::Interrupted { engine: ENGINE }
+            } else {
+                query_error(statement, error)
+            }
+        };
         bind(&connection, bindings)?;
         let mut rows_after = Vec::with_capacity(statements.len());
         for (done, (statement, count_table)) in statements.iter().enumerate() {
+            if stopped() {
+                return Err(BackendError::Interrupted { engine: ENGINE });
+            }
             progress(done, statements.len());
             connection
                 .execute_batch(statement)
-                .map_err(|e| query_error(statement, &e))?;
+                .map_err(|e| failed(statement, &e))?;
             let rows = match count_table {
                 Some(table) => {
                     let count = format!("SELECT count(*) FROM {}", ident(table));
@@ -101,10 +117,13 @@ impl EmbeddedEngine {
             };
             rows_after.push(rows);
         }
+        if stopped() {
+            return Err(BackendError::Interrupted { engine: ENGINE });
+        }
         let count = format!("SELECT count(*) FROM {}", ident(result));
         let result_rows: i64 = connection
             .query_row(&count, [], |r| r.get(0))
-            .map_err(|e| query_error(&count, &e))?;
+            .map_err(|e| failed(&count, &e))?;
         if let Some(file) = result_file {
             let copy = format!(
                 "COPY (SELECT * FROM {}) TO {} (FORMAT GDAL, DRIVER 'GPKG', LAYER_NAME 'result')",
@@ -113,12 +132,51 @@ impl EmbeddedEngine {
             );
             connection
                 .execute_batch(&copy)
-                .map_err(|e| query_error(&copy, &e))?;
+                .map_err(|e| failed(&copy, &e))?;
         }
         Ok(RunOutcome {
             result_rows,
             rows_after,
         })
+    }
+}
+
+/// Stops a running script from another thread: before its next statement, and during one
+/// through DuckDB's interrupt. Call [`Interrupter::interrupt`] again until the run returns: an
+/// interrupt that lands between two statements is otherwise only seen at the next one.
+#[derive(Default)]
+pub struct Interrupter {
+    stopped: std::sync::atomic::AtomicBool,
+    handle: std::sync::Mutex<Option<std::sync::Arc<duckdb::InterruptHandle>>>,
+}
+
+impl std::fmt::Debug for Interrupter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Interrupter")
+            .field("stopped", &self.is_interrupted())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Interrupter {
+    pub fn interrupt(&self) {
+        self.stopped
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Ok(handle) = self.handle.lock()
+            && let Some(handle) = handle.as_ref()
+        {
+            handle.interrupt();
+        }
+    }
+
+    pub fn is_interrupted(&self) -> bool {
+        self.stopped.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn attach(&self, connection: &duckdb::Connection) {
+        if let Ok(mut handle) = self.handle.lock() {
+            *handle = Some(connection.interrupt_handle());
+        }
     }
 }
 
@@ -142,6 +200,23 @@ impl EmbeddedEngine {
         let from = format!("layers.{}", ident(&layer.table_name));
         let copy = geomill_planner::sql::duckdb_copy(&from, destination, format, Some(&layer.name));
         self.execute_batch(&copy)
+    }
+
+    /// Writes the first layer of the (trusted, server-written) file at `path` to `destination`.
+    pub fn export_file(
+        &self,
+        path: &str,
+        layer_name: &str,
+        destination: &str,
+        format: geomill_planner::plan::operator::ExportFormat,
+    ) -> Result<(), BackendError> {
+        let from = format!("(SELECT * FROM ST_Read({}))", string(path));
+        let copy = geomill_planner::sql::duckdb_copy(&from, destination, format, Some(layer_name));
+        self.connection()?
+            .try_clone()
+            .map_err(|e| query_error("connect", &e))?
+            .execute_batch(&copy)
+            .map_err(|e| query_error(&copy, &e))
     }
 }
 

@@ -124,7 +124,7 @@ pub(super) fn query_error(sql: &str) -> impl Fn(duckdb::Error) -> BackendError +
 }
 
 /// The CRS DuckDB carries in a geometry type: `GEOMETRY('EPSG:2263')` → `EPSG:2263`.
-fn crs_of_type(data_type: &str) -> Option<String> {
+pub(super) fn crs_of_type(data_type: &str) -> Option<String> {
     let inner = data_type.split_once("('")?.1.split_once("')")?.0;
     inner.starts_with("EPSG:").then(|| inner.to_owned())
 }
@@ -169,7 +169,9 @@ impl EmbeddedEngine {
     /// Creates the catalog tables if they are missing.
     pub fn init_store(&self) -> Result<(), BackendError> {
         self.execute_batch(CATALOG_DDL)?;
-        self.execute_batch(REMOTE_DDL)
+        self.execute_batch(REMOTE_DDL)?;
+        self.execute_batch(super::jobs::JOBS_DDL)?;
+        self.execute_batch(super::rules::RULES_DDL)
     }
 
     /// Loads every layer of `source` into new tables and records the dataset, all in one

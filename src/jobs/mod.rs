@@ -1,0 +1,7 @@
+//! Jobs: documents (stored rules, a rules file, a pipeline) run in the background with retries,
+//! a time-out, cancel, and live logs.
+
+pub mod feed;
+pub mod model;
+pub mod runner;
+pub mod submit;

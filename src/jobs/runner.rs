@@ -1,0 +1,427 @@
+//! The job runner: a bounded number of jobs at a time (a semaphore; the rest wait in order),
+//! each attempt under a time-out, retries with doubling back-off for failures that may pass,
+//! cancel at any point. Every transition is committed to the catalog before it is announced.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use geomill_backends::duckdb::{Interrupter, JobRecord};
+use serde_json::{Value, json};
+use tokio::sync::{Semaphore, watch};
+
+use super::feed::JobFeed;
+use crate::error::ApiError;
+use crate::execute::{Execution, RunRequest};
+use crate::state::AppState;
+use crate::timestamp;
+
+pub const PENDING: &str = "PENDING";
+pub const RUNNING: &str = "RUNNING";
+pub const COMPLETED: &str = "COMPLETED";
+pub const FAILED: &str = "FAILED";
+pub const CANCELLED: &str = "CANCELLED";
+
+/// Longest wait for a stopped attempt to give its connection back.
+const STOP_GRACE: Duration = Duration::from_secs(30);
+
+/// How a job in flight is told to stop.
+#[derive(Debug)]
+struct Control {
+    cancel: watch::Sender<bool>,
+}
+
+impl Control {
+    async fn cancelled(&self) {
+        let mut receiver = self.cancel.subscribe();
+        let _ = receiver.wait_for(|cancelled| *cancelled).await;
+    }
+}
+
+/// What the runner keeps of the jobs of this server's life.
+#[derive(Debug)]
+pub struct JobRunner {
+    slots: Arc<Semaphore>,
+    feeds: Mutex<HashMap<String, Arc<JobFeed>>>,
+    controls: Mutex<HashMap<String, Arc<Control>>>,
+}
+
+impl JobRunner {
+    pub fn new(concurrency: usize) -> Self {
+        Self {
+            slots: Arc::new(Semaphore::new(concurrency.max(1))),
+            feeds: Mutex::new(HashMap::new()),
+            controls: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn control(&self, id: &str) -> Option<Arc<Control>> {
+        self.controls.lock().ok()?.get(id).cloned()
+    }
+
+    /// The live feed of a job of this server's life.
+    pub fn feed(&self, id: &str) -> Option<Arc<JobFeed>> {
+        self.feeds.lock().ok()?.get(id).cloned()
+    }
+
+    fn register(&self, id: &str, feed: Arc<JobFeed>) {
+        if let Ok(mut feeds) = self.feeds.lock() {
+            feeds.insert(id.to_owned(), feed);
+        }
+        let (cancel, _) = watch::channel(false);
+        if let Ok(mut controls) = self.controls.lock() {
+            controls.insert(id.to_owned(), Arc::new(Control { cancel }));
+        }
+    }
+
+    fn forget_control(&self, id: &str) {
+        if let Ok(mut controls) = self.controls.lock() {
+            controls.remove(id);
+        }
+    }
+}
+
+fn log_path(state: &AppState, id: &str) -> std::path::PathBuf {
+    state
+        .config()
+        .data_dir
+        .join("jobs")
+        .join(id)
+        .join("log.jsonl")
+}
+
+/// The feed of any job: live for this server's jobs, replayed from its log file otherwise.
+pub fn feed_of(state: &AppState, job: &JobRecord) -> Arc<JobFeed> {
+    state.jobs().feed(&job.id).unwrap_or_else(|| {
+        Arc::new(JobFeed::replay(
+            log_path(state, &job.id),
+            json!({"type": "state", "status": job.status, "attempt": job.attempts}),
+        ))
+    })
+}
+
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, geomill_backends::BackendError> + Send + 'static,
+) -> Result<T, ApiError> {
+    crate::api::datasets::blocking(work).await
+}
+
+/// Writes `job` if its stored status is one of `expected`; `false` when another transition won.
+async fn write_if(state: &AppState, job: &JobRecord, expected: &[&'static str]) -> bool {
+    let engine = state.embedded();
+    let (job, expected) = (job.clone(), expected.to_vec());
+    blocking(move || engine.update_job_if(&job, &expected))
+        .await
+        .unwrap_or_else(|error| {
+            tracing::error!(message = %error.message, "cannot write a job transition");
+            false
+        })
+}
+
+async fn read(state: &AppState, id: &str) -> Option<JobRecord> {
+    let engine = state.embedded();
+    let key = id.to_owned();
+    blocking(move || engine.job(&key)).await.ok().flatten()
+}
+
+fn announce(feed: &JobFeed, job: &JobRecord) {
+    feed.event(json!({
+        "type": "state",
+        "status": job.status,
+        "attempt": job.attempts,
+        "reason": job.reason,
+        "error": job.error,
+    }));
+}
+
+/// Records `job` (PENDING) and starts driving it; it is in the catalog when this returns.
+pub async fn submit(state: &AppState, job: JobRecord) -> Result<JobRecord, ApiError> {
+    let engine = state.embedded();
+    let stored = job.clone();
+    blocking(move || engine.insert_job(&stored)).await?;
+    let feed = Arc::new(JobFeed::new(Some(log_path(state, &job.id))));
+    feed.log("info", None, &format!("job {} accepted", job.name));
+    announce(&feed, &job);
+    state.jobs().register(&job.id, feed);
+    tokio::spawn(drive(state.clone(), job.id.clone()));
+    Ok(job)
+}
+
+/// Takes up the jobs an earlier run of the server left: RUNNING ones are requeued when retries
+/// remain and FAILED (`interrupted`) otherwise; every PENDING job is started again.
+pub async fn resume(state: &AppState) -> Result<(), ApiError> {
+    let engine = state.embedded();
+    let left = blocking(move || engine.jobs_in(&[RUNNING, PENDING])).await?;
+    for mut job in left {
+        let feed = Arc::new(JobFeed::new(Some(log_path(state, &job.id))));
+        if job.status == RUNNING {
+            let retry = job.attempts <= job.max_retries;
+            job.error = Some("the server stopped while the job was running".into());
+            if retry {
+                job.status = PENDING.into();
+                feed.log(
+                    "warn",
+                    None,
+                    "the server restarted mid-run; the job is requeued",
+                );
+            } else {
+                job.status = FAILED.into();
+                job.reason = Some("interrupted".into());
+                job.completed_at = Some(timestamp::now());
+                feed.log(
+                    "error",
+                    None,
+                    "the server restarted mid-run; the job failed",
+                );
+            }
+            if !write_if(state, &job, &[RUNNING]).await {
+                continue;
+            }
+            announce(&feed, &job);
+            if !retry {
+                feed.finish();
+                state.jobs().register(&job.id, feed);
+                state.jobs().forget_control(&job.id);
+                continue;
+            }
+        }
+        state.jobs().register(&job.id, feed);
+        tokio::spawn(drive(state.clone(), job.id.clone()));
+    }
+    Ok(())
+}
+
+/// How an attempt ended.
+enum Attempt {
+    Done(Result<Execution, ApiError>),
+    TimedOut,
+    Cancelled,
+}
+
+/// Whether a failed attempt may succeed if tried again: the engine failed or a remote service
+/// did, not the document.
+fn retryable(error: &ApiError) -> bool {
+    error.status.is_server_error()
+        || matches!(error.code, "execution_failed" | "remote_unavailable")
+}
+
+/// Runs one attempt under the job's time-out, stopping it on cancel.
+async fn attempt(
+    state: &AppState,
+    job: &JobRecord,
+    feed: &Arc<JobFeed>,
+    control: &Control,
+) -> Attempt {
+    let interrupter = Arc::new(Interrupter::default());
+    let progress_feed = feed.clone();
+    let progress = Arc::new(move |done: usize, total: usize| {
+        progress_feed.event(json!({"type": "progress", "step": done + 1, "steps": total}));
+        progress_feed.log("info", None, &format!("statement {} of {total}", done + 1));
+    });
+    let request = RunRequest {
+        document: serde_json::from_str(&job.document).unwrap_or(Value::Null),
+        dataset_id: job.dataset_id.clone(),
+        vars: serde_json::from_str(&job.vars).unwrap_or_default(),
+        job_id: Some(job.id.clone()),
+        interrupter: Some(interrupter.clone()),
+        progress: Some(progress),
+        ..RunRequest::default()
+    };
+    let run_state = state.clone();
+    let mut run = tokio::spawn(async move { crate::execute::run(&run_state, request).await });
+    let timeout = Duration::from_secs(u64::try_from(job.timeout_s).unwrap_or(1));
+    let outcome = tokio::select! {
+        joined = &mut run => {
+            return Attempt::Done(joined.unwrap_or_else(|e| Err(ApiError::internal(&e))));
+        }
+        () = tokio::time::sleep(timeout) => Attempt::TimedOut,
+        () = control.cancelled() => Attempt::Cancelled,
+    };
+    // Stop the engine and wait for the attempt to give its connection back (and remove its
+    // partial result); interrupts repeat, since one landing between statements is not seen.
+    let deadline = tokio::time::Instant::now() + STOP_GRACE;
+    loop {
+        interrupter.interrupt();
+        tokio::select! {
+            _ = &mut run => break,
+            () = tokio::time::sleep(Duration::from_millis(100)) => {}
+        }
+        if tokio::time::Instant::now() > deadline {
+            tracing::error!(job = %job.id, "a stopped job did not return within the grace period");
+            break;
+        }
+    }
+    outcome
+}
+
+/// Moves a job through its states until it ends.
+async fn drive(state: AppState, id: String) {
+    let runner = state.jobs();
+    let (Some(feed), Some(control)) = (runner.feed(&id), runner.control(&id)) else {
+        return;
+    };
+    let slots = runner.slots.clone();
+    let permit = tokio::select! {
+        permit = slots.acquire_owned() => permit.ok(),
+        () = control.cancelled() => None,
+    };
+    if permit.is_some() {
+        run_attempts(&state, &id, &feed, &control).await;
+    }
+    drop(permit);
+    feed.finish();
+    state.jobs().forget_control(&id);
+}
+
+async fn run_attempts(state: &AppState, id: &str, feed: &Arc<JobFeed>, control: &Control) {
+    loop {
+        let Some(mut job) = read(state, id).await else {
+            return;
+        };
+        if job.status != PENDING {
+            return;
+        }
+        job.status = RUNNING.into();
+        job.attempts += 1;
+        job.started_at.get_or_insert_with(timestamp::now);
+        if !write_if(state, &job, &[PENDING]).await {
+            return;
+        }
+        announce(feed, &job);
+        feed.log(
+            "info",
+            None,
+            &format!(
+                "attempt {} of {} started",
+                job.attempts,
+                job.max_retries + 1
+            ),
+        );
+        let outcome = attempt(state, &job, feed, control).await;
+        job.completed_at = Some(timestamp::now());
+        match outcome {
+            Attempt::Done(Ok(execution)) => {
+                job.status = COMPLETED.into();
+                job.reason = None;
+                job.error = None;
+                job.result_path = Some(execution.result_path.clone());
+                job.result_features = Some(execution.result_features);
+                job.steps_executed = i32::try_from(execution.steps_executed).ok();
+                feed.log(
+                    "info",
+                    None,
+                    &format!(
+                        "completed: {} steps, {} result features",
+                        execution.steps_executed, execution.result_features
+                    ),
+                );
+            }
+            Attempt::TimedOut => {
+                job.status = FAILED.into();
+                job.reason = Some("timeout".into());
+                job.error = Some(format!(
+                    "the job ran longer than its time-out of {} s and was stopped",
+                    job.timeout_s
+                ));
+                feed.log("error", None, job.error.as_deref().unwrap_or_default());
+            }
+            Attempt::Cancelled => {
+                job.status = CANCELLED.into();
+                job.reason = Some("cancelled".into());
+                job.error = None;
+                feed.log("warn", None, "cancelled while running");
+            }
+            Attempt::Done(Err(error)) => {
+                feed.log("error", None, &error.message);
+                job.error = Some(error.message.clone());
+                if retryable(&error) && job.attempts <= job.max_retries {
+                    job.status = PENDING.into();
+                    job.completed_at = None;
+                    if !write_if(state, &job, &[RUNNING]).await {
+                        return;
+                    }
+                    announce(feed, &job);
+                    let backoff = backoff(state, job.attempts);
+                    feed.log(
+                        "warn",
+                        None,
+                        &format!("retrying in {} ms", backoff.as_millis()),
+                    );
+                    tokio::select! {
+                        () = tokio::time::sleep(backoff) => continue,
+                        () = control.cancelled() => return,
+                    }
+                }
+                job.status = FAILED.into();
+                job.reason = Some("failed".into());
+            }
+        }
+        if write_if(state, &job, &[RUNNING]).await {
+            announce(feed, &job);
+        }
+        return;
+    }
+}
+
+/// The wait before retry `attempt` (1-based): the configured back-off, doubled each time,
+/// at most a minute.
+fn backoff(state: &AppState, attempt: i32) -> Duration {
+    let base = state.config().job_retry_backoff_ms;
+    let factor = 1_u64 << u32::try_from(attempt.clamp(1, 16) - 1).unwrap_or(0);
+    Duration::from_millis(base.saturating_mul(factor).min(60_000))
+}
+
+/// Cancels a job: a PENDING one at once, a RUNNING one by stopping its engine (answered once it
+/// has stopped, or after a few seconds with its state then). Cancelling a CANCELLED job again
+/// answers it as it is; a job that ended otherwise is a 409.
+pub async fn cancel(state: &AppState, id: &str) -> Result<JobRecord, ApiError> {
+    let mut job = read(state, id)
+        .await
+        .ok_or_else(|| ApiError::not_found(format!("no job {id}")))?;
+    match job.status.as_str() {
+        CANCELLED => return Ok(job),
+        COMPLETED | FAILED => {
+            return Err(ApiError::new(
+                axum::http::StatusCode::CONFLICT,
+                "job_ended",
+                format!(
+                    "job {id} already ended {}; there is nothing to cancel",
+                    job.status
+                ),
+            ));
+        }
+        _ => {}
+    }
+    let control = state.jobs().control(id);
+    if job.status == PENDING {
+        job.status = CANCELLED.into();
+        job.reason = Some("cancelled".into());
+        job.completed_at = Some(timestamp::now());
+        if write_if(state, &job, &[PENDING]).await {
+            if let Some(feed) = state.jobs().feed(id) {
+                feed.log("warn", None, "cancelled before it ran");
+                announce(&feed, &job);
+            }
+            if let Some(control) = control {
+                control.cancel.send_replace(true);
+            }
+            return Ok(job);
+        }
+    }
+    // Running, or started since it was read.
+    if let Some(control) = control {
+        control.cancel.send_replace(true);
+    }
+    for _ in 0..100 {
+        let current = read(state, id).await;
+        if let Some(current) = current
+            && !matches!(current.status.as_str(), RUNNING | PENDING)
+        {
+            return Ok(current);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    read(state, id)
+        .await
+        .ok_or_else(|| ApiError::not_found(format!("no job {id}")))
+}
