@@ -9,6 +9,7 @@ pub mod error;
 pub mod execute;
 pub mod jobs;
 pub mod plan_cli;
+pub mod rules;
 pub mod run_cli;
 pub mod server;
 pub mod state;

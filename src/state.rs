@@ -19,6 +19,10 @@ struct Inner {
     /// Held while a remote layer is fetched, so each is fetched once.
     remote_loads: tokio::sync::Mutex<()>,
     jobs: crate::jobs::runner::JobRunner,
+    /// Rule evaluations, for `/rules/eval-stream`.
+    rule_events: tokio::sync::broadcast::Sender<serde_json::Value>,
+    /// Held while a rule is written, so names stay unique.
+    rule_writes: tokio::sync::Mutex<()>,
 }
 
 /// Why the state could not be built.
@@ -54,6 +58,8 @@ impl AppState {
                 embedded: Arc::new(embedded),
                 remote_loads: tokio::sync::Mutex::new(()),
                 jobs: crate::jobs::runner::JobRunner::new(concurrency),
+                rule_events: tokio::sync::broadcast::Sender::new(256),
+                rule_writes: tokio::sync::Mutex::new(()),
             }),
         })
     }
@@ -65,6 +71,16 @@ impl AppState {
     /// The job runner: queue, feeds and controls of this server's jobs.
     pub fn jobs(&self) -> &crate::jobs::runner::JobRunner {
         &self.inner.jobs
+    }
+
+    /// Where rule evaluations are announced.
+    pub fn rule_events(&self) -> &tokio::sync::broadcast::Sender<serde_json::Value> {
+        &self.inner.rule_events
+    }
+
+    /// The lock taken while a rule is written.
+    pub fn rule_writes(&self) -> &tokio::sync::Mutex<()> {
+        &self.inner.rule_writes
     }
 
     /// The lock taken while a lazily registered remote layer is fetched and loaded.

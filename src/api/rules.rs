@@ -1,20 +1,32 @@
-//! `/rules/validate`: a dry run of rules (capability, parameters against the JSON Schema, types).
+//! Rules: stored rules (list, create, read, replace, delete), dry-run validation, graph-editor
+//! node templates, and the stream of rule evaluations.
+
+use std::convert::Infallible;
 
 use axum::Json;
 use axum::Router;
-use axum::routing::post;
-use geomill_planner::schema::Catalog;
-use geomill_planner::spec::Vars;
-use geomill_planner::{PlanError, plan_document};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::routing::{get, post};
+use futures_util::{Stream, StreamExt};
 use serde_json::{Value, json};
 
 use super::extract::ApiJson;
-use super::planning::prefixed;
 use crate::error::ApiError;
+use crate::rules::{check, nodes, store};
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
-    Router::new().route("/rules/validate", post(validate))
+    Router::new()
+        .route("/rules", get(list).post(create))
+        .route("/rules/validate", post(validate))
+        .route("/rules/to-node", post(to_node))
+        .route("/rules/from-node", post(from_node))
+        .route("/rules/eval-stream", get(eval_stream))
+        .route("/rules/{id}", get(read).put(replace).delete(remove))
+        .route("/rules/{id}/validate", post(validate_one))
+        .route("/rules/{id}/to-node", get(to_node_by_id))
 }
 
 /// Validates each rule on its own; answers 200 with `valid` and every problem found.
@@ -24,7 +36,10 @@ pub fn routes() -> Router<AppState> {
         (status = 200, description = "{valid, results: [{index, name, capability, valid, errors: [{path, message}]}], errors}", body = Object),
         (status = 422, description = "The body is not an array of objects", body = crate::error::ErrorBody),
     ))]
-pub async fn validate(ApiJson(body): ApiJson<Value>) -> Result<Json<Value>, ApiError> {
+pub async fn validate(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Json<Value>, ApiError> {
     let Value::Array(rules) = body else {
         return Err(ApiError::unprocessable("expected an array of rules"));
     };
@@ -37,29 +52,14 @@ pub async fn validate(ApiJson(body): ApiJson<Value>) -> Result<Json<Value>, ApiE
             )));
         };
         let mut rule = object.clone();
-        let name = rule
-            .entry("name")
-            .or_insert_with(|| Value::String(format!("rule_{index}")))
-            .clone();
-        let written_as_params = rule.contains_key("params") && !rule.contains_key("config");
-        let outcome = plan_document(&Value::Object(rule), &Catalog::default(), &Vars::default());
-        let errors = match outcome {
-            Ok(_) => Vec::new(),
-            Err(PlanError::Invalid(problems)) => {
-                let mut problems = prefixed(&problems, &format!("[{index}]."));
-                if written_as_params {
-                    for problem in &mut problems {
-                        problem.path = problem.path.replacen(".config", ".params", 1);
-                    }
-                }
-                problems
-            }
-            Err(other) => return Err(ApiError::internal(&other)),
-        };
+        rule.entry("name")
+            .or_insert_with(|| Value::String(format!("rule_{index}")));
+        let errors = check::problems(&rule, &format!("[{index}]."))?;
+        check::announce(&state, "validate", &rule, &errors);
         all_errors.extend(errors.iter().cloned());
         results.push(json!({
             "index": index,
-            "name": name,
+            "name": rule.get("name"),
             "capability": object.get("capability"),
             "valid": errors.is_empty(),
             "errors": errors,
@@ -68,4 +68,146 @@ pub async fn validate(ApiJson(body): ApiJson<Value>) -> Result<Json<Value>, ApiE
     Ok(Json(
         json!({ "valid": all_errors.is_empty(), "results": results, "errors": all_errors }),
     ))
+}
+
+/// Every stored rule, oldest first.
+#[utoipa::path(get, path = "/rules", tag = "rules",
+    responses((status = 200, description = "{rules: [Rule with id, created_at, updated_at], total}", body = Object)))]
+pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let rules: Vec<Value> = store::all(&state).await?.iter().map(store::view).collect();
+    Ok(Json(json!({ "total": rules.len(), "rules": rules })))
+}
+
+/// Store a rule (`name`, `capability`, `config` or `params`, `scope`, `enabled`). An invalid
+/// rule is a 422 listing every problem with its path; a name already taken is a 409.
+#[utoipa::path(post, path = "/rules", tag = "rules", request_body(content = Object, description = "A Rule"),
+    responses((status = 201, description = "The stored rule with id", body = Object),
+        (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+pub async fn create(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let rule = store::create(&state, body).await?;
+    Ok((StatusCode::CREATED, Json(store::view(&rule))))
+}
+
+/// One stored rule.
+#[utoipa::path(get, path = "/rules/{id}", tag = "rules",
+    responses((status = 200, body = Object), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn read(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    Ok(Json(store::view(&store::find(&state, &id).await?)))
+}
+
+/// Replace a stored rule (checked like a new one).
+#[utoipa::path(put, path = "/rules/{id}", tag = "rules", request_body(content = Object, description = "A Rule"),
+    responses((status = 200, body = Object), (status = 404, body = crate::error::ErrorBody),
+        (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+pub async fn replace(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Json<Value>, ApiError> {
+    Ok(Json(store::view(&store::replace(&state, &id, body).await?)))
+}
+
+/// Delete a stored rule; answers `{deleted: id}`.
+#[utoipa::path(delete, path = "/rules/{id}", tag = "rules",
+    responses((status = 200, body = Object), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn remove(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    store::delete(&state, &id).await?;
+    Ok(Json(json!({ "deleted": id })))
+}
+
+/// Validate a stored rule again (its capability may have changed since it was written).
+#[utoipa::path(post, path = "/rules/{id}/validate", tag = "rules",
+    responses((status = 200, description = "{id, name, capability, valid, errors}", body = Object),
+        (status = 404, body = crate::error::ErrorBody)))]
+pub async fn validate_one(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let record = store::find(&state, &id).await?;
+    let rule = store::rule_fields(&record);
+    let errors = check::problems(&rule, "")?;
+    let mut announced = rule.clone();
+    announced.insert("id".into(), json!(record.id));
+    check::announce(&state, "validate", &announced, &errors);
+    Ok(Json(json!({
+        "id": record.id,
+        "name": record.name,
+        "capability": record.capability,
+        "valid": errors.is_empty(),
+        "errors": errors,
+    })))
+}
+
+/// The graph-editor node template of a rule given in the body.
+#[utoipa::path(post, path = "/rules/to-node", tag = "rules", request_body(content = Object, description = "A Rule"),
+    responses((status = 200, description = "{type, label, description, inputs, outputs, parameters, values, rule}", body = Object),
+        (status = 422, body = crate::error::ErrorBody)))]
+pub async fn to_node(ApiJson(body): ApiJson<Value>) -> Result<Json<Value>, ApiError> {
+    let Value::Object(rule) = body else {
+        return Err(ApiError::unprocessable("a rule is a JSON object"));
+    };
+    Ok(Json(nodes::to_node(&rule, None)?))
+}
+
+/// The graph-editor node template of a stored rule.
+#[utoipa::path(get, path = "/rules/{id}/to-node", tag = "rules",
+    responses((status = 200, body = Object), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn to_node_by_id(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let record = store::find(&state, &id).await?;
+    Ok(Json(nodes::to_node(
+        &store::rule_fields(&record),
+        Some(&record.id),
+    )?))
+}
+
+/// Store the rule a graph-editor node stands for (checked like any new rule).
+#[utoipa::path(post, path = "/rules/from-node", tag = "rules", request_body(content = Object, description = "A node template"),
+    responses((status = 201, body = Object), (status = 409, body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody)))]
+pub async fn from_node(
+    State(state): State<AppState>,
+    ApiJson(node): ApiJson<Value>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let rule = nodes::from_node(&node)?;
+    let stored = store::create(&state, Value::Object(rule)).await?;
+    Ok((StatusCode::CREATED, Json(store::view(&stored))))
+}
+
+/// Server-sent events of rule evaluations as they happen (validations, writes): each `data` is
+/// `{timestamp, source, rule_id, name, capability, valid, errors}`.
+#[utoipa::path(get, path = "/rules/eval-stream", tag = "rules",
+    responses((status = 200, description = "text/event-stream")))]
+pub async fn eval_stream(
+    State(state): State<AppState>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let events = tokio_stream_of(state.rule_events().subscribe());
+    Sse::new(events.map(|event| Ok(Event::default().data(event.to_string()))))
+        .keep_alive(KeepAlive::default())
+}
+
+/// A broadcast receiver as a stream; a subscriber that falls behind skips what it missed.
+fn tokio_stream_of(
+    receiver: tokio::sync::broadcast::Receiver<Value>,
+) -> impl Stream<Item = Value> + Send + 'static {
+    futures_util::stream::unfold(receiver, |mut receiver| async move {
+        loop {
+            match receiver.recv().await {
+                Ok(event) => return Some((event, receiver)),
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    })
 }
