@@ -17,13 +17,14 @@ use serde_json::{Value, json};
 
 use super::datasets::{MAX_LIMIT, blocking};
 use super::extract::{ApiJson, ApiQuery};
-use crate::datasets::export::{ExportSource, export};
+use crate::datasets::export::{ExportSource, ExportedFile, export, file_stem};
 use crate::error::ApiError;
 use crate::jobs::feed::Channel;
 use crate::jobs::model::{Job, JobPage};
 use crate::jobs::runner::{self, COMPLETED};
 use crate::jobs::submit::{JobQuery, job_from};
 use crate::state::AppState;
+use geomill_planner::plan::operator::ExportFormat;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -195,6 +196,17 @@ pub async fn download(
 ) -> Result<Response, ApiError> {
     let format = super::exports::parse_format(query.format.as_deref().unwrap_or("gpkg"))?;
     let (job, path) = result_path(&state, &id).await?;
+    if format == ExportFormat::Gpkg {
+        // The artifact itself, as the run wrote it.
+        let bytes = tokio::fs::read(&path)
+            .await
+            .map_err(|e| ApiError::internal(&e))?;
+        return Ok(super::exports::attachment(ExportedFile {
+            file_name: format!("{}_result.gpkg", file_stem(&job.name)),
+            content_type: "application/geopackage+sqlite3",
+            bytes,
+        }));
+    }
     let source = ExportSource::File {
         path,
         layer_name: "result".into(),

@@ -67,6 +67,22 @@ fn zip_folder(folder: &Path) -> std::io::Result<Vec<u8>> {
         .into_inner())
 }
 
+/// A name made safe for a file name: its extension dropped, anything but letters, digits,
+/// `-` and `_` replaced by `_`.
+pub fn file_stem(name: &str) -> String {
+    name.rsplit_once('.')
+        .map_or(name, |(stem, _)| stem)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// What is exported: a stored layer, or the first layer of a file the server wrote (a job's
 /// result).
 pub enum ExportSource {
@@ -98,18 +114,7 @@ pub async fn export(
     tokio::fs::create_dir_all(&scratch)
         .await
         .map_err(|e| ApiError::internal(&e))?;
-    let stem: String = dataset_name
-        .rsplit_once('.')
-        .map_or(dataset_name, |(stem, _)| stem)
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let stem = file_stem(dataset_name);
     let file_name = format!("{stem}_{}.{}", source.name(), extension(format));
     let engine = state.embedded();
     let folder = scratch.clone();

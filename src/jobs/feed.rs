@@ -34,6 +34,15 @@ impl FeedState {
     }
 }
 
+/// The JSON lines of a log file (none when it is missing).
+fn read_lines(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
 #[derive(Debug)]
 pub struct JobFeed {
     state: watch::Sender<FeedState>,
@@ -41,13 +50,18 @@ pub struct JobFeed {
 }
 
 impl JobFeed {
-    /// A live feed whose log lines are appended to `log_file`.
+    /// A live feed whose log lines are appended to `log_file`, starting with the lines already
+    /// there (a job taken up again after a restart keeps its history).
     pub fn new(log_file: Option<PathBuf>) -> Self {
         if let Some(folder) = log_file.as_ref().and_then(|f| f.parent()) {
             let _ = std::fs::create_dir_all(folder);
         }
+        let logs = log_file.as_ref().map(|f| read_lines(f)).unwrap_or_default();
         Self {
-            state: watch::Sender::new(FeedState::default()),
+            state: watch::Sender::new(FeedState {
+                logs,
+                ..FeedState::default()
+            }),
             log_file,
         }
     }
@@ -55,14 +69,9 @@ impl JobFeed {
     /// An ended feed holding the log lines stored in `log_file` (for jobs of an earlier run
     /// of the server) and one event with the job's final state.
     pub fn replay(log_file: PathBuf, final_event: Value) -> Self {
-        let logs = std::fs::read_to_string(&log_file)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|line| serde_json::from_str(line).ok())
-            .collect();
         Self {
             state: watch::Sender::new(FeedState {
-                logs,
+                logs: read_lines(&log_file),
                 events: vec![final_event],
                 done: true,
             }),

@@ -262,6 +262,25 @@ async fn check_document(
         None => None,
     };
     let sources = geomill_planner::document_sources(document, &loose)?;
-    crate::execute::bind_sources(sources, input, &all)?;
+    let bindings = crate::execute::bind_sources(sources, input, &all)?;
+    // Planned again with the layers' real columns (a remote layer not fetched yet has none to
+    // offer: its columns are checked when the job runs).
+    let mut catalog = Catalog::default();
+    for binding in bindings {
+        let unfetched = all.iter().any(|d| {
+            d.remote.as_ref().is_some_and(|r| r.loaded_at.is_none())
+                && d.layers
+                    .iter()
+                    .any(|l| l.table_name == binding.layer.table_name)
+        });
+        if unfetched {
+            continue;
+        }
+        let engine = state.embedded();
+        let layer = binding.layer.clone();
+        let schema = crate::api::datasets::blocking(move || engine.layer_schema(&layer)).await?;
+        catalog.sources.insert(binding.source, schema);
+    }
+    geomill_planner::plan_document(document, &catalog, &loose)?;
     Ok(())
 }

@@ -55,7 +55,11 @@ pub struct Server {
 
 impl Server {
     pub fn start(extra_env: &[(&str, &str)]) -> Self {
-        let data_dir = tempfile::tempdir().expect("tempdir");
+        Self::start_in(tempfile::tempdir().expect("tempdir"), extra_env)
+    }
+
+    /// The binary serving `data_dir` (which may hold an earlier server's data).
+    pub fn start_in(data_dir: tempfile::TempDir, extra_env: &[(&str, &str)]) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_geomill"));
         command
             .arg("serve")
@@ -140,6 +144,15 @@ impl Drop for Server {
 
 /// A multipart/form-data upload of `files` (name, bytes) to `uri`, with an optional `name` field.
 pub fn multipart(uri: &str, files: &[(&str, Vec<u8>)], name: Option<&str>) -> Request<Body> {
+    let (content_type, body) = multipart_body(files, name);
+    Request::post(uri)
+        .header("content-type", content_type)
+        .body(Body::from(body))
+        .expect("request")
+}
+
+/// The content type and body of a multipart/form-data upload of `files`.
+pub fn multipart_body(files: &[(&str, Vec<u8>)], name: Option<&str>) -> (String, Vec<u8>) {
     let boundary = "geomill-test-boundary";
     let mut body = Vec::new();
     for (file_name, bytes) in files {
@@ -161,13 +174,7 @@ pub fn multipart(uri: &str, files: &[(&str, Vec<u8>)], name: Option<&str>) -> Re
         );
     }
     body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-    Request::post(uri)
-        .header(
-            "content-type",
-            format!("multipart/form-data; boundary={boundary}"),
-        )
-        .body(Body::from(body))
-        .expect("request")
+    (format!("multipart/form-data; boundary={boundary}"), body)
 }
 
 /// A file of the shared test data.

@@ -6,6 +6,15 @@ use super::EmbeddedEngine;
 use super::store::{FeaturePage, crs_of_type, query_error};
 use crate::BackendError;
 
+/// The rows of a server-written file's first layer, without GDAL's feature id (a GeoPackage
+/// shows it as a `fid` column, which must not be written back as an attribute).
+pub(super) fn file_source(path: &str) -> String {
+    format!(
+        "(SELECT COLUMNS(c -> c <> 'fid') FROM ST_Read({}))",
+        string(path)
+    )
+}
+
 impl EmbeddedEngine {
     /// A page of the features of the file at `path` (its first layer), ordered as stored.
     pub fn file_features(
@@ -18,7 +27,7 @@ impl EmbeddedEngine {
             .connection()?
             .try_clone()
             .map_err(query_error("connect"))?;
-        let source = format!("ST_Read({})", string(path));
+        let source = file_source(path);
         let describe = format!("DESCRIBE SELECT * FROM {source}");
         let mut statement = connection
             .prepare(&describe)

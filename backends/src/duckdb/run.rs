@@ -210,7 +210,7 @@ impl EmbeddedEngine {
         destination: &str,
         format: geomill_planner::plan::operator::ExportFormat,
     ) -> Result<(), BackendError> {
-        let from = format!("(SELECT * FROM ST_Read({}))", string(path));
+        let from = super::results::file_source(path);
         let copy = geomill_planner::sql::duckdb_copy(&from, destination, format, Some(layer_name));
         self.connection()?
             .try_clone()

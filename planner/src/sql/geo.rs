@@ -54,9 +54,11 @@ pub fn geo_sql(expr: &GeoExpr, g: &str, dialect: Dialect) -> Result<String, Stri
             },
             Duckdb,
         ) => {
+            // Projections built per feature leave the result without a CRS; the cast declares
+            // it WGS 84 again (as ST_SetSRID does for PostGIS), so files written carry EPSG:4326.
             let (p, w) = (local_projection(g), wrapped_lonlat(g));
             format!(
-                "ST_Transform(ST_Buffer(ST_Transform({g}, 'EPSG:4326', {p}, always_xy := true), {}, {segments}), {p}, {w}, always_xy := true)",
+                "CAST(ST_Transform(ST_Buffer(ST_Transform({g}, 'EPSG:4326', {p}, always_xy := true), {}, {segments}), {p}, {w}, always_xy := true) AS GEOMETRY('EPSG:4326'))",
                 number(*distance)?
             )
         }
