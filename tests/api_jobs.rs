@@ -1,6 +1,7 @@
-//! Jobs end to end: stored rules run as jobs on the real server over HTTP (SSE followed to the
-//! end, results downloaded and re-read by GDAL), retries, time-outs, cancel, a restart after a
-//! kill, 200 jobs through a queue of 4, and bad submissions that create nothing.
+//! Jobs end to end, every test against the real server (the binary) over HTTP: stored rules run
+//! as a job (SSE followed to the end, results downloaded and re-read by GDAL), retries,
+//! time-outs, cancel, a restart after a kill, 200 jobs through a queue of 4, and bad submissions
+//! that create nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -10,10 +11,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use axum::body::Body;
+use axum::http::Request;
 use axum::http::StatusCode;
-use common::{Server, call, gdal, get, multipart, multipart_body, post_json, world_gpkg};
-use geomill::config::Config;
-use geomill::state::AppState;
+use common::{Server, gdal, get, multipart, multipart_body, post_json, world_gpkg};
 use serde_json::{Value, json};
 
 /// `count` points spread over the land-ish band of the globe, the same for the same `seed`.
@@ -39,25 +40,57 @@ fn long_rules() -> Value {
     json!([{"name": "nearest", "capability": "nearest_neighbor", "params": {"ref_layer": "points"}}])
 }
 
-fn state_with(dir: &std::path::Path, change: impl FnOnce(&mut Config)) -> AppState {
-    let mut config = Config::with_data_dir(dir);
-    change(&mut config);
-    AppState::open(config).unwrap()
+/// The real server (the binary), spoken to over HTTP.
+struct Api {
+    server: Server,
+    client: reqwest::Client,
 }
 
-async fn upload(state: &AppState, name: &str, bytes: Vec<u8>) -> String {
+impl Api {
+    fn start(env: &[(&str, &str)]) -> Self {
+        Self {
+            server: Server::start(env),
+            client: reqwest::Client::new(),
+        }
+    }
+
+    fn data_dir(&self) -> &std::path::Path {
+        self.server.data_dir.path()
+    }
+}
+
+/// Sends `request` (built like an in-process one) to the server; answers status and JSON body.
+async fn call(api: &Api, request: Request<Body>) -> (StatusCode, Value) {
+    let (parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+    let mut outgoing = api
+        .client
+        .request(parts.method, api.server.url(&parts.uri.to_string()));
+    for (name, value) in &parts.headers {
+        outgoing = outgoing.header(name, value);
+    }
+    let response = outgoing.body(bytes).send().await.unwrap();
+    let status = response.status();
+    let bytes = response.bytes().await.unwrap();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+async fn upload(state: &Api, name: &str, bytes: Vec<u8>) -> String {
     let (status, dataset) =
         call(state, multipart("/datasets/upload", &[(name, bytes)], None)).await;
     assert_eq!(status, StatusCode::CREATED, "{dataset}");
     dataset["id"].as_str().unwrap().to_owned()
 }
 
-async fn submit(state: &AppState, body: &Value) -> (StatusCode, Value) {
+async fn submit(state: &Api, body: &Value) -> (StatusCode, Value) {
     call(state, post_json("/jobs", body)).await
 }
 
 /// Polls the job until `done` holds; panics after two minutes.
-async fn wait_until(state: &AppState, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+async fn wait_until(state: &Api, id: &str, done: impl Fn(&Value) -> bool) -> Value {
     let start = Instant::now();
     loop {
         let (status, job) = call(state, get(&format!("/jobs/{id}"))).await;
@@ -304,11 +337,10 @@ async fn flaky_service(failures: usize) -> (String, Arc<AtomicUsize>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_that_fails_twice_succeeds_on_its_third_attempt_with_two_retries() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = state_with(dir.path(), |c| {
-        c.allow_private_urls = true;
-        c.job_retry_backoff_ms = 20;
-    });
+    let state = Api::start(&[
+        ("GEOMILL_ALLOW_PRIVATE_URLS", "true"),
+        ("GEOMILL_JOB_RETRY_BACKOFF_MS", "20"),
+    ]);
     let mut outcomes = Vec::new();
     for max_retries in [2, 1] {
         let (base, calls) = flaky_service(2).await;
@@ -347,8 +379,7 @@ async fn a_job_that_fails_twice_succeeds_on_its_third_attempt_with_two_retries()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn time_outs_and_cancels_stop_long_jobs() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = state_with(dir.path(), |_| {});
+    let state = Api::start(&[]);
     let dataset_id = upload(&state, "points.csv", points_csv(40_000, 7)).await;
     let long = |extra: Value| {
         let mut body = json!({"name": "long", "dataset_id": dataset_id, "rules": long_rules()});
@@ -395,13 +426,12 @@ async fn time_outs_and_cancels_stop_long_jobs() {
     let (status, body) = call(&state, get(&format!("/jobs/{id}/download"))).await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     assert!(
-        !dir.path().join("results").join(&id).exists(),
+        !state.data_dir().join("results").join(&id).exists(),
         "no partial result is left"
     );
 
     // A pending job (queued behind a running one) is cancelled at once and never runs.
-    let queue_dir = tempfile::tempdir().unwrap();
-    let one_at_a_time = state_with(queue_dir.path(), |c| c.max_concurrent_jobs = 1);
+    let one_at_a_time = Api::start(&[("GEOMILL_MAX_CONCURRENT_JOBS", "1")]);
     let points = upload(&one_at_a_time, "points.csv", points_csv(40_000, 7)).await;
     let body = json!({"dataset_id": points, "rules": long_rules()});
     let (_, first) = submit(&one_at_a_time, &body).await;
@@ -434,8 +464,7 @@ async fn time_outs_and_cancels_stop_long_jobs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_jobs_through_four_slots_each_run_exactly_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = state_with(dir.path(), |c| c.max_concurrent_jobs = 4);
+    let state = Api::start(&[("GEOMILL_MAX_CONCURRENT_JOBS", "4")]);
     let dataset_id = upload(&state, "points.csv", points_csv(200, 3)).await;
     let body = json!({"dataset_id": dataset_id, "rules": [{"name": "north", "capability": "filter", "params": {"where": "ST_Y(geom) > 0"}}]});
     let submissions = (0..200).map(|_| submit(&state, &body));
@@ -481,7 +510,7 @@ async fn two_hundred_jobs_through_four_slots_each_run_exactly_once() {
         );
     }
     assert!(ids.iter().all(|id| seen.get(id.as_str()) == Some(&1)));
-    let results = std::fs::read_dir(dir.path().join("results"))
+    let results = std::fs::read_dir(state.data_dir().join("results"))
         .unwrap()
         .count();
     assert_eq!(results, 200);
@@ -489,8 +518,7 @@ async fn two_hundred_jobs_through_four_slots_each_run_exactly_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_submissions_are_4xx_and_create_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = state_with(dir.path(), |_| {});
+    let state = Api::start(&[]);
     let dataset_id = upload(&state, "points.csv", points_csv(50, 1)).await;
     let valid_rules =
         json!([{"name": "north", "capability": "filter", "params": {"where": "ST_Y(geom) > 0"}}]);
