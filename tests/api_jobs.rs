@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::http::Request;
 use axum::http::StatusCode;
-use common::{Server, gdal, get, multipart, multipart_body, post_json, world_gpkg};
+use common::{Server, gdal, get, multipart, post_json, world_gpkg};
 use serde_json::{Value, json};
 
 /// `count` points spread over the land-ish band of the globe, the same for the same `seed`.
@@ -48,10 +48,27 @@ struct Api {
 
 impl Api {
     fn start(env: &[(&str, &str)]) -> Self {
+        Self::start_in(tempfile::tempdir().unwrap(), env)
+    }
+
+    fn start_in(data_dir: tempfile::TempDir, env: &[(&str, &str)]) -> Self {
         Self {
-            server: Server::start(env),
+            server: Server::start_in(data_dir, env),
             client: reqwest::Client::new(),
         }
+    }
+
+    /// Kills the server (SIGKILL: no chance to clean up) and answers its data directory.
+    fn kill(mut self) -> tempfile::TempDir {
+        self.server.child.kill().unwrap();
+        self.server.child.wait().unwrap();
+        std::mem::replace(&mut self.server.data_dir, tempfile::tempdir().unwrap())
+    }
+
+    /// The body of a GET as text (an SSE stream read to its end).
+    async fn text(&self, path: &str) -> String {
+        let response = self.client.get(self.server.url(path)).send().await.unwrap();
+        response.text().await.unwrap()
     }
 
     fn data_dir(&self) -> &std::path::Path {
@@ -123,73 +140,43 @@ fn sse_data(body: &str) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stored_rules_run_as_a_job_over_http_with_live_logs_and_a_result_gdal_reads() {
-    let server = Server::start(&[]);
-    let client = reqwest::Client::new();
+    let api = Api::start(&[]);
     let scratch = tempfile::tempdir().unwrap();
     let gpkg = world_gpkg(scratch.path());
-    let (content_type, body) =
-        multipart_body(&[("world.gpkg", std::fs::read(&gpkg).unwrap())], None);
-    let dataset: Value = client
-        .post(server.url("/datasets/upload"))
-        .header("content-type", content_type)
-        .body(body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let dataset_id = dataset["id"].as_str().unwrap();
-
+    let dataset_id = upload(&api, "world.gpkg", std::fs::read(&gpkg).unwrap()).await;
     let mut rule_ids = Vec::new();
     for rule in [
         json!({"name": "populous", "capability": "filter", "config": {"input": "countries", "where": "pop_est > 100000000"}}),
         json!({"name": "halo", "capability": "buffer", "config": {"distance": 10, "unit": "kilometers"}}),
     ] {
-        let response = client
-            .post(server.url("/rules"))
-            .json(&rule)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), StatusCode::CREATED);
-        let stored: Value = response.json().await.unwrap();
+        let (status, stored) = call(&api, post_json("/rules", &rule)).await;
+        assert_eq!(status, StatusCode::CREATED, "{stored}");
         rule_ids.push(stored["id"].as_str().unwrap().to_owned());
     }
 
-    let response = client
-        .post(server.url("/jobs"))
-        .json(&json!({"name": "halos", "dataset_id": dataset_id, "parameters": {"rule_ids": rule_ids}}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::ACCEPTED);
-    let job: Value = response.json().await.unwrap();
+    let (status, job) = submit(
+        &api,
+        &json!({"name": "halos", "dataset_id": dataset_id, "parameters": {"rule_ids": rule_ids}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
     assert_eq!(job["status"], "PENDING");
     assert!(job["created_at"].as_str().unwrap().ends_with('Z'), "{job}");
     let id = job["id"].as_str().unwrap().to_owned();
-    let right_after = client
-        .get(server.url(&format!("/jobs/{id}")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        right_after.status(),
-        StatusCode::OK,
-        "registered before the answer"
-    );
+    let (status, _) = call(&api, get(&format!("/jobs/{id}"))).await;
+    assert_eq!(status, StatusCode::OK, "registered before the answer");
 
     // The log stream ends when the job ends; every line is a JSON object.
-    let log = client
-        .get(server.url(&format!("/jobs/{id}/stream")))
+    let log = api
+        .client
+        .get(api.server.url(&format!("/jobs/{id}/stream")))
         .send()
         .await
         .unwrap();
+    let content_type = log.headers()["content-type"].to_str().unwrap().to_owned();
     assert!(
-        log.headers()["content-type"]
-            .to_str()
-            .unwrap()
-            .starts_with("text/event-stream")
+        content_type.starts_with("text/event-stream"),
+        "{content_type}"
     );
     let lines = sse_data(&log.text().await.unwrap());
     assert!(
@@ -204,14 +191,7 @@ async fn stored_rules_run_as_a_job_over_http_with_live_logs_and_a_result_gdal_re
         "{lines:?}"
     );
 
-    let job: Value = client
-        .get(server.url(&format!("/jobs/{id}")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, job) = call(&api, get(&format!("/jobs/{id}"))).await;
     assert_eq!(job["status"], "COMPLETED", "{job}");
     assert_eq!(job["attempts"], 1);
     assert!(job["started_at"].is_string() && job["completed_at"].is_string());
@@ -230,16 +210,7 @@ async fn stored_rules_run_as_a_job_over_http_with_live_logs_and_a_result_gdal_re
     assert_eq!(job["result"]["features"], expected);
 
     // Progress events, replayed to a late subscriber, end with the final state.
-    let events = sse_data(
-        &client
-            .get(server.url(&format!("/jobs/{id}/events")))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap(),
-    );
+    let events = sse_data(&api.text(&format!("/jobs/{id}/events")).await);
     let states: Vec<&str> = events
         .iter()
         .filter(|e| e["type"] == "state")
@@ -248,8 +219,9 @@ async fn stored_rules_run_as_a_job_over_http_with_live_logs_and_a_result_gdal_re
     assert_eq!(states, ["PENDING", "RUNNING", "COMPLETED"]);
     assert!(events.iter().any(|e| e["type"] == "progress"));
 
-    let download = client
-        .get(server.url(&format!("/jobs/{id}/download")))
+    let download = api
+        .client
+        .get(api.server.url(&format!("/jobs/{id}/download")))
         .send()
         .await
         .unwrap();
@@ -257,32 +229,14 @@ async fn stored_rules_run_as_a_job_over_http_with_live_logs_and_a_result_gdal_re
     let file = scratch.path().join("result.gpkg");
     std::fs::write(&file, download.bytes().await.unwrap()).unwrap();
     let (count, crs) = common::ogrinfo_summary(&file.display().to_string(), "result");
-    println!(
-        "{}",
-        gdal("ogrinfo", &["-so", &file.display().to_string(), "result"])
-    );
     assert_eq!((count, crs.as_deref()), (expected, Some("EPSG:4326")));
 
-    let geojson: Value = client
-        .get(server.url(&format!("/jobs/{id}/download?format=geojson")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, geojson) = call(&api, get(&format!("/jobs/{id}/download?format=geojson"))).await;
     assert_eq!(
         geojson["features"].as_array().unwrap().len() as i64,
         expected
     );
-    let page: Value = client
-        .get(server.url(&format!("/jobs/{id}/features?limit=2&offset=1")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, page) = call(&api, get(&format!("/jobs/{id}/features?limit=2&offset=1"))).await;
     assert_eq!(
         (
             page["total"].as_i64(),
@@ -606,94 +560,35 @@ async fn bad_submissions_are_4xx_and_create_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_killed_mid_job_marks_it_interrupted_after_restart() {
-    let data_dir = tempfile::tempdir().unwrap();
-    let kept = data_dir.path().to_path_buf();
-    let mut server = Server::start_in(data_dir, &[]);
-    let client = reqwest::Client::new();
-    let (content_type, body) = multipart_body(&[("points.csv", points_csv(40_000, 11))], None);
-    let dataset: Value = client
-        .post(server.url("/datasets/upload"))
-        .header("content-type", content_type)
-        .body(body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let job: Value = client
-        .post(server.url("/jobs"))
-        .json(&json!({"name": "doomed", "dataset_id": dataset["id"], "rules": long_rules()}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let api = Api::start(&[]);
+    let dataset_id = upload(&api, "points.csv", points_csv(40_000, 11)).await;
+    let (_, job) = submit(
+        &api,
+        &json!({"name": "doomed", "dataset_id": dataset_id, "rules": long_rules()}),
+    )
+    .await;
     let id = job["id"].as_str().unwrap().to_owned();
-    let start = Instant::now();
-    loop {
-        let job: Value = client
-            .get(server.url(&format!("/jobs/{id}")))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        if job["status"] == "RUNNING" {
-            break;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "{job}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    server.child.kill().unwrap(); // SIGKILL: no chance to clean up
-    server.child.wait().unwrap();
-    let data_dir = std::mem::replace(&mut server.data_dir, tempfile::tempdir().unwrap());
-    drop(server);
-    assert!(data_dir.path() == kept);
+    wait_until(&api, &id, |j| j["status"] == "RUNNING").await;
+    let data_dir = api.kill();
 
-    let server = Server::start_in(data_dir, &[]);
-    let job: Value = client
-        .get(server.url(&format!("/jobs/{id}")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let api = Api::start_in(data_dir, &[]);
+    let (_, job) = call(&api, get(&format!("/jobs/{id}"))).await;
     assert_eq!(
         (job["status"].as_str(), job["reason"].as_str()),
         (Some("FAILED"), Some("interrupted")),
         "{job}"
     );
-    let datasets: Value = client
-        .get(server.url("/datasets"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, datasets) = call(&api, get("/datasets")).await;
     assert_eq!(datasets["total"], 1, "the catalog is intact");
     // The restarted server runs new jobs on the same data.
-    let job: Value = client
-        .post(server.url("/jobs"))
-        .json(&json!({"dataset_id": dataset["id"], "rules": [{"name": "north", "capability": "filter", "params": {"where": "ST_Y(geom) > 0"}}]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let log = client
-        .get(server.url(&format!("/jobs/{}/stream", job["id"].as_str().unwrap())))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let (_, job) = submit(
+        &api,
+        &json!({"dataset_id": dataset_id, "rules": [{"name": "north", "capability": "filter", "params": {"where": "ST_Y(geom) > 0"}}]}),
+    )
+    .await;
+    let log = api
+        .text(&format!("/jobs/{}/stream", job["id"].as_str().unwrap()))
+        .await;
     assert!(
         sse_data(&log)
             .iter()
@@ -701,14 +596,7 @@ async fn a_server_killed_mid_job_marks_it_interrupted_after_restart() {
         "{log}"
     );
     // The interrupted job's log survived the kill.
-    let old_log = client
-        .get(server.url(&format!("/jobs/{id}/stream")))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let old_log = api.text(&format!("/jobs/{id}/stream")).await;
     assert!(
         sse_data(&old_log)
             .iter()
