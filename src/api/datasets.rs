@@ -395,7 +395,7 @@ pub struct FeatureQuery {
     pub bbox: Option<String>,
 }
 
-fn parse_bbox(text: &str) -> Result<[f64; 4], ApiError> {
+pub(crate) fn parse_bbox(text: &str) -> Result<[f64; 4], ApiError> {
     let numbers: Vec<f64> = text
         .split(',')
         .map(|part| part.trim().parse::<f64>())

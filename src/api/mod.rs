@@ -10,6 +10,7 @@ pub mod fields;
 pub mod health;
 pub mod jobs;
 pub mod not_implemented;
+pub mod ogc;
 pub mod pipelines;
 pub mod planning;
 pub mod rules;
@@ -36,6 +37,7 @@ pub fn router() -> Router<AppState> {
         .merge(fields::routes())
         .merge(rules::routes())
         .merge(jobs::routes())
+        .merge(ogc::routes())
         .merge(pipelines::routes())
         .merge(sql::routes())
         .merge(not_implemented::routes())

@@ -3,6 +3,7 @@
 mod engine;
 mod fields;
 mod jobs;
+mod ogc;
 mod remote;
 mod results;
 mod rules;
@@ -12,6 +13,7 @@ mod store;
 pub use engine::{EmbeddedEngine, EmbeddedOptions, SpatialStatus};
 pub use fields::FieldStats;
 pub use jobs::JobRecord;
+pub use ogc::tile_bounds;
 pub use remote::RemoteLayer;
 pub use rules::RuleRecord;
 pub use run::{Binding, Interrupter, QueryRows, RunOutcome};

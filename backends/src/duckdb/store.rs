@@ -349,13 +349,7 @@ impl EmbeddedEngine {
         offset: i64,
     ) -> Result<FeaturePage, BackendError> {
         let table = format!("layers.{}", ident(&layer.table_name));
-        let geometry = match layer.crs.as_deref() {
-            Some("EPSG:4326") | None => "geom".to_owned(),
-            Some(crs) => format!(
-                "ST_Transform(geom, {}, 'EPSG:4326', always_xy := true)",
-                string(crs)
-            ),
-        };
+        let geometry = lon_lat_geometry(layer);
         let filter = match bbox {
             Some(b) => {
                 let numbers: Vec<String> = b.iter().map(|n| format!("{n:?}")).collect();
@@ -433,6 +427,17 @@ pub(super) fn inspect(
         return Err(RejectedFile(format!("{name} has no layers")));
     }
     Ok((driver, layers))
+}
+
+/// A layer's `geom` in WGS 84 longitude/latitude (a layer without a known CRS is taken as such).
+pub(super) fn lon_lat_geometry(layer: &LayerRecord) -> String {
+    match layer.crs.as_deref() {
+        Some("EPSG:4326") | None => "geom".to_owned(),
+        Some(crs) => format!(
+            "ST_Transform(geom, {}, 'EPSG:4326', always_xy := true)",
+            string(crs)
+        ),
+    }
 }
 
 /// `CREATE TABLE table AS` the layer. A DBF without a code page whose bytes are not UTF-8 is

@@ -1,0 +1,122 @@
+//! What OGC API Features and vector tiles read from a layer: its extent, one feature by id, and
+//! Mapbox Vector Tiles cut in Web Mercator.
+
+use geomill_planner::sql::quote::{ident, string};
+
+use super::EmbeddedEngine;
+use super::store::{LayerRecord, lon_lat_geometry, query_error};
+use crate::BackendError;
+
+/// Tile extent (MVT units per tile side) and the buffer kept around a tile, in those units.
+const EXTENT: u32 = 4096;
+const BUFFER: u32 = 256;
+
+/// The WGS 84 bounds `[west, south, east, north]` of Web Mercator tile z/x/y, widened by
+/// `margin` tile widths (clipped to the valid range).
+pub fn tile_bounds(z: u32, x: u32, y: u32, margin: f64) -> [f64; 4] {
+    let n = f64::from(1_u32 << z);
+    let lon = |x: f64| x / n * 360.0 - 180.0;
+    let lat = |y: f64| {
+        (std::f64::consts::PI * (1.0 - 2.0 * y / n))
+            .sinh()
+            .atan()
+            .to_degrees()
+    };
+    let (x, y) = (f64::from(x), f64::from(y));
+    [
+        lon(x - margin).max(-180.0),
+        lat(y + 1.0 + margin).max(-85.051_128_779_806_6),
+        lon(x + 1.0 + margin).min(180.0),
+        lat(y - margin).min(85.051_128_779_806_6),
+    ]
+}
+
+impl EmbeddedEngine {
+    /// The layer's extent in WGS 84 longitude/latitude; `None` when it has no geometry.
+    pub fn layer_extent(&self, layer: &LayerRecord) -> Result<Option<[f64; 4]>, BackendError> {
+        let sql = format!(
+            "SELECT min(ST_XMin(g)), min(ST_YMin(g)), max(ST_XMax(g)), max(ST_YMax(g)) FROM (SELECT {} AS g FROM layers.{})",
+            lon_lat_geometry(layer),
+            ident(&layer.table_name)
+        );
+        let row: (Option<f64>, Option<f64>, Option<f64>, Option<f64>) = self
+            .connection()?
+            .query_row(&sql, [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .map_err(query_error(&sql))?;
+        Ok(match row {
+            (Some(a), Some(b), Some(c), Some(d)) => Some([a, b, c, d]),
+            _ => None,
+        })
+    }
+
+    /// One feature by its id (its row number) as GeoJSON text, in WGS 84 lon/lat.
+    pub fn feature(&self, layer: &LayerRecord, id: i64) -> Result<Option<String>, BackendError> {
+        let sql = format!(
+            "SELECT CAST(json_object('type', 'Feature', 'id', rowid, 'geometry', CAST(ST_AsGeoJSON({}) AS JSON), \
+             'properties', to_json(struct_pack(*COLUMNS(* EXCLUDE (geom))))) AS VARCHAR) \
+             FROM layers.{} WHERE rowid = ?",
+            lon_lat_geometry(layer),
+            ident(&layer.table_name)
+        );
+        match self.connection()?.query_row(&sql, [id], |r| r.get(0)) {
+            Ok(feature) => Ok(Some(feature)),
+            Err(duckdb::Error::QueryReturnedNoRows) => Ok(None),
+            Err(e) => Err(query_error(&sql)(e)),
+        }
+    }
+
+    /// Tile z/x/y of the layer as a Mapbox Vector Tile (one layer named `name`, every attribute
+    /// kept, geometries clipped with a buffer and snapped to the tile grid); empty when no
+    /// feature touches the tile.
+    pub fn tile(
+        &self,
+        layer: &LayerRecord,
+        name: &str,
+        (z, x, y): (u32, u32, u32),
+    ) -> Result<Vec<u8>, BackendError> {
+        // Clip in lon/lat first (a tile plus its buffer): cheap, and it keeps the poles, which
+        // Web Mercator cannot hold, out of the projection.
+        let margin = f64::from(BUFFER) / f64::from(EXTENT);
+        let [west, south, east, north] = tile_bounds(z, x, y, margin);
+        let clip = format!("ST_MakeEnvelope({west:?}, {south:?}, {east:?}, {north:?})");
+        let sql = format!(
+            "SELECT count(*), ST_AsMVT(t, {name}, {EXTENT}, 'geom') FROM (\
+               SELECT ST_AsMVTGeom(ST_Transform(ST_Intersection(g, {clip}), 'EPSG:4326', 'EPSG:3857', always_xy := true), \
+                 ST_Extent(ST_TileEnvelope({z}, {x}, {y})), {EXTENT}, {BUFFER}, true) AS geom, * EXCLUDE (g) \
+               FROM (SELECT {lon_lat} AS g, * EXCLUDE (geom) FROM layers.{table}) \
+               WHERE ST_Intersects(g, {clip})\
+             ) AS t WHERE geom IS NOT NULL AND NOT ST_IsEmpty(geom)",
+            name = string(name),
+            lon_lat = lon_lat_geometry(layer),
+            table = ident(&layer.table_name),
+        );
+        // ST_AsMVT of no rows is a tile with an empty layer, not nothing: count them.
+        let (features, tile): (i64, Option<Vec<u8>>) = self
+            .connection()?
+            .query_row(&sql, [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(query_error(&sql))?;
+        Ok(if features == 0 {
+            Vec::new()
+        } else {
+            tile.unwrap_or_default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tile_bounds;
+
+    #[test]
+    fn tile_bounds_follow_the_slippy_map_scheme() {
+        assert_eq!(
+            tile_bounds(0, 0, 0, 0.0),
+            [-180.0, -85.051_128_779_806_6, 180.0, 85.051_128_779_806_6]
+        );
+        let [west, south, east, north] = tile_bounds(1, 1, 0, 0.0);
+        assert!((west - 0.0).abs() < 1e-9 && (east - 180.0).abs() < 1e-9);
+        assert!(south.abs() < 1e-9 && (north - 85.051_128_779_806_6).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,411 @@
+//! OGC API Features (Part 1: core, GeoJSON) over every dataset layer, and Mapbox Vector Tiles
+//! with a TileJSON document per collection. A collection's id is `<dataset id>.<layer name>`, so
+//! it stays the same across renames.
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use geomill_backends::duckdb::{DatasetRecord, LayerRecord};
+use geomill_planner::schema::FieldType;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::datasets::{MAX_LIMIT, blocking, parse_bbox};
+use super::extract::ApiQuery;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+const GEOJSON: &str = "application/geo+json";
+const JSON: &str = "application/json";
+const MVT: &str = "application/vnd.mapbox-vector-tile";
+const CRS84: &str = "http://www.opengis.net/def/crs/OGC/1.3/CRS84";
+/// Highest zoom level served.
+const MAX_ZOOM: u32 = 22;
+/// Items per page unless `limit` says otherwise (the standard's example value).
+const DEFAULT_ITEMS: i64 = 10;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/ogc", get(landing))
+        .route("/ogc/conformance", get(conformance))
+        .route("/ogc/collections", get(collections))
+        .route("/ogc/collections/{id}", get(collection))
+        .route("/ogc/collections/{id}/items", get(items))
+        .route("/ogc/collections/{id}/items/{feature_id}", get(item))
+        .route("/ogc/collections/{id}/tiles", get(tilejson))
+        .route("/ogc/collections/{id}/tiles/{z}/{x}/{y}", get(tile))
+}
+
+/// The address clients reach this server at, from the request (`X-Forwarded-Proto` honoured).
+fn base_url(headers: &HeaderMap) -> String {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("localhost");
+    let scheme = headers
+        .get("x-forwarded-proto")
+        .and_then(|h| h.to_str().ok())
+        .filter(|p| *p == "https")
+        .unwrap_or("http");
+    format!("{scheme}://{host}")
+}
+
+fn typed(content_type: &'static str, body: &Value) -> Response {
+    (
+        [(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn link(href: String, rel: &str, kind: &str, title: &str) -> Value {
+    json!({"href": href, "rel": rel, "type": kind, "title": title})
+}
+
+/// The landing page.
+#[utoipa::path(get, path = "/ogc", tag = "ogc", responses((status = 200, description = "Landing page", body = Object)))]
+pub async fn landing(headers: HeaderMap) -> Response {
+    let base = base_url(&headers);
+    typed(
+        JSON,
+        &json!({
+            "title": "geomill",
+            "description": "Every dataset layer as an OGC API Features collection, with vector tiles.",
+            "links": [
+                link(format!("{base}/ogc"), "self", JSON, "This document"),
+                link(format!("{base}/openapi.json"), "service-desc", "application/vnd.oai.openapi+json;version=3.1", "The API definition"),
+                link(format!("{base}/docs"), "service-doc", "text/html", "The API documentation"),
+                link(format!("{base}/ogc/conformance"), "conformance", JSON, "Conformance classes"),
+                link(format!("{base}/ogc/collections"), "data", JSON, "The collections"),
+            ],
+        }),
+    )
+}
+
+/// The conformance classes implemented: Part 1 core and GeoJSON.
+#[utoipa::path(get, path = "/ogc/conformance", tag = "ogc", responses((status = 200, body = Object)))]
+pub async fn conformance() -> Response {
+    typed(
+        JSON,
+        &json!({"conformsTo": [
+            "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
+            "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
+        ]}),
+    )
+}
+
+/// Every (dataset, layer) pair, in dataset order.
+async fn layers(state: &AppState) -> Result<Vec<(DatasetRecord, LayerRecord)>, ApiError> {
+    Ok(crate::execute::all_datasets(state)
+        .await?
+        .into_iter()
+        .flat_map(|d| d.layers.clone().into_iter().map(move |l| (d.clone(), l)))
+        .collect())
+}
+
+/// The dataset and layer a collection id names, the layer's features loaded.
+async fn resolve(state: &AppState, id: &str) -> Result<(DatasetRecord, LayerRecord), ApiError> {
+    let not_found = || ApiError::not_found(format!("no collection {id:?} (see /ogc/collections)"));
+    let (dataset_id, layer) = id.split_once('.').ok_or_else(not_found)?;
+    if uuid::Uuid::parse_str(dataset_id).is_err() {
+        return Err(not_found());
+    }
+    let layer = super::datasets::find_layer(state, dataset_id, layer)
+        .await
+        .map_err(|e| {
+            if e.status == StatusCode::NOT_FOUND {
+                not_found()
+            } else {
+                e
+            }
+        })?;
+    let dataset = layers(state)
+        .await?
+        .into_iter()
+        .find(|(d, _)| d.id == dataset_id)
+        .map(|(d, _)| d)
+        .ok_or_else(not_found)?;
+    Ok((dataset, layer))
+}
+
+async fn describe(
+    state: &AppState,
+    base: &str,
+    dataset: &DatasetRecord,
+    layer: &LayerRecord,
+) -> Result<Value, ApiError> {
+    let id = format!("{}.{}", dataset.id, layer.name);
+    let unfetched = dataset
+        .remote
+        .as_ref()
+        .is_some_and(|r| r.loaded_at.is_none());
+    let extent = if unfetched {
+        None
+    } else {
+        let engine = state.embedded();
+        let record = layer.clone();
+        blocking(move || engine.layer_extent(&record)).await?
+    };
+    let href = |path: &str| format!("{base}/ogc/collections/{}{path}", urlencode(&id));
+    let mut described = json!({
+        "id": id,
+        "title": format!("{} / {}", dataset.name, layer.name),
+        "itemType": "feature",
+        "crs": [CRS84],
+        "links": [
+            link(href(""), "self", JSON, "This collection"),
+            link(href("/items"), "items", GEOJSON, "The features"),
+            link(href("/tiles"), "tiles", JSON, "TileJSON of the vector tiles"),
+        ],
+    });
+    if let Some(bbox) = extent {
+        described["extent"] = json!({"spatial": {"bbox": [bbox], "crs": CRS84}});
+    }
+    Ok(described)
+}
+
+/// A path segment with what URLs reserve escaped.
+fn urlencode(segment: &str) -> String {
+    let mut url = reqwest::Url::parse("http://x/").unwrap_or_else(|_| unreachable!("a valid URL"));
+    if let Ok(mut segments) = url.path_segments_mut() {
+        segments.push(segment);
+    }
+    url.path().trim_start_matches('/').to_owned()
+}
+
+/// Every collection.
+#[utoipa::path(get, path = "/ogc/collections", tag = "ogc", responses((status = 200, body = Object)))]
+pub async fn collections(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let base = base_url(&headers);
+    let mut described = Vec::new();
+    for (dataset, layer) in layers(&state).await? {
+        described.push(describe(&state, &base, &dataset, &layer).await?);
+    }
+    Ok(typed(
+        JSON,
+        &json!({
+            "links": [link(format!("{base}/ogc/collections"), "self", JSON, "The collections")],
+            "collections": described,
+        }),
+    ))
+}
+
+/// One collection.
+#[utoipa::path(get, path = "/ogc/collections/{id}", tag = "ogc",
+    responses((status = 200, body = Object), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn collection(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let (dataset, layer) = resolve(&state, &id).await?;
+    Ok(typed(
+        JSON,
+        &describe(&state, &base_url(&headers), &dataset, &layer).await?,
+    ))
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct ItemsQuery {
+    /// Features per page (default 10; more than 10000 is served as 10000).
+    pub limit: Option<i64>,
+    /// Features to skip (default 0).
+    pub offset: Option<i64>,
+    /// `minlon,minlat,maxlon,maxlat` in CRS84.
+    pub bbox: Option<String>,
+    /// Refused: no layer has a temporal property yet.
+    pub datetime: Option<String>,
+    /// `json` or `geojson` (the only encoding).
+    pub f: Option<String>,
+}
+
+/// A page of a collection's features: GeoJSON with `numberMatched`, `numberReturned` and
+/// `next`/`prev` links while more exist.
+#[utoipa::path(get, path = "/ogc/collections/{id}/items", tag = "ogc", params(ItemsQuery),
+    responses((status = 200, description = "GeoJSON FeatureCollection", body = Object),
+        (status = 400, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn items(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    ApiQuery(query): ApiQuery<ItemsQuery>,
+) -> Result<Response, ApiError> {
+    if query.datetime.is_some() {
+        return Err(ApiError::bad_request(
+            "datetime: this collection has no temporal property to filter on",
+        ));
+    }
+    if let Some(f) = query.f.as_deref()
+        && !matches!(f, "json" | "geojson")
+    {
+        return Err(ApiError::bad_request(format!(
+            "f={f:?}: only json (GeoJSON) is served"
+        )));
+    }
+    let limit = query.limit.unwrap_or(DEFAULT_ITEMS);
+    let offset = query.offset.unwrap_or(0);
+    if limit < 1 || offset < 0 {
+        return Err(ApiError::bad_request(
+            "limit must be at least 1 and offset at least 0",
+        ));
+    }
+    let limit = limit.min(MAX_LIMIT);
+    let bbox = query.bbox.as_deref().map(parse_bbox).transpose()?;
+    let (_, layer) = resolve(&state, &id).await?;
+    let engine = state.embedded();
+    let page = blocking(move || engine.features(&layer, bbox, limit, offset)).await?;
+    let features: Vec<Value> = page
+        .features
+        .iter()
+        .map(|f| serde_json::from_str(f).map_err(|e| ApiError::internal(&e)))
+        .collect::<Result<_, _>>()?;
+    let base = base_url(&headers);
+    let page_link = |offset: i64, rel: &str| {
+        let mut href = format!(
+            "{base}/ogc/collections/{}/items?limit={limit}&offset={offset}",
+            urlencode(&id)
+        );
+        if let Some(bbox) = &query.bbox {
+            href.push_str(&format!("&bbox={}", bbox.replace(' ', "")));
+        }
+        link(href, rel, GEOJSON, rel)
+    };
+    let mut links = vec![page_link(offset, "self")];
+    if offset + limit < page.total {
+        links.push(page_link(offset + limit, "next"));
+    }
+    if offset > 0 {
+        links.push(page_link((offset - limit).max(0), "prev"));
+    }
+    Ok(typed(
+        GEOJSON,
+        &json!({
+            "type": "FeatureCollection",
+            "numberMatched": page.total,
+            "numberReturned": features.len(),
+            "timeStamp": crate::timestamp::now(),
+            "features": features,
+            "links": links,
+        }),
+    ))
+}
+
+/// One feature by id.
+#[utoipa::path(get, path = "/ogc/collections/{id}/items/{feature_id}", tag = "ogc",
+    responses((status = 200, description = "GeoJSON Feature", body = Object), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn item(
+    State(state): State<AppState>,
+    Path((id, feature_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let missing = || ApiError::not_found(format!("collection {id} has no feature {feature_id:?}"));
+    let number: i64 = feature_id.parse().map_err(|_| missing())?;
+    let (_, layer) = resolve(&state, &id).await?;
+    let engine = state.embedded();
+    let text = blocking(move || engine.feature(&layer, number))
+        .await?
+        .ok_or_else(missing)?;
+    let mut feature: Value = serde_json::from_str(&text).map_err(|e| ApiError::internal(&e))?;
+    let base = base_url(&headers);
+    let collection = format!("{base}/ogc/collections/{}", urlencode(&id));
+    feature["links"] = json!([
+        link(
+            format!("{collection}/items/{feature_id}"),
+            "self",
+            GEOJSON,
+            "This feature"
+        ),
+        link(collection, "collection", JSON, "The collection"),
+    ]);
+    Ok(typed(GEOJSON, &feature))
+}
+
+/// TileJSON 3.0 for the collection's vector tiles.
+#[utoipa::path(get, path = "/ogc/collections/{id}/tiles", tag = "ogc",
+    responses((status = 200, description = "TileJSON", body = Object), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn tilejson(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let (_, layer) = resolve(&state, &id).await?;
+    let engine = state.embedded();
+    let (record, schema_layer) = (layer.clone(), layer.clone());
+    let bounds = blocking(move || engine.layer_extent(&record)).await?;
+    let engine = state.embedded();
+    let schema = blocking(move || engine.layer_schema(&schema_layer)).await?;
+    let fields: serde_json::Map<String, Value> = schema
+        .columns
+        .iter()
+        .filter(|c| c.name != "geom")
+        .map(|c| {
+            let kind = match c.ty {
+                FieldType::Integer | FieldType::Double => "Number",
+                FieldType::Boolean => "Boolean",
+                _ => "String",
+            };
+            (c.name.clone(), json!(kind))
+        })
+        .collect();
+    let base = base_url(&headers);
+    let mut document = json!({
+        "tilejson": "3.0.0",
+        "name": id,
+        "tiles": [format!("{base}/ogc/collections/{}/tiles/{{z}}/{{x}}/{{y}}.mvt", urlencode(&id))],
+        "minzoom": 0,
+        "maxzoom": MAX_ZOOM,
+        "vector_layers": [{"id": layer.name, "fields": fields}],
+    });
+    if let Some(bounds) = bounds {
+        document["bounds"] = json!(bounds);
+    }
+    Ok(typed(JSON, &document))
+}
+
+/// Tile z/x/y (`{y}.mvt`) as a Mapbox Vector Tile in Web Mercator, one layer named after the
+/// dataset layer; 204 when no feature touches it, 400 outside the tile matrix.
+#[utoipa::path(get, path = "/ogc/collections/{id}/tiles/{z}/{x}/{y}.mvt", tag = "ogc",
+    responses((status = 200, description = "application/vnd.mapbox-vector-tile"), (status = 204, description = "Empty tile"),
+        (status = 400, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn tile(
+    State(state): State<AppState>,
+    Path((id, z, x, y)): Path<(String, String, String, String)>,
+) -> Result<Response, ApiError> {
+    let y = y.strip_suffix(".mvt").ok_or_else(|| {
+        ApiError::bad_request(format!("tile {y:?}: tiles are served as {{y}}.mvt"))
+    })?;
+    let number = |name: &str, text: &str| {
+        text.parse::<u32>()
+            .map_err(|_| ApiError::bad_request(format!("{name}={text:?} is not a tile index")))
+    };
+    let (z, x, y) = (number("z", &z)?, number("x", &x)?, number("y", y)?);
+    if z > MAX_ZOOM {
+        return Err(ApiError::bad_request(format!(
+            "z={z}: zoom levels go from 0 to {MAX_ZOOM}"
+        )));
+    }
+    let size = 1_u32 << z;
+    if x >= size || y >= size {
+        return Err(ApiError::bad_request(format!(
+            "tile {z}/{x}/{y} is outside the tile matrix (x and y below {size} at zoom {z})"
+        )));
+    }
+    let (_, layer) = resolve(&state, &id).await?;
+    let engine = state.embedded();
+    let name = layer.name.clone();
+    let bytes = blocking(move || engine.tile(&layer, &name, (z, x, y))).await?;
+    if bytes.is_empty() {
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
+    Ok((
+        [(header::CONTENT_TYPE, HeaderValue::from_static(MVT))],
+        bytes,
+    )
+        .into_response())
+}
