@@ -14,6 +14,7 @@ pub mod run_cli;
 pub mod server;
 pub mod state;
 pub mod telemetry;
+pub mod tile_cache;
 pub mod timestamp;
 
 /// The version reported by `/health`, `--version` and the OpenAPI document.

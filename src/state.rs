@@ -6,6 +6,9 @@ use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
 
 use crate::config::Config;
 
+/// Memory the tile cache may hold.
+const TILE_CACHE_BYTES: usize = 64 << 20;
+
 /// Cheap to clone: everything sits behind one `Arc`.
 #[derive(Clone, Debug)]
 pub struct AppState {
@@ -23,6 +26,7 @@ struct Inner {
     rule_events: tokio::sync::broadcast::Sender<serde_json::Value>,
     /// Held while a rule is written, so names stay unique.
     rule_writes: tokio::sync::Mutex<()>,
+    tiles: crate::tile_cache::TileCache,
 }
 
 /// Why the state could not be built.
@@ -60,6 +64,7 @@ impl AppState {
                 jobs: crate::jobs::runner::JobRunner::new(concurrency),
                 rule_events: tokio::sync::broadcast::Sender::new(256),
                 rule_writes: tokio::sync::Mutex::new(()),
+                tiles: crate::tile_cache::TileCache::new(TILE_CACHE_BYTES),
             }),
         })
     }
@@ -71,6 +76,11 @@ impl AppState {
     /// The job runner: queue, feeds and controls of this server's jobs.
     pub fn jobs(&self) -> &crate::jobs::runner::JobRunner {
         &self.inner.jobs
+    }
+
+    /// Vector tiles served recently.
+    pub fn tiles(&self) -> &crate::tile_cache::TileCache {
+        &self.inner.tiles
     }
 
     /// Where rule evaluations are announced.

@@ -299,6 +299,25 @@ async fn tiles_decode_with_gdal_to_the_features_they_should_hold() {
         response.headers()["content-type"],
         "application/vnd.mapbox-vector-tile"
     );
+    assert_eq!(response.headers()["cache-control"], "public, max-age=300");
+    let etag = response.headers()["etag"].to_str().unwrap().to_owned();
+    let again = world
+        .client
+        .get(
+            world
+                .server
+                .url(&format!("/ogc/collections/{cities}/tiles/1/1/0.mvt")),
+        )
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        again.status(),
+        StatusCode::NOT_MODIFIED,
+        "a client's copy is still good"
+    );
+    assert_eq!(again.headers()["etag"].to_str().unwrap(), etag);
     let scratch = tempfile::tempdir().unwrap();
     let folder = scratch.path().join("1").join("1");
     std::fs::create_dir_all(&folder).unwrap();

@@ -16,11 +16,15 @@ use super::datasets::{MAX_LIMIT, blocking, parse_bbox};
 use super::extract::ApiQuery;
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::tile_cache::TileKey;
 
 const GEOJSON: &str = "application/geo+json";
 const JSON: &str = "application/json";
 const MVT: &str = "application/vnd.mapbox-vector-tile";
 const CRS84: &str = "http://www.opengis.net/def/crs/OGC/1.3/CRS84";
+/// How long clients and proxies may keep a tile: data only changes when it is reloaded, which
+/// changes the ETag.
+const TILE_CACHE_CONTROL: &str = "public, max-age=300";
 /// Highest zoom level served.
 const MAX_ZOOM: u32 = 22;
 /// Items per page unless `limit` says otherwise (the standard's example value).
@@ -376,6 +380,7 @@ pub async fn tilejson(
 pub async fn tile(
     State(state): State<AppState>,
     Path((id, z, x, y)): Path<(String, String, String, String)>,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let y = y.strip_suffix(".mvt").ok_or_else(|| {
         ApiError::bad_request(format!("tile {y:?}: tiles are served as {{y}}.mvt"))
@@ -396,16 +401,52 @@ pub async fn tile(
             "tile {z}/{x}/{y} is outside the tile matrix (x and y below {size} at zoom {z})"
         )));
     }
-    let (_, layer) = resolve(&state, &id).await?;
-    let engine = state.embedded();
-    let name = layer.name.clone();
-    let bytes = blocking(move || engine.tile(&layer, &name, (z, x, y))).await?;
+    let (dataset, layer) = resolve(&state, &id).await?;
+    let key = TileKey {
+        table: layer.table_name.clone(),
+        version: data_version(&dataset),
+        zxy: (z, x, y),
+    };
+    let etag = key.etag();
+    let cached = [
+        (header::ETAG, etag.clone()),
+        (header::CACHE_CONTROL, TILE_CACHE_CONTROL.to_owned()),
+    ];
+    let unchanged = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|tags| tags.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+    if unchanged {
+        return Ok((StatusCode::NOT_MODIFIED, cached).into_response());
+    }
+    let bytes = match state.tiles().get(&key) {
+        Some(bytes) => bytes,
+        None => {
+            let engine = state.embedded();
+            let name = layer.name.clone();
+            let bytes =
+                std::sync::Arc::new(blocking(move || engine.tile(&layer, &name, (z, x, y))).await?);
+            state.tiles().put(key, bytes.clone());
+            bytes
+        }
+    };
     if bytes.is_empty() {
-        return Ok(StatusCode::NO_CONTENT.into_response());
+        return Ok((StatusCode::NO_CONTENT, cached).into_response());
     }
     Ok((
-        [(header::CONTENT_TYPE, HeaderValue::from_static(MVT))],
-        bytes,
+        cached,
+        [(header::CONTENT_TYPE, MVT.to_owned())],
+        bytes.as_ref().clone(),
     )
         .into_response())
+}
+
+/// A dataset's data changes only when it is loaded (a remote layer: when it is fetched).
+fn data_version(dataset: &DatasetRecord) -> String {
+    let fetched = dataset
+        .remote
+        .as_ref()
+        .and_then(|r| r.loaded_at.clone())
+        .unwrap_or_default();
+    format!("{}|{fetched}", dataset.created_at)
 }
