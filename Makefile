@@ -10,6 +10,8 @@ export GEOMILL_DEPS_DIR ?= $(GEOMILL_CACHE)/deps
 DUCKDB_LIB_DIR := $(GEOMILL_DEPS_DIR)/duckdb-1.5.5
 export DUCKDB_LIB_DIR
 export LD_LIBRARY_PATH := $(DUCKDB_LIB_DIR)$(if $(LD_LIBRARY_PATH),:$(LD_LIBRARY_PATH))
+# MapLibre GL JS, served by the map page (fetched from npm by scripts/setup.sh).
+export GEOMILL_MAPLIBRE_DIR ?= $(GEOMILL_DEPS_DIR)/maplibre-gl-5.7.0
 # The tests' Python (GeoPandas, to read GeoParquet independently).
 export GEOMILL_PYTHON ?= $(GEOMILL_DEPS_DIR)/python/bin/python
 CARGO_FLAGS := --release --locked

@@ -7,6 +7,7 @@ set -euo pipefail
 purpose="${1:-run}"
 DUCKDB_VERSION="1.5.5"
 DUCKDB_NPM_PACKAGE="@duckdb/node-bindings-linux-x64@1.5.5-r.5"
+MAPLIBRE_VERSION="5.7.0"
 SPATIAL_PYPI_PACKAGE="duckdb-extension-spatial==1.5.5"
 deps_dir="${GEOMILL_DEPS_DIR:-$HOME/.cache/geomill/deps}"
 ext_dir="${GEOMILL_DUCKDB_EXTENSION_DIR:-$HOME/.duckdb/extensions}/v${DUCKDB_VERSION}/linux_amd64"
@@ -46,6 +47,19 @@ if [ ! -f "$lib_dir/libduckdb.so" ]; then
   (cd "$tmp" && npm pack --silent "$DUCKDB_NPM_PACKAGE" >/dev/null && tar -xzf ./*.tgz package/libduckdb.so)
   mkdir -p "$lib_dir"
   mv "$tmp/package/libduckdb.so" "$lib_dir/libduckdb.so"
+  rm -rf "$tmp"
+fi
+
+# --- MapLibre GL JS for the map page (the npm package's dist files) ---------------------------
+maplibre_dir="$deps_dir/maplibre-gl-$MAPLIBRE_VERSION"
+if [ ! -f "$maplibre_dir/maplibre-gl.js" ]; then
+  log "fetching MapLibre GL JS $MAPLIBRE_VERSION"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent "maplibre-gl@$MAPLIBRE_VERSION" >/dev/null \
+    && tar -xzf ./*.tgz package/dist/maplibre-gl.js package/dist/maplibre-gl.css)
+  mkdir -p "$maplibre_dir"
+  mv "$tmp/package/dist/maplibre-gl.css" "$maplibre_dir/"
+  mv "$tmp/package/dist/maplibre-gl.js" "$maplibre_dir/"
   rm -rf "$tmp"
 fi
 

@@ -84,6 +84,10 @@ pub struct Config {
     /// Free space (MiB) below which /health reports the disk as unavailable.
     #[arg(long, env = "GEOMILL_MIN_FREE_DISK_MB", default_value_t = 256)]
     pub min_free_disk_mb: u64,
+    /// Folder holding `maplibre-gl.js` and `maplibre-gl.css` for the map page (`make run` sets
+    /// it to what scripts/setup.sh fetched from npm).
+    #[arg(long, env = "GEOMILL_MAPLIBRE_DIR")]
+    pub maplibre_dir: Option<PathBuf>,
     /// Jobs that run at the same time; more wait in a queue.
     #[arg(long, env = "GEOMILL_MAX_CONCURRENT_JOBS", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrent_jobs: u32,
@@ -130,6 +134,7 @@ impl Config {
             allow_private_urls: false,
             max_upload_mb: 64,
             min_free_disk_mb: 1,
+            maplibre_dir: None,
             max_concurrent_jobs: 4,
             job_timeout_s: 300,
             job_retry_backoff_ms: 1000,

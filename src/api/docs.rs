@@ -51,6 +51,7 @@ use crate::state::AppState;
         super::ogc::item,
         super::ogc::tilejson,
         super::ogc::tile,
+        super::map::map_page,
         super::jobs::submit,
         super::jobs::list,
         super::jobs::read,

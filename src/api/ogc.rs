@@ -110,7 +110,10 @@ async fn layers(state: &AppState) -> Result<Vec<(DatasetRecord, LayerRecord)>, A
 }
 
 /// The dataset and layer a collection id names, the layer's features loaded.
-async fn resolve(state: &AppState, id: &str) -> Result<(DatasetRecord, LayerRecord), ApiError> {
+pub(crate) async fn resolve(
+    state: &AppState,
+    id: &str,
+) -> Result<(DatasetRecord, LayerRecord), ApiError> {
     let not_found = || ApiError::not_found(format!("no collection {id:?} (see /ogc/collections)"));
     let (dataset_id, layer) = id.split_once('.').ok_or_else(not_found)?;
     if uuid::Uuid::parse_str(dataset_id).is_err() {
@@ -171,7 +174,7 @@ async fn describe(
 }
 
 /// A path segment with what URLs reserve escaped.
-fn urlencode(segment: &str) -> String {
+pub(crate) fn urlencode(segment: &str) -> String {
     let mut url = reqwest::Url::parse("http://x/").unwrap_or_else(|_| unreachable!("a valid URL"));
     if let Ok(mut segments) = url.path_segments_mut() {
         segments.push(segment);

@@ -81,22 +81,26 @@ impl EmbeddedEngine {
         let margin = f64::from(BUFFER) / f64::from(EXTENT);
         let [west, south, east, north] = tile_bounds(z, x, y, margin);
         let clip = format!("ST_MakeEnvelope({west:?}, {south:?}, {east:?}, {north:?})");
+        // GEOS can fail to rebuild a polygon snapped to the tile grid (a hole left without its
+        // shell); such a feature is tried again simplified to the grid and made valid, and one
+        // that still fails is left out of the tile and counted in the log, not a failed tile.
+        let resolution = 2.0 * 20_037_508.342_789_244 / f64::from(1_u32 << z) / f64::from(EXTENT);
+        let bounds = format!("ST_Extent(ST_TileEnvelope({z}, {x}, {y})), {EXTENT}, {BUFFER}, true");
         let sql = format!(
-            "SELECT count(*), ST_AsMVT(t, {name}, {EXTENT}, 'geom') FROM (\
-               SELECT ST_AsMVTGeom(ST_Transform(ST_Intersection(g, {clip}), 'EPSG:4326', 'EPSG:3857', always_xy := true), \
-                 ST_Extent(ST_TileEnvelope({z}, {x}, {y})), {EXTENT}, {BUFFER}, true) AS geom, * EXCLUDE (g) \
-               FROM (SELECT {lon_lat} AS g, * EXCLUDE (geom) FROM layers.{table}) \
-               WHERE ST_Intersects(g, {clip})\
-             ) AS t WHERE geom IS NOT NULL AND NOT ST_IsEmpty(geom)",
+            "SELECT count(*) FILTER (WHERE geom IS NOT NULL), count(*) FILTER (WHERE geom IS NULL),                ST_AsMVT(t, {name}, {EXTENT}, 'geom') FILTER (WHERE geom IS NOT NULL) FROM (               SELECT coalesce(TRY(ST_AsMVTGeom(m, {bounds})),                    TRY(ST_AsMVTGeom(ST_MakeValid(ST_SimplifyPreserveTopology(m, {resolution:?})), {bounds}))) AS geom,                  * EXCLUDE (m)                FROM (SELECT ST_Transform(ST_Intersection(g, {clip}), 'EPSG:4326', 'EPSG:3857', always_xy := true) AS m, * EXCLUDE (g)                      FROM (SELECT {lon_lat} AS g, * EXCLUDE (geom) FROM layers.{table}) WHERE ST_Intersects(g, {clip}))                WHERE NOT ST_IsEmpty(m)\
+             ) AS t WHERE geom IS NULL OR NOT ST_IsEmpty(geom)",
             name = string(name),
             lon_lat = lon_lat_geometry(layer),
             table = ident(&layer.table_name),
         );
         // ST_AsMVT of no rows is a tile with an empty layer, not nothing: count them.
-        let (features, tile): (i64, Option<Vec<u8>>) = self
+        let (features, failed, tile): (i64, i64, Option<Vec<u8>>) = self
             .connection()?
-            .query_row(&sql, [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_row(&sql, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .map_err(query_error(&sql))?;
+        if failed > 0 {
+            tracing::warn!(layer = %layer.name, z, x, y, failed, "features left out of a tile: collapsed at this zoom, or GEOS could not encode them");
+        }
         Ok(if features == 0 {
             Vec::new()
         } else {

@@ -1,0 +1,89 @@
+//! A map page per collection (`/ogc/collections/{id}/map`): MapLibre GL JS, served from this
+//! server (the npm package's files, `GEOMILL_MAPLIBRE_DIR`), drawing the collection's vector
+//! tiles, so a person can look at the data.
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use serde_json::json;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+const PAGE: &str = include_str!("assets/map.html");
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/ogc/collections/{id}/map", get(map_page))
+        .route("/ogc/assets/{file}", get(asset))
+}
+
+/// The map page of a collection.
+#[utoipa::path(get, path = "/ogc/collections/{id}/map", tag = "ogc",
+    responses((status = 200, description = "HTML page"), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn map_page(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Html<String>, ApiError> {
+    let (dataset, layer) = super::ogc::resolve(&state, &id).await?;
+    let title = format!("{} / {}", dataset.name, layer.name);
+    let escaped: String = title
+        .chars()
+        .map(|c| match c {
+            '<' => "&lt;".to_owned(),
+            '>' => "&gt;".to_owned(),
+            '&' => "&amp;".to_owned(),
+            '"' => "&quot;".to_owned(),
+            other => other.to_string(),
+        })
+        .collect();
+    // JSON literals are valid JavaScript; `<` is escaped so no value can close the script.
+    let literal = |value: serde_json::Value| value.to_string().replace('<', "\\u003c");
+    let page = PAGE
+        .replace("__TITLE__", &escaped)
+        .replace(
+            "__TILEJSON_URL__",
+            &literal(json!(format!(
+                "/ogc/collections/{}/tiles",
+                super::ogc::urlencode(&id)
+            ))),
+        )
+        .replace("__LAYER__", &literal(json!(layer.name)));
+    Ok(Html(page))
+}
+
+/// MapLibre GL JS's script and style sheet.
+pub async fn asset(
+    State(state): State<AppState>,
+    Path(file): Path<String>,
+) -> Result<Response, ApiError> {
+    let content_type = match file.as_str() {
+        "maplibre-gl.js" => "text/javascript",
+        "maplibre-gl.css" => "text/css",
+        _ => return Err(ApiError::not_found(format!("no asset {file:?}"))),
+    };
+    let folder = state.config().maplibre_dir.clone().ok_or_else(|| {
+        ApiError::not_found(
+            "the map page's MapLibre GL files are not installed: set GEOMILL_MAPLIBRE_DIR (scripts/setup.sh fetches them)",
+        )
+    })?;
+    let bytes = tokio::fs::read(folder.join(&file)).await.map_err(|e| {
+        ApiError::not_found(format!(
+            "{file} is not in GEOMILL_MAPLIBRE_DIR={}: {e}",
+            folder.display()
+        ))
+    })?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
+            (
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("public, max-age=86400"),
+            ),
+        ],
+        bytes,
+    )
+        .into_response())
+}
