@@ -18,7 +18,7 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 # --- Debian packages -------------------------------------------------------------------------
 packages=(pkg-config libgeos-dev curl ca-certificates python3-pip npm)
 if [ "$purpose" = "test" ]; then
-  packages+=(gdal-bin postgresql-15-postgis-3 chromium)
+  packages+=(gdal-bin postgresql-15-postgis-3 chromium chromium-driver)
 fi
 missing=()
 for p in "${packages[@]}"; do
