@@ -190,6 +190,112 @@ async fn the_api_follows_the_standard_and_refuses_bad_parameters() {
         "{collection}"
     );
 
+    // Part 2: the same feature in CRS84, EPSG:4326 (latitude first) and Web Mercator.
+    assert_eq!(
+        collection["storageCrs"],
+        "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
+    );
+    let epsg = |code: u32| format!("http://www.opengis.net/def/crs/EPSG/0/{code}");
+    assert!(
+        collection["crs"].to_string().contains(&epsg(3857)),
+        "{collection}"
+    );
+    let first_point = |page: &Value| {
+        let ring = &page["features"][0]["geometry"]["coordinates"][0][0];
+        [ring[0][0].as_f64().unwrap(), ring[0][1].as_f64().unwrap()]
+    };
+    let (_, _, crs84) = world
+        .get(&format!("/ogc/collections/{countries}/items?limit=1"))
+        .await;
+    let [lon, lat] = first_point(&crs84);
+    let response = world
+        .client
+        .get(world.server.url(&format!(
+            "/ogc/collections/{countries}/items?limit=1&crs={}",
+            epsg(4326)
+        )))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.headers()["content-crs"].to_str().unwrap(),
+        format!("<{}>", epsg(4326))
+    );
+    let lat_lon: Value = response.json().await.unwrap();
+    assert_eq!(first_point(&lat_lon), [lat, lon]);
+    let (_, _, mercator) = world
+        .get(&format!(
+            "/ogc/collections/{countries}/items?limit=1&crs={}",
+            epsg(3857)
+        ))
+        .await;
+    let [x, _] = first_point(&mercator);
+    assert!(
+        (x - lon * 20_037_508.342_789_244 / 180.0).abs() < 1.0,
+        "{x} for {lon}"
+    );
+    // A bbox in EPSG:4326 is latitude first.
+    let (_, _, by_lat_lon) = world
+        .get(&format!(
+            "/ogc/collections/{countries}/items?bbox=35,-10,60,30&bbox-crs={}",
+            epsg(4326)
+        ))
+        .await;
+    let (_, _, by_lon_lat) = world
+        .get(&format!(
+            "/ogc/collections/{countries}/items?bbox=-10,35,30,60"
+        ))
+        .await;
+    assert_eq!(by_lat_lon["numberMatched"], by_lon_lat["numberMatched"]);
+    assert!(by_lon_lat["numberMatched"].as_i64().unwrap() > 20);
+
+    // A projected layer is kept, and can be asked for, in its own CRS (New York's feet).
+    let zip = common::shared("nybb_16a.zip");
+    let (content_type, body) =
+        multipart_body(&[("nybb_16a.zip", std::fs::read(&zip).unwrap())], None);
+    let boroughs: Value = world
+        .client
+        .post(world.server.url("/datasets/upload"))
+        .header("content-type", content_type)
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let layer = boroughs["layers"][0]["name"].as_str().unwrap();
+    let nybb = format!("{}.{layer}", boroughs["id"].as_str().unwrap());
+    let (_, _, described) = world.get(&format!("/ogc/collections/{nybb}")).await;
+    assert_eq!(described["storageCrs"], epsg(2263));
+    let (_, _, in_feet) = world
+        .get(&format!(
+            "/ogc/collections/{nybb}/items?limit=1&crs={}",
+            epsg(2263)
+        ))
+        .await;
+    let file: Value = serde_json::from_str(&gdal(
+        "ogr2ogr",
+        &[
+            "-f",
+            "GeoJSON",
+            "/vsistdout/",
+            &format!("/vsizip/{}", zip.display()),
+            "-limit",
+            "1",
+        ],
+    ))
+    .unwrap();
+    let polygon = |page: &Value| {
+        let c = &page["features"][0]["geometry"]["coordinates"][0][0][0];
+        [c[0].as_f64().unwrap(), c[1].as_f64().unwrap()]
+    };
+    let ([x, y], [fx, fy]) = (polygon(&in_feet), polygon(&file));
+    assert!(
+        (x - fx).abs() < 0.01 && (y - fy).abs() < 0.01,
+        "{x},{y} vs {fx},{fy}"
+    );
+
     // Pages linked by `next` until the last; every feature once.
     let (expected, _) = common::ogrinfo_summary(&world.gpkg, "countries");
     let mut url = format!("/ogc/collections/{countries}/items?limit=50");
@@ -265,6 +371,18 @@ async fn the_api_follows_the_standard_and_refuses_bad_parameters() {
         ),
         (
             format!("/ogc/collections/{countries}/items?colour=red"),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            format!(
+                "/ogc/collections/{countries}/items?crs=http://www.opengis.net/def/crs/EPSG/0/2263"
+            ),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            format!(
+                "/ogc/collections/{countries}/items?bbox-crs=http://www.opengis.net/def/crs/EPSG/0/4326"
+            ),
             StatusCode::BAD_REQUEST,
         ),
     ] {

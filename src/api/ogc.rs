@@ -7,7 +7,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use geomill_backends::duckdb::{DatasetRecord, LayerRecord};
+use geomill_backends::duckdb::{DatasetRecord, LayerRecord, OutputCrs};
 use geomill_planner::schema::FieldType;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -88,7 +88,7 @@ pub async fn landing(headers: HeaderMap) -> Response {
     )
 }
 
-/// The conformance classes implemented: Part 1 core and GeoJSON.
+/// The conformance classes implemented: Part 1 core and GeoJSON, Part 2 CRS by reference.
 #[utoipa::path(get, path = "/ogc/conformance", tag = "ogc", responses((status = 200, body = Object)))]
 pub async fn conformance() -> Response {
     typed(
@@ -96,6 +96,7 @@ pub async fn conformance() -> Response {
         &json!({"conformsTo": [
             "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
             "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
+            "http://www.opengis.net/spec/ogcapi-features-2/1.0/conf/crs",
         ]}),
     )
 }
@@ -137,6 +138,69 @@ pub(crate) async fn resolve(
     Ok((dataset, layer))
 }
 
+/// The URI of a CRS as OGC API names it.
+fn crs_uri(crs: OutputCrs) -> String {
+    match crs {
+        OutputCrs::Crs84 => CRS84.to_owned(),
+        OutputCrs::Epsg(code) => format!("http://www.opengis.net/def/crs/EPSG/0/{code}"),
+    }
+}
+
+/// The CRS the layer's coordinates are kept in (lon/lat layers: CRS84, their axis order).
+fn storage_crs(layer: &LayerRecord) -> OutputCrs {
+    match layer
+        .crs
+        .as_deref()
+        .and_then(|c| c.strip_prefix("EPSG:"))
+        .and_then(|n| n.parse::<u32>().ok())
+    {
+        None | Some(4326) => OutputCrs::Crs84,
+        Some(code) => OutputCrs::Epsg(code),
+    }
+}
+
+/// The CRSs a collection's features can be asked in: CRS84, EPSG:4326 (lat/lon), Web
+/// Mercator, and the storage CRS.
+fn supported_crs(layer: &LayerRecord) -> Vec<OutputCrs> {
+    let mut list = vec![
+        OutputCrs::Crs84,
+        OutputCrs::Epsg(4326),
+        OutputCrs::Epsg(3857),
+    ];
+    let storage = storage_crs(layer);
+    if !list.contains(&storage) {
+        list.push(storage);
+    }
+    list
+}
+
+/// A `crs` or `bbox-crs` value: one of the collection's CRS URIs (or `EPSG:<n>`, `OGC:CRS84`).
+fn parse_crs(text: &str, parameter: &str, layer: &LayerRecord) -> Result<OutputCrs, ApiError> {
+    let supported = supported_crs(layer);
+    let parsed = if text == CRS84 || text == "OGC:CRS84" || text == "[OGC:CRS84]" {
+        Some(OutputCrs::Crs84)
+    } else {
+        text.strip_prefix("http://www.opengis.net/def/crs/EPSG/0/")
+            .or_else(|| text.strip_prefix("EPSG:"))
+            .or_else(|| {
+                text.strip_prefix("[EPSG:")
+                    .and_then(|t| t.strip_suffix(']'))
+            })
+            .and_then(|n| n.parse().ok())
+            .map(OutputCrs::Epsg)
+    };
+    parsed.filter(|c| supported.contains(c)).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "{parameter}={text:?} is not offered by this collection; use one of {}",
+            supported
+                .iter()
+                .map(|c| crs_uri(*c))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
+}
+
 async fn describe(
     state: &AppState,
     base: &str,
@@ -160,7 +224,8 @@ async fn describe(
         "id": id,
         "title": format!("{} / {}", dataset.name, layer.name),
         "itemType": "feature",
-        "crs": [CRS84],
+        "crs": supported_crs(layer).into_iter().map(crs_uri).collect::<Vec<_>>(),
+        "storageCrs": crs_uri(storage_crs(layer)),
         "links": [
             link(href(""), "self", JSON, "This collection"),
             link(href("/items"), "items", GEOJSON, "The features"),
@@ -230,6 +295,11 @@ pub struct ItemsQuery {
     pub datetime: Option<String>,
     /// `json` or `geojson` (the only encoding).
     pub f: Option<String>,
+    /// The CRS of the answer's coordinates (one of the collection's `crs`; default CRS84).
+    pub crs: Option<String>,
+    /// The CRS of `bbox` (default CRS84).
+    #[serde(rename = "bbox-crs")]
+    pub bbox_crs: Option<String>,
 }
 
 /// A page of a collection's features: GeoJSON with `numberMatched`, `numberReturned` and
@@ -265,8 +335,23 @@ pub async fn items(
     let limit = limit.min(MAX_LIMIT);
     let bbox = query.bbox.as_deref().map(parse_bbox).transpose()?;
     let (_, layer) = resolve(&state, &id).await?;
+    let output = match &query.crs {
+        Some(text) => parse_crs(text, "crs", &layer)?,
+        None => OutputCrs::Crs84,
+    };
+    let bbox = match (bbox, &query.bbox_crs) {
+        (Some(bbox), Some(text)) => match parse_crs(text, "bbox-crs", &layer)? {
+            OutputCrs::Crs84 => Some(bbox),
+            OutputCrs::Epsg(code) => {
+                let engine = state.embedded();
+                Some(blocking(move || engine.bbox_to_crs84(bbox, code)).await?)
+            }
+        },
+        (None, Some(_)) => return Err(ApiError::bad_request("bbox-crs is given without bbox")),
+        (bbox, None) => bbox,
+    };
     let engine = state.embedded();
-    let page = blocking(move || engine.features(&layer, bbox, limit, offset)).await?;
+    let page = blocking(move || engine.features_in(&layer, bbox, (limit, offset), output)).await?;
     let features: Vec<Value> = page
         .features
         .iter()
@@ -278,8 +363,14 @@ pub async fn items(
             "{base}/ogc/collections/{}/items?limit={limit}&offset={offset}",
             urlencode(&id)
         );
-        if let Some(bbox) = &query.bbox {
-            href.push_str(&format!("&bbox={}", bbox.replace(' ', "")));
+        for (name, value) in [
+            ("bbox", &query.bbox),
+            ("bbox-crs", &query.bbox_crs),
+            ("crs", &query.crs),
+        ] {
+            if let Some(value) = value {
+                href.push_str(&format!("&{name}={}", urlencode(value.trim())));
+            }
         }
         link(href, rel, GEOJSON, rel)
     };
@@ -290,17 +381,28 @@ pub async fn items(
     if offset > 0 {
         links.push(page_link((offset - limit).max(0), "prev"));
     }
-    Ok(typed(
-        GEOJSON,
-        &json!({
-            "type": "FeatureCollection",
-            "numberMatched": page.total,
-            "numberReturned": features.len(),
-            "timeStamp": crate::timestamp::now(),
-            "features": features,
-            "links": links,
-        }),
+    Ok(with_content_crs(
+        output,
+        typed(
+            GEOJSON,
+            &json!({
+                "type": "FeatureCollection",
+                "numberMatched": page.total,
+                "numberReturned": features.len(),
+                "timeStamp": crate::timestamp::now(),
+                "features": features,
+                "links": links,
+            }),
+        ),
     ))
+}
+
+/// `response` with the `Content-Crs` header Part 2 asks for.
+fn with_content_crs(crs: OutputCrs, mut response: Response) -> Response {
+    if let Ok(value) = HeaderValue::from_str(&format!("<{}>", crs_uri(crs))) {
+        response.headers_mut().insert("content-crs", value);
+    }
+    response
 }
 
 /// One feature by id.
@@ -310,12 +412,17 @@ pub async fn item(
     State(state): State<AppState>,
     Path((id, feature_id)): Path<(String, String)>,
     headers: HeaderMap,
+    ApiQuery(query): ApiQuery<ItemQuery>,
 ) -> Result<Response, ApiError> {
     let missing = || ApiError::not_found(format!("collection {id} has no feature {feature_id:?}"));
     let number: i64 = feature_id.parse().map_err(|_| missing())?;
     let (_, layer) = resolve(&state, &id).await?;
+    let output = match &query.crs {
+        Some(text) => parse_crs(text, "crs", &layer)?,
+        None => OutputCrs::Crs84,
+    };
     let engine = state.embedded();
-    let text = blocking(move || engine.feature(&layer, number))
+    let text = blocking(move || engine.feature(&layer, number, output))
         .await?
         .ok_or_else(missing)?;
     let mut feature: Value = serde_json::from_str(&text).map_err(|e| ApiError::internal(&e))?;
@@ -330,7 +437,16 @@ pub async fn item(
         ),
         link(collection, "collection", JSON, "The collection"),
     ]);
-    Ok(typed(GEOJSON, &feature))
+    Ok(with_content_crs(output, typed(GEOJSON, &feature)))
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct ItemQuery {
+    /// The CRS of the answer's coordinates (default CRS84).
+    pub crs: Option<String>,
+    /// `json` or `geojson`.
+    pub f: Option<String>,
 }
 
 /// TileJSON 3.0 for the collection's vector tiles.

@@ -17,4 +17,6 @@ pub use ogc::tile_bounds;
 pub use remote::RemoteLayer;
 pub use rules::RuleRecord;
 pub use run::{Binding, Interrupter, QueryRows, RunOutcome};
-pub use store::{DatasetRecord, FeaturePage, LayerRecord, Reader, RejectedFile, SourceFile};
+pub use store::{
+    DatasetRecord, FeaturePage, LayerRecord, OutputCrs, Reader, RejectedFile, SourceFile,
+};

@@ -4,7 +4,7 @@
 use geomill_planner::sql::quote::{ident, string};
 
 use super::EmbeddedEngine;
-use super::store::{LayerRecord, lon_lat_geometry, query_error};
+use super::store::{LayerRecord, OutputCrs, lon_lat_geometry, query_error};
 use crate::BackendError;
 
 /// Tile extent (MVT units per tile side) and the buffer kept around a tile, in those units.
@@ -51,13 +51,18 @@ impl EmbeddedEngine {
         })
     }
 
-    /// One feature by its id (its row number) as GeoJSON text, in WGS 84 lon/lat.
-    pub fn feature(&self, layer: &LayerRecord, id: i64) -> Result<Option<String>, BackendError> {
+    /// One feature by its id (its row number) as GeoJSON text, its geometry in `crs`.
+    pub fn feature(
+        &self,
+        layer: &LayerRecord,
+        id: i64,
+        crs: OutputCrs,
+    ) -> Result<Option<String>, BackendError> {
         let sql = format!(
             "SELECT CAST(json_object('type', 'Feature', 'id', rowid, 'geometry', CAST(ST_AsGeoJSON({}) AS JSON), \
              'properties', to_json(struct_pack(*COLUMNS(* EXCLUDE (geom))))) AS VARCHAR) \
              FROM layers.{} WHERE rowid = ?",
-            lon_lat_geometry(layer),
+            crs.geometry(layer),
             ident(&layer.table_name)
         );
         match self.connection()?.query_row(&sql, [id], |r| r.get(0)) {
@@ -65,6 +70,21 @@ impl EmbeddedEngine {
             Err(duckdb::Error::QueryReturnedNoRows) => Ok(None),
             Err(e) => Err(query_error(&sql)(e)),
         }
+    }
+
+    /// `bbox` given in EPSG:`code` (its authority's axis order) as a CRS84 bbox: the extent of
+    /// the transformed rectangle.
+    pub fn bbox_to_crs84(&self, bbox: [f64; 4], code: u32) -> Result<[f64; 4], BackendError> {
+        let [a, b, c, d] = bbox;
+        let sql = format!(
+            "SELECT ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e) FROM \
+             (SELECT ST_Transform(ST_MakeEnvelope({a:?}, {b:?}, {c:?}, {d:?}), 'EPSG:{code}', 'OGC:CRS84') AS e)"
+        );
+        self.connection()?
+            .query_row(&sql, [], |r| {
+                Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?])
+            })
+            .map_err(query_error(&sql))
     }
 
     /// Tile z/x/y of the layer as a Mapbox Vector Tile (one layer named `name`, every attribute

@@ -348,8 +348,20 @@ impl EmbeddedEngine {
         limit: i64,
         offset: i64,
     ) -> Result<FeaturePage, BackendError> {
+        self.features_in(layer, bbox, (limit, offset), OutputCrs::Crs84)
+    }
+
+    /// [`Self::features`] with the geometries in `crs`.
+    pub fn features_in(
+        &self,
+        layer: &LayerRecord,
+        bbox: Option<[f64; 4]>,
+        (limit, offset): (i64, i64),
+        crs: OutputCrs,
+    ) -> Result<FeaturePage, BackendError> {
         let table = format!("layers.{}", ident(&layer.table_name));
         let geometry = lon_lat_geometry(layer);
+        let output = crs.geometry(layer);
         let filter = match bbox {
             Some(b) => {
                 let numbers: Vec<String> = b.iter().map(|n| format!("{n:?}")).collect();
@@ -366,7 +378,7 @@ impl EmbeddedEngine {
             .query_row(&count_sql, [], |r| r.get(0))
             .map_err(query_error(&count_sql))?;
         let sql = format!(
-            "SELECT CAST(json_object('type', 'Feature', 'id', rowid, 'geometry', CAST(ST_AsGeoJSON({geometry}) AS JSON), \
+            "SELECT CAST(json_object('type', 'Feature', 'id', rowid, 'geometry', CAST(ST_AsGeoJSON({output}) AS JSON), \
              'properties', to_json(struct_pack(*COLUMNS(* EXCLUDE (geom))))) AS VARCHAR) \
              FROM {table}{filter} ORDER BY rowid LIMIT ? OFFSET ?"
         );
@@ -427,6 +439,36 @@ pub(super) fn inspect(
         return Err(RejectedFile(format!("{name} has no layers")));
     }
     Ok((driver, layers))
+}
+
+/// The coordinate reference system features are answered in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputCrs {
+    /// WGS 84 longitude/latitude (GeoJSON's, and OGC's CRS84).
+    #[default]
+    Crs84,
+    /// An EPSG CRS in its authority's axis order (EPSG:4326 is latitude/longitude).
+    Epsg(u32),
+}
+
+impl OutputCrs {
+    /// The layer's `geom` in this CRS, transformed from the layer's own CRS directly (its own
+    /// CRS asked for: the stored coordinates as they are).
+    pub fn geometry(self, layer: &LayerRecord) -> String {
+        let lon_lat = lon_lat_geometry(layer);
+        match self {
+            Self::Crs84 => lon_lat,
+            Self::Epsg(4326) => format!("ST_FlipCoordinates({lon_lat})"),
+            Self::Epsg(code) => match layer.crs.as_deref() {
+                Some(own) if own == format!("EPSG:{code}") => "geom".to_owned(),
+                Some(own) if own != "EPSG:4326" => format!(
+                    "ST_Transform(geom, {}, 'EPSG:{code}', always_xy := true)",
+                    string(own)
+                ),
+                _ => format!("ST_Transform({lon_lat}, 'OGC:CRS84', 'EPSG:{code}')"),
+            },
+        }
+    }
 }
 
 /// A layer's `geom` in WGS 84 longitude/latitude (a layer without a known CRS is taken as such).
