@@ -4,6 +4,7 @@
 pub mod api;
 pub mod cli;
 pub mod config;
+pub mod cql2;
 pub mod datasets;
 pub mod error;
 pub mod execute;

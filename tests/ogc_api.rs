@@ -75,6 +75,15 @@ fn feature_count(ogrinfo: &str) -> i64 {
         .unwrap()
 }
 
+/// Features GDAL lists (with a spatial filter, a GeoPackage's `Feature Count` only counts the
+/// index's boxes; the listing checks each geometry).
+fn listed_features(ogrinfo: &str) -> i64 {
+    ogrinfo
+        .lines()
+        .filter(|l| l.starts_with("OGRFeature("))
+        .count() as i64
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gdal_lists_and_copies_every_collection_page_by_page() {
     let world = world().await;
@@ -139,11 +148,12 @@ async fn gdal_lists_and_copies_every_collection_page_by_page() {
         .await
         .unwrap();
     assert_eq!(rows["rows"][0]["n"], through_oapif, "{rows}");
-    let in_file = feature_count(&gdal(
+    let in_file = listed_features(&gdal(
         "ogrinfo",
         &[
             "-ro",
-            "-so",
+            "-q",
+            "-geom=NO",
             "-spat",
             "-10",
             "35",
@@ -497,5 +507,118 @@ async fn tiles_decode_with_gdal_to_the_features_they_should_hold() {
             .get(&format!("/ogc/collections/{countries}/tiles/{path}"))
             .await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {body}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cql2_filters_select_what_gdal_selects() {
+    let world = world().await;
+    let countries = world.collection("countries");
+    let items = world
+        .server
+        .url(&format!("/ogc/collections/{countries}/items"));
+    let matched = |params: Vec<(&'static str, String)>| {
+        let request = world.client.get(&items).query(&params);
+        async move {
+            let response = request.send().await.unwrap();
+            let status = response.status();
+            let body: Value = response.json().await.unwrap();
+            (status, body)
+        }
+    };
+    let gdal_count = |extra: &[&str]| {
+        let mut args = vec!["-ro", "-q", "-geom=NO"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&[world.gpkg.as_str(), "countries"]);
+        listed_features(&gdal("ogrinfo", &args))
+    };
+
+    let (_, _, queryables) = world
+        .get(&format!("/ogc/collections/{countries}/queryables"))
+        .await;
+    assert_eq!(
+        queryables["properties"]["pop_est"]["type"], "number",
+        "{queryables}"
+    );
+    assert_eq!(queryables["properties"]["name"]["type"], "string");
+
+    let populous = gdal_count(&["-where", "pop_est > 100000000"]);
+    let (status, text) = matched(vec![("filter", "pop_est > 100000000".into())]).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(text["numberMatched"], populous);
+    let json_filter = json!({"op": ">", "args": [{"property": "pop_est"}, 100_000_000]});
+    let (_, as_json) = matched(vec![
+        ("filter", json_filter.to_string()),
+        ("filter-lang", "cql2-json".into()),
+    ])
+    .await;
+    assert_eq!(as_json["numberMatched"], populous);
+
+    let african_square = gdal_count(&[
+        "-where",
+        "continent = 'Africa'",
+        "-spat",
+        "0",
+        "0",
+        "20",
+        "20",
+    ]);
+    let (_, spatial) = matched(vec![(
+        "filter",
+        "continent = 'Africa' AND S_INTERSECTS(geometry, POLYGON((0 0, 20 0, 20 20, 0 20, 0 0)))"
+            .into(),
+    )])
+    .await;
+    assert_eq!(spatial["numberMatched"], african_square, "{spatial}");
+    assert!(african_square > 3);
+    let not_in = gdal_count(&[
+        "-where",
+        "continent NOT IN ('Africa', 'Asia') AND name LIKE 'B%'",
+    ]);
+    let (_, advanced) = matched(vec![(
+        "filter",
+        "NOT continent IN ('Africa', 'Asia') AND name LIKE 'B%'".into(),
+    )])
+    .await;
+    assert_eq!(advanced["numberMatched"], not_in);
+
+    for (params, words) in [
+        (
+            vec![("filter", "colour = 'red'".to_owned())],
+            "not a queryable",
+        ),
+        (vec![("filter", "pop_est >".to_owned())], "filter:"),
+        (
+            vec![(
+                "filter",
+                "S_INTERSECTS(geometry, POLYGON((0 0, 1)))".to_owned(),
+            )],
+            "cannot be evaluated",
+        ),
+        (
+            vec![
+                ("filter", "pop_est > 1".to_owned()),
+                ("filter-lang", "ecql".to_owned()),
+            ],
+            "filter-lang",
+        ),
+        (
+            vec![
+                ("filter", "pop_est > 1".to_owned()),
+                (
+                    "filter-crs",
+                    "http://www.opengis.net/def/crs/EPSG/0/3857".to_owned(),
+                ),
+            ],
+            "filter-crs",
+        ),
+    ] {
+        let params: Vec<(&'static str, String)> = params;
+        let (status, body) = matched(params.clone()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{params:?}: {body}");
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains(words),
+            "{params:?}: {body}"
+        );
     }
 }

@@ -48,6 +48,7 @@ use crate::state::AppState;
         super::ogc::collections,
         super::ogc::collection,
         super::ogc::items,
+        super::ogc::queryables,
         super::ogc::item,
         super::ogc::tilejson,
         super::ogc::tile,

@@ -37,6 +37,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ogc/collections", get(collections))
         .route("/ogc/collections/{id}", get(collection))
         .route("/ogc/collections/{id}/items", get(items))
+        .route("/ogc/collections/{id}/queryables", get(queryables))
         .route("/ogc/collections/{id}/items/{feature_id}", get(item))
         .route("/ogc/collections/{id}/tiles", get(tilejson))
         .route("/ogc/collections/{id}/tiles/{z}/{x}/{y}", get(tile))
@@ -88,7 +89,8 @@ pub async fn landing(headers: HeaderMap) -> Response {
     )
 }
 
-/// The conformance classes implemented: Part 1 core and GeoJSON, Part 2 CRS by reference.
+/// The conformance classes implemented: Part 1 core and GeoJSON, Part 2 CRS by reference,
+/// Part 3 filtering with CQL2 text and JSON.
 #[utoipa::path(get, path = "/ogc/conformance", tag = "ogc", responses((status = 200, body = Object)))]
 pub async fn conformance() -> Response {
     typed(
@@ -97,6 +99,16 @@ pub async fn conformance() -> Response {
             "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
             "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
             "http://www.opengis.net/spec/ogcapi-features-2/1.0/conf/crs",
+            "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables",
+            "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables-query-parameters",
+            "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter",
+            "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/features-filter",
+            "http://www.opengis.net/spec/cql2/1.0/conf/cql2-text",
+            "http://www.opengis.net/spec/cql2/1.0/conf/cql2-json",
+            "http://www.opengis.net/spec/cql2/1.0/conf/basic-cql2",
+            "http://www.opengis.net/spec/cql2/1.0/conf/advanced-comparison-operators",
+            "http://www.opengis.net/spec/cql2/1.0/conf/basic-spatial-functions",
+            "http://www.opengis.net/spec/cql2/1.0/conf/spatial-functions",
         ]}),
     )
 }
@@ -230,6 +242,12 @@ async fn describe(
             link(href(""), "self", JSON, "This collection"),
             link(href("/items"), "items", GEOJSON, "The features"),
             link(href("/tiles"), "tiles", JSON, "TileJSON of the vector tiles"),
+            link(
+                href("/queryables"),
+                "http://www.opengis.net/def/rel/ogc/1.0/queryables",
+                "application/schema+json",
+                "What a filter may use",
+            ),
         ],
     });
     if let Some(bbox) = extent {
@@ -300,6 +318,114 @@ pub struct ItemsQuery {
     /// The CRS of `bbox` (default CRS84).
     #[serde(rename = "bbox-crs")]
     pub bbox_crs: Option<String>,
+    /// A CQL2 filter over the collection's queryables.
+    pub filter: Option<String>,
+    /// `cql2-text` (default) or `cql2-json`.
+    #[serde(rename = "filter-lang")]
+    pub filter_lang: Option<String>,
+    /// The CRS of the filter's geometries: CRS84 only.
+    #[serde(rename = "filter-crs")]
+    pub filter_crs: Option<String>,
+}
+
+/// The SQL condition of an items request's `filter`, checked against the layer's columns.
+async fn filter_condition(
+    state: &AppState,
+    layer: &LayerRecord,
+    query: &ItemsQuery,
+) -> Result<Option<String>, ApiError> {
+    let Some(text) = &query.filter else {
+        if query.filter_lang.is_some() || query.filter_crs.is_some() {
+            return Err(ApiError::bad_request(
+                "filter-lang and filter-crs need a filter",
+            ));
+        }
+        return Ok(None);
+    };
+    if let Some(crs) = &query.filter_crs
+        && parse_crs(crs, "filter-crs", layer)? != OutputCrs::Crs84
+    {
+        return Err(ApiError::bad_request(format!(
+            "filter-crs: only {CRS84} is supported"
+        )));
+    }
+    let expr = match query.filter_lang.as_deref().unwrap_or("cql2-text") {
+        "cql2-text" => crate::cql2::text::parse(text),
+        "cql2-json" => serde_json::from_str(text)
+            .map_err(|e| format!("not JSON: {e}"))
+            .and_then(|v| crate::cql2::from_json(&v)),
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "filter-lang={other:?}: use cql2-text or cql2-json"
+            )));
+        }
+    }
+    .map_err(|reason| ApiError::bad_request(format!("filter: {reason}")))?;
+    let columns = queryable_columns(state, layer).await?;
+    let names: Vec<String> = columns.iter().map(|(name, _)| name.clone()).collect();
+    let geometry = geomill_backends::duckdb::lon_lat_geometry(layer);
+    let target = crate::cql2::Target {
+        columns: &names,
+        geometry_sql: &geometry,
+    };
+    crate::cql2::to_sql(&expr, &target)
+        .map(Some)
+        .map_err(|reason| ApiError::bad_request(format!("filter: {reason}")))
+}
+
+/// The layer's attribute columns and their JSON Schema types.
+async fn queryable_columns(
+    state: &AppState,
+    layer: &LayerRecord,
+) -> Result<Vec<(String, &'static str)>, ApiError> {
+    let engine = state.embedded();
+    let record = layer.clone();
+    let schema = blocking(move || engine.layer_schema(&record)).await?;
+    Ok(schema
+        .columns
+        .iter()
+        .filter(|c| c.name != "geom")
+        .map(|c| {
+            let kind = match c.ty {
+                FieldType::Integer => "integer",
+                FieldType::Double => "number",
+                FieldType::Boolean => "boolean",
+                _ => "string",
+            };
+            (c.name.clone(), kind)
+        })
+        .collect())
+}
+
+/// The properties a filter may use, as a JSON Schema.
+#[utoipa::path(get, path = "/ogc/collections/{id}/queryables", tag = "ogc",
+    responses((status = 200, description = "application/schema+json", body = Object), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn queryables(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let (_, layer) = resolve(&state, &id).await?;
+    let mut properties = serde_json::Map::new();
+    properties.insert(
+        "geometry".into(),
+        json!({"format": "geometry-any", "description": "The feature's geometry, in CRS84"}),
+    );
+    for (name, kind) in queryable_columns(&state, &layer).await? {
+        properties.insert(name.clone(), json!({"title": name, "type": kind}));
+    }
+    let base = base_url(&headers);
+    Ok(typed(
+        "application/schema+json",
+        &json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": format!("{base}/ogc/collections/{}/queryables", urlencode(&id)),
+            "type": "object",
+            "title": id,
+            "properties": properties,
+            "additionalProperties": false,
+        }),
+    ))
 }
 
 /// A page of a collection's features: GeoJSON with `numberMatched`, `numberReturned` and
@@ -350,8 +476,22 @@ pub async fn items(
         (None, Some(_)) => return Err(ApiError::bad_request("bbox-crs is given without bbox")),
         (bbox, None) => bbox,
     };
+    let condition = filter_condition(&state, &layer, &query).await?;
     let engine = state.embedded();
-    let page = blocking(move || engine.features_in(&layer, bbox, (limit, offset), output)).await?;
+    let filtered = condition.is_some();
+    let page = tokio::task::spawn_blocking(move || {
+        engine.features_in(&layer, bbox, condition.as_deref(), (limit, offset), output)
+    })
+    .await
+    .map_err(|e| ApiError::internal(&e))?
+    .map_err(|error| match error {
+        // The filter's literals reach the engine only here (a WKT it cannot read, a comparison
+        // of a text column with a number): the request's fault.
+        geomill_backends::BackendError::Query { reason, .. } if filtered => {
+            ApiError::bad_request(format!("filter cannot be evaluated: {reason}"))
+        }
+        other => ApiError::internal(&other),
+    })?;
     let features: Vec<Value> = page
         .features
         .iter()
@@ -367,6 +507,9 @@ pub async fn items(
             ("bbox", &query.bbox),
             ("bbox-crs", &query.bbox_crs),
             ("crs", &query.crs),
+            ("filter", &query.filter),
+            ("filter-lang", &query.filter_lang),
+            ("filter-crs", &query.filter_crs),
         ] {
             if let Some(value) = value {
                 href.push_str(&format!("&{name}={}", urlencode(value.trim())));

@@ -19,4 +19,5 @@ pub use rules::RuleRecord;
 pub use run::{Binding, Interrupter, QueryRows, RunOutcome};
 pub use store::{
     DatasetRecord, FeaturePage, LayerRecord, OutputCrs, Reader, RejectedFile, SourceFile,
+    lon_lat_geometry,
 };

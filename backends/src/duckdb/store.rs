@@ -348,14 +348,17 @@ impl EmbeddedEngine {
         limit: i64,
         offset: i64,
     ) -> Result<FeaturePage, BackendError> {
-        self.features_in(layer, bbox, (limit, offset), OutputCrs::Crs84)
+        self.features_in(layer, bbox, None, (limit, offset), OutputCrs::Crs84)
     }
 
-    /// [`Self::features`] with the geometries in `crs`.
+    /// [`Self::features`] with the geometries in `crs`, and only the rows that meet
+    /// `condition` (a SQL condition built by the caller from quoted parts, over the layer's
+    /// columns with `geom` in CRS84).
     pub fn features_in(
         &self,
         layer: &LayerRecord,
         bbox: Option<[f64; 4]>,
+        condition: Option<&str>,
         (limit, offset): (i64, i64),
         crs: OutputCrs,
     ) -> Result<FeaturePage, BackendError> {
@@ -371,6 +374,11 @@ impl EmbeddedEngine {
                 )
             }
             None => String::new(),
+        };
+        let filter = match (condition, filter.is_empty()) {
+            (None, _) => filter,
+            (Some(condition), true) => format!(" WHERE ({condition})"),
+            (Some(condition), false) => format!("{filter} AND ({condition})"),
         };
         let connection = self.connection()?;
         let count_sql = format!("SELECT count(*) FROM {table}{filter}");
@@ -472,7 +480,7 @@ impl OutputCrs {
 }
 
 /// A layer's `geom` in WGS 84 longitude/latitude (a layer without a known CRS is taken as such).
-pub(super) fn lon_lat_geometry(layer: &LayerRecord) -> String {
+pub fn lon_lat_geometry(layer: &LayerRecord) -> String {
     match layer.crs.as_deref() {
         Some("EPSG:4326") | None => "geom".to_owned(),
         Some(crs) => format!(
