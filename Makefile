@@ -16,7 +16,7 @@ export GEOMILL_MAPLIBRE_DIR ?= $(GEOMILL_DEPS_DIR)/maplibre-gl-5.7.0
 export GEOMILL_PYTHON ?= $(GEOMILL_DEPS_DIR)/python/bin/python
 CARGO_FLAGS := --release --locked
 
-.PHONY: run test setup-run setup-test build lint bench
+.PHONY: run test setup-run setup-test build lint bench bench-ogc
 
 setup-run:
 	@scripts/setup.sh run >/dev/null
@@ -42,3 +42,8 @@ test: setup-test lint
 
 bench: setup-test
 	cargo bench --workspace
+
+## make bench-ogc: OGC API items and tiles under load (wrk), geomill against tipg on the same data.
+bench-ogc:
+	@scripts/setup.sh bench >/dev/null
+	benches/ogc_load.sh

@@ -163,7 +163,7 @@ async fn receive(
 }
 
 /// Loads a file already in the dataset's folder; a file GDAL cannot read is a 422.
-async fn ingest_stored(
+pub(crate) async fn ingest_stored(
     state: &AppState,
     id: &str,
     name: String,

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use super::datasets::{MAX_LIMIT, blocking};
 use super::extract::{ApiJson, ApiQuery};
 use crate::datasets::export::{ExportSource, ExportedFile, export, file_stem};
+use crate::datasets::model::Dataset;
 use crate::error::ApiError;
 use crate::jobs::feed::Channel;
 use crate::jobs::model::{Job, JobPage};
@@ -35,6 +36,7 @@ pub fn routes() -> Router<AppState> {
         .route("/jobs/{id}/events", get(events))
         .route("/jobs/{id}/download", get(download))
         .route("/jobs/{id}/features", get(features))
+        .route("/jobs/{id}/publish", post(publish))
 }
 
 async fn find(state: &AppState, id: &str) -> Result<JobRecord, ApiError> {
@@ -59,8 +61,8 @@ pub async fn submit(
     ApiQuery(query): ApiQuery<JobQuery>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<(StatusCode, Json<Job>), ApiError> {
-    let job = job_from(&state, body, query).await?;
-    let job = runner::submit(&state, job).await?;
+    let submission = job_from(&state, body, query).await?;
+    let job = runner::submit(&state, submission.job, submission.publish).await?;
     Ok((StatusCode::ACCEPTED, Json(job.into())))
 }
 
@@ -249,4 +251,45 @@ pub async fn features(
         "limit": limit,
         "offset": offset,
     })))
+}
+
+/// A job result published as a dataset, with its OGC API collections.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct PublishedResult {
+    pub job_id: String,
+    pub dataset: Dataset,
+    /// The collection ids (`/ogc/collections/{id}`) of the dataset's layers.
+    pub collections: Vec<String>,
+}
+
+/// Publish a completed job's result as a dataset, so it is an OGC API collection with tiles
+/// and a map. 201 the first time, 200 with the same dataset after; 409 before the job
+/// completes. (`publish: true` at submission publishes on completion.)
+#[utoipa::path(post, path = "/jobs/{id}/publish", tag = "jobs",
+    responses((status = 201, body = PublishedResult), (status = 200, description = "Already published", body = PublishedResult),
+        (status = 404, body = crate::error::ErrorBody), (status = 409, description = "The job has no result", body = crate::error::ErrorBody)))]
+pub async fn publish(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<PublishedResult>), ApiError> {
+    let (job, path) = result_path(&state, &id).await?;
+    let published = crate::jobs::publish::publish(&state, &job, &path).await?;
+    let status = if published.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    let dataset = published.dataset;
+    Ok((
+        status,
+        Json(PublishedResult {
+            job_id: job.id,
+            collections: dataset
+                .layers
+                .iter()
+                .map(|l| format!("{}.{}", dataset.id, l.name))
+                .collect(),
+            dataset,
+        }),
+    ))
 }

@@ -9,7 +9,6 @@ pub mod fallback;
 pub mod fields;
 pub mod health;
 pub mod jobs;
-pub mod map;
 pub mod not_implemented;
 pub mod ogc;
 pub mod pipelines;
@@ -39,7 +38,6 @@ pub fn router() -> Router<AppState> {
         .merge(rules::routes())
         .merge(jobs::routes())
         .merge(ogc::routes())
-        .merge(map::routes())
         .merge(pipelines::routes())
         .merge(sql::routes())
         .merge(not_implemented::routes())

@@ -3,5 +3,6 @@
 
 pub mod feed;
 pub mod model;
+pub mod publish;
 pub mod runner;
 pub mod submit;

@@ -135,7 +135,15 @@ fn announce(feed: &JobFeed, job: &JobRecord) {
 }
 
 /// Records `job` (PENDING) and starts driving it; it is in the catalog when this returns.
-pub async fn submit(state: &AppState, job: JobRecord) -> Result<JobRecord, ApiError> {
+/// With `publish`, its result is published as a dataset when it completes.
+pub async fn submit(
+    state: &AppState,
+    job: JobRecord,
+    publish: bool,
+) -> Result<JobRecord, ApiError> {
+    if publish {
+        super::publish::mark(state, &job.id).await?;
+    }
     let engine = state.embedded();
     let stored = job.clone();
     blocking(move || engine.insert_job(&stored)).await?;
@@ -315,6 +323,7 @@ async fn run_attempts(state: &AppState, id: &str, feed: &Arc<JobFeed>, control: 
                         execution.steps_executed, execution.result_features
                     ),
                 );
+                publish_if_asked(state, &job, &execution.result_path, feed).await;
             }
             Attempt::TimedOut => {
                 job.status = FAILED.into();
@@ -360,6 +369,35 @@ async fn run_attempts(state: &AppState, id: &str, feed: &Arc<JobFeed>, control: 
             announce(feed, &job);
         }
         return;
+    }
+}
+
+/// Publishes a completed job's result when the submission asked for it. A failure is logged and
+/// leaves the job COMPLETED: the result is whole, and `POST /jobs/{id}/publish` can try again.
+async fn publish_if_asked(state: &AppState, job: &JobRecord, result_path: &str, feed: &JobFeed) {
+    match super::publish::is_pending(state, &job.id).await {
+        Ok(true) => {}
+        Ok(false) => return,
+        Err(error) => {
+            feed.log(
+                "warn",
+                None,
+                &format!("publication not checked: {}", error.message),
+            );
+            return;
+        }
+    }
+    match super::publish::publish(state, job, result_path).await {
+        Ok(published) => feed.log(
+            "info",
+            None,
+            &format!("result published as dataset {}", published.dataset.id),
+        ),
+        Err(error) => feed.log(
+            "warn",
+            None,
+            &format!("the result could not be published: {}", error.message),
+        ),
     }
 }
 

@@ -48,6 +48,9 @@ pub struct JobBody {
     /// Run variables (`{date}` in output paths, `${var}` in parameters).
     #[serde(default)]
     pub vars: Option<BTreeMap<String, String>>,
+    /// Publish the result as a dataset (an OGC API collection) when the job completes.
+    #[serde(default)]
+    pub publish: Option<bool>,
 }
 
 /// `parameters` of a job submission.
@@ -64,6 +67,8 @@ pub struct JobParameters {
     pub timeout_s: Option<u64>,
     #[serde(default)]
     pub vars: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    pub publish: Option<bool>,
 }
 
 /// Settings that may be given in `parameters`, at the top level, or in the query string.
@@ -72,6 +77,7 @@ struct RunSettings {
     max_retries: Option<u32>,
     timeout_s: Option<u64>,
     vars: Option<BTreeMap<String, String>>,
+    publish: Option<bool>,
 }
 
 impl RunSettings {
@@ -81,6 +87,7 @@ impl RunSettings {
             max_retries: self.max_retries.or(other.max_retries),
             timeout_s: self.timeout_s.or(other.timeout_s),
             vars: self.vars.or(other.vars),
+            publish: self.publish.or(other.publish),
         }
     }
 }
@@ -93,6 +100,8 @@ pub struct JobQuery {
     pub dataset_id: Option<String>,
     pub max_retries: Option<u32>,
     pub timeout_s: Option<u64>,
+    /// Publish the result as a dataset when the job completes.
+    pub publish: Option<bool>,
 }
 
 /// The document stored rules make: a rules file, one step per rule.
@@ -130,16 +139,23 @@ async fn rules_document(state: &AppState, ids: &[String]) -> Result<Value, ApiEr
     Ok(Value::Array(steps))
 }
 
+/// A checked job, ready to record, and whether its result is to be published.
+pub struct Submission {
+    pub job: JobRecord,
+    pub publish: bool,
+}
+
 /// A checked job, ready to record: the body parsed, the document valid and its sources bound.
 pub async fn job_from(
     state: &AppState,
     body: Value,
     query: JobQuery,
-) -> Result<JobRecord, ApiError> {
+) -> Result<Submission, ApiError> {
     let query_settings = RunSettings {
         max_retries: query.max_retries,
         timeout_s: query.timeout_s,
         vars: None,
+        publish: query.publish,
     };
     let (name, dataset_id, document, settings) = match body {
         Value::Array(_) => (query.name, query.dataset_id, body, query_settings),
@@ -167,11 +183,13 @@ pub async fn job_from(
                 max_retries: parameters.max_retries,
                 timeout_s: parameters.timeout_s,
                 vars: parameters.vars,
+                publish: parameters.publish,
             }
             .or(RunSettings {
                 max_retries: body.max_retries,
                 timeout_s: body.timeout_s,
                 vars: body.vars,
+                publish: body.publish,
             })
             .or(query_settings);
             (
@@ -208,7 +226,7 @@ pub async fn job_from(
     }
     let vars = settings.vars.unwrap_or_default();
     check_document(state, &document, dataset_id.as_deref(), &vars).await?;
-    Ok(JobRecord {
+    let job = JobRecord {
         id: uuid::Uuid::new_v4().to_string(),
         name: name
             .filter(|n| !n.trim().is_empty())
@@ -228,6 +246,10 @@ pub async fn job_from(
         created_at: crate::timestamp::now(),
         started_at: None,
         completed_at: None,
+    };
+    Ok(Submission {
+        job,
+        publish: settings.publish.unwrap_or(false),
     })
 }
 

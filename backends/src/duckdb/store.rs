@@ -171,6 +171,7 @@ impl EmbeddedEngine {
         self.execute_batch(CATALOG_DDL)?;
         self.execute_batch(REMOTE_DDL)?;
         self.execute_batch(super::jobs::JOBS_DDL)?;
+        self.execute_batch(super::published::PUBLISHED_DDL)?;
         self.execute_batch(super::rules::RULES_DDL)
     }
 

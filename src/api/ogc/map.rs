@@ -2,23 +2,15 @@
 //! server (the npm package's files, `GEOMILL_MAPLIBRE_DIR`), drawing the collection's vector
 //! tiles, so a person can look at the data.
 
-use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::get;
 use serde_json::json;
 
 use crate::error::ApiError;
 use crate::state::AppState;
 
-const PAGE: &str = include_str!("assets/map.html");
-
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/ogc/collections/{id}/map", get(map_page))
-        .route("/ogc/assets/{file}", get(asset))
-}
+const PAGE: &str = include_str!("../assets/map.html");
 
 /// The map page of a collection.
 #[utoipa::path(get, path = "/ogc/collections/{id}/map", tag = "ogc",
@@ -27,7 +19,7 @@ pub async fn map_page(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Html<String>, ApiError> {
-    let (dataset, layer) = super::ogc::resolve(&state, &id).await?;
+    let (dataset, layer) = super::wire::resolve(&state, &id).await?;
     let title = format!("{} / {}", dataset.name, layer.name);
     let escaped: String = title
         .chars()
@@ -47,7 +39,7 @@ pub async fn map_page(
             "__TILEJSON_URL__",
             &literal(json!(format!(
                 "/ogc/collections/{}/tiles",
-                super::ogc::urlencode(&id)
+                super::wire::urlencode(&id)
             ))),
         )
         .replace("__LAYER__", &literal(json!(layer.name)));

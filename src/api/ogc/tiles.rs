@@ -1,0 +1,132 @@
+//! Vector tiles of a collection: Mapbox Vector Tiles in Web Mercator with ETags and an
+//! in-memory cache keyed by the layer's data version, and the TileJSON document describing them.
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use geomill_planner::schema::FieldType;
+use serde_json::{Value, json};
+
+use super::wire::{JSON, base_url, data_version, resolve, typed, urlencode};
+use crate::api::datasets::blocking;
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::tile_cache::TileKey;
+
+const MVT: &str = "application/vnd.mapbox-vector-tile";
+/// How long clients and proxies may keep a tile: data only changes when it is reloaded, which
+/// changes the ETag.
+const TILE_CACHE_CONTROL: &str = "public, max-age=300";
+/// Highest zoom level served.
+const MAX_ZOOM: u32 = 22;
+
+/// TileJSON 3.0 for the collection's vector tiles.
+#[utoipa::path(get, path = "/ogc/collections/{id}/tiles", tag = "ogc",
+    responses((status = 200, description = "TileJSON", body = Object), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn tilejson(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let (_, layer) = resolve(&state, &id).await?;
+    let engine = state.embedded();
+    let (record, schema_layer) = (layer.clone(), layer.clone());
+    let bounds = blocking(move || engine.layer_extent(&record)).await?;
+    let engine = state.embedded();
+    let schema = blocking(move || engine.layer_schema(&schema_layer)).await?;
+    let fields: serde_json::Map<String, Value> = schema
+        .columns
+        .iter()
+        .filter(|c| c.name != "geom")
+        .map(|c| {
+            let kind = match c.ty {
+                FieldType::Integer | FieldType::Double => "Number",
+                FieldType::Boolean => "Boolean",
+                _ => "String",
+            };
+            (c.name.clone(), json!(kind))
+        })
+        .collect();
+    let base = base_url(&headers);
+    let mut document = json!({
+        "tilejson": "3.0.0",
+        "name": id,
+        "tiles": [format!("{base}/ogc/collections/{}/tiles/{{z}}/{{x}}/{{y}}.mvt", urlencode(&id))],
+        "minzoom": 0,
+        "maxzoom": MAX_ZOOM,
+        "vector_layers": [{"id": layer.name, "fields": fields}],
+    });
+    if let Some(bounds) = bounds {
+        document["bounds"] = json!(bounds);
+    }
+    Ok(typed(JSON, &document))
+}
+
+/// Tile z/x/y (`{y}.mvt`) as a Mapbox Vector Tile in Web Mercator, one layer named after the
+/// dataset layer; 204 when no feature touches it, 400 outside the tile matrix.
+#[utoipa::path(get, path = "/ogc/collections/{id}/tiles/{z}/{x}/{y}.mvt", tag = "ogc",
+    responses((status = 200, description = "application/vnd.mapbox-vector-tile"), (status = 204, description = "Empty tile"),
+        (status = 400, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn tile(
+    State(state): State<AppState>,
+    Path((id, z, x, y)): Path<(String, String, String, String)>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let y = y.strip_suffix(".mvt").ok_or_else(|| {
+        ApiError::bad_request(format!("tile {y:?}: tiles are served as {{y}}.mvt"))
+    })?;
+    let number = |name: &str, text: &str| {
+        text.parse::<u32>()
+            .map_err(|_| ApiError::bad_request(format!("{name}={text:?} is not a tile index")))
+    };
+    let (z, x, y) = (number("z", &z)?, number("x", &x)?, number("y", y)?);
+    if z > MAX_ZOOM {
+        return Err(ApiError::bad_request(format!(
+            "z={z}: zoom levels go from 0 to {MAX_ZOOM}"
+        )));
+    }
+    let size = 1_u32 << z;
+    if x >= size || y >= size {
+        return Err(ApiError::bad_request(format!(
+            "tile {z}/{x}/{y} is outside the tile matrix (x and y below {size} at zoom {z})"
+        )));
+    }
+    let (dataset, layer) = resolve(&state, &id).await?;
+    let key = TileKey {
+        table: layer.table_name.clone(),
+        version: data_version(&dataset),
+        zxy: (z, x, y),
+    };
+    let etag = key.etag();
+    let cached = [
+        (header::ETAG, etag.clone()),
+        (header::CACHE_CONTROL, TILE_CACHE_CONTROL.to_owned()),
+    ];
+    let unchanged = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|tags| tags.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
+    if unchanged {
+        return Ok((StatusCode::NOT_MODIFIED, cached).into_response());
+    }
+    let bytes = match state.tiles().get(&key) {
+        Some(bytes) => bytes,
+        None => {
+            let engine = state.embedded();
+            let name = layer.name.clone();
+            let bytes =
+                std::sync::Arc::new(blocking(move || engine.tile(&layer, &name, (z, x, y))).await?);
+            state.tiles().put(key, bytes.clone());
+            bytes
+        }
+    };
+    if bytes.is_empty() {
+        return Ok((StatusCode::NO_CONTENT, cached).into_response());
+    }
+    Ok((
+        cached,
+        [(header::CONTENT_TYPE, MVT.to_owned())],
+        bytes.as_ref().clone(),
+    )
+        .into_response())
+}
