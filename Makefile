@@ -35,10 +35,11 @@ lint:
 	cargo fmt --all -- --check
 	cargo clippy $(CARGO_FLAGS) --workspace --all-targets -- -D warnings
 
-## make test: install what is missing, lint, and run the whole suite.
+## make test: install what is missing, lint, and run the whole suite (with a throw-away
+## PostgreSQL + PostGIS cluster on loopback for the PostGIS tests).
 test: setup-test lint
 	cargo build $(CARGO_FLAGS) --bin geomill
-	cargo test $(CARGO_FLAGS) --workspace --no-fail-fast
+	scripts/with-postgis.sh cargo test $(CARGO_FLAGS) --workspace --no-fail-fast
 
 bench: setup-test
 	cargo bench --workspace

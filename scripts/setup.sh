@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what geomill needs on a Debian machine, idempotently and quietly:
 # Debian packages, the prebuilt libduckdb.so 1.5.5 and the DuckDB spatial extension 1.5.5.
-# Usage: scripts/setup.sh [run|test]   ("test" adds the packages only the test suite needs)
+# Usage: scripts/setup.sh [run|test|bench]   ("test" adds the packages only the test suite needs,
+# "bench" those and the load generator the benchmark scripts use)
 set -euo pipefail
 
 purpose="${1:-run}"
@@ -9,6 +10,7 @@ DUCKDB_VERSION="1.5.5"
 DUCKDB_NPM_PACKAGE="@duckdb/node-bindings-linux-x64@1.5.5-r.5"
 MAPLIBRE_VERSION="5.7.0"
 SPATIAL_PYPI_PACKAGE="duckdb-extension-spatial==1.5.5"
+POSTGRES_PYPI_PACKAGE="duckdb-extension-postgres-scanner==1.5.5"
 deps_dir="${GEOMILL_DEPS_DIR:-$HOME/.cache/geomill/deps}"
 ext_dir="${GEOMILL_DUCKDB_EXTENSION_DIR:-$HOME/.duckdb/extensions}/v${DUCKDB_VERSION}/linux_amd64"
 
@@ -17,8 +19,11 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # --- Debian packages -------------------------------------------------------------------------
 packages=(pkg-config libgeos-dev curl ca-certificates python3-pip npm)
-if [ "$purpose" = "test" ]; then
+if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then
   packages+=(gdal-bin postgresql-15-postgis-3 chromium chromium-driver)
+fi
+if [ "$purpose" = "bench" ]; then
+  packages+=(wrk)
 fi
 missing=()
 for p in "${packages[@]}"; do
@@ -63,28 +68,36 @@ if [ ! -f "$maplibre_dir/maplibre-gl.js" ]; then
   rm -rf "$tmp"
 fi
 
-# --- DuckDB spatial extension (signed binary shipped by the PyPI package) ---------------------
-if [ ! -f "$ext_dir/spatial.duckdb_extension" ]; then
-  log "fetching the DuckDB spatial extension $DUCKDB_VERSION"
+# --- DuckDB extensions (signed binaries shipped by PyPI packages) -----------------------------
+# spatial: geometry, GDAL, GEOS, PROJ. postgres_scanner: the PostGIS engine's bulk data path
+# (binary COPY in and out of PostgreSQL).
+fetch_extension() {
+  local extension=$1 package=$2
+  [ -f "$ext_dir/$extension.duckdb_extension" ] && return 0
+  log "fetching the DuckDB $extension extension $DUCKDB_VERSION"
+  local tmp
   tmp=$(mktemp -d)
   pip_cmd=$(command -v pip3 || command -v pip)
-  "$pip_cmd" download -q --no-deps --disable-pip-version-check "$SPATIAL_PYPI_PACKAGE" -d "$tmp"
-  python3 - "$tmp" "$ext_dir" <<'PY'
+  "$pip_cmd" download -q --no-deps --disable-pip-version-check "$package" -d "$tmp"
+  python3 - "$tmp" "$ext_dir" "$extension" <<'PY'
 import glob, os, sys, zipfile
-tmp, dest = sys.argv[1], sys.argv[2]
+tmp, dest, extension = sys.argv[1], sys.argv[2], sys.argv[3]
 wheel = glob.glob(os.path.join(tmp, "*.whl"))[0]
+file_name = extension + ".duckdb_extension"
 with zipfile.ZipFile(wheel) as z:
-    name = next(n for n in z.namelist() if n.endswith("spatial.duckdb_extension"))
+    name = next(n for n in z.namelist() if n.endswith(file_name))
     os.makedirs(dest, exist_ok=True)
-    with z.open(name) as src, open(os.path.join(dest, "spatial.duckdb_extension.part"), "wb") as out:
+    with z.open(name) as src, open(os.path.join(dest, file_name + ".part"), "wb") as out:
         out.write(src.read())
-os.replace(os.path.join(dest, "spatial.duckdb_extension.part"), os.path.join(dest, "spatial.duckdb_extension"))
+os.replace(os.path.join(dest, file_name + ".part"), os.path.join(dest, file_name))
 PY
   rm -rf "$tmp"
-fi
+}
+fetch_extension spatial "$SPATIAL_PYPI_PACKAGE"
+fetch_extension postgres_scanner "$POSTGRES_PYPI_PACKAGE"
 
 # --- Python tools for the tests: GeoPandas reads GeoParquet independently of geomill ------------
-if [ "$purpose" = "test" ]; then
+if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then
   venv="$deps_dir/python"
   if [ ! -x "$venv/bin/python" ]; then
     log "creating a Python virtual environment for test tools"

@@ -143,13 +143,15 @@ impl Config {
 
     /// Checks what clap's parsers cannot: combinations and formats. Creates the data directory.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if matches!(self.engine, Engine::Postgis | Engine::Hybrid) {
-            let dsn = self.postgis_dsn.as_deref().ok_or(ConfigError::MissingDsn {
+        if matches!(self.engine, Engine::Postgis | Engine::Hybrid) && self.postgis_dsn.is_none() {
+            return Err(ConfigError::MissingDsn {
                 engine: self.engine.as_str(),
-            })?;
-            if !(dsn.starts_with("postgres://") || dsn.starts_with("postgresql://")) {
-                return Err(ConfigError::BadDsn(dsn.to_owned()));
-            }
+            });
+        }
+        if let Some(dsn) = &self.postgis_dsn
+            && !(dsn.starts_with("postgres://") || dsn.starts_with("postgresql://"))
+        {
+            return Err(ConfigError::BadDsn(dsn.clone()));
         }
         if let Some(url) = &self.redis_url
             && crate::api::health::redis_address(url).is_none()

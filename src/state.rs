@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
+use geomill_backends::postgis::PostgisEngine;
 
 use crate::config::Config;
 
@@ -19,6 +20,8 @@ pub struct AppState {
 struct Inner {
     config: Config,
     embedded: Arc<EmbeddedEngine>,
+    /// PostgreSQL + PostGIS, when `GEOMILL_POSTGIS_DSN` is set.
+    postgis: Option<PostgisEngine>,
     /// Held while a remote layer is fetched, so each is fetched once.
     remote_loads: tokio::sync::Mutex<()>,
     jobs: crate::jobs::runner::JobRunner,
@@ -55,11 +58,19 @@ impl AppState {
             extension_directory: config.duckdb_extension_dir.clone(),
         })?;
         embedded.init_store()?;
+        // The pool connects on first use: a database that is down at start is reported by
+        // /health and answered with 503s until it is back.
+        let postgis = config
+            .postgis_dsn
+            .as_deref()
+            .map(PostgisEngine::new)
+            .transpose()?;
         let concurrency = usize::try_from(config.max_concurrent_jobs).unwrap_or(1);
         Ok(Self {
             inner: Arc::new(Inner {
                 config,
                 embedded: Arc::new(embedded),
+                postgis,
                 remote_loads: tokio::sync::Mutex::new(()),
                 jobs: crate::jobs::runner::JobRunner::new(concurrency),
                 rule_events: tokio::sync::broadcast::Sender::new(256),
@@ -96,6 +107,11 @@ impl AppState {
     /// The lock taken while a lazily registered remote layer is fetched and loaded.
     pub fn remote_loads(&self) -> &tokio::sync::Mutex<()> {
         &self.inner.remote_loads
+    }
+
+    /// The PostGIS engine, when a DSN is configured.
+    pub fn postgis(&self) -> Option<&PostgisEngine> {
+        self.inner.postgis.as_ref()
     }
 
     pub fn embedded(&self) -> Arc<EmbeddedEngine> {

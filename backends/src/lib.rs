@@ -1,9 +1,12 @@
-//! geomill's execution backends: the embedded DuckDB engine (feature `duckdb`), and later PostGIS,
-//! the native kernels and the hybrid dispatcher.
+//! geomill's execution backends: the embedded DuckDB engine (feature `duckdb`), PostGIS (feature
+//! `postgis`), and later the native kernels and the hybrid dispatcher.
 
 pub mod error;
 
 #[cfg(feature = "duckdb")]
 pub mod duckdb;
+
+#[cfg(feature = "postgis")]
+pub mod postgis;
 
 pub use error::BackendError;

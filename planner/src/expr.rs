@@ -207,6 +207,23 @@ impl SqlExpr {
         self.ast.to_string()
     }
 
+    /// The expression as SQL for `dialect`. PostGIS refuses to compare geometries of different
+    /// SRIDs, so there a box built with `ST_MakeEnvelope(xmin, ymin, xmax, ymax)` takes the SRID
+    /// of the row's geometry (the box is in the layer's coordinates, as on DuckDB).
+    pub fn to_sql_in(&self, dialect: crate::sql::Dialect) -> String {
+        if dialect != crate::sql::Dialect::Postgis {
+            return self.to_sql();
+        }
+        let mut ast = self.ast.clone();
+        let _ = visit_expressions_mut(ast.as_mut(), |expr| {
+            if let Some(with_srid) = envelope_with_srid(expr) {
+                *expr = with_srid;
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        ast.to_string()
+    }
+
     /// Folds constant sub-expressions: arithmetic and comparisons on literals, and boolean
     /// identities (`x AND true` → `x`, `x OR true` → `true`, `NOT false` → `true`).
     #[must_use]
@@ -283,6 +300,37 @@ impl std::fmt::Display for SqlExpr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.ast)
     }
+}
+
+/// `ST_MakeEnvelope(a, b, c, d, ST_SRID("geom"))` for a four-argument `ST_MakeEnvelope` call.
+fn envelope_with_srid(expr: &Expr) -> Option<Expr> {
+    let Expr::Function(function) = expr else {
+        return None;
+    };
+    if !function
+        .name
+        .to_string()
+        .eq_ignore_ascii_case("st_makeenvelope")
+    {
+        return None;
+    }
+    let args = function_args(function)?;
+    if args.len() != 4 {
+        return None;
+    }
+    let text = format!(
+        "ST_MakeEnvelope({}, ST_SRID(\"{}\"))",
+        args.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        crate::schema::GEOM
+    );
+    Parser::new(&GenericDialect {})
+        .try_with_sql(&text)
+        .ok()?
+        .parse_expr()
+        .ok()
 }
 
 /// The plain positional arguments of a call.

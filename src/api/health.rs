@@ -28,10 +28,14 @@ pub struct Health {
 }
 
 /// Each component is `ok` or `unavailable`. `redis` is only checked when `GEOMILL_REDIS_URL`
-/// is set; without it, it reads `unavailable` and does not degrade the service.
+/// is set, and `postgis` when `GEOMILL_POSTGIS_DSN` is; without their setting they read
+/// `unavailable` and do not degrade the service.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Components {
+    /// The embedded DuckDB (the catalog and the stored datasets).
     pub database: ComponentState,
+    /// PostgreSQL + PostGIS (runs with `engine: "postgis"`).
+    pub postgis: ComponentState,
     pub redis: ComponentState,
     pub disk: ComponentState,
 }
@@ -65,19 +69,22 @@ pub fn routes() -> Router<AppState> {
 )]
 pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
     let config = state.config();
-    let (database, disk, redis) = tokio::join!(
+    let (database, disk, redis, postgis) = tokio::join!(
         check_database(&state),
         check_disk(&config.data_dir, config.min_free_disk_mb),
         check_redis(config.redis_url.as_deref()),
+        check_postgis(&state),
     );
     let redis_required = config.redis_url.is_some();
-    let healthy = database && disk && (redis || !redis_required);
+    let postgis_required = state.postgis().is_some();
+    let healthy = database && disk && (redis || !redis_required) && (postgis || !postgis_required);
     let report = Health {
         status: if healthy { "ok" } else { "degraded" },
         version: crate::VERSION,
         engine: config.engine,
         components: Components {
             database: database.into(),
+            postgis: postgis.into(),
             redis: redis.into(),
             disk: disk.into(),
         },
@@ -106,6 +113,24 @@ async fn check_database(state: &AppState) -> bool {
         }
         Err(_) => {
             tracing::warn!("health: database check timed out");
+            false
+        }
+    }
+}
+
+/// PostgreSQL answers a PostGIS query (`postgis_lib_version()`) on a pooled connection.
+async fn check_postgis(state: &AppState) -> bool {
+    let Some(engine) = state.postgis() else {
+        return false;
+    };
+    match tokio::time::timeout(CHECK_TIMEOUT, engine.status()).await {
+        Ok(Ok(_status)) => true,
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "health: postgis check failed");
+            false
+        }
+        Err(_) => {
+            tracing::warn!("health: postgis check timed out");
             false
         }
     }

@@ -123,14 +123,19 @@ struct ExecuteBody {
     dataset_id: Option<String>,
     #[serde(default)]
     vars: Option<BTreeMap<String, String>>,
+    /// `embedded` (default) or `postgis`.
+    #[serde(default)]
+    engine: crate::execute::RunEngine,
 }
 
-/// Run a pipeline on the embedded engine and answer when it is done.
+/// Run a pipeline and answer when it is done: on the embedded engine, or on PostGIS with
+/// `engine: "postgis"`.
 #[utoipa::path(post, path = "/api/pipelines/execute", tag = "pipelines",
-    request_body(content = Object, description = "A PipelineSpec, bare or as {pipeline, dataset_id, vars}; sources name layers of dataset_id, dataset ids or names, or <dataset>/<layer>"),
+    request_body(content = Object, description = "A PipelineSpec, bare or as {pipeline, dataset_id, vars, engine}; sources name layers of dataset_id, dataset ids or names, or <dataset>/<layer>"),
     responses(
         (status = 200, body = crate::execute::Execution),
         (status = 404, body = crate::error::ErrorBody),
+        (status = 503, description = "engine postgis and PostgreSQL unreachable", body = crate::error::ErrorBody),
         (status = 422, description = "Invalid pipeline, unknown sources, or a failed run (detail.status FAILED)", body = crate::error::ErrorBody),
     ))]
 pub async fn execute(
@@ -165,6 +170,7 @@ fn run_request(body: Value, step_by_step: bool) -> Result<crate::execute::RunReq
             document: body.pipeline,
             dataset_id: body.dataset_id,
             vars: body.vars.unwrap_or_default(),
+            engine: body.engine,
             ..Default::default()
         }
     } else {

@@ -11,6 +11,8 @@ pub struct Job {
     /// PENDING, RUNNING, COMPLETED, FAILED or CANCELLED.
     pub status: String,
     pub dataset_id: Option<String>,
+    /// The engine the job runs on: `embedded` or `postgis`.
+    pub engine: String,
     /// RFC 3339 UTC.
     pub created_at: String,
     /// When the first attempt started.
@@ -52,6 +54,7 @@ impl From<JobRecord> for Job {
             name: record.name,
             status: record.status,
             dataset_id: record.dataset_id,
+            engine: record.engine,
             created_at: record.created_at,
             started_at: record.started_at,
             completed_at: record.completed_at,

@@ -233,6 +233,7 @@ async fn attempt(
         job_id: Some(job.id.clone()),
         interrupter: Some(interrupter.clone()),
         progress: Some(progress),
+        engine: crate::execute::RunEngine::parse(&job.engine),
         ..RunRequest::default()
     };
     let run_state = state.clone();

@@ -51,6 +51,9 @@ pub struct JobBody {
     /// Publish the result as a dataset (an OGC API collection) when the job completes.
     #[serde(default)]
     pub publish: Option<bool>,
+    /// `embedded` (default) or `postgis`.
+    #[serde(default)]
+    pub engine: Option<crate::execute::RunEngine>,
 }
 
 /// `parameters` of a job submission.
@@ -69,6 +72,8 @@ pub struct JobParameters {
     pub vars: Option<BTreeMap<String, String>>,
     #[serde(default)]
     pub publish: Option<bool>,
+    #[serde(default)]
+    pub engine: Option<crate::execute::RunEngine>,
 }
 
 /// Settings that may be given in `parameters`, at the top level, or in the query string.
@@ -78,6 +83,7 @@ struct RunSettings {
     timeout_s: Option<u64>,
     vars: Option<BTreeMap<String, String>>,
     publish: Option<bool>,
+    engine: Option<crate::execute::RunEngine>,
 }
 
 impl RunSettings {
@@ -88,6 +94,7 @@ impl RunSettings {
             timeout_s: self.timeout_s.or(other.timeout_s),
             vars: self.vars.or(other.vars),
             publish: self.publish.or(other.publish),
+            engine: self.engine.or(other.engine),
         }
     }
 }
@@ -102,6 +109,8 @@ pub struct JobQuery {
     pub timeout_s: Option<u64>,
     /// Publish the result as a dataset when the job completes.
     pub publish: Option<bool>,
+    /// `embedded` (default) or `postgis`.
+    pub engine: Option<crate::execute::RunEngine>,
 }
 
 /// The document stored rules make: a rules file, one step per rule.
@@ -156,6 +165,7 @@ pub async fn job_from(
         timeout_s: query.timeout_s,
         vars: None,
         publish: query.publish,
+        engine: query.engine,
     };
     let (name, dataset_id, document, settings) = match body {
         Value::Array(_) => (query.name, query.dataset_id, body, query_settings),
@@ -184,12 +194,14 @@ pub async fn job_from(
                 timeout_s: parameters.timeout_s,
                 vars: parameters.vars,
                 publish: parameters.publish,
+                engine: parameters.engine,
             }
             .or(RunSettings {
                 max_retries: body.max_retries,
                 timeout_s: body.timeout_s,
                 vars: body.vars,
                 publish: body.publish,
+                engine: body.engine,
             })
             .or(query_settings);
             (
@@ -225,6 +237,12 @@ pub async fn job_from(
         )));
     }
     let vars = settings.vars.unwrap_or_default();
+    let engine = settings.engine.unwrap_or_default();
+    if engine == crate::execute::RunEngine::Postgis && state.postgis().is_none() {
+        return Err(ApiError::unprocessable(
+            "engine \"postgis\" needs GEOMILL_POSTGIS_DSN, which this server was started without",
+        ));
+    }
     check_document(state, &document, dataset_id.as_deref(), &vars).await?;
     let job = JobRecord {
         id: uuid::Uuid::new_v4().to_string(),
@@ -246,6 +264,7 @@ pub async fn job_from(
         created_at: crate::timestamp::now(),
         started_at: None,
         completed_at: None,
+        engine: engine.as_str().to_owned(),
     };
     Ok(Submission {
         job,

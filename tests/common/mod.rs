@@ -13,6 +13,8 @@ use geomill::config::Config;
 use geomill::state::AppState;
 use tower::ServiceExt;
 
+pub mod postgis;
+
 /// An app state on its own temporary data directory (kept alive by the returned guard).
 pub fn test_state() -> (tempfile::TempDir, AppState) {
     let dir = tempfile::tempdir().expect("tempdir");

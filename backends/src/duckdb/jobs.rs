@@ -27,10 +27,11 @@ CREATE TABLE IF NOT EXISTS meta.jobs (
     created_at VARCHAR NOT NULL,
     started_at VARCHAR,
     completed_at VARCHAR
-);";
+);
+ALTER TABLE meta.jobs ADD COLUMN IF NOT EXISTS engine VARCHAR DEFAULT 'embedded';";
 
 const COLUMNS: &str = "id, name, status, dataset_id, document, vars, max_retries, timeout_s, attempts, reason, error, \
-     result_path, result_features, steps_executed, created_at, started_at, completed_at";
+     result_path, result_features, steps_executed, created_at, started_at, completed_at, engine";
 
 /// A job as the catalog keeps it. Timestamps are RFC 3339 UTC text, written by the caller.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -57,6 +58,8 @@ pub struct JobRecord {
     pub created_at: String,
     pub started_at: Option<String>,
     pub completed_at: Option<String>,
+    /// The engine the job runs on: `embedded` or `postgis`.
+    pub engine: String,
 }
 
 fn from_row(r: &Row<'_>) -> Result<JobRecord, duckdb::Error> {
@@ -78,6 +81,9 @@ fn from_row(r: &Row<'_>) -> Result<JobRecord, duckdb::Error> {
         created_at: r.get(14)?,
         started_at: r.get(15)?,
         completed_at: r.get(16)?,
+        engine: r
+            .get::<_, Option<String>>(17)?
+            .unwrap_or_else(|| "embedded".to_owned()),
     })
 }
 
@@ -93,7 +99,7 @@ impl EmbeddedEngine {
     /// Records a new job.
     pub fn insert_job(&self, job: &JobRecord) -> Result<(), BackendError> {
         let sql = format!(
-            "INSERT INTO meta.jobs ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            "INSERT INTO meta.jobs ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         );
         self.connection()?
             .execute(
@@ -115,7 +121,8 @@ impl EmbeddedEngine {
                     job.steps_executed,
                     job.created_at,
                     job.started_at,
-                    job.completed_at
+                    job.completed_at,
+                    job.engine
                 ],
             )
             .map_err(query_error(&sql))?;

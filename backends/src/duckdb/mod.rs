@@ -4,6 +4,8 @@ mod engine;
 mod fields;
 mod jobs;
 mod ogc;
+#[cfg(feature = "postgis")]
+mod postgres;
 mod published;
 mod remote;
 mod results;

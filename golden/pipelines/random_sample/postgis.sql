@@ -1,5 +1,5 @@
 -- 1: s
 DROP TABLE IF EXISTS "s";
 CREATE TEMP TABLE "s" AS
-SELECT * FROM "cities" AS t ORDER BY md5(CAST(t AS TEXT) || '7') LIMIT 10;
+SELECT * FROM "cities" AS t ORDER BY md5(encode(ST_AsBinary(t."geom"), 'hex') || '7') LIMIT 10;
 

@@ -9,8 +9,9 @@ use crate::error::Problem;
 use crate::plan::operator::Operator;
 
 /// Keep one feature per distinct combination of the values of `fields` (default: every
-/// attribute, not the geometry), dropping the others: the first in input order is kept, with
-/// all its fields. NULLs count as equal to each other. Name `geom` in `fields` to compare
+/// attribute, not the geometry), dropping the others: one feature of each group is kept, with
+/// all its fields, chosen by a rule every engine follows alike (the lowest hash of its
+/// geometry's WKB). NULLs count as equal to each other. Name `geom` in `fields` to compare
 /// geometries (exact equality). `fields` must be given when the input's columns are not known.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct Deduplicate {

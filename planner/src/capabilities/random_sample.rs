@@ -8,8 +8,9 @@ use crate::error::Problem;
 use crate::plan::operator::Operator;
 
 /// Keep `n` features chosen at random (all of them when the input has `n` or fewer). The
-/// choice is reproducible: the same input, `seed` and engine give the same features, but
-/// different engines (DuckDB, PostGIS) may pick different ones. Change `seed` for another sample.
+/// choice is reproducible: the same input and `seed` give the same features on every engine
+/// (the order is a seeded hash of each geometry; features with equal geometries tie). Change
+/// `seed` for another sample.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct RandomSample {
     /// How many features to keep.

@@ -37,6 +37,15 @@ impl Dialect {
         }
     }
 
+    /// A geometry's well-known binary as lower-case hex: the same text on both engines for the
+    /// same geometry, so orders built on it agree (and do not depend on collations).
+    pub fn wkb_hex(self, geom: &str) -> String {
+        match self {
+            Self::Duckdb => format!("lower(ST_AsHEXWKB({geom}))"),
+            Self::Postgis => format!("encode(ST_AsBinary({geom}), 'hex')"),
+        }
+    }
+
     /// `CREATE ... AS` for a step's output table.
     pub fn create_table(self, name: &str, query: &str) -> String {
         let name = super::quote::ident(name);

@@ -23,7 +23,7 @@ const NEEDS_COLUMNS: &str =
 fn value_sql(value: &ValueExpr, qualifier: &str, dialect: Dialect) -> Result<String, String> {
     let geom = format!("{qualifier}{}", ident(GEOM));
     match value {
-        ValueExpr::Sql(expr) => Ok(expr.to_sql()),
+        ValueExpr::Sql(expr) => Ok(expr.to_sql_in(dialect)),
         ValueExpr::Cast { column, to } => Ok(format!(
             "CAST({qualifier}{} AS {})",
             ident(column),
@@ -338,7 +338,11 @@ pub fn select(
             None => format!("SELECT * FROM {}", ident(source)),
         },
         Operator::Filter { predicate } => {
-            format!("SELECT * FROM {} AS t WHERE {predicate}", main.from)
+            format!(
+                "SELECT * FROM {} AS t WHERE {}",
+                main.from,
+                predicate.to_sql_in(dialect)
+            )
         }
         Operator::Map(map) => format!(
             "SELECT {} FROM {} AS t",
@@ -410,15 +414,20 @@ pub fn select(
                 .map(|c| ident(c))
                 .collect::<Vec<_>>()
                 .join(", ");
+            // The feature kept in a group is the one whose geometry hashes lowest: a rule both
+            // engines follow alike (SQL tables have no input order to keep the first by).
             format!(
-                "SELECT DISTINCT ON ({list}) * FROM {} AS t ORDER BY {list}",
-                main.from
+                "SELECT DISTINCT ON ({list}) * FROM {} AS t ORDER BY {list}, md5({})",
+                main.from,
+                dialect.wkb_hex(&geom("t"))
             )
         }
-        // A seeded hash order: reproducible, and the same statement in both dialects.
+        // A seeded hash of each geometry's WKB: reproducible, and the same choice on both
+        // engines (a row's text form differs between them).
         Operator::Sample { rows, seed } => format!(
-            "SELECT * FROM {} AS t ORDER BY md5(CAST(t AS TEXT) || {}) LIMIT {rows}",
+            "SELECT * FROM {} AS t ORDER BY md5({} || {}) LIMIT {rows}",
             main.from,
+            dialect.wkb_hex(&geom("t")),
             string(&seed.to_string())
         ),
         Operator::Export(_) => format!("SELECT * FROM {}", main.from),

@@ -1,6 +1,6 @@
-//! Running a pipeline on the embedded engine: its sources bound to stored layers, planned with
-//! their real schemas and strict run variables, exports confined to the data directory, the
-//! result written as a GeoPackage under a temporary name and then renamed.
+//! Running a pipeline: its sources bound to stored layers, planned with their real schemas and
+//! strict run variables, exports confined to the data directory, executed on DuckDB (or handed
+//! to the PostGIS run), the result written as a GeoPackage under a temporary name and renamed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
@@ -49,6 +49,38 @@ pub struct StatementReport {
     pub sql: String,
 }
 
+/// The engine a run executes on.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, Serialize, utoipa::ToSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum RunEngine {
+    /// DuckDB in-process, where the datasets are stored.
+    #[default]
+    Embedded,
+    /// PostgreSQL + PostGIS (`GEOMILL_POSTGIS_DSN`): the layers the run reads are copied there
+    /// in bulk, and the result comes back the same way.
+    Postgis,
+}
+
+impl RunEngine {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Embedded => "embedded",
+            Self::Postgis => "postgis",
+        }
+    }
+
+    /// The engine a stored name stands for (`embedded` for anything else).
+    pub fn parse(name: &str) -> Self {
+        if name == "postgis" {
+            Self::Postgis
+        } else {
+            Self::Embedded
+        }
+    }
+}
+
 /// A run request: the document, the dataset `input` stands for, run variables.
 #[derive(Clone, Default)]
 pub struct RunRequest {
@@ -67,6 +99,8 @@ pub struct RunRequest {
     pub job_id: Option<String>,
     /// Stops the run from outside (cancel, time-out).
     pub interrupter: Option<std::sync::Arc<geomill_backends::duckdb::Interrupter>>,
+    /// The engine that runs the statements.
+    pub engine: RunEngine,
 }
 
 async fn blocking<T: Send + 'static>(
@@ -193,6 +227,19 @@ fn confined(root: &Path, path: &str) -> Option<PathBuf> {
 /// Plans and runs `request`.
 pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, ApiError> {
     let engine = state.embedded();
+    let postgis = match request.engine {
+        RunEngine::Embedded => None,
+        RunEngine::Postgis => Some(state.postgis().cloned().ok_or_else(|| {
+            ApiError::unprocessable(
+                "engine \"postgis\" needs GEOMILL_POSTGIS_DSN, which this server was started without",
+            )
+        })?),
+    };
+    if postgis.is_some() && request.step_by_step {
+        return Err(ApiError::unprocessable(
+            "step-by-step runs are for the embedded engine; leave out engine or use \"embedded\"",
+        ));
+    }
     let loose = Vars {
         values: request.vars.clone(),
         strict: false,
@@ -216,7 +263,12 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         values: request.vars,
         strict: true,
     };
-    let planned = compile(&request.document, &catalog, &strict, EngineMode::Embedded)?;
+    let mode = if postgis.is_some() {
+        EngineMode::Postgis
+    } else {
+        EngineMode::Embedded
+    };
+    let planned = compile(&request.document, &catalog, &strict, mode)?;
     let step_by_step = request.step_by_step;
     let mut optimized = planned
         .into_iter()
@@ -246,7 +298,12 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
             outputs.push(export.destination.clone());
         }
     }
-    let script = emit(&optimized, Dialect::Duckdb)?;
+    let dialect = if postgis.is_some() {
+        Dialect::Postgis
+    } else {
+        Dialect::Duckdb
+    };
+    let script = emit(&optimized, dialect)?;
     let result = script
         .result
         .clone()
@@ -293,6 +350,39 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         .progress
         .clone()
         .unwrap_or_else(|| std::sync::Arc::new(|_, _| {}));
+    if let Some(postgis) = &postgis {
+        let result_rows = super::postgis::run(super::postgis::PostgisRun {
+            postgis,
+            embedded: engine,
+            job_id: &job_id,
+            bindings: &bindings,
+            script: script.to_text(),
+            result,
+            exports: export_targets(&optimized),
+            result_file: partial_text,
+            interrupter: request.interrupter.clone(),
+        })
+        .await;
+        let result_rows = match result_rows {
+            Ok(rows) => rows,
+            Err(error) => {
+                let _ = tokio::fs::remove_dir_all(&results_dir).await;
+                return Err(error);
+            }
+        };
+        tokio::fs::rename(&partial, &final_path)
+            .await
+            .map_err(|e| ApiError::internal(&e))?;
+        return Ok(Execution {
+            statements: None,
+            job_id,
+            status: "COMPLETED",
+            steps_executed,
+            result_path: final_path.display().to_string(),
+            result_features: result_rows,
+            outputs,
+        });
+    }
     let interrupter = request.interrupter.clone();
     let run = tokio::task::spawn_blocking(move || {
         engine.run_script(
@@ -354,6 +444,28 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         result_features: outcome.result_rows,
         outputs,
     })
+}
+
+/// The files a plan's export steps write, with the table each one reads.
+fn export_targets(plan: &geomill_planner::plan::Plan) -> Vec<super::postgis::ExportTarget> {
+    let Some(order) = plan.topological() else {
+        return Vec::new();
+    };
+    order
+        .into_iter()
+        .filter_map(|index| {
+            let node = plan.node(index)?;
+            let Operator::Export(export) = &node.op else {
+                return None;
+            };
+            let input = plan.inputs(index).into_iter().next()?;
+            Some(super::postgis::ExportTarget {
+                relation: plan.node(input)?.relation.clone(),
+                destination: export.destination.clone(),
+                format: export.format,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

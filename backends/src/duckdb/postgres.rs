@@ -1,0 +1,140 @@
+//! Moving tables between the embedded DuckDB and PostGIS in bulk, through DuckDB's postgres
+//! extension: binary COPY both ways, geometries arriving as PostGIS `geometry` and read back as
+//! DuckDB `GEOMETRY`. Never row by row.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use duckdb::Connection;
+use geomill_planner::sql::quote::{ident, string};
+
+use super::EmbeddedEngine;
+use super::store::query_error;
+use crate::BackendError;
+
+/// Aliases of attached PostgreSQL databases are shared by every connection of a DuckDB
+/// database, so each attachment gets a name of its own.
+static ATTACHMENTS: AtomicU64 = AtomicU64::new(0);
+
+/// A PostgreSQL database attached to a connection, detached when dropped.
+struct Attached<'a> {
+    connection: &'a Connection,
+    alias: String,
+}
+
+impl<'a> Attached<'a> {
+    fn new(connection: &'a Connection, dsn: &str) -> Result<Self, BackendError> {
+        let alias = format!("geomill_pg_{}", ATTACHMENTS.fetch_add(1, Ordering::Relaxed));
+        let attach = format!(
+            "LOAD postgres; ATTACH {} AS {} (TYPE postgres)",
+            string(dsn),
+            ident(&alias)
+        );
+        connection.execute_batch(&attach).map_err(|e| {
+            // The statement holds the DSN (maybe a password): not kept in the error.
+            BackendError::Unavailable {
+                engine: "postgis",
+                reason: format!("cannot reach PostgreSQL from DuckDB: {e}"),
+            }
+        })?;
+        Ok(Self { connection, alias })
+    }
+
+    /// Runs `sql` in PostgreSQL as it is.
+    fn execute_remote(&self, sql: &str) -> Result<(), BackendError> {
+        let call = format!(
+            "CALL postgres_execute({}, {})",
+            string(&self.alias),
+            string(sql)
+        );
+        self.connection
+            .execute_batch(&call)
+            .map_err(query_error(&call))
+    }
+}
+
+impl Drop for Attached<'_> {
+    fn drop(&mut self) {
+        let _ = self
+            .connection
+            .execute_batch(&format!("DETACH {}", ident(&self.alias)));
+    }
+}
+
+impl EmbeddedEngine {
+    /// Copies the rows of `select` (a query over this database) into PostGIS as
+    /// `schema.table`, replacing it; a `geom` column becomes `geometry(Geometry, srid)` with a
+    /// GiST index. Answers the number of rows copied.
+    pub fn copy_to_postgis(
+        &self,
+        dsn: &str,
+        select: &str,
+        (schema, table): (&str, &str),
+        srid: Option<u32>,
+    ) -> Result<i64, BackendError> {
+        let connection = self
+            .connection()?
+            .try_clone()
+            .map_err(query_error("connect"))?;
+        let pg = Attached::new(&connection, dsn)?;
+        let qualified = format!("{}.{}", ident(schema), ident(table));
+        pg.execute_remote(&format!(
+            "CREATE SCHEMA IF NOT EXISTS {}; DROP TABLE IF EXISTS {qualified}",
+            ident(schema)
+        ))?;
+        let create = format!(
+            "CREATE TABLE {}.{qualified} AS SELECT * FROM ({select})",
+            ident(&pg.alias)
+        );
+        connection
+            .execute_batch(&create)
+            .map_err(query_error(&create))?;
+        let has_geometry = format!(
+            "SELECT count(*) FROM (DESCRIBE SELECT * FROM ({select})) WHERE column_name = 'geom'"
+        );
+        let geometry_columns: i64 = connection
+            .query_row(&has_geometry, [], |r| r.get(0))
+            .map_err(query_error(&has_geometry))?;
+        if geometry_columns > 0 {
+            let srid = srid.unwrap_or(0);
+            let index = ident(&format!("{table}_geom_idx"));
+            pg.execute_remote(&format!(
+                "ALTER TABLE {qualified} ALTER COLUMN geom TYPE geometry(Geometry, {srid}) \
+                 USING ST_SetSRID(geom, {srid}); \
+                 CREATE INDEX {index} ON {qualified} USING gist (geom); ANALYZE {qualified}"
+            ))?;
+        }
+        let count = format!("SELECT count(*) FROM ({select})");
+        connection
+            .query_row(&count, [], |r| r.get(0))
+            .map_err(query_error(&count))
+    }
+
+    /// Loads the PostGIS table `schema.source` into this database as the table `table`,
+    /// replacing it (a `geometry` column arrives as `GEOMETRY`). Answers the number of rows.
+    pub fn copy_from_postgis(
+        &self,
+        dsn: &str,
+        (schema, source): (&str, &str),
+        table: &str,
+    ) -> Result<i64, BackendError> {
+        let connection = self
+            .connection()?
+            .try_clone()
+            .map_err(query_error("connect"))?;
+        let pg = Attached::new(&connection, dsn)?;
+        let create = format!(
+            "CREATE OR REPLACE TABLE {} AS SELECT * FROM {}.{}.{}",
+            ident(table),
+            ident(&pg.alias),
+            ident(schema),
+            ident(source)
+        );
+        connection
+            .execute_batch(&create)
+            .map_err(query_error(&create))?;
+        let count = format!("SELECT count(*) FROM {}", ident(table));
+        connection
+            .query_row(&count, [], |r| r.get(0))
+            .map_err(query_error(&count))
+    }
+}

@@ -1,0 +1,123 @@
+//! The connection pool, and what the engine reports of the database (for `/health`).
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
+use tokio_postgres::NoTls;
+
+use crate::BackendError;
+
+pub(super) const ENGINE: &str = "postgis";
+/// Longest wait for a connection (a new one, or a free one from the pool).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Connections kept at most.
+const POOL_SIZE: usize = 16;
+
+/// A pool of connections to one PostgreSQL database with PostGIS. Connections are made when
+/// first needed, so the engine exists (and reports itself unavailable) while the database is
+/// down, and works again once it is back.
+#[derive(Clone)]
+pub struct PostgisEngine {
+    pool: Pool,
+    dsn: String,
+}
+
+/// What the database says of itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostgisStatus {
+    pub postgres_version: String,
+    pub postgis_version: String,
+}
+
+impl std::fmt::Debug for PostgisEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The DSN may carry a password: never printed.
+        f.debug_struct("PostgisEngine").finish_non_exhaustive()
+    }
+}
+
+fn unavailable(reason: impl std::fmt::Display) -> BackendError {
+    BackendError::Unavailable {
+        engine: ENGINE,
+        reason: reason.to_string(),
+    }
+}
+
+pub(super) fn query_error(sql: &str) -> impl Fn(tokio_postgres::Error) -> BackendError + '_ {
+    move |e| {
+        // A closed connection is the database going away, not the statement's fault.
+        if e.is_closed() {
+            return unavailable(format!("the connection to PostgreSQL was lost: {e}"));
+        }
+        let reason = e
+            .as_db_error()
+            .map_or_else(|| e.to_string(), |db| db.message().to_owned());
+        BackendError::Query {
+            engine: ENGINE,
+            reason,
+            sql: sql.to_owned(),
+        }
+    }
+}
+
+impl PostgisEngine {
+    /// A pool for `dsn` (`postgresql://user@host:port/db`, or a libpq key/value string). Only
+    /// the DSN is checked here; nothing connects until the engine is used.
+    pub fn new(dsn: &str) -> Result<Self, BackendError> {
+        let mut config = tokio_postgres::Config::from_str(dsn).map_err(|e| BackendError::Open {
+            engine: ENGINE,
+            reason: format!("GEOMILL_POSTGIS_DSN is not a PostgreSQL connection string: {e}"),
+        })?;
+        config.connect_timeout(CONNECT_TIMEOUT);
+        config.application_name("geomill");
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                // Clean: a connection comes back without the temporary tables, settings and
+                // LISTENs of its last user.
+                recycling_method: RecyclingMethod::Clean,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(CONNECT_TIMEOUT))
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .recycle_timeout(Some(CONNECT_TIMEOUT))
+            .build()
+            .map_err(|e| BackendError::Open {
+                engine: ENGINE,
+                reason: e.to_string(),
+            })?;
+        Ok(Self {
+            pool,
+            dsn: dsn.to_owned(),
+        })
+    }
+
+    /// The connection string, for DuckDB's `ATTACH ... (TYPE postgres)`.
+    pub fn dsn(&self) -> &str {
+        &self.dsn
+    }
+
+    /// A connection from the pool; `Unavailable` when PostgreSQL cannot be reached.
+    pub(super) async fn client(&self) -> Result<Object, BackendError> {
+        self.pool
+            .get()
+            .await
+            .map_err(|e| unavailable(format!("cannot connect to PostgreSQL: {e}")))
+    }
+
+    /// Versions of PostgreSQL and PostGIS, read with a real query (the health check).
+    pub async fn status(&self) -> Result<PostgisStatus, BackendError> {
+        let client = self.client().await?;
+        let sql = "SELECT current_setting('server_version'), postgis_lib_version()";
+        let row = client.query_one(sql, &[]).await.map_err(query_error(sql))?;
+        Ok(PostgisStatus {
+            postgres_version: row.get(0),
+            postgis_version: row.get(1),
+        })
+    }
+}

@@ -1,0 +1,8 @@
+//! The PostGIS engine ("persistent mode"): PostgreSQL + PostGIS over a pool of tokio-postgres
+//! connections. It runs the PostGIS SQL the planner emits; data moves in and out of it in bulk
+//! through DuckDB's postgres extension (binary COPY), see `duckdb::postgres`.
+
+mod engine;
+mod script;
+
+pub use engine::{PostgisEngine, PostgisStatus};

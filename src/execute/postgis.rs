@@ -1,0 +1,167 @@
+//! A run on PostGIS: the bound layers are copied into a scratch schema of the run (binary COPY
+//! through DuckDB's postgres extension), the planner's PostGIS script runs there on one
+//! connection, and the result and the exported tables come back the same way to be written as
+//! files. The scratch schema is dropped whatever the outcome.
+
+use axum::http::StatusCode;
+use geomill_backends::BackendError;
+use geomill_backends::duckdb::{Binding, EmbeddedEngine, Interrupter};
+use geomill_backends::postgis::PostgisEngine;
+use geomill_planner::plan::operator::ExportFormat;
+use geomill_planner::sql::duckdb_copy;
+use geomill_planner::sql::quote::{ident, string};
+use std::sync::Arc;
+
+use crate::error::ApiError;
+
+/// A file an export step writes: the table it reads and where it goes.
+pub struct ExportTarget {
+    pub relation: String,
+    pub destination: String,
+    pub format: ExportFormat,
+}
+
+/// What the PostGIS side of a run needs.
+pub struct PostgisRun<'a> {
+    pub postgis: &'a PostgisEngine,
+    pub embedded: Arc<EmbeddedEngine>,
+    pub job_id: &'a str,
+    pub bindings: &'a [Binding],
+    pub script: String,
+    pub result: String,
+    pub exports: Vec<ExportTarget>,
+    /// Where the result GeoPackage is written.
+    pub result_file: String,
+    /// Stops the run from outside (cancel, time-out).
+    pub interrupter: Option<Arc<Interrupter>>,
+}
+
+/// The scratch schema of a run.
+fn scratch_schema(job_id: &str) -> String {
+    format!("geomill_run_{}", job_id.replace('-', ""))
+}
+
+/// An engine failure as the client sees it: PostgreSQL unreachable is a 503, a statement the
+/// database refused fails the run.
+pub fn api_error(error: BackendError, job_id: &str) -> ApiError {
+    match error {
+        BackendError::Unavailable { reason, .. } => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "postgis_unavailable",
+            format!("the PostGIS engine is unavailable: {reason}"),
+        ),
+        BackendError::Interrupted { .. } => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "interrupted",
+            "the run was stopped before it finished",
+        ),
+        BackendError::Query { reason, .. } => ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "execution_failed",
+            format!("the pipeline failed on PostGIS: {reason}"),
+        )
+        .with_detail(serde_json::json!({ "job_id": job_id, "status": "FAILED" })),
+        other => ApiError::internal(&other),
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, BackendError> + Send + 'static,
+) -> Result<Result<T, BackendError>, ApiError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ApiError::internal(&e))
+}
+
+/// The SRID of a layer's `EPSG:<n>` CRS (0 when unknown).
+fn srid(crs: Option<&str>) -> u32 {
+    crs.and_then(|c| c.strip_prefix("EPSG:"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Runs the script on PostGIS and writes the result (and the exports); answers the result's
+/// row count.
+pub async fn run(run: PostgisRun<'_>) -> Result<i64, ApiError> {
+    let schema = scratch_schema(run.job_id);
+    let outcome = run_in(&run, &schema).await;
+    if let Err(error) = run.postgis.drop_schema(&schema).await {
+        tracing::warn!(%error, schema, "a PostGIS run's scratch schema was not dropped");
+    }
+    outcome
+}
+
+async fn run_in(run: &PostgisRun<'_>, schema: &str) -> Result<i64, ApiError> {
+    let fail = |e: BackendError| api_error(e, run.job_id);
+    let stopped = || {
+        run.interrupter
+            .as_deref()
+            .is_some_and(Interrupter::is_interrupted)
+    };
+    let interrupted = || api_error(BackendError::Interrupted { engine: "postgis" }, run.job_id);
+    let dsn = run.postgis.dsn().to_owned();
+    for binding in run.bindings {
+        if stopped() {
+            return Err(interrupted());
+        }
+        let (engine, dsn, schema) = (run.embedded.clone(), dsn.clone(), schema.to_owned());
+        let (source, table) = (
+            binding.source.clone(),
+            format!("layers.{}", ident(&binding.layer.table_name)),
+        );
+        let srid = srid(binding.layer.crs.as_deref());
+        blocking(move || {
+            engine.copy_to_postgis(
+                &dsn,
+                &format!("SELECT * FROM {table}"),
+                (&schema, &source),
+                Some(srid),
+            )
+        })
+        .await?
+        .map_err(fail)?;
+    }
+    let mut keep = vec![(run.result.clone(), "__result".to_owned())];
+    for (index, export) in run.exports.iter().enumerate() {
+        keep.push((export.relation.clone(), format!("__export_{index}")));
+    }
+    run.postgis
+        .run_script(schema, &run.script, &keep, &stopped)
+        .await
+        .map_err(fail)?;
+    let local = format!("postgis_{}", run.job_id.replace('-', ""));
+    let mut writes: Vec<(String, String)> = vec![(
+        "__result".to_owned(),
+        format!(
+            "COPY (SELECT * FROM {}) TO {} (FORMAT GDAL, DRIVER 'GPKG', LAYER_NAME 'result')",
+            ident(&local),
+            string(&run.result_file)
+        ),
+    )];
+    for (index, export) in run.exports.iter().enumerate() {
+        writes.push((
+            format!("__export_{index}"),
+            duckdb_copy(&ident(&local), &export.destination, export.format, None),
+        ));
+    }
+    let mut result_rows = 0;
+    for (position, (kept, copy)) in writes.into_iter().enumerate() {
+        if stopped() {
+            return Err(interrupted());
+        }
+        let (engine, dsn, local) = (run.embedded.clone(), dsn.clone(), local.clone());
+        let schema = schema.to_owned();
+        let rows = blocking(move || {
+            let rows = engine.copy_from_postgis(&dsn, (&schema, &kept), &local)?;
+            let written = engine.execute_batch(&copy);
+            let dropped = engine.execute_batch(&format!("DROP TABLE IF EXISTS {}", ident(&local)));
+            written.and(dropped).map(|()| rows)
+        })
+        .await?
+        .map_err(fail)?;
+        if position == 0 {
+            result_rows = rows;
+        }
+    }
+    Ok(result_rows)
+}

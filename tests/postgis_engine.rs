@@ -1,0 +1,224 @@
+//! Runs on the PostGIS engine through the real server: pipelines and jobs with
+//! `engine: "postgis"` give the embedded engine's results, and PostgreSQL going away under a
+//! running server is a 503 with a clear message (and `/health` saying so) until it is back.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::postgis::{OwnCluster, fresh_database};
+use common::{Server, multipart_body, ogrinfo_summary, world_gpkg};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+struct Api {
+    server: Server,
+    client: reqwest::Client,
+}
+
+impl Api {
+    fn start(dsn: &str) -> Self {
+        Self {
+            server: Server::start(&[("GEOMILL_POSTGIS_DSN", dsn)]),
+            client: reqwest::Client::new(),
+        }
+    }
+
+    async fn upload_world(&self) -> String {
+        let scratch = tempfile::tempdir().unwrap();
+        let gpkg = world_gpkg(scratch.path());
+        let (content_type, body) =
+            multipart_body(&[("world.gpkg", std::fs::read(&gpkg).unwrap())], None);
+        let response = self
+            .client
+            .post(self.server.url("/datasets/upload"))
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+        let dataset: Value = response.json().await.unwrap();
+        dataset["id"].as_str().unwrap().to_owned()
+    }
+
+    async fn get(&self, path: &str) -> (StatusCode, Value) {
+        let response = self.client.get(self.server.url(path)).send().await.unwrap();
+        let status = response.status();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn post(&self, path: &str, body: &Value) -> (StatusCode, Value) {
+        let response = self
+            .client
+            .post(self.server.url(path))
+            .json(body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+}
+
+/// The pipeline: populous countries, a 500 m halo, the cities in it, a count per
+/// country, and an export.
+fn counting_pipeline() -> Value {
+    json!({"name": "counted", "steps": [
+        {"id": "big", "capability": "filter", "input": "countries",
+         "params": {"where": "pop_est > 50000000"}},
+        {"id": "halo", "capability": "buffer", "input": "big",
+         "params": {"distance": 500, "unit": "meters"}},
+        {"id": "inside", "capability": "spatial_join", "input": "cities",
+         "params": {"ref_layer": "halo", "columns": ["iso_a3"]}},
+        {"id": "counted", "capability": "spatial_aggregate", "input": "big",
+         "params": {"ref_layer": "inside", "predicate": "within", "agg": {"*": "count"}}},
+        {"id": "save", "capability": "export", "input": "counted",
+         "params": {"destination": "counted.geojson"}}
+    ]})
+}
+
+/// `name` and `count` of every feature of a result GeoPackage, sorted.
+fn counts(path: &str) -> Vec<(String, i64)> {
+    let text = common::gdal("ogrinfo", &["-ro", "-al", "-q", path, "result"]);
+    let mut rows = Vec::new();
+    let mut name = None;
+    for line in text.lines().map(str::trim) {
+        if let Some(value) = line.strip_prefix("name (String) = ") {
+            name = Some(value.to_owned());
+        }
+        if let Some(value) = line
+            .strip_prefix("count (Integer64) = ")
+            .or_else(|| line.strip_prefix("count (Integer) = "))
+        {
+            rows.push((name.take().unwrap_or_default(), value.parse().unwrap()));
+        }
+    }
+    rows.sort();
+    rows
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipelines_and_jobs_on_postgis_give_the_embedded_results() {
+    let dsn = fresh_database("engine").await;
+    let api = Api::start(&dsn);
+    let dataset = api.upload_world().await;
+    let (status, health) = api.get("/health").await;
+    assert_eq!(status, StatusCode::OK, "{health}");
+    assert_eq!(health["components"]["postgis"], "ok");
+
+    let mut results = Vec::new();
+    for engine in ["embedded", "postgis"] {
+        let (status, run) = api
+            .post(
+                "/api/pipelines/execute",
+                &json!({"pipeline": counting_pipeline(), "dataset_id": dataset, "engine": engine}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{engine}: {run}");
+        let path = run["result_path"].as_str().unwrap().to_owned();
+        let (features, crs) = ogrinfo_summary(&path, "result");
+        assert_eq!(
+            features,
+            run["result_features"].as_i64().unwrap(),
+            "{engine}"
+        );
+        assert!(crs.is_some(), "{engine}: the result has no CRS");
+        let export = run["outputs"][0].as_str().unwrap();
+        let (exported, _) = ogrinfo_summary(export, "counted");
+        assert_eq!(exported, features, "{engine}: {export}");
+        results.push(counts(&path));
+    }
+    assert!(results[0].len() > 5, "{:?}", results[0]);
+    assert!(results[0].iter().any(|(_, count)| *count > 0));
+    assert_eq!(results[0], results[1], "embedded vs postgis");
+
+    // A job on PostGIS: recorded with its engine, completed, nothing left in PostGIS.
+    let (status, job) = api
+        .post(
+            "/jobs",
+            &json!({"name": "on postgis", "dataset_id": dataset, "engine": "postgis",
+                    "pipeline": counting_pipeline()}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
+    assert_eq!(job["engine"], "postgis");
+    let id = job["id"].as_str().unwrap();
+    let start = Instant::now();
+    let done = loop {
+        let (_, job) = api.get(&format!("/jobs/{id}")).await;
+        if matches!(job["status"].as_str(), Some("COMPLETED" | "FAILED")) {
+            break job;
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "{job}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(done["status"], "COMPLETED", "{done}");
+    assert_eq!(
+        done["result"]["features"].as_i64().unwrap(),
+        results[1].len() as i64
+    );
+    let leftover = std::process::Command::new("psql")
+        .args([
+            &dsn,
+            "-Atc",
+            "SELECT count(*) FROM information_schema.schemata WHERE schema_name LIKE 'geomill_run_%'",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&leftover.stdout).trim(), "0");
+
+    // A document PostGIS refuses fails the run with the database's reason; a bad engine name
+    // is refused before anything runs.
+    let (status, failed) = api
+        .post(
+            "/api/pipelines/execute",
+            &json!({"dataset_id": dataset, "engine": "postgis", "pipeline": {"name": "bad", "steps": [
+                {"id": "odd", "capability": "filter", "input": "countries",
+                 "params": {"where": "name > 5"}}]}}),
+        )
+        .await;
+    assert!(status.is_client_error(), "{status}: {failed}");
+    assert!(failed["error"]["message"].is_string(), "{failed}");
+    let (status, body) = api
+        .post(
+            "/api/pipelines/execute",
+            &json!({"pipeline": counting_pipeline(), "dataset_id": dataset, "engine": "oracle"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_going_away_is_a_503_until_it_comes_back() {
+    let cluster = OwnCluster::start();
+    let api = Api::start(&cluster.dsn());
+    let dataset = api.upload_world().await;
+    let run = json!({"pipeline": counting_pipeline(), "dataset_id": dataset, "engine": "postgis"});
+    let (status, body) = api.post("/api/pipelines/execute", &run).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    cluster.stop();
+    let (status, health) = api.get("/health").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{health}");
+    assert_eq!(health["status"], "degraded");
+    assert_eq!(health["components"]["postgis"], "unavailable");
+    assert_eq!(health["components"]["database"], "ok");
+    let (status, body) = api.post("/api/pipelines/execute", &run).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("PostGIS"), "{message}");
+    // What does not need PostgreSQL goes on working.
+    let (status, _) = api.get("/datasets").await;
+    assert_eq!(status, StatusCode::OK);
+    let embedded = json!({"pipeline": counting_pipeline(), "dataset_id": dataset});
+    let (status, body) = api.post("/api/pipelines/execute", &embedded).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    cluster.resume();
+    let (status, health) = api.get("/health").await;
+    assert_eq!(status, StatusCode::OK, "{health}");
+    let (status, body) = api.post("/api/pipelines/execute", &run).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
