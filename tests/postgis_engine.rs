@@ -222,3 +222,99 @@ async fn postgres_going_away_is_a_503_until_it_comes_back() {
     let (status, body) = api.post("/api/pipelines/execute", &run).await;
     assert_eq!(status, StatusCode::OK, "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn projects_are_schemas_of_their_own_holding_copied_layers() {
+    let dsn = fresh_database("projects").await;
+    let api = Api::start(&dsn);
+    let dataset = api.upload_world().await;
+
+    let (status, project) = api
+        .post(
+            "/projects",
+            &json!({"name": "city_planning", "description": "zones"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{project}");
+    assert_eq!(project["schema"], "project_city_planning");
+    let id = project["id"].as_str().unwrap().to_owned();
+    let (status, again) = api
+        .post("/projects", &json!({"name": "city_planning"}))
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{again}");
+    // Names are checked, never pasted: a hostile one is refused and changes nothing.
+    for bad in ["x\"; DROP SCHEMA public CASCADE; --", "Zones", "", "a-b"] {
+        let (status, body) = api.post("/projects", &json!({"name": bad})).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {body}");
+    }
+    let (_, list) = api.get("/projects").await;
+    assert_eq!(list["total"], 1, "{list}");
+
+    let (status, layers) = api.get(&format!("/projects/{id}/layers")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(layers, json!([]));
+    let (status, added) = api
+        .post(
+            &format!("/projects/{id}/layers"),
+            &json!({"dataset_id": dataset, "layer": "countries", "name": "zones"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{added}");
+    assert_eq!(added["srid"], 4326);
+    let (_, layers) = api.get(&format!("/projects/{id}/layers")).await;
+    assert_eq!(layers[0]["name"], "zones", "{layers}");
+    assert_eq!(layers[0]["feature_count"], 177, "{layers}");
+
+    // PostgreSQL agrees: the schema exists, its table has a GiST index, public is intact.
+    let psql = |sql: &str| {
+        let out = std::process::Command::new("psql")
+            .args([&dsn, "-Atc", sql])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    assert_eq!(
+        psql("SELECT count(*) FROM project_city_planning.zones"),
+        "177"
+    );
+    assert!(
+        psql("SELECT indexdef FROM pg_indexes WHERE schemaname = 'project_city_planning'")
+            .contains("gist")
+    );
+    assert_eq!(
+        psql("SELECT count(*) FROM pg_namespace WHERE nspname = 'public'"),
+        "1"
+    );
+
+    let (status, _) = api.get("/projects/nothing/layers").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, body) = api
+        .post(
+            &format!("/projects/{id}/layers"),
+            &json!({"dataset_id": "00000000-0000-4000-8000-000000000000"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn projects_without_postgis_say_what_is_missing() {
+    let server = Server::start(&[]);
+    let client = reqwest::Client::new();
+    let response = client.get(server.url("/projects")).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body: Value = response.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("GEOMILL_POSTGIS_DSN"),
+        "{body}"
+    );
+    let (status, health) = {
+        let response = client.get(server.url("/health")).send().await.unwrap();
+        (response.status(), response.json::<Value>().await.unwrap())
+    };
+    assert_eq!(status, StatusCode::OK, "{health}");
+    assert_eq!(health["components"]["postgis"], "unavailable");
+}

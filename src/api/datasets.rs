@@ -50,7 +50,7 @@ fn check_id(id: &str) -> Result<(), ApiError> {
         .map_err(|_| ApiError::bad_request(format!("dataset id {id:?} is not a UUID")))
 }
 
-async fn find(
+pub(crate) async fn find(
     state: &AppState,
     id: &str,
 ) -> Result<geomill_backends::duckdb::DatasetRecord, ApiError> {

@@ -13,6 +13,7 @@ pub mod not_implemented;
 pub mod ogc;
 pub mod pipelines;
 pub mod planning;
+pub mod projects;
 pub mod rules;
 pub mod sql;
 
@@ -39,6 +40,7 @@ pub fn router() -> Router<AppState> {
         .merge(jobs::routes())
         .merge(ogc::routes())
         .merge(pipelines::routes())
+        .merge(projects::routes())
         .merge(sql::routes())
         .merge(not_implemented::routes())
         .merge(docs::routes())

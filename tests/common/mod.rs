@@ -69,6 +69,8 @@ impl Server {
             .env("GEOMILL_PORT", "0")
             .env("GEOMILL_DATA_DIR", data_dir.path())
             .env("GEOMILL_LOG_FORMAT", "json")
+            // The test cluster's DSN is for the tests that ask for it (through `extra_env`).
+            .env_remove("GEOMILL_POSTGIS_DSN")
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         for (key, value) in extra_env {

@@ -29,6 +29,8 @@ pub struct SpatialStatus {
 /// it through a mutex and run on blocking threads, never on the async runtime's threads.
 pub struct EmbeddedEngine {
     connection: Mutex<Connection>,
+    /// Catalog records read recently; cleared by every catalog write.
+    pub(super) catalog: super::catalog_cache::CatalogCache,
 }
 
 impl std::fmt::Debug for EmbeddedEngine {
@@ -69,12 +71,24 @@ impl EmbeddedEngine {
         }
         Ok(Self {
             connection: Mutex::new(connection),
+            catalog: super::catalog_cache::CatalogCache::default(),
         })
     }
 
     /// The shared connection, held until the guard drops.
     pub(crate) fn connection(&self) -> Result<std::sync::MutexGuard<'_, Connection>, BackendError> {
         self.lock()
+    }
+
+    /// A connection of its own to the same database, for a read that should not wait for (or
+    /// hold up) the shared connection.
+    pub(crate) fn reader(&self) -> Result<Connection, BackendError> {
+        self.lock()?
+            .try_clone()
+            .map_err(|e| BackendError::Unavailable {
+                engine: ENGINE,
+                reason: format!("cannot open a connection: {e}"),
+            })
     }
 
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>, BackendError> {

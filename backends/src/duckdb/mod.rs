@@ -1,5 +1,6 @@
 //! The embedded engine: DuckDB in-process with its `spatial` extension ("portable mode").
 
+mod catalog_cache;
 mod engine;
 mod fields;
 mod jobs;

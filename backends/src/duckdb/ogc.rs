@@ -40,7 +40,7 @@ impl EmbeddedEngine {
             ident(&layer.table_name)
         );
         let row: (Option<f64>, Option<f64>, Option<f64>, Option<f64>) = self
-            .connection()?
+            .reader()?
             .query_row(&sql, [], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
             })
@@ -65,7 +65,7 @@ impl EmbeddedEngine {
             crs.geometry(layer),
             ident(&layer.table_name)
         );
-        match self.connection()?.query_row(&sql, [id], |r| r.get(0)) {
+        match self.reader()?.query_row(&sql, [id], |r| r.get(0)) {
             Ok(feature) => Ok(Some(feature)),
             Err(duckdb::Error::QueryReturnedNoRows) => Ok(None),
             Err(e) => Err(query_error(&sql)(e)),
@@ -115,7 +115,7 @@ impl EmbeddedEngine {
         );
         // ST_AsMVT of no rows is a tile with an empty layer, not nothing: count them.
         let (features, failed, tile): (i64, i64, Option<Vec<u8>>) = self
-            .connection()?
+            .reader()?
             .query_row(&sql, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .map_err(query_error(&sql))?;
         if failed > 0 {

@@ -111,9 +111,10 @@ impl EmbeddedEngine {
                 )
                 .map_err(query_error(insert))?;
             Ok(Ok(()))
-        })?;
+        });
         drop(connection);
-        if let Err(rejected) = registered {
+        self.catalog.invalidate();
+        if let Err(rejected) = registered? {
             return Err(BackendError::Unavailable {
                 engine: ENGINE,
                 reason: rejected.0,
@@ -174,9 +175,10 @@ impl EmbeddedEngine {
                 .execute(update, [id])
                 .map_err(query_error(update))?;
             Ok(Ok(()))
-        })?;
+        });
         drop(connection);
-        if let Err(rejected) = loaded {
+        self.catalog.invalidate();
+        if let Err(rejected) = loaded? {
             return Ok(Err(rejected));
         }
         self.dataset(id)?.map(Ok).ok_or(BackendError::Unavailable {

@@ -234,6 +234,7 @@ impl EmbeddedEngine {
             return Err(error);
         }
         drop(connection);
+        self.catalog.invalidate();
         self.dataset(id)?.map(Ok).ok_or(BackendError::Unavailable {
             engine: ENGINE,
             reason: "the dataset vanished after it was stored".into(),
@@ -266,8 +267,21 @@ impl EmbeddedEngine {
         Ok((total, records))
     }
 
-    /// One dataset with its layers.
+    /// One dataset with its layers (from memory when the catalog has not changed since it was
+    /// last read).
     pub fn dataset(&self, id: &str) -> Result<Option<DatasetRecord>, BackendError> {
+        if let Some(record) = self.catalog.get(id) {
+            return Ok(Some(record));
+        }
+        let read_at = self.catalog.version();
+        let record = self.read_dataset(id)?;
+        if let Some(record) = &record {
+            self.catalog.put(record, read_at);
+        }
+        Ok(record)
+    }
+
+    fn read_dataset(&self, id: &str) -> Result<Option<DatasetRecord>, BackendError> {
         let connection = self.connection()?;
         let sql = "SELECT id, name, format, crs, path, CAST(created_at AS VARCHAR) FROM meta.datasets WHERE id = ?";
         let row = connection.query_row(sql, [id], |r| {
@@ -313,6 +327,7 @@ impl EmbeddedEngine {
             .connection()?
             .execute(sql, [name, id])
             .map_err(query_error(sql))?;
+        self.catalog.invalidate();
         Ok(changed > 0)
     }
 
@@ -333,10 +348,13 @@ impl EmbeddedEngine {
             id = string(id)
         ));
         let connection = self.connection()?;
-        if let Err(error) = connection.execute_batch(&script) {
+        let outcome = connection.execute_batch(&script);
+        if outcome.is_err() {
             let _ = connection.execute_batch("ROLLBACK");
-            return Err(query_error(&script)(error));
         }
+        drop(connection);
+        self.catalog.invalidate();
+        outcome.map_err(query_error(&script))?;
         Ok(true)
     }
 
@@ -381,7 +399,8 @@ impl EmbeddedEngine {
             (Some(condition), true) => format!(" WHERE ({condition})"),
             (Some(condition), false) => format!("{filter} AND ({condition})"),
         };
-        let connection = self.connection()?;
+        // A connection of its own: pages of several requests are read side by side.
+        let connection = self.reader()?;
         let count_sql = format!("SELECT count(*) FROM {table}{filter}");
         let total: i64 = connection
             .query_row(&count_sql, [], |r| r.get(0))

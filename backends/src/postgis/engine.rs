@@ -21,6 +21,8 @@ const POOL_SIZE: usize = 16;
 pub struct PostgisEngine {
     pool: Pool,
     dsn: String,
+    /// Set once the `geomill` catalog schema is known to exist.
+    catalog_ready: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// What the database says of itself.
@@ -94,12 +96,22 @@ impl PostgisEngine {
         Ok(Self {
             pool,
             dsn: dsn.to_owned(),
+            catalog_ready: std::sync::Arc::default(),
         })
     }
 
     /// The connection string, for DuckDB's `ATTACH ... (TYPE postgres)`.
     pub fn dsn(&self) -> &str {
         &self.dsn
+    }
+
+    pub(super) fn catalog_ready(&self) -> bool {
+        self.catalog_ready.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub(super) fn set_catalog_ready(&self) {
+        self.catalog_ready
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// A connection from the pool; `Unavailable` when PostgreSQL cannot be reached.

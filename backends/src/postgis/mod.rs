@@ -3,6 +3,8 @@
 //! through DuckDB's postgres extension (binary COPY), see `duckdb::postgres`.
 
 mod engine;
+mod projects;
 mod script;
 
 pub use engine::{PostgisEngine, PostgisStatus};
+pub use projects::{ProjectError, ProjectLayer, ProjectRecord, valid_project_name};

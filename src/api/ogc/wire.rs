@@ -58,17 +58,18 @@ pub async fn layers(state: &AppState) -> Result<Vec<(DatasetRecord, LayerRecord)
         .collect())
 }
 
-/// The dataset and layer a collection id names, the layer's features loaded.
+/// The dataset and layer a collection id names, the layer's features loaded (a remote layer is
+/// fetched on first use). One catalog lookup: this is on the path of every tile.
 pub(crate) async fn resolve(
     state: &AppState,
     id: &str,
 ) -> Result<(DatasetRecord, LayerRecord), ApiError> {
     let not_found = || ApiError::not_found(format!("no collection {id:?} (see /ogc/collections)"));
-    let (dataset_id, layer) = id.split_once('.').ok_or_else(not_found)?;
+    let (dataset_id, layer_name) = id.split_once('.').ok_or_else(not_found)?;
     if uuid::Uuid::parse_str(dataset_id).is_err() {
         return Err(not_found());
     }
-    let layer = crate::api::datasets::find_layer(state, dataset_id, layer)
+    let dataset = crate::api::datasets::find(state, dataset_id)
         .await
         .map_err(|e| {
             if e.status == StatusCode::NOT_FOUND {
@@ -77,11 +78,15 @@ pub(crate) async fn resolve(
                 e
             }
         })?;
-    let dataset = layers(state)
-        .await?
-        .into_iter()
-        .find(|(d, _)| d.id == dataset_id)
-        .map(|(d, _)| d)
+    if !dataset.layers.iter().any(|l| l.name == layer_name) {
+        return Err(not_found());
+    }
+    let dataset = crate::datasets::remote::ensure_loaded(state, dataset).await?;
+    let layer = dataset
+        .layers
+        .iter()
+        .find(|l| l.name == layer_name)
+        .cloned()
         .ok_or_else(not_found)?;
     Ok((dataset, layer))
 }

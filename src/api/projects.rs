@@ -1,0 +1,257 @@
+//! Projects: named workspaces in PostGIS, each a PostgreSQL schema of its own, with the layers
+//! copied into it from stored datasets. They need `GEOMILL_POSTGIS_DSN`.
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::get;
+use geomill_backends::BackendError;
+use geomill_backends::postgis::{
+    PostgisEngine, ProjectError, ProjectLayer, ProjectRecord, valid_project_name,
+};
+use serde::{Deserialize, Serialize};
+
+use super::extract::ApiJson;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/projects", get(list).post(create))
+        .route("/projects/{id}", get(read))
+        .route("/projects/{id}/layers", get(layers).post(add_layer))
+}
+
+/// A project as the API shows it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Project {
+    pub id: String,
+    pub name: String,
+    /// The PostgreSQL schema holding its layers (`project_<name>`).
+    pub schema: String,
+    pub description: Option<String>,
+    pub created_at: String,
+}
+
+impl From<ProjectRecord> for Project {
+    fn from(record: ProjectRecord) -> Self {
+        Self {
+            id: record.id,
+            name: record.name,
+            schema: record.schema,
+            description: record.description,
+            created_at: record.created_at,
+        }
+    }
+}
+
+/// A layer of a project: a table of its schema with a geometry column.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ProjectLayerView {
+    pub name: String,
+    /// PostGIS geometry type (`GEOMETRY`, `MULTIPOLYGON`, ...).
+    pub geometry_type: String,
+    pub srid: i32,
+    pub feature_count: i64,
+}
+
+impl From<ProjectLayer> for ProjectLayerView {
+    fn from(layer: ProjectLayer) -> Self {
+        Self {
+            name: layer.name,
+            geometry_type: layer.geometry_type,
+            srid: layer.srid,
+            feature_count: layer.feature_count,
+        }
+    }
+}
+
+/// The PostGIS engine, or a 503 saying projects need one.
+fn postgis(state: &AppState) -> Result<PostgisEngine, ApiError> {
+    state.postgis().cloned().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "postgis_not_configured",
+            "projects live in PostGIS: start the server with GEOMILL_POSTGIS_DSN",
+        )
+    })
+}
+
+fn engine_error(error: BackendError) -> ApiError {
+    match error {
+        BackendError::Unavailable { reason, .. } => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "postgis_unavailable",
+            format!("the PostGIS engine is unavailable: {reason}"),
+        ),
+        other => ApiError::internal(&other),
+    }
+}
+
+async fn find(engine: &PostgisEngine, id: &str) -> Result<ProjectRecord, ApiError> {
+    engine
+        .project(id)
+        .await
+        .map_err(engine_error)?
+        .ok_or_else(|| ApiError::not_found(format!("no project {id}")))
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectBody {
+    /// 1 to 48 lower-case letters, digits and `_`, starting with a letter; unique.
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// Create a project and its PostgreSQL schema.
+#[utoipa::path(post, path = "/projects", tag = "projects", request_body = ProjectBody,
+    responses((status = 201, body = Project), (status = 409, description = "The name is taken", body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody), (status = 503, body = crate::error::ErrorBody)))]
+pub async fn create(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<ProjectBody>,
+) -> Result<(StatusCode, Json<Project>), ApiError> {
+    if !valid_project_name(&body.name) {
+        return Err(ApiError::unprocessable(format!(
+            "name {:?}: use 1 to 48 lower-case letters, digits and _, starting with a letter",
+            body.name
+        )));
+    }
+    let engine = postgis(&state)?;
+    let id = uuid::Uuid::new_v4().to_string();
+    match engine
+        .create_project(&id, &body.name, body.description.as_deref())
+        .await
+    {
+        Ok(record) => Ok((StatusCode::CREATED, Json(record.into()))),
+        Err(ProjectError::Duplicate(name)) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "duplicate",
+            format!("a project named {name:?} exists already"),
+        )),
+        Err(ProjectError::Backend(error)) => Err(engine_error(error)),
+    }
+}
+
+/// A page of projects.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ProjectList {
+    pub projects: Vec<Project>,
+    pub total: usize,
+}
+
+/// Every project, oldest first.
+#[utoipa::path(get, path = "/projects", tag = "projects",
+    responses((status = 200, body = ProjectList), (status = 503, body = crate::error::ErrorBody)))]
+pub async fn list(State(state): State<AppState>) -> Result<Json<ProjectList>, ApiError> {
+    let projects = postgis(&state)?.projects().await.map_err(engine_error)?;
+    Ok(Json(ProjectList {
+        total: projects.len(),
+        projects: projects.into_iter().map(Project::from).collect(),
+    }))
+}
+
+/// One project.
+#[utoipa::path(get, path = "/projects/{id}", tag = "projects",
+    responses((status = 200, body = Project), (status = 404, body = crate::error::ErrorBody), (status = 503, body = crate::error::ErrorBody)))]
+pub async fn read(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Project>, ApiError> {
+    let engine = postgis(&state)?;
+    Ok(Json(find(&engine, &id).await?.into()))
+}
+
+/// The layers of a project.
+#[utoipa::path(get, path = "/projects/{id}/layers", tag = "projects",
+    responses((status = 200, body = [ProjectLayerView]), (status = 404, body = crate::error::ErrorBody), (status = 503, body = crate::error::ErrorBody)))]
+pub async fn layers(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<ProjectLayerView>>, ApiError> {
+    let engine = postgis(&state)?;
+    let project = find(&engine, &id).await?;
+    let layers = engine
+        .project_layers(&project.schema)
+        .await
+        .map_err(engine_error)?;
+    Ok(Json(
+        layers.into_iter().map(ProjectLayerView::from).collect(),
+    ))
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddLayerBody {
+    /// The stored dataset to copy a layer of.
+    pub dataset_id: String,
+    /// Its layer (default: the first).
+    #[serde(default)]
+    pub layer: Option<String>,
+    /// The table name in the project (default: the layer's name); replaced if it exists.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// Copy a stored layer into the project (in bulk, with its SRID and a GiST index).
+#[utoipa::path(post, path = "/projects/{id}/layers", tag = "projects", request_body = AddLayerBody,
+    responses((status = 201, body = ProjectLayerView), (status = 404, body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody), (status = 503, body = crate::error::ErrorBody)))]
+pub async fn add_layer(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<AddLayerBody>,
+) -> Result<(StatusCode, Json<ProjectLayerView>), ApiError> {
+    let engine = postgis(&state)?;
+    let project = find(&engine, &id).await?;
+    let dataset = super::datasets::find(&state, &body.dataset_id).await?;
+    let layer_name = body
+        .layer
+        .clone()
+        .or_else(|| dataset.layers.first().map(|l| l.name.clone()))
+        .ok_or_else(|| ApiError::unprocessable("the dataset has no layers"))?;
+    let layer = super::datasets::find_layer(&state, &dataset.id, &layer_name).await?;
+    let table = body.name.clone().unwrap_or_else(|| layer.name.clone());
+    if table.is_empty() || table.len() > 63 {
+        return Err(ApiError::unprocessable(format!(
+            "name {table:?}: a table name has 1 to 63 characters"
+        )));
+    }
+    let srid = layer
+        .crs
+        .as_deref()
+        .and_then(|c| c.strip_prefix("EPSG:"))
+        .and_then(|n| n.parse().ok());
+    let (embedded, dsn, schema) = (
+        state.embedded(),
+        engine.dsn().to_owned(),
+        project.schema.clone(),
+    );
+    let (source, target) = (layer.table_name.clone(), table.clone());
+    let copy = tokio::task::spawn_blocking(move || {
+        embedded.copy_to_postgis(
+            &dsn,
+            &format!(
+                "SELECT * FROM layers.{}",
+                geomill_planner::sql::quote::ident(&source)
+            ),
+            (&schema, &target),
+            srid,
+        )
+    })
+    .await
+    .map_err(|e| ApiError::internal(&e))?;
+    copy.map_err(engine_error)?;
+    let layers = engine
+        .project_layers(&project.schema)
+        .await
+        .map_err(engine_error)?;
+    let added = layers
+        .into_iter()
+        .find(|l| l.name == table)
+        .ok_or_else(|| ApiError::internal(&"the copied layer is not in the project"))?;
+    Ok((StatusCode::CREATED, Json(added.into())))
+}
