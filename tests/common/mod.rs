@@ -13,6 +13,7 @@ use geomill::config::Config;
 use geomill::state::AppState;
 use tower::ServiceExt;
 
+pub mod compare;
 pub mod postgis;
 
 /// An app state on its own temporary data directory (kept alive by the returned guard).
