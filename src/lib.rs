@@ -13,6 +13,7 @@ pub mod plan_cli;
 pub mod rules;
 pub mod run_cli;
 pub mod server;
+pub mod sessions;
 pub mod state;
 pub mod telemetry;
 pub mod tile_cache;

@@ -30,6 +30,7 @@ pub async fn serve(config: Config) -> Result<(), ServeError> {
     crate::jobs::runner::resume(&state)
         .await
         .map_err(|e| ServeError::Io(std::io::Error::other(e.message)))?;
+    tokio::spawn(crate::sessions::sweep(state.clone()));
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|source| ServeError::Bind { address, source })?;

@@ -30,6 +30,7 @@ struct Inner {
     /// Held while a rule is written, so names stay unique.
     rule_writes: tokio::sync::Mutex<()>,
     tiles: crate::tile_cache::TileCache,
+    sessions: crate::sessions::Sessions,
 }
 
 /// Why the state could not be built.
@@ -76,6 +77,7 @@ impl AppState {
                 rule_events: tokio::sync::broadcast::Sender::new(256),
                 rule_writes: tokio::sync::Mutex::new(()),
                 tiles: crate::tile_cache::TileCache::new(TILE_CACHE_BYTES),
+                sessions: crate::sessions::Sessions::default(),
             }),
         })
     }
@@ -92,6 +94,11 @@ impl AppState {
     /// Vector tiles served recently.
     pub fn tiles(&self) -> &crate::tile_cache::TileCache {
         &self.inner.tiles
+    }
+
+    /// The live sessions.
+    pub fn sessions(&self) -> &crate::sessions::Sessions {
+        &self.inner.sessions
     }
 
     /// Where rule evaluations are announced.

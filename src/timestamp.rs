@@ -11,6 +11,14 @@ pub fn now() -> String {
     format_millis(since.as_millis())
 }
 
+/// `after` from now, in UTC, to the millisecond.
+pub fn after(after: std::time::Duration) -> String {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    format_millis((since + after).as_millis())
+}
+
 /// Days since 1970-01-01 as (year, month, day), by Howard Hinnant's civil-from-days.
 fn civil(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;

@@ -15,6 +15,7 @@ pub mod pipelines;
 pub mod planning;
 pub mod projects;
 pub mod rules;
+pub mod sessions;
 pub mod sql;
 
 use axum::Router;
@@ -42,6 +43,7 @@ pub fn router() -> Router<AppState> {
         .merge(pipelines::routes())
         .merge(projects::routes())
         .merge(sql::routes())
+        .merge(sessions::routes())
         .merge(not_implemented::routes())
         .merge(docs::routes())
         .fallback(fallback::no_route)

@@ -18,8 +18,8 @@ use crate::execute::bind_loaded;
 use crate::state::AppState;
 
 /// Default and largest number of rows a query returns.
-const DEFAULT_ROWS: usize = 1000;
-const MAX_ROWS: usize = 10_000;
+pub(crate) const DEFAULT_ROWS: usize = 1000;
+pub(crate) const MAX_ROWS: usize = 10_000;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -32,7 +32,8 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0_u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn require_admin(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
+/// `X-Admin-Key` checked when `GEOMILL_ADMIN_KEY` is set (401 without it, 403 wrong).
+pub(crate) fn require_admin(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
     let Some(expected) = &state.config().admin_key else {
         return Ok(());
     };
@@ -74,7 +75,8 @@ async fn bindings(
     bind_loaded(state, &checked.tables, None).await
 }
 
-fn failed(error: geomill_backends::BackendError) -> ApiError {
+/// A query the engine refused or stopped: the request's fault (422), with the engine's reason.
+pub(crate) fn failed(error: geomill_backends::BackendError) -> ApiError {
     match error {
         geomill_backends::BackendError::Query { reason, .. } => ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -112,6 +114,11 @@ pub async fn execute(
             .await
             .map_err(|e| ApiError::internal(&e))?
             .map_err(failed)?;
+    Ok(Json(rows_body(&result)))
+}
+
+/// `{columns: [{name, type}], rows, row_count, truncated}` of a query's rows.
+pub(crate) fn rows_body(result: &geomill_backends::duckdb::QueryRows) -> Value {
     let rows: Vec<Value> = result
         .rows
         .iter()
@@ -122,9 +129,7 @@ pub async fn execute(
         .iter()
         .map(|(name, ty)| json!({"name": name, "type": ty}))
         .collect();
-    Ok(Json(
-        json!({ "columns": columns, "row_count": rows.len(), "rows": rows, "truncated": result.truncated }),
-    ))
+    json!({ "columns": columns, "row_count": rows.len(), "rows": rows, "truncated": result.truncated })
 }
 
 /// Run one read-only query and answer its result as a file.

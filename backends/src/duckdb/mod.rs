@@ -12,6 +12,7 @@ mod remote;
 mod results;
 mod rules;
 mod run;
+mod sessions;
 mod store;
 
 pub use engine::{EmbeddedEngine, EmbeddedOptions, SpatialStatus};

@@ -246,32 +246,7 @@ impl EmbeddedEngine {
             .try_clone()
             .map_err(|e| query_error("connect", &e))?;
         bind(&connection, bindings)?;
-        let interrupt = connection.interrupt_handle();
-        let (done, finished) = std::sync::mpsc::channel::<()>();
-        let watchdog = std::thread::spawn(move || {
-            if finished.recv_timeout(timeout).is_err() {
-                interrupt.interrupt();
-            }
-        });
-        let outcome = read_rows(&connection, sql, limit);
-        let _ = done.send(());
-        let _ = watchdog.join();
-        outcome.map_err(|e| {
-            let reason =
-                if e.to_string().contains("INTERRUPT") || e.to_string().contains("nterrupt") {
-                    format!(
-                        "the query ran longer than {} s and was stopped",
-                        timeout.as_secs()
-                    )
-                } else {
-                    e.to_string()
-                };
-            BackendError::Query {
-                engine: ENGINE,
-                reason,
-                sql: sql.to_owned(),
-            }
-        })
+        read_with_timeout(&connection, sql, limit, timeout)
     }
 
     /// Writes the result of a checked read-only `sql` over the bound layers to `destination`.
@@ -311,6 +286,40 @@ fn bind(connection: &duckdb::Connection, bindings: &[Binding]) -> Result<(), Bac
             .map_err(|e| query_error(&view, &e))?;
     }
     Ok(())
+}
+
+/// At most `limit` rows of `sql` on `connection`, interrupted after `timeout`.
+pub(super) fn read_with_timeout(
+    connection: &duckdb::Connection,
+    sql: &str,
+    limit: usize,
+    timeout: std::time::Duration,
+) -> Result<QueryRows, BackendError> {
+    let interrupt = connection.interrupt_handle();
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if finished.recv_timeout(timeout).is_err() {
+            interrupt.interrupt();
+        }
+    });
+    let outcome = read_rows(connection, sql, limit);
+    let _ = done.send(());
+    let _ = watchdog.join();
+    outcome.map_err(|e| {
+        let reason = if e.to_string().contains("INTERRUPT") || e.to_string().contains("nterrupt") {
+            format!(
+                "the query ran longer than {} s and was stopped",
+                timeout.as_secs()
+            )
+        } else {
+            e.to_string()
+        };
+        BackendError::Query {
+            engine: ENGINE,
+            reason,
+            sql: sql.to_owned(),
+        }
+    })
 }
 
 fn read_rows(

@@ -1,0 +1,224 @@
+//! Sessions: ephemeral in-memory workspaces. Stored layers are copied into one, read-only
+//! queries run over its tables, and it ends when deleted or idle past its time-out.
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use geomill_planner::sql::guard::check_read_only;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::datasets::blocking;
+use super::extract::ApiJson;
+use super::sql::{DEFAULT_ROWS, MAX_ROWS, failed, require_admin, rows_body};
+use crate::error::ApiError;
+use crate::sessions::{DEFAULT_IDLE_TIMEOUT_S, MAX_IDLE_TIMEOUT_S, Session};
+use crate::state::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/sessions", post(create).get(list))
+        .route("/sessions/{id}", get(read).delete(remove))
+        .route("/sessions/{id}/layers", post(add_layer).get(layers))
+        .route("/sessions/{id}/query", post(query))
+}
+
+/// The live session `id` (marked used), or a 404.
+fn live(state: &AppState, id: &str) -> Result<Session, ApiError> {
+    state
+        .sessions()
+        .touch(id)
+        .ok_or_else(|| ApiError::not_found(format!("no session {id} (it may have expired)")))
+}
+
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionBody {
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `memory` (the default and only kind: an in-memory DuckDB database).
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Seconds without use after which the session ends (default 900, 1 to 86400).
+    #[serde(default)]
+    pub idle_timeout_s: Option<u64>,
+}
+
+/// Open a session.
+#[utoipa::path(post, path = "/sessions", tag = "sessions", request_body = SessionBody,
+    responses((status = 201, body = Session), (status = 422, body = crate::error::ErrorBody)))]
+pub async fn create(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<SessionBody>,
+) -> Result<(StatusCode, Json<Session>), ApiError> {
+    if let Some(kind) = body.kind.as_deref()
+        && kind != "memory"
+    {
+        return Err(ApiError::unprocessable(format!(
+            "kind {kind:?}: sessions are in-memory databases (kind \"memory\")"
+        )));
+    }
+    let idle_timeout_s = body.idle_timeout_s.unwrap_or(DEFAULT_IDLE_TIMEOUT_S);
+    if !(1..=MAX_IDLE_TIMEOUT_S).contains(&idle_timeout_s) {
+        return Err(ApiError::unprocessable(format!(
+            "idle_timeout_s is from 1 to {MAX_IDLE_TIMEOUT_S}, got {idle_timeout_s}"
+        )));
+    }
+    let id = uuid::Uuid::new_v4().to_string();
+    let (engine, key) = (state.embedded(), id.clone());
+    blocking(move || engine.open_session(&key)).await?;
+    let session = state.sessions().insert(&id, body.name, idle_timeout_s);
+    Ok((StatusCode::CREATED, Json(session)))
+}
+
+/// The live sessions.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SessionList {
+    pub sessions: Vec<Session>,
+    pub total: usize,
+}
+
+/// Every live session, oldest first.
+#[utoipa::path(get, path = "/sessions", tag = "sessions", responses((status = 200, body = SessionList)))]
+pub async fn list(State(state): State<AppState>) -> Json<SessionList> {
+    let sessions = state.sessions().list();
+    Json(SessionList {
+        total: sessions.len(),
+        sessions,
+    })
+}
+
+/// One live session (reading it counts as use).
+#[utoipa::path(get, path = "/sessions/{id}", tag = "sessions",
+    responses((status = 200, body = Session), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn read(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Session>, ApiError> {
+    live(&state, &id).map(Json)
+}
+
+/// End a session and free its memory.
+#[utoipa::path(delete, path = "/sessions/{id}", tag = "sessions",
+    responses((status = 200, description = "{\"deleted\": id}", body = Object), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn remove(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    if !state.sessions().remove(&id) {
+        return Err(ApiError::not_found(format!("no session {id}")));
+    }
+    let (engine, key) = (state.embedded(), id.clone());
+    blocking(move || engine.close_session(&key)).await?;
+    Ok(Json(json!({ "deleted": id })))
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionLayerBody {
+    /// The stored dataset to copy a layer of.
+    pub dataset_id: String,
+    /// Its layer (default: the first).
+    #[serde(default)]
+    pub layer: Option<String>,
+    /// The table name in the session (default: the layer's name); replaced if it exists.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// A table of a session.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SessionTable {
+    pub name: String,
+    pub rows: i64,
+}
+
+/// Copy a stored layer into the session as a table.
+#[utoipa::path(post, path = "/sessions/{id}/layers", tag = "sessions", request_body = SessionLayerBody,
+    responses((status = 201, body = SessionTable), (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+pub async fn add_layer(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<SessionLayerBody>,
+) -> Result<(StatusCode, Json<SessionTable>), ApiError> {
+    live(&state, &id)?;
+    let dataset = super::datasets::find(&state, &body.dataset_id).await?;
+    let layer_name = body
+        .layer
+        .clone()
+        .or_else(|| dataset.layers.first().map(|l| l.name.clone()))
+        .ok_or_else(|| ApiError::unprocessable("the dataset has no layers"))?;
+    let layer = super::datasets::find_layer(&state, &dataset.id, &layer_name).await?;
+    let name = body.name.clone().unwrap_or_else(|| layer.name.clone());
+    if name.is_empty() || name.len() > 63 {
+        return Err(ApiError::unprocessable(format!(
+            "name {name:?}: a table name has 1 to 63 characters"
+        )));
+    }
+    let (engine, key, table) = (state.embedded(), id.clone(), name.clone());
+    let rows = blocking(move || engine.copy_into_session(&key, &layer, &table)).await?;
+    Ok((StatusCode::CREATED, Json(SessionTable { name, rows })))
+}
+
+/// The session's tables.
+#[utoipa::path(get, path = "/sessions/{id}/layers", tag = "sessions",
+    responses((status = 200, body = [SessionTable]), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn layers(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<SessionTable>>, ApiError> {
+    live(&state, &id)?;
+    let engine = state.embedded();
+    let tables = blocking(move || engine.session_tables(&id)).await?;
+    Ok(Json(
+        tables
+            .into_iter()
+            .map(|(name, rows)| SessionTable { name, rows })
+            .collect(),
+    ))
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionQueryBody {
+    /// One read-only query over the session's tables (bare names).
+    pub query: String,
+    /// Rows to return (default 1000, at most 10000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// One read-only query over the session's tables, checked like the SQL endpoint's (and, like
+/// it, behind `X-Admin-Key` when `GEOMILL_ADMIN_KEY` is set).
+#[utoipa::path(post, path = "/sessions/{id}/query", tag = "sessions", request_body = SessionQueryBody,
+    responses((status = 200, description = "{columns: [{name, type}], rows, row_count, truncated}", body = Object),
+        (status = 400, description = "Not a single read-only query", body = crate::error::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+pub async fn query(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<SessionQueryBody>,
+) -> Result<Json<Value>, ApiError> {
+    require_admin(&state, &headers)?;
+    live(&state, &id)?;
+    let limit = body.limit.unwrap_or(DEFAULT_ROWS);
+    if limit > MAX_ROWS {
+        return Err(ApiError::bad_request(format!(
+            "limit must be at most {MAX_ROWS}, got {limit}"
+        )));
+    }
+    check_read_only(&body.query)
+        .map_err(|reason| ApiError::new(StatusCode::BAD_REQUEST, "forbidden_sql", reason))?;
+    let engine = state.embedded();
+    let timeout = std::time::Duration::from_secs(state.config().sql_timeout_s);
+    let result =
+        tokio::task::spawn_blocking(move || engine.session_query(&id, &body.query, limit, timeout))
+            .await
+            .map_err(|e| ApiError::internal(&e))?
+            .map_err(failed)?;
+    Ok(Json(rows_body(&result)))
+}
