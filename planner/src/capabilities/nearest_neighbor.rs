@@ -15,7 +15,9 @@ use crate::schema::GEOM;
 /// `distance_field` (default `distance`). Distances are in the units of the data's CRS (degrees
 /// on lon/lat data: reproject to a metric CRS for metres). Every input feature is kept once;
 /// with `max_distance`, features with no reference feature that close keep NULL attributes and
-/// distance. When several reference features are equally near, one of them is chosen.
+/// distance. When several reference features are equally near, the one whose geometry hashes
+/// lowest is chosen, the same on every engine (on PostGIS, which searches its spatial index,
+/// among the 4 nearest).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct NearestNeighbor {
     /// The step or dataset layer to search.

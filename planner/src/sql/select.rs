@@ -186,14 +186,37 @@ fn nearest_sql(
         None => String::new(),
     };
     let distance = ident(&n.distance_field);
-    Ok(format!(
-        "SELECT t.*, n.* FROM {} AS t LEFT JOIN LATERAL (SELECT ST_Distance({}, {}) AS {distance}{columns} FROM {} AS r{within} ORDER BY {distance} LIMIT 1) AS n ON true",
-        main.from,
-        geom("t"),
-        geom("r"),
-        other.from
-    ))
+    let (t, r) = (geom("t"), geom("r"));
+    let tie = dialect.wkb_hex(&r);
+    match dialect {
+        // Equal distances are broken by a hash of the geometry, so both engines pick the same
+        // feature.
+        Dialect::Duckdb => Ok(format!(
+            "SELECT t.*, n.* FROM {} AS t LEFT JOIN LATERAL (SELECT ST_Distance({t}, {r}) AS {distance}{columns} FROM {} AS r{within} ORDER BY {distance}, md5({tie}) LIMIT 1) AS n ON true",
+            main.from, other.from
+        )),
+        // The candidates come from the GiST index in `<->` order (KNN; a second sort key would
+        // make PostgreSQL sort every pair instead), then the same tie-break as DuckDB's among
+        // the nearest few.
+        Dialect::Postgis => {
+            let outputs: Vec<String> = joined_columns(main.schema, other.schema, &n.columns)
+                .ok_or_else(|| NEEDS_COLUMNS.to_owned())?
+                .iter()
+                .map(|(_, output)| format!(", c.{}", ident(output)))
+                .collect();
+            Ok(format!(
+                "SELECT t.*, n.* FROM {} AS t LEFT JOIN LATERAL (SELECT c.{distance}{} FROM (SELECT ST_Distance({t}, {r}) AS {distance}{columns}, md5({tie}) AS \"__tie\" FROM {} AS r{within} ORDER BY {r} <-> {t} LIMIT {KNN_CANDIDATES}) AS c ORDER BY c.{distance}, c.\"__tie\" LIMIT 1) AS n ON true",
+                main.from,
+                outputs.concat(),
+                other.from
+            ))
+        }
+    }
 }
+
+/// Nearest candidates a PostGIS KNN search takes before breaking ties: equal distances among
+/// more features than this are broken by index order.
+const KNN_CANDIDATES: usize = 4;
 
 fn overlay_sql(
     mode: OverlayMode,
