@@ -6,72 +6,20 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Server, multipart_body, world_gpkg};
+use common::http::HttpApi;
 use reqwest::StatusCode;
-use serde_json::{Value, json};
+use serde_json::json;
 
-struct Api {
-    server: Server,
-    client: reqwest::Client,
-}
-
-impl Api {
-    async fn send(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        body: Option<Value>,
-    ) -> (StatusCode, Value) {
-        let mut request = self.client.request(method, self.server.url(path));
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request.send().await.unwrap();
-        let status = response.status();
-        (status, response.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn get(&self, path: &str) -> (StatusCode, Value) {
-        self.send(reqwest::Method::GET, path, None).await
-    }
-
-    async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
-        self.send(reqwest::Method::POST, path, Some(body)).await
-    }
-
-    async fn delete(&self, path: &str) -> (StatusCode, Value) {
-        self.send(reqwest::Method::DELETE, path, None).await
-    }
-}
-
-async fn with_world() -> (Api, String) {
-    let api = Api {
-        server: Server::start(&[]),
-        client: reqwest::Client::new(),
-    };
-    let scratch = tempfile::tempdir().unwrap();
-    let gpkg = world_gpkg(scratch.path());
-    let (content_type, body) =
-        multipart_body(&[("world.gpkg", std::fs::read(&gpkg).unwrap())], None);
-    let dataset: Value = api
-        .client
-        .post(api.server.url("/datasets/upload"))
-        .header("content-type", content_type)
-        .body(body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = dataset["id"].as_str().unwrap().to_owned();
+async fn with_world() -> (HttpApi, String) {
+    let api = HttpApi::start(&[]);
+    let id = api.upload_world().await;
     (api, id)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_hold_copied_layers_and_answer_read_only_queries() {
     let (api, dataset) = with_world().await;
-    let (status, session) = api.post("/sessions", json!({"name": "scratch"})).await;
+    let (status, session) = api.post("/sessions", &json!({"name": "scratch"})).await;
     assert_eq!(status, StatusCode::CREATED, "{session}");
     assert_eq!(session["kind"], "memory");
     assert_eq!(session["idle_timeout_s"], 900);
@@ -82,7 +30,7 @@ async fn sessions_hold_copied_layers_and_answer_read_only_queries() {
         (json!({"idle_timeout_s": 0}), "idle_timeout_s"),
         (json!({"colour": "red"}), "colour"),
     ] {
-        let (status, error) = api.post("/sessions", body).await;
+        let (status, error) = api.post("/sessions", &body).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{what}: {error}");
         assert!(
             error["error"]["message"].as_str().unwrap().contains(what),
@@ -93,7 +41,7 @@ async fn sessions_hold_copied_layers_and_answer_read_only_queries() {
     let (status, table) = api
         .post(
             &format!("/sessions/{id}/layers"),
-            json!({"dataset_id": dataset, "layer": "countries"}),
+            &json!({"dataset_id": dataset, "layer": "countries"}),
         )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{table}");
@@ -101,7 +49,7 @@ async fn sessions_hold_copied_layers_and_answer_read_only_queries() {
     let (status, _) = api
         .post(
             &format!("/sessions/{id}/layers"),
-            json!({"dataset_id": dataset, "layer": "cities", "name": "towns"}),
+            &json!({"dataset_id": dataset, "layer": "cities", "name": "towns"}),
         )
         .await;
     assert_eq!(status, StatusCode::CREATED);
@@ -120,7 +68,7 @@ async fn sessions_hold_copied_layers_and_answer_read_only_queries() {
     let (status, in_session) = api
         .post(
             &format!("/sessions/{id}/query"),
-            json!({"query": per_continent.replace("{}", "countries")}),
+            &json!({"query": per_continent.replace("{}", "countries")}),
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{in_session}");
@@ -128,7 +76,7 @@ async fn sessions_hold_copied_layers_and_answer_read_only_queries() {
     let (_, direct) = api
         .post(
             "/api/portal/sql/execute",
-            json!({"query": per_continent.replace("{}", &stored)}),
+            &json!({"query": per_continent.replace("{}", &stored)}),
         )
         .await;
     assert_eq!(in_session["rows"], direct["rows"]);
@@ -146,25 +94,25 @@ async fn sessions_hold_copied_layers_and_answer_read_only_queries() {
         ("SELECT * FROM datasets", StatusCode::UNPROCESSABLE_ENTITY),
     ] {
         let (status, body) = api
-            .post(&format!("/sessions/{id}/query"), json!({"query": query}))
+            .post(&format!("/sessions/{id}/query"), &json!({"query": query}))
             .await;
         assert_eq!(status, expected, "{query}: {body}");
     }
     let (_, still) = api
         .post(
             &format!("/sessions/{id}/query"),
-            json!({"query": "SELECT count(*) AS n FROM countries"}),
+            &json!({"query": "SELECT count(*) AS n FROM countries"}),
         )
         .await;
     assert_eq!(still["rows"][0]["n"], 177);
 
     // Sessions are apart: another one does not see these tables.
-    let (_, other) = api.post("/sessions", json!({})).await;
+    let (_, other) = api.post("/sessions", &json!({})).await;
     let other_id = other["id"].as_str().unwrap();
     let (status, _) = api
         .post(
             &format!("/sessions/{other_id}/query"),
-            json!({"query": "SELECT * FROM countries"}),
+            &json!({"query": "SELECT * FROM countries"}),
         )
         .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
@@ -178,7 +126,7 @@ async fn sessions_hold_copied_layers_and_answer_read_only_queries() {
         api.delete(&format!("/sessions/{id}")).await,
         api.post(
             &format!("/sessions/{id}/query"),
-            json!({"query": "SELECT 1"}),
+            &json!({"query": "SELECT 1"}),
         )
         .await,
     ] {
@@ -189,8 +137,8 @@ async fn sessions_hold_copied_layers_and_answer_read_only_queries() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_sessions_expire_and_used_ones_stay() {
     let (api, _) = with_world().await;
-    let (_, idle) = api.post("/sessions", json!({"idle_timeout_s": 1})).await;
-    let (_, busy) = api.post("/sessions", json!({"idle_timeout_s": 3})).await;
+    let (_, idle) = api.post("/sessions", &json!({"idle_timeout_s": 1})).await;
+    let (_, busy) = api.post("/sessions", &json!({"idle_timeout_s": 3})).await;
     let (idle, busy) = (idle["id"].as_str().unwrap(), busy["id"].as_str().unwrap());
     for _ in 0..5 {
         tokio::time::sleep(Duration::from_millis(600)).await;

@@ -5,11 +5,9 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use common::compare::{differences, rows};
+use common::golden::{cases, duckdb_with_sources, last_table};
 
-use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
 use geomill_backends::postgis::PostgisEngine;
 
 /// Cases whose geometries may differ by more, and why, with the distance (in the layer's units)
@@ -21,55 +19,6 @@ const LOOSER: [(&str, f64, &str); 1] = [(
     "GEOS versions differ in how they simplify (DuckDB's spatial links its own GEOS, PostGIS \
      Debian's 3.11); each result stays within the 0.1 degree tolerance of the input",
 )];
-
-fn repo() -> PathBuf {
-    std::env::current_dir().expect("working directory")
-}
-
-fn shared_data(name: &str) -> String {
-    repo()
-        .join("../shared/data")
-        .join(name)
-        .display()
-        .to_string()
-}
-
-/// DuckDB with the golden catalog's sources, as the DuckDB golden test loads them.
-fn duckdb_with_sources() -> EmbeddedEngine {
-    let engine = EmbeddedEngine::open(&EmbeddedOptions::default()).expect("duckdb");
-    let load = format!(
-        "CREATE TABLE countries AS SELECT * EXCLUDE (OGC_FID) FROM ST_Read('{}');
-         CREATE TABLE cities AS SELECT * EXCLUDE (OGC_FID) FROM ST_Read('{}');
-         CREATE TABLE boroughs AS SELECT * EXCLUDE (OGC_FID) FROM ST_Read('/vsizip/{}/nybb.shp');",
-        shared_data("naturalearth_lowres/naturalearth_lowres.shp"),
-        shared_data("naturalearth_cities/naturalearth_cities.shp"),
-        shared_data("nybb_16a.zip"),
-    );
-    engine.execute_batch(&load).expect("load shared data");
-    engine
-}
-
-fn cases() -> Vec<PathBuf> {
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(repo().join("golden/pipelines"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("postgis.sql").exists())
-        .collect();
-    cases.sort();
-    cases
-}
-
-/// The table the last `CREATE ... TABLE "<name>"` of a script makes.
-fn last_table(sql: &str) -> Option<String> {
-    sql.lines()
-        .filter_map(|l| {
-            l.strip_prefix("CREATE TEMP TABLE \"")
-                .or_else(|| l.strip_prefix("CREATE OR REPLACE TEMP TABLE \""))
-        })
-        .next_back()
-        .and_then(|rest| rest.split('"').next())
-        .map(str::to_owned)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_golden_postgis_script_runs_and_matches_duckdb() {
@@ -89,7 +38,7 @@ async fn every_golden_postgis_script_runs_and_matches_duckdb() {
     }
     let output_dir = tempfile::tempdir().unwrap();
     let output = output_dir.path().display().to_string();
-    let cases = cases();
+    let cases = cases("postgis.sql");
     assert!(cases.len() >= 30, "{} cases", cases.len());
     let mut failures = Vec::new();
     for case in &cases {

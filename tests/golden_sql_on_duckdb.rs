@@ -2,63 +2,16 @@
 //! preview is never SQL that fails; results are checked against direct queries where simple.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
-use std::path::PathBuf;
+mod common;
 
-use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
-
-/// The repository root: cargo runs tests there (a path baked in at compile time would go
-/// stale when a build cache is shared between checkouts).
-fn repo() -> PathBuf {
-    std::env::current_dir().expect("working directory")
-}
-
-fn shared_data(name: &str) -> String {
-    repo()
-        .join("../shared/data")
-        .join(name)
-        .display()
-        .to_string()
-}
-
-/// DuckDB loaded with the golden catalog's sources.
-fn engine_with_sources() -> EmbeddedEngine {
-    let engine = EmbeddedEngine::open(&EmbeddedOptions::default()).expect("duckdb");
-    let load = format!(
-        "CREATE TABLE countries AS SELECT * EXCLUDE (OGC_FID) FROM ST_Read('{}');
-         CREATE TABLE cities AS SELECT * EXCLUDE (OGC_FID) FROM ST_Read('{}');
-         CREATE TABLE boroughs AS SELECT * EXCLUDE (OGC_FID) FROM ST_Read('/vsizip/{}/nybb.shp');",
-        shared_data("naturalearth_lowres/naturalearth_lowres.shp"),
-        shared_data("naturalearth_cities/naturalearth_cities.shp"),
-        shared_data("nybb_16a.zip"),
-    );
-    engine.execute_batch(&load).expect("load shared data");
-    engine
-}
-
-fn cases() -> Vec<PathBuf> {
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(repo().join("golden/pipelines"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("duckdb.sql").exists())
-        .collect();
-    cases.sort();
-    cases
-}
-
-/// The table the last CREATE of a script makes (a table every script must leave readable).
-fn last_table(sql: &str) -> Option<String> {
-    sql.lines()
-        .filter_map(|l| l.strip_prefix("CREATE OR REPLACE TEMP TABLE \""))
-        .next_back()
-        .and_then(|rest| rest.split('"').next())
-        .map(str::to_owned)
-}
+use common::golden::{cases, duckdb_with_sources, last_table, repo};
+use geomill_backends::duckdb::EmbeddedEngine;
 
 #[test]
 fn every_golden_duckdb_script_runs() {
-    let engine = engine_with_sources();
+    let engine = duckdb_with_sources();
     let output_dir = tempfile::tempdir().unwrap();
-    let cases = cases();
+    let cases = cases("duckdb.sql");
     assert!(cases.len() >= 25);
     let mut failures = Vec::new();
     for case in &cases {
@@ -107,7 +60,7 @@ fn count(engine: &EmbeddedEngine, sql: &str) -> i64 {
 
 #[test]
 fn golden_results_agree_with_direct_queries() {
-    let engine = engine_with_sources();
+    let engine = duckdb_with_sources();
     let table = run(&engine, "filter_rule", "big");
     assert_eq!(
         count(&engine, &format!("SELECT count(*) FROM \"{table}\"")),

@@ -6,100 +6,46 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Server, gdal, multipart_body, world_gpkg};
+use common::gdal;
+use common::http::HttpApi;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 const BROWSER_ACCEPT: &str =
     "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
 
-struct Api {
-    server: Server,
-    client: reqwest::Client,
-    _scratch: tempfile::TempDir,
+/// The real server with the shared world GeoPackage uploaded; answers the dataset id too.
+async fn with_world() -> (HttpApi, String) {
+    let api = HttpApi::start(&[]);
+    let id = api.upload_world().await;
+    (api, id)
 }
 
-impl Api {
-    /// The real server with the shared world GeoPackage uploaded; answers the dataset id too.
-    async fn with_world() -> (Self, String) {
-        let scratch = tempfile::tempdir().unwrap();
-        let gpkg = world_gpkg(scratch.path());
-        let api = Self {
-            server: Server::start(&[]),
-            client: reqwest::Client::new(),
-            _scratch: scratch,
-        };
-        let (content_type, body) =
-            multipart_body(&[("world.gpkg", std::fs::read(&gpkg).unwrap())], None);
-        let response = api
-            .client
-            .post(api.server.url("/datasets/upload"))
-            .header("content-type", content_type)
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), StatusCode::CREATED);
-        let dataset: Value = response.json().await.unwrap();
-        let id = dataset["id"].as_str().unwrap().to_owned();
-        (api, id)
-    }
+/// Status and JSON body of a GET that asks for JSON.
+async fn json_of(api: &HttpApi, path: &str) -> (StatusCode, Value) {
+    let (status, _, body) = api.get_text(path, "application/json").await;
+    (status, serde_json::from_str(&body).unwrap_or(Value::Null))
+}
 
-    /// Status, content type and body text of a GET with an `Accept` header.
-    async fn get(&self, path: &str, accept: &str) -> (StatusCode, String, String) {
-        let response = self
-            .client
-            .get(self.server.url(path))
-            .header("accept", accept)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status();
-        let content_type = response
-            .headers()
-            .get("content-type")
-            .map(|v| v.to_str().unwrap().to_owned())
-            .unwrap_or_default();
-        (status, content_type, response.text().await.unwrap())
-    }
-
-    async fn json(&self, path: &str) -> (StatusCode, Value) {
-        let (status, _, body) = self.get(path, "application/json").await;
-        (status, serde_json::from_str(&body).unwrap_or(Value::Null))
-    }
-
-    async fn post(&self, path: &str, body: &Value) -> (StatusCode, Value) {
-        let response = self
-            .client
-            .post(self.server.url(path))
-            .json(body)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status();
-        (status, response.json().await.unwrap_or(Value::Null))
-    }
-
-    /// Polls a job until it has ended; panics after two minutes.
-    async fn finished(&self, id: &str) -> Value {
-        let start = Instant::now();
-        loop {
-            let (_, job) = self.json(&format!("/jobs/{id}")).await;
-            if matches!(
-                job["status"].as_str(),
-                Some("COMPLETED" | "FAILED" | "CANCELLED")
-            ) {
-                return job;
-            }
-            assert!(start.elapsed() < Duration::from_secs(120), "{job}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
+/// Polls a job until it has ended; panics after two minutes.
+async fn finished(api: &HttpApi, id: &str) -> Value {
+    let start = Instant::now();
+    loop {
+        let (_, job) = api.get(&format!("/jobs/{id}")).await;
+        if matches!(
+            job["status"].as_str(),
+            Some("COMPLETED" | "FAILED" | "CANCELLED")
+        ) {
+            return job;
         }
+        assert!(start.elapsed() < Duration::from_secs(120), "{job}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn browsers_get_html_pages_and_clients_get_json() {
-    let (api, dataset) = Api::with_world().await;
+    let (api, dataset) = with_world().await;
     let countries = format!("{dataset}.countries");
 
     // A browser's Accept header gets HTML; a JSON client, or none, gets JSON.
@@ -111,40 +57,42 @@ async fn browsers_get_html_pages_and_clients_get_json() {
         format!("/ogc/collections/{countries}/items?limit=5"),
         format!("/ogc/collections/{countries}/items/1"),
     ] {
-        let (status, content_type, body) = api.get(&path, BROWSER_ACCEPT).await;
+        let (status, content_type, body) = api.get_text(&path, BROWSER_ACCEPT).await;
         assert_eq!(status, StatusCode::OK, "{path}: {body}");
         assert!(
             content_type.starts_with("text/html"),
             "{path}: {content_type}"
         );
         assert!(body.starts_with("<!doctype html>"), "{path}: {body}");
-        let (status, content_type, body) = api.get(&path, "*/*").await;
+        let (status, content_type, body) = api.get_text(&path, "*/*").await;
         assert_eq!(status, StatusCode::OK, "{path}");
         assert!(content_type.contains("json"), "{path}: {content_type}");
         serde_json::from_str::<Value>(&body).unwrap();
         // `f` overrides the header both ways.
         let separator = if path.contains('?') { '&' } else { '?' };
-        let (_, content_type, _) = api.get(&format!("{path}{separator}f=html"), "*/*").await;
+        let (_, content_type, _) = api
+            .get_text(&format!("{path}{separator}f=html"), "*/*")
+            .await;
         assert!(content_type.starts_with("text/html"), "{path}");
         let (_, content_type, _) = api
-            .get(&format!("{path}{separator}f=json"), BROWSER_ACCEPT)
+            .get_text(&format!("{path}{separator}f=json"), BROWSER_ACCEPT)
             .await;
         assert!(content_type.contains("json"), "{path}: {content_type}");
     }
 
     // The pages say what the JSON says: the collection list names every collection, a page of
     // items shows the same features with their attributes, and links stay in HTML.
-    let (_, _, listing) = api.get("/ogc/collections?f=html", "*/*").await;
+    let (_, _, listing) = api.get_text("/ogc/collections?f=html", "*/*").await;
     for layer in ["countries", "cities"] {
         assert!(listing.contains(&format!("{dataset}.{layer}")), "{layer}");
     }
-    let (_, page) = api
-        .json(&format!(
-            "/ogc/collections/{countries}/items?limit=3&offset=3"
-        ))
-        .await;
+    let (_, page) = json_of(
+        &api,
+        &format!("/ogc/collections/{countries}/items?limit=3&offset=3"),
+    )
+    .await;
     let (_, _, html) = api
-        .get(
+        .get_text(
             &format!("/ogc/collections/{countries}/items?limit=3&offset=3&f=html"),
             "*/*",
         )
@@ -160,14 +108,14 @@ async fn browsers_get_html_pages_and_clients_get_json() {
     assert!(html.contains("offset=0"), "no prev link: {html}");
 
     // HTML is declared, and unknown encodings are refused.
-    let (_, conformance) = api.json("/ogc/conformance").await;
+    let (_, conformance) = json_of(&api, "/ogc/conformance").await;
     assert!(conformance["conformsTo"].to_string().contains("conf/html"));
     for path in [
         "/ogc?f=xml".to_owned(),
         format!("/ogc/collections/{countries}/items?f=csv"),
         "/ogc/collections?colour=red".to_owned(),
     ] {
-        let (status, body) = api.json(&path).await;
+        let (status, body) = json_of(&api, &path).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {body}");
         assert!(body["error"]["message"].is_string(), "{path}: {body}");
     }
@@ -175,47 +123,22 @@ async fn browsers_get_html_pages_and_clients_get_json() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn html_pages_escape_what_the_data_holds() {
-    let scratch = tempfile::tempdir().unwrap();
-    let geojson = scratch.path().join("hostile.geojson");
-    std::fs::write(
-        &geojson,
-        json!({"type": "FeatureCollection", "features": [{"type": "Feature",
-            "properties": {"label": "<script>alert(1)</script>"},
-            "geometry": {"type": "Point", "coordinates": [1, 2]}}]})
-        .to_string(),
-    )
-    .unwrap();
-    let api = Api {
-        server: Server::start(&[]),
-        client: reqwest::Client::new(),
-        _scratch: scratch,
-    };
-    let (content_type, body) = multipart_body(
-        &[("hostile.geojson", std::fs::read(&geojson).unwrap())],
-        None,
-    );
-    let dataset: Value = api
-        .client
-        .post(api.server.url("/datasets/upload"))
-        .header("content-type", content_type)
-        .body(body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let hostile = json!({"type": "FeatureCollection", "features": [{"type": "Feature",
+        "properties": {"label": "<script>alert(1)</script>"},
+        "geometry": {"type": "Point", "coordinates": [1, 2]}}]});
+    let api = HttpApi::start(&[]);
+    let dataset = api
+        .upload("hostile.geojson", hostile.to_string().into_bytes())
+        .await;
     let layer = dataset["layers"][0]["name"].as_str().unwrap();
     let collection = format!("{}.{layer}", dataset["id"].as_str().unwrap());
-    let (_, items) = api
-        .json(&format!("/ogc/collections/{collection}/items"))
-        .await;
+    let (_, items) = json_of(&api, &format!("/ogc/collections/{collection}/items")).await;
     let feature_id = &items["features"][0]["id"];
     for path in [
         format!("/ogc/collections/{collection}/items?f=html"),
         format!("/ogc/collections/{collection}/items/{feature_id}?f=html"),
     ] {
-        let (status, _, html) = api.get(&path, "*/*").await;
+        let (status, _, html) = api.get_text(&path, "*/*").await;
         assert_eq!(status, StatusCode::OK, "{path}");
         assert!(!html.contains("<script>"), "{path}: {html}");
         assert!(
@@ -227,7 +150,7 @@ async fn html_pages_escape_what_the_data_holds() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn published_job_results_are_collections_gdal_reads() {
-    let (api, dataset) = Api::with_world().await;
+    let (api, dataset) = with_world().await;
     let pipeline = json!({"name": "big", "steps": [
         {"id": "big", "capability": "filter", "input": "countries",
          "params": {"where": "pop_est > 50000000"}}
@@ -242,7 +165,7 @@ async fn published_job_results_are_collections_gdal_reads() {
         .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{job}");
     let job_id = job["id"].as_str().unwrap();
-    let done = api.finished(job_id).await;
+    let done = finished(&api, job_id).await;
     assert_eq!(done["status"], "COMPLETED", "{done}");
     let features = done["result"]["features"].as_i64().unwrap();
     assert!(features > 5, "{done}");
@@ -267,7 +190,7 @@ async fn published_job_results_are_collections_gdal_reads() {
         .unwrap();
     assert_eq!(count, features, "{summary}");
     let (status, content_type, _) = api
-        .get(
+        .get_text(
             &format!("/ogc/collections/{collection}/tiles/0/0/0.mvt"),
             "*/*",
         )
@@ -285,8 +208,8 @@ async fn published_job_results_are_collections_gdal_reads() {
         )
         .await;
     let plain_id = plain["id"].as_str().unwrap();
-    assert_eq!(api.finished(plain_id).await["status"], "COMPLETED");
-    let (_, collections) = api.json("/ogc/collections").await;
+    assert_eq!(finished(&api, plain_id).await["status"], "COMPLETED");
+    let (_, collections) = json_of(&api, "/ogc/collections").await;
     let before = collections["collections"].as_array().unwrap().len();
     let (status, first) = api
         .post(&format!("/jobs/{plain_id}/publish"), &json!({}))
@@ -297,7 +220,7 @@ async fn published_job_results_are_collections_gdal_reads() {
         .await;
     assert_eq!(status, StatusCode::OK, "{second}");
     assert_eq!(first["dataset"]["id"], second["dataset"]["id"]);
-    let (_, collections) = api.json("/ogc/collections").await;
+    let (_, collections) = json_of(&api, "/ogc/collections").await;
     assert_eq!(
         collections["collections"].as_array().unwrap().len(),
         before + 1
@@ -313,7 +236,7 @@ async fn published_job_results_are_collections_gdal_reads() {
     let failing_id = failing["id"].as_str().unwrap();
     api.post(&format!("/jobs/{failing_id}/cancel"), &json!({}))
         .await;
-    let ended = api.finished(failing_id).await;
+    let ended = finished(&api, failing_id).await;
     if ended["status"] != "COMPLETED" {
         let (status, body) = api
             .post(&format!("/jobs/{failing_id}/publish"), &json!({}))

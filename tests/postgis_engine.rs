@@ -7,60 +7,11 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::http::HttpApi;
 use common::postgis::{OwnCluster, fresh_database};
-use common::{Server, multipart_body, ogrinfo_summary, world_gpkg};
+use common::{Server, ogrinfo_summary};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-
-struct Api {
-    server: Server,
-    client: reqwest::Client,
-}
-
-impl Api {
-    fn start(dsn: &str) -> Self {
-        Self {
-            server: Server::start(&[("GEOMILL_POSTGIS_DSN", dsn)]),
-            client: reqwest::Client::new(),
-        }
-    }
-
-    async fn upload_world(&self) -> String {
-        let scratch = tempfile::tempdir().unwrap();
-        let gpkg = world_gpkg(scratch.path());
-        let (content_type, body) =
-            multipart_body(&[("world.gpkg", std::fs::read(&gpkg).unwrap())], None);
-        let response = self
-            .client
-            .post(self.server.url("/datasets/upload"))
-            .header("content-type", content_type)
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), StatusCode::CREATED);
-        let dataset: Value = response.json().await.unwrap();
-        dataset["id"].as_str().unwrap().to_owned()
-    }
-
-    async fn get(&self, path: &str) -> (StatusCode, Value) {
-        let response = self.client.get(self.server.url(path)).send().await.unwrap();
-        let status = response.status();
-        (status, response.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn post(&self, path: &str, body: &Value) -> (StatusCode, Value) {
-        let response = self
-            .client
-            .post(self.server.url(path))
-            .json(body)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status();
-        (status, response.json().await.unwrap_or(Value::Null))
-    }
-}
 
 /// The pipeline: populous countries, a 500 m halo, the cities in it, a count per
 /// country, and an export.
@@ -102,7 +53,7 @@ fn counts(path: &str) -> Vec<(String, i64)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pipelines_and_jobs_on_postgis_give_the_embedded_results() {
     let dsn = fresh_database("engine").await;
-    let api = Api::start(&dsn);
+    let api = HttpApi::start(&[("GEOMILL_POSTGIS_DSN", &dsn)]);
     let dataset = api.upload_world().await;
     let (status, health) = api.get("/health").await;
     assert_eq!(status, StatusCode::OK, "{health}");
@@ -193,7 +144,7 @@ async fn pipelines_and_jobs_on_postgis_give_the_embedded_results() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_going_away_is_a_503_until_it_comes_back() {
     let cluster = OwnCluster::start();
-    let api = Api::start(&cluster.dsn());
+    let api = HttpApi::start(&[("GEOMILL_POSTGIS_DSN", &cluster.dsn())]);
     let dataset = api.upload_world().await;
     let run = json!({"pipeline": counting_pipeline(), "dataset_id": dataset, "engine": "postgis"});
     let (status, body) = api.post("/api/pipelines/execute", &run).await;
@@ -226,7 +177,7 @@ async fn postgres_going_away_is_a_503_until_it_comes_back() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn projects_are_schemas_of_their_own_holding_copied_layers() {
     let dsn = fresh_database("projects").await;
-    let api = Api::start(&dsn);
+    let api = HttpApi::start(&[("GEOMILL_POSTGIS_DSN", &dsn)]);
     let dataset = api.upload_world().await;
 
     let (status, project) = api

@@ -91,6 +91,29 @@ pub(crate) async fn find_layer(
         })
 }
 
+/// The stored layer a copy request names (`layer`, default the dataset's first) and the table
+/// name it is to get (`name`, default the layer's): 1 to 63 characters, as PostgreSQL allows.
+pub(crate) async fn layer_to_copy(
+    state: &AppState,
+    dataset_id: &str,
+    layer: Option<&str>,
+    name: Option<&str>,
+) -> Result<(geomill_backends::duckdb::LayerRecord, String), ApiError> {
+    let dataset = find(state, dataset_id).await?;
+    let layer_name = layer
+        .map(str::to_owned)
+        .or_else(|| dataset.layers.first().map(|l| l.name.clone()))
+        .ok_or_else(|| ApiError::unprocessable("the dataset has no layers"))?;
+    let layer = find_layer(state, &dataset.id, &layer_name).await?;
+    let table = name.map_or_else(|| layer.name.clone(), str::to_owned);
+    if table.is_empty() || table.len() > 63 {
+        return Err(ApiError::unprocessable(format!(
+            "name {table:?}: a table name has 1 to 63 characters"
+        )));
+    }
+    Ok((layer, table))
+}
+
 /// Upload a spatial file (multipart field `file`; optional text field `name`). Every layer GDAL
 /// finds is loaded. A file GDAL cannot read, or without geometry, is a 422 and leaves nothing.
 #[utoipa::path(post, path = "/datasets/upload", tag = "datasets",

@@ -207,19 +207,13 @@ pub async fn add_layer(
 ) -> Result<(StatusCode, Json<ProjectLayerView>), ApiError> {
     let engine = postgis(&state)?;
     let project = find(&engine, &id).await?;
-    let dataset = super::datasets::find(&state, &body.dataset_id).await?;
-    let layer_name = body
-        .layer
-        .clone()
-        .or_else(|| dataset.layers.first().map(|l| l.name.clone()))
-        .ok_or_else(|| ApiError::unprocessable("the dataset has no layers"))?;
-    let layer = super::datasets::find_layer(&state, &dataset.id, &layer_name).await?;
-    let table = body.name.clone().unwrap_or_else(|| layer.name.clone());
-    if table.is_empty() || table.len() > 63 {
-        return Err(ApiError::unprocessable(format!(
-            "name {table:?}: a table name has 1 to 63 characters"
-        )));
-    }
+    let (layer, table) = super::datasets::layer_to_copy(
+        &state,
+        &body.dataset_id,
+        body.layer.as_deref(),
+        body.name.as_deref(),
+    )
+    .await?;
     let srid = layer
         .crs
         .as_deref()

@@ -144,19 +144,13 @@ pub async fn add_layer(
     ApiJson(body): ApiJson<SessionLayerBody>,
 ) -> Result<(StatusCode, Json<SessionTable>), ApiError> {
     live(&state, &id)?;
-    let dataset = super::datasets::find(&state, &body.dataset_id).await?;
-    let layer_name = body
-        .layer
-        .clone()
-        .or_else(|| dataset.layers.first().map(|l| l.name.clone()))
-        .ok_or_else(|| ApiError::unprocessable("the dataset has no layers"))?;
-    let layer = super::datasets::find_layer(&state, &dataset.id, &layer_name).await?;
-    let name = body.name.clone().unwrap_or_else(|| layer.name.clone());
-    if name.is_empty() || name.len() > 63 {
-        return Err(ApiError::unprocessable(format!(
-            "name {name:?}: a table name has 1 to 63 characters"
-        )));
-    }
+    let (layer, name) = super::datasets::layer_to_copy(
+        &state,
+        &body.dataset_id,
+        body.layer.as_deref(),
+        body.name.as_deref(),
+    )
+    .await?;
     let (engine, key, table) = (state.embedded(), id.clone(), name.clone());
     let rows = blocking(move || engine.copy_into_session(&key, &layer, &table)).await?;
     Ok((StatusCode::CREATED, Json(SessionTable { name, rows })))

@@ -17,6 +17,7 @@ use geomill_planner::{compile, document_sources};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::api::datasets::blocking;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -101,15 +102,6 @@ pub struct RunRequest {
     pub interrupter: Option<std::sync::Arc<geomill_backends::duckdb::Interrupter>>,
     /// The engine that runs the statements.
     pub engine: RunEngine,
-}
-
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, geomill_backends::BackendError> + Send + 'static,
-) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| ApiError::internal(&e))?
-        .map_err(|e| ApiError::internal(&e))
 }
 
 /// The layer a source name stands for: `input` (the request's dataset), a layer of the

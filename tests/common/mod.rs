@@ -14,6 +14,8 @@ use geomill::state::AppState;
 use tower::ServiceExt;
 
 pub mod compare;
+pub mod golden;
+pub mod http;
 pub mod postgis;
 
 /// An app state on its own temporary data directory (kept alive by the returned guard).

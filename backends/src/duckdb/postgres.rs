@@ -15,14 +15,14 @@ use crate::BackendError;
 /// database, so each attachment gets a name of its own.
 static ATTACHMENTS: AtomicU64 = AtomicU64::new(0);
 
-/// A PostgreSQL database attached to a connection, detached when dropped.
-struct Attached<'a> {
-    connection: &'a Connection,
+/// A connection of its own with a PostgreSQL database attached, detached when dropped.
+struct Attached {
+    connection: Connection,
     alias: String,
 }
 
-impl<'a> Attached<'a> {
-    fn new(connection: &'a Connection, dsn: &str) -> Result<Self, BackendError> {
+impl Attached {
+    fn new(connection: Connection, dsn: &str) -> Result<Self, BackendError> {
         let alias = format!("geomill_pg_{}", ATTACHMENTS.fetch_add(1, Ordering::Relaxed));
         let attach = format!(
             "LOAD postgres; ATTACH {} AS {} (TYPE postgres)",
@@ -52,7 +52,7 @@ impl<'a> Attached<'a> {
     }
 }
 
-impl Drop for Attached<'_> {
+impl Drop for Attached {
     fn drop(&mut self) {
         let _ = self
             .connection
@@ -71,11 +71,8 @@ impl EmbeddedEngine {
         (schema, table): (&str, &str),
         srid: Option<u32>,
     ) -> Result<i64, BackendError> {
-        let connection = self
-            .connection()?
-            .try_clone()
-            .map_err(query_error("connect"))?;
-        let pg = Attached::new(&connection, dsn)?;
+        let pg = Attached::new(self.reader()?, dsn)?;
+        let connection = &pg.connection;
         let qualified = format!("{}.{}", ident(schema), ident(table));
         pg.execute_remote(&format!(
             "CREATE SCHEMA IF NOT EXISTS {}; DROP TABLE IF EXISTS {qualified}",
@@ -117,11 +114,8 @@ impl EmbeddedEngine {
         (schema, source): (&str, &str),
         table: &str,
     ) -> Result<i64, BackendError> {
-        let connection = self
-            .connection()?
-            .try_clone()
-            .map_err(query_error("connect"))?;
-        let pg = Attached::new(&connection, dsn)?;
+        let pg = Attached::new(self.reader()?, dsn)?;
+        let connection = &pg.connection;
         let create = format!(
             "CREATE OR REPLACE TABLE {} AS SELECT * FROM {}.{}.{}",
             ident(table),

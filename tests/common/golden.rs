@@ -1,0 +1,58 @@
+//! The golden cases and the shared datasets they read, for the tests that run golden SQL.
+
+use std::path::PathBuf;
+
+use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
+
+/// The repository root: cargo runs tests there (a path baked in at compile time would go
+/// stale when a build cache is shared between checkouts).
+pub fn repo() -> PathBuf {
+    std::env::current_dir().expect("working directory")
+}
+
+fn shared_data(name: &str) -> String {
+    repo()
+        .join("../shared/data")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// DuckDB (in memory) with the golden catalog's sources: `countries`, `cities`, `boroughs`.
+pub fn duckdb_with_sources() -> EmbeddedEngine {
+    let engine = EmbeddedEngine::open(&EmbeddedOptions::default()).expect("duckdb");
+    let load = format!(
+        "CREATE TABLE countries AS SELECT * EXCLUDE (OGC_FID) FROM ST_Read('{}');
+         CREATE TABLE cities AS SELECT * EXCLUDE (OGC_FID) FROM ST_Read('{}');
+         CREATE TABLE boroughs AS SELECT * EXCLUDE (OGC_FID) FROM ST_Read('/vsizip/{}/nybb.shp');",
+        shared_data("naturalearth_lowres/naturalearth_lowres.shp"),
+        shared_data("naturalearth_cities/naturalearth_cities.shp"),
+        shared_data("nybb_16a.zip"),
+    );
+    engine.execute_batch(&load).expect("load shared data");
+    engine
+}
+
+/// The golden case folders that hold `script` (`duckdb.sql`, `postgis.sql`), in name order.
+pub fn cases(script: &str) -> Vec<PathBuf> {
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(repo().join("golden/pipelines"))
+        .expect("golden/pipelines")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join(script).exists())
+        .collect();
+    cases.sort();
+    cases
+}
+
+/// The table the last `CREATE [OR REPLACE] TEMP TABLE "<name>"` of a script makes (a table
+/// every script must leave readable).
+pub fn last_table(sql: &str) -> Option<String> {
+    sql.lines()
+        .filter_map(|l| {
+            l.strip_prefix("CREATE TEMP TABLE \"")
+                .or_else(|| l.strip_prefix("CREATE OR REPLACE TEMP TABLE \""))
+        })
+        .next_back()
+        .and_then(|rest| rest.split('"').next())
+        .map(str::to_owned)
+}
