@@ -16,7 +16,7 @@ export GEOMILL_MAPLIBRE_DIR ?= $(GEOMILL_DEPS_DIR)/maplibre-gl-5.7.0
 export GEOMILL_PYTHON ?= $(GEOMILL_DEPS_DIR)/python/bin/python
 CARGO_FLAGS := --release --locked
 
-.PHONY: run test setup-run setup-test build lint bench bench-ogc
+.PHONY: run test setup-run setup-test build lint bench bench-ogc bench-engines
 
 setup-run:
 	@scripts/setup.sh run >/dev/null
@@ -42,7 +42,11 @@ test: setup-test lint
 	scripts/with-postgis.sh cargo test $(CARGO_FLAGS) --workspace --no-fail-fast
 
 bench: setup-test
-	cargo bench --workspace
+	scripts/with-postgis.sh cargo bench --locked --workspace
+
+## make bench-engines: the standard workloads on each engine (a throw-away PostGIS).
+bench-engines: setup-test
+	scripts/with-postgis.sh cargo bench --locked --bench engines
 
 ## make bench-ogc: OGC API items and tiles under load (wrk), geomill against tipg on the same data.
 bench-ogc:

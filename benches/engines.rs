@@ -1,0 +1,306 @@
+//! The standard workloads on each engine in one run: point-in-polygon count and sum of
+//! 1,000,000 clustered points over ~3,000 irregular polygons; 100 m buffer + dissolve of
+//! 100,000 points; nearest polygon (of 20,000) to each of 100,000 points. The data is generated
+//! from fixed seeds in DuckDB and copied once into PostGIS (the copy is timed on its own, the
+//! workloads then run where the data lives). Each workload is planned once and run as each
+//! engine's SQL; the table gives medians and the ratio to the fastest engine.
+//! `make bench-engines` (a throw-away PostGIS; GEOMILL_BENCH_SCALE shrinks the sizes,
+//! GEOMILL_BENCH_RUNS sets the runs, GEOMILL_BENCH_LIMIT_S the longest run).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)] // a benchmark binary
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions, Interrupter};
+use geomill_backends::postgis::PostgisEngine;
+use geomill_planner::optimizer::EngineMode;
+use geomill_planner::schema::{Catalog, Column, FieldType, Schema};
+use geomill_planner::spec::Vars;
+use geomill_planner::sql::{Dialect, emit};
+use serde_json::{Value, json};
+
+fn setting(name: &str, default: f64) -> f64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A uniform number in [0, 1) from the hash of `(i, seed)`: the same on every run.
+fn uniform(i: &str, seed: u32) -> String {
+    format!("(CAST(hash({i}, {seed}) % 1000000 AS DOUBLE) / 1e6)")
+}
+
+/// `n` star-shaped polygons of 24 vertices with jittered radii, one per cell of a grid over
+/// [0, 30]² degrees: irregular, never overlapping.
+fn polygons(engine: &EmbeddedEngine, table: &str, n: u64) {
+    let side = (n as f64).sqrt().ceil() as u64;
+    let step = 30.0 / side as f64;
+    let radius = format!("{step} * 0.5 * (0.55 + 0.4 * {})", uniform("i * 24 + k", 3));
+    engine
+        .execute_batch(&format!(
+            "CREATE OR REPLACE TABLE {table} AS
+             WITH verts AS (
+               SELECT i, k,
+                 (i % {side} + 0.5) * {step} + cos(2 * pi() * k / 24) * {radius} AS x,
+                 (i // {side} + 0.5) * {step} + sin(2 * pi() * k / 24) * {radius} AS y
+               FROM range({n}) a(i), range(24) b(k)),
+             rings AS (SELECT i, list(ST_Point(x, y) ORDER BY k) AS pts FROM verts GROUP BY i)
+             SELECT i AS id, CAST(hash(i, 5) % 1000 AS INTEGER) AS weight,
+                    ST_MakePolygon(ST_MakeLine(list_append(pts, pts[1]))) AS geom
+             FROM rings"
+        ))
+        .unwrap();
+}
+
+/// `n` points around 500 cluster centres over [0, 30]² degrees (roughly normal spread).
+fn points(engine: &EmbeddedEngine, table: &str, n: u64) {
+    let spread = |a: u32, b: u32, c: u32| {
+        format!(
+            "0.6 * ({} + {} + {} - 1.5)",
+            uniform("i", a),
+            uniform("i", b),
+            uniform("i", c)
+        )
+    };
+    engine
+        .execute_batch(&format!(
+            "CREATE OR REPLACE TABLE {table} AS
+             WITH centres AS (SELECT j, 30 * {} AS x, 30 * {} AS y FROM range(500) t(j))
+             SELECT i AS id, CAST(hash(i, 9) % 100 AS INTEGER) AS value,
+                    ST_Point(c.x + {}, c.y + {}) AS geom
+             FROM range({n}) t(i) JOIN centres c ON c.j = hash(i, 6) % 500",
+            uniform("j", 1),
+            uniform("j", 2),
+            spread(3, 4, 5),
+            spread(7, 8, 10),
+        ))
+        .unwrap();
+}
+
+fn schema(value: &str) -> Schema {
+    Schema {
+        columns: vec![
+            Column {
+                name: "id".into(),
+                ty: FieldType::Integer,
+            },
+            Column {
+                name: value.into(),
+                ty: FieldType::Integer,
+            },
+            Column {
+                name: "geom".into(),
+                ty: FieldType::Geometry,
+            },
+        ],
+        crs: Some("EPSG:4326".into()),
+    }
+}
+
+struct Workload {
+    label: String,
+    pipeline: Value,
+}
+
+fn workloads(zones: &str, big_points: &str, points: &str, many_zones: &str) -> Vec<Workload> {
+    vec![
+        Workload {
+            label: format!("point in polygon: count, sum ({big_points} in {zones})"),
+            pipeline: json!({"name": "pip", "steps": [{"id": "counted", "capability": "spatial_aggregate",
+                "input": zones, "params": {"ref_layer": big_points, "predicate": "within",
+                "agg": {"*": "count", "value": "sum"}}}]}),
+        },
+        Workload {
+            label: format!("buffer 100 m + dissolve ({points})"),
+            pipeline: json!({"name": "halo", "steps": [
+                {"id": "halo", "capability": "buffer", "input": points, "params": {"distance": 100, "unit": "meters"}},
+                {"id": "merged", "capability": "dissolve", "params": {}}]}),
+        },
+        Workload {
+            label: format!("nearest polygon ({points} to {many_zones})"),
+            pipeline: json!({"name": "near", "steps": [{"id": "near", "capability": "nearest_neighbor",
+                "input": points, "params": {"ref_layer": many_zones, "columns": ["id"]}}]}),
+        },
+    ]
+}
+
+/// A run's outcome: its time, or that it passed the limit.
+#[derive(Clone, Copy)]
+enum Timing {
+    Took(Duration),
+    Stopped,
+}
+
+fn median(mut samples: Vec<Timing>, limit: Duration) -> Timing {
+    let mut took: Vec<Duration> = samples
+        .drain(..)
+        .map(|t| match t {
+            Timing::Took(d) => d,
+            Timing::Stopped => limit,
+        })
+        .collect();
+    took.sort();
+    let middle = took[took.len() / 2];
+    if middle >= limit {
+        Timing::Stopped
+    } else {
+        Timing::Took(middle)
+    }
+}
+
+fn run_duckdb(engine: &EmbeddedEngine, sql: &str, result: &str, limit: Duration) -> Timing {
+    let interrupter = Arc::new(Interrupter::default());
+    let watchdog = {
+        let interrupter = interrupter.clone();
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            while start.elapsed() < limit && !interrupter.is_interrupted() {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            interrupter.interrupt();
+        })
+    };
+    let statements = vec![(sql.to_owned(), None)];
+    let start = Instant::now();
+    let outcome = engine.run_script(
+        &[],
+        &statements,
+        result,
+        None,
+        &|_, _| {},
+        Some(&interrupter),
+    );
+    let took = start.elapsed();
+    let stopped = took >= limit;
+    interrupter.interrupt();
+    let _ = watchdog.join();
+    match outcome {
+        Ok(_) => Timing::Took(took),
+        Err(_) if stopped => Timing::Stopped,
+        Err(error) => panic!("DuckDB: {error}"),
+    }
+}
+
+fn run_postgis(
+    runtime: &tokio::runtime::Runtime,
+    engine: &PostgisEngine,
+    sql: &str,
+    limit: Duration,
+) -> Timing {
+    let start = Instant::now();
+    let outcome =
+        runtime.block_on(engine.run_script("public", sql, &[], &|| start.elapsed() >= limit));
+    match outcome {
+        Ok(()) => Timing::Took(start.elapsed()),
+        Err(geomill_backends::BackendError::Interrupted { .. }) => Timing::Stopped,
+        Err(error) => panic!("PostGIS: {error}"),
+    }
+}
+
+fn show(timing: Timing, fastest: Duration) -> String {
+    match timing {
+        Timing::Took(d) => format!(
+            "{:>8.2} s ({:.2}x)",
+            d.as_secs_f64(),
+            d.as_secs_f64() / fastest.as_secs_f64()
+        ),
+        Timing::Stopped => "   stopped at limit".to_owned(),
+    }
+}
+
+fn main() {
+    let scale = setting("GEOMILL_BENCH_SCALE", 1.0);
+    let runs = setting("GEOMILL_BENCH_RUNS", 3.0).max(1.0) as usize;
+    let limit = Duration::from_secs_f64(setting("GEOMILL_BENCH_LIMIT_S", 300.0));
+    let dsn = std::env::var("GEOMILL_POSTGIS_DSN")
+        .expect("GEOMILL_POSTGIS_DSN: run `make bench-engines` (it starts a throw-away PostGIS)");
+    let count = |n: f64| ((n * scale).round() as u64).max(10);
+    let sizes = [
+        ("zones_3k", count(3_025.0)),
+        ("zones_20k", count(20_164.0)),
+        ("points_1m", count(1_000_000.0)),
+        ("points_100k", count(100_000.0)),
+    ];
+    let duck = EmbeddedEngine::open(&EmbeddedOptions::default()).unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let postgis = PostgisEngine::new(&dsn).unwrap();
+    let mut catalog = Catalog::default();
+    for (table, n) in sizes {
+        let started = Instant::now();
+        if table.starts_with("zones") {
+            polygons(&duck, table, n);
+            catalog.sources.insert(table.into(), schema("weight"));
+        } else {
+            points(&duck, table, n);
+            catalog.sources.insert(table.into(), schema("value"));
+        }
+        let generated = started.elapsed();
+        let started = Instant::now();
+        duck.copy_to_postgis(
+            &dsn,
+            &format!("SELECT * FROM {table}"),
+            ("public", table),
+            Some(4326),
+        )
+        .unwrap();
+        println!(
+            "{table}: {n} features, generated in {:.2} s, copied to PostGIS (binary COPY, GiST index) in {:.2} s",
+            generated.as_secs_f64(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    println!(
+        "\nmedian of {runs} runs, 2 cores; ratio to the fastest engine; runs stop after {} s\n",
+        limit.as_secs()
+    );
+    println!(
+        "{:<58} {:>20} {:>20} {:>10}",
+        "workload", "embedded (DuckDB)", "postgis", "hybrid"
+    );
+    for workload in workloads("zones_3k", "points_1m", "points_100k", "zones_20k") {
+        let planned = geomill_planner::compile(
+            &workload.pipeline,
+            &catalog,
+            &Vars::default(),
+            EngineMode::Embedded,
+        )
+        .unwrap();
+        let plan = &planned[0].optimized;
+        let duck_script = emit(plan, Dialect::Duckdb).unwrap();
+        let pg_script = emit(plan, Dialect::Postgis).unwrap();
+        let result = duck_script.result.clone().unwrap();
+        let embedded = median(
+            (0..runs)
+                .map(|_| run_duckdb(&duck, &duck_script.to_text(), &result, limit))
+                .collect(),
+            limit,
+        );
+        let on_postgis = median(
+            (0..runs)
+                .map(|_| run_postgis(&runtime, &postgis, &pg_script.to_text(), limit))
+                .collect(),
+            limit,
+        );
+        let fastest = [embedded, on_postgis]
+            .iter()
+            .filter_map(|t| match t {
+                Timing::Took(d) => Some(*d),
+                Timing::Stopped => None,
+            })
+            .min()
+            .unwrap_or(limit);
+        println!(
+            "{:<58} {:>20} {:>20} {:>10}",
+            workload.label,
+            show(embedded, fastest),
+            show(on_postgis, fastest),
+            "not built"
+        );
+    }
+}
