@@ -130,19 +130,23 @@ fn workloads(zones: &str, big_points: &str, points: &str, many_zones: &str) -> V
     ]
 }
 
-/// A run's outcome: its time, or that it passed the limit.
-#[derive(Clone, Copy)]
+/// A run's outcome: its time, that it passed the limit, or that the engine gave up.
+#[derive(Clone)]
 enum Timing {
     Took(Duration),
     Stopped,
+    Failed(String),
 }
 
 fn median(mut samples: Vec<Timing>, limit: Duration) -> Timing {
+    if let Some(failed) = samples.iter().find(|t| matches!(t, Timing::Failed(_))) {
+        return failed.clone();
+    }
     let mut took: Vec<Duration> = samples
         .drain(..)
         .map(|t| match t {
             Timing::Took(d) => d,
-            Timing::Stopped => limit,
+            _ => limit,
         })
         .collect();
     took.sort();
@@ -183,7 +187,7 @@ fn run_duckdb(engine: &EmbeddedEngine, sql: &str, result: &str, limit: Duration)
     match outcome {
         Ok(_) => Timing::Took(took),
         Err(_) if stopped => Timing::Stopped,
-        Err(error) => panic!("DuckDB: {error}"),
+        Err(error) => Timing::Failed(error.to_string()),
     }
 }
 
@@ -199,7 +203,7 @@ fn run_postgis(
     match outcome {
         Ok(()) => Timing::Took(start.elapsed()),
         Err(geomill_backends::BackendError::Interrupted { .. }) => Timing::Stopped,
-        Err(error) => panic!("PostGIS: {error}"),
+        Err(error) => Timing::Failed(error.to_string()),
     }
 }
 
@@ -211,6 +215,7 @@ fn show(timing: Timing, fastest: Duration) -> String {
             d.as_secs_f64() / fastest.as_secs_f64()
         ),
         Timing::Stopped => "   stopped at limit".to_owned(),
+        Timing::Failed(_) => "             failed".to_owned(),
     }
 }
 
@@ -227,7 +232,16 @@ fn main() {
         ("points_1m", count(1_000_000.0)),
         ("points_100k", count(100_000.0)),
     ];
-    let duck = EmbeddedEngine::open(&EmbeddedOptions::default()).unwrap();
+    // Spilling is capped as the server caps it, so a plan that materialises too much fails
+    // rather than filling the disk.
+    let duck = EmbeddedEngine::open(&EmbeddedOptions {
+        max_spill_mb: Some(setting("GEOMILL_BENCH_SPILL_MB", 8192.0) as u64),
+        ..EmbeddedOptions::default()
+    })
+    .unwrap();
+    let spill = std::env::temp_dir().join("geomill-bench-spill");
+    duck.execute_batch(&format!("SET temp_directory = '{}'", spill.display()))
+        .unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let postgis = PostgisEngine::new(&dsn).unwrap();
     let mut catalog = Catalog::default();
@@ -287,20 +301,28 @@ fn main() {
                 .collect(),
             limit,
         );
-        let fastest = [embedded, on_postgis]
+        let fastest = [&embedded, &on_postgis]
             .iter()
             .filter_map(|t| match t {
                 Timing::Took(d) => Some(*d),
-                Timing::Stopped => None,
+                _ => None,
             })
             .min()
             .unwrap_or(limit);
         println!(
             "{:<58} {:>20} {:>20} {:>10}",
             workload.label,
-            show(embedded, fastest),
-            show(on_postgis, fastest),
+            show(embedded.clone(), fastest),
+            show(on_postgis.clone(), fastest),
             "not built"
         );
+        for (engine, timing) in [("embedded", &embedded), ("postgis", &on_postgis)] {
+            if let Timing::Failed(reason) = timing {
+                println!(
+                    "    {engine} failed: {}",
+                    reason.lines().next().unwrap_or_default()
+                );
+            }
+        }
     }
 }

@@ -54,9 +54,16 @@ impl AppState {
         if config.engine != crate::config::Engine::Embedded {
             return Err(StartError::EngineNotAvailable(config.engine.as_str()));
         }
+        // A query may spill to disk up to half the space free at start, and never into the
+        // reserve /health watches: a runaway query fails instead of filling the disk.
+        let free_mb = fs4::available_space(&config.data_dir).unwrap_or(0) / (1024 * 1024);
+        let max_spill_mb = (free_mb / 2)
+            .min(free_mb.saturating_sub(config.min_free_disk_mb))
+            .max(64);
         let embedded = EmbeddedEngine::open(&EmbeddedOptions {
             database_path: Some(config.duckdb_path()),
             extension_directory: config.duckdb_extension_dir.clone(),
+            max_spill_mb: Some(max_spill_mb),
         })?;
         embedded.init_store()?;
         // The pool connects on first use: a database that is down at start is reported by

@@ -16,6 +16,9 @@ pub struct EmbeddedOptions {
     pub database_path: Option<PathBuf>,
     /// Overrides DuckDB's extension directory (default `~/.duckdb/extensions`).
     pub extension_directory: Option<PathBuf>,
+    /// The most a query may spill to disk, in MiB (DuckDB's default is 90 % of the free space:
+    /// a query that spills without end would fill the disk).
+    pub max_spill_mb: Option<u64>,
 }
 
 /// What a health check learned about the spatial extension.
@@ -57,6 +60,11 @@ impl EmbeddedEngine {
             connection
                 .execute_batch(&format!("SET extension_directory = '{dir}'"))
                 .map_err(|e| open_error(format!("extension_directory: {e}")))?;
+        }
+        if let Some(mb) = options.max_spill_mb {
+            connection
+                .execute_batch(&format!("SET max_temp_directory_size = '{mb}MiB'"))
+                .map_err(|e| open_error(format!("max_temp_directory_size: {e}")))?;
         }
         if let Err(load_error) = connection.execute_batch("LOAD spatial") {
             tracing::info!(%load_error, "spatial extension not loadable, trying INSTALL spatial");
@@ -184,6 +192,7 @@ mod tests {
         let options = EmbeddedOptions {
             database_path: Some(dir.path().join("db.duckdb")),
             extension_directory: None,
+            max_spill_mb: None,
         };
         {
             let engine = EmbeddedEngine::open(&options)?;
@@ -204,6 +213,7 @@ mod tests {
         let options = EmbeddedOptions {
             database_path: None,
             extension_directory: Some(empty.path().to_path_buf()),
+            max_spill_mb: None,
         };
         // LOAD fails, then INSTALL fails (no repository reachable or no write access): the
         // error must name the extension and the set-up script. On a machine with internet
