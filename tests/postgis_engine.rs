@@ -13,7 +13,7 @@ use common::{Server, ogrinfo_summary};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-/// The pipeline: populous countries, a 500 m halo, the cities in it, a count per
+/// The counting pipeline: populous countries, a 500 m halo, the cities in it, a count per
 /// country, and an export.
 fn counting_pipeline() -> Value {
     json!({"name": "counted", "steps": [
