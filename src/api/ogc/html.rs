@@ -96,16 +96,22 @@ fn text_of(value: &Value) -> String {
 
 /// A whole page around `body`.
 fn page(title: &str, body: &str) -> Response {
+    let window_title = if title == "geomill" {
+        title.to_owned()
+    } else {
+        format!("{title} — geomill")
+    };
     let html = format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{title} — geomill</title><style>\
+         <title>{window_title}</title><style>\
          body{{font-family:system-ui,sans-serif;margin:2rem;max-width:72rem;color:#222}}\
          table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}}\
          nav a{{margin-right:1rem}}</style></head><body>\
          <nav><a href=\"/ogc?f=html\">geomill</a><a href=\"/ogc/collections?f=html\">collections</a>\
          <a href=\"/docs\">API documentation</a></nav><h1>{title}</h1>{body}</body></html>\n",
         title = escape(title),
+        window_title = escape(&window_title),
     );
     ([(header::VARY, "Accept")], Html(html)).into_response()
 }
