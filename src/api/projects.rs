@@ -6,7 +6,6 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::get;
-use geomill_backends::BackendError;
 use geomill_backends::postgis::{
     PostgisEngine, ProjectError, ProjectLayer, ProjectRecord, valid_project_name,
 };
@@ -14,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::ApiJson;
 use crate::error::ApiError;
+use crate::execute::postgis_error;
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -78,22 +78,11 @@ fn postgis(state: &AppState) -> Result<PostgisEngine, ApiError> {
     })
 }
 
-fn engine_error(error: BackendError) -> ApiError {
-    match error {
-        BackendError::Unavailable { reason, .. } => ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "postgis_unavailable",
-            format!("the PostGIS engine is unavailable: {reason}"),
-        ),
-        other => ApiError::internal(&other),
-    }
-}
-
 async fn find(engine: &PostgisEngine, id: &str) -> Result<ProjectRecord, ApiError> {
     engine
         .project(id)
         .await
-        .map_err(engine_error)?
+        .map_err(postgis_error)?
         .ok_or_else(|| ApiError::not_found(format!("no project {id}")))
 }
 
@@ -132,7 +121,7 @@ pub async fn create(
             "duplicate",
             format!("a project named {name:?} exists already"),
         )),
-        Err(ProjectError::Backend(error)) => Err(engine_error(error)),
+        Err(ProjectError::Backend(error)) => Err(postgis_error(error)),
     }
 }
 
@@ -147,7 +136,7 @@ pub struct ProjectList {
 #[utoipa::path(get, path = "/projects", tag = "projects",
     responses((status = 200, body = ProjectList), (status = 503, body = crate::error::ErrorBody)))]
 pub async fn list(State(state): State<AppState>) -> Result<Json<ProjectList>, ApiError> {
-    let projects = postgis(&state)?.projects().await.map_err(engine_error)?;
+    let projects = postgis(&state)?.projects().await.map_err(postgis_error)?;
     Ok(Json(ProjectList {
         total: projects.len(),
         projects: projects.into_iter().map(Project::from).collect(),
@@ -177,7 +166,7 @@ pub async fn layers(
     let layers = engine
         .project_layers(&project.schema)
         .await
-        .map_err(engine_error)?;
+        .map_err(postgis_error)?;
     Ok(Json(
         layers.into_iter().map(ProjectLayerView::from).collect(),
     ))
@@ -214,35 +203,22 @@ pub async fn add_layer(
         body.name.as_deref(),
     )
     .await?;
-    let srid = layer
-        .crs
-        .as_deref()
-        .and_then(|c| c.strip_prefix("EPSG:"))
-        .and_then(|n| n.parse().ok());
-    let (embedded, dsn, schema) = (
+    let (embedded, dsn, schema, target) = (
         state.embedded(),
         engine.dsn().to_owned(),
         project.schema.clone(),
+        table.clone(),
     );
-    let (source, target) = (layer.table_name.clone(), table.clone());
     let copy = tokio::task::spawn_blocking(move || {
-        embedded.copy_to_postgis(
-            &dsn,
-            &format!(
-                "SELECT * FROM layers.{}",
-                geomill_planner::sql::quote::ident(&source)
-            ),
-            (&schema, &target),
-            srid,
-        )
+        embedded.copy_layer_to_postgis(&dsn, &layer, (&schema, &target))
     })
     .await
     .map_err(|e| ApiError::internal(&e))?;
-    copy.map_err(engine_error)?;
+    copy.map_err(postgis_error)?;
     let layers = engine
         .project_layers(&project.schema)
         .await
-        .map_err(engine_error)?;
+        .map_err(postgis_error)?;
     let added = layers
         .into_iter()
         .find(|l| l.name == table)

@@ -41,15 +41,23 @@ fn scratch_schema(job_id: &str) -> String {
     format!("geomill_run_{}", job_id.replace('-', ""))
 }
 
-/// An engine failure as the client sees it: PostgreSQL unreachable is a 503, a statement the
-/// database refused fails the run.
-pub fn api_error(error: BackendError, job_id: &str) -> ApiError {
+/// PostgreSQL unreachable as the client sees it (503 naming the engine); any other engine
+/// failure outside a run is unexpected (500).
+pub(crate) fn postgis_error(error: BackendError) -> ApiError {
     match error {
         BackendError::Unavailable { reason, .. } => ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "postgis_unavailable",
             format!("the PostGIS engine is unavailable: {reason}"),
         ),
+        other => ApiError::internal(&other),
+    }
+}
+
+/// A run's engine failure as the client sees it: a statement the database refused fails the
+/// run, a stop ends it, PostgreSQL unreachable is a 503.
+fn api_error(error: BackendError, job_id: &str) -> ApiError {
+    match error {
         BackendError::Interrupted { .. } => ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "interrupted",
@@ -61,7 +69,7 @@ pub fn api_error(error: BackendError, job_id: &str) -> ApiError {
             format!("the pipeline failed on PostGIS: {reason}"),
         )
         .with_detail(serde_json::json!({ "job_id": job_id, "status": "FAILED" })),
-        other => ApiError::internal(&other),
+        other => postgis_error(other),
     }
 }
 
@@ -71,13 +79,6 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| ApiError::internal(&e))
-}
-
-/// The SRID of a layer's `EPSG:<n>` CRS (0 when unknown).
-fn srid(crs: Option<&str>) -> u32 {
-    crs.and_then(|c| c.strip_prefix("EPSG:"))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
 }
 
 /// Runs the script on PostGIS and writes the result (and the exports); answers the result's
@@ -105,18 +106,9 @@ async fn run_in(run: &PostgisRun<'_>, schema: &str) -> Result<i64, ApiError> {
             return Err(interrupted());
         }
         let (engine, dsn, schema) = (run.embedded.clone(), dsn.clone(), schema.to_owned());
-        let (source, table) = (
-            binding.source.clone(),
-            format!("layers.{}", ident(&binding.layer.table_name)),
-        );
-        let srid = srid(binding.layer.crs.as_deref());
+        let binding = binding.clone();
         blocking(move || {
-            engine.copy_to_postgis(
-                &dsn,
-                &format!("SELECT * FROM {table}"),
-                (&schema, &source),
-                Some(srid),
-            )
+            engine.copy_layer_to_postgis(&dsn, &binding.layer, (&schema, &binding.source))
         })
         .await?
         .map_err(fail)?;

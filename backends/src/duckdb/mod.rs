@@ -2,6 +2,7 @@
 
 mod catalog_cache;
 mod engine;
+mod features;
 mod fields;
 mod jobs;
 mod ogc;
@@ -16,6 +17,7 @@ mod sessions;
 mod store;
 
 pub use engine::{EmbeddedEngine, EmbeddedOptions, SpatialStatus};
+pub use features::{FeaturePage, OutputCrs, lon_lat_geometry};
 pub use fields::FieldStats;
 pub use jobs::JobRecord;
 pub use ogc::tile_bounds;
@@ -23,7 +25,4 @@ pub use published::Publication;
 pub use remote::RemoteLayer;
 pub use rules::RuleRecord;
 pub use run::{Binding, Interrupter, QueryRows, RunOutcome};
-pub use store::{
-    DatasetRecord, FeaturePage, LayerRecord, OutputCrs, Reader, RejectedFile, SourceFile,
-    lon_lat_geometry,
-};
+pub use store::{DatasetRecord, LayerRecord, Reader, RejectedFile, SourceFile};

@@ -4,7 +4,8 @@
 use geomill_planner::sql::quote::{ident, string};
 
 use super::EmbeddedEngine;
-use super::store::{LayerRecord, OutputCrs, lon_lat_geometry, query_error};
+use super::features::{OutputCrs, lon_lat_geometry};
+use super::store::{LayerRecord, query_error};
 use crate::BackendError;
 
 /// Tile extent (MVT units per tile side) and the buffer kept around a tile, in those units.

@@ -3,7 +3,8 @@
 use geomill_planner::sql::quote::string;
 
 use super::EmbeddedEngine;
-use super::store::{FeaturePage, crs_of_type, query_error};
+use super::features::FeaturePage;
+use super::store::{crs_of_type, query_error};
 use crate::BackendError;
 
 /// The rows of a server-written file's first layer, without GDAL's feature id (a GeoPackage

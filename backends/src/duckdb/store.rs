@@ -1,6 +1,5 @@
 //! The dataset store of the embedded engine: catalog tables (`meta.datasets`,
-//! `meta.layers`), layers loaded through GDAL into tables of the `layers` schema, and pages
-//! of features as GeoJSON.
+//! `meta.layers`) and layers loaded through GDAL into tables of the `layers` schema.
 
 use duckdb::Connection;
 use geomill_planner::sql::quote::{ident, string};
@@ -69,6 +68,13 @@ pub struct LayerRecord {
     pub crs: Option<String>,
 }
 
+impl LayerRecord {
+    /// The EPSG code of the layer's CRS, when it has one (`EPSG:2263` → 2263).
+    pub fn epsg_code(&self) -> Option<u32> {
+        self.crs.as_deref()?.strip_prefix("EPSG:")?.parse().ok()
+    }
+}
+
 /// A dataset as the catalog keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DatasetRecord {
@@ -100,14 +106,6 @@ pub enum Reader {
     Gdal,
     /// DuckDB's own Parquet reader (GeoParquet geometry becomes GEOMETRY with its CRS).
     Parquet,
-}
-
-/// One page of features.
-#[derive(Debug, Clone)]
-pub struct FeaturePage {
-    pub total: i64,
-    /// Each a GeoJSON Feature as JSON text.
-    pub features: Vec<String>,
 }
 
 /// Why a file could not be loaded: the user's file, not the server.
@@ -357,67 +355,6 @@ impl EmbeddedEngine {
         outcome.map_err(query_error(&script))?;
         Ok(true)
     }
-
-    /// A page of a layer's features as GeoJSON (WGS 84 lon/lat when the layer's CRS is known),
-    /// optionally only those meeting a lon/lat `bbox`; ordered by row, so pages are stable.
-    pub fn features(
-        &self,
-        layer: &LayerRecord,
-        bbox: Option<[f64; 4]>,
-        limit: i64,
-        offset: i64,
-    ) -> Result<FeaturePage, BackendError> {
-        self.features_in(layer, bbox, None, (limit, offset), OutputCrs::Crs84)
-    }
-
-    /// [`Self::features`] with the geometries in `crs`, and only the rows that meet
-    /// `condition` (a SQL condition built by the caller from quoted parts, over the layer's
-    /// columns with `geom` in CRS84).
-    pub fn features_in(
-        &self,
-        layer: &LayerRecord,
-        bbox: Option<[f64; 4]>,
-        condition: Option<&str>,
-        (limit, offset): (i64, i64),
-        crs: OutputCrs,
-    ) -> Result<FeaturePage, BackendError> {
-        let table = format!("layers.{}", ident(&layer.table_name));
-        let geometry = lon_lat_geometry(layer);
-        let output = crs.geometry(layer);
-        let filter = match bbox {
-            Some(b) => {
-                let numbers: Vec<String> = b.iter().map(|n| format!("{n:?}")).collect();
-                format!(
-                    " WHERE ST_Intersects({geometry}, ST_MakeEnvelope({}))",
-                    numbers.join(", ")
-                )
-            }
-            None => String::new(),
-        };
-        let filter = match (condition, filter.is_empty()) {
-            (None, _) => filter,
-            (Some(condition), true) => format!(" WHERE ({condition})"),
-            (Some(condition), false) => format!("{filter} AND ({condition})"),
-        };
-        // A connection of its own: pages of several requests are read side by side.
-        let connection = self.reader()?;
-        let count_sql = format!("SELECT count(*) FROM {table}{filter}");
-        let total: i64 = connection
-            .query_row(&count_sql, [], |r| r.get(0))
-            .map_err(query_error(&count_sql))?;
-        let sql = format!(
-            "SELECT CAST(json_object('type', 'Feature', 'id', rowid, 'geometry', CAST(ST_AsGeoJSON({output}) AS JSON), \
-             'properties', to_json(struct_pack(*COLUMNS(* EXCLUDE (geom))))) AS VARCHAR) \
-             FROM {table}{filter} ORDER BY rowid LIMIT ? OFFSET ?"
-        );
-        let mut statement = connection.prepare(&sql).map_err(query_error(&sql))?;
-        let features = statement
-            .query_map(duckdb::params![limit, offset], |r| r.get::<_, String>(0))
-            .map_err(query_error(&sql))?
-            .collect::<Result<_, _>>()
-            .map_err(query_error(&sql))?;
-        Ok(FeaturePage { total, features })
-    }
 }
 
 /// The driver and layers of a file GDAL (or the Parquet reader) can open; `Err` names why not.
@@ -467,47 +404,6 @@ pub(super) fn inspect(
         return Err(RejectedFile(format!("{name} has no layers")));
     }
     Ok((driver, layers))
-}
-
-/// The coordinate reference system features are answered in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum OutputCrs {
-    /// WGS 84 longitude/latitude (GeoJSON's, and OGC's CRS84).
-    #[default]
-    Crs84,
-    /// An EPSG CRS in its authority's axis order (EPSG:4326 is latitude/longitude).
-    Epsg(u32),
-}
-
-impl OutputCrs {
-    /// The layer's `geom` in this CRS, transformed from the layer's own CRS directly (its own
-    /// CRS asked for: the stored coordinates as they are).
-    pub fn geometry(self, layer: &LayerRecord) -> String {
-        let lon_lat = lon_lat_geometry(layer);
-        match self {
-            Self::Crs84 => lon_lat,
-            Self::Epsg(4326) => format!("ST_FlipCoordinates({lon_lat})"),
-            Self::Epsg(code) => match layer.crs.as_deref() {
-                Some(own) if own == format!("EPSG:{code}") => "geom".to_owned(),
-                Some(own) if own != "EPSG:4326" => format!(
-                    "ST_Transform(geom, {}, 'EPSG:{code}', always_xy := true)",
-                    string(own)
-                ),
-                _ => format!("ST_Transform({lon_lat}, 'OGC:CRS84', 'EPSG:{code}')"),
-            },
-        }
-    }
-}
-
-/// A layer's `geom` in WGS 84 longitude/latitude (a layer without a known CRS is taken as such).
-pub fn lon_lat_geometry(layer: &LayerRecord) -> String {
-    match layer.crs.as_deref() {
-        Some("EPSG:4326") | None => "geom".to_owned(),
-        Some(crs) => format!(
-            "ST_Transform(geom, {}, 'EPSG:4326', always_xy := true)",
-            string(crs)
-        ),
-    }
 }
 
 /// `CREATE TABLE table AS` the layer. A DBF without a code page whose bytes are not UTF-8 is

@@ -19,12 +19,7 @@ pub fn crs_uri(crs: OutputCrs) -> String {
 
 /// The CRS the layer's coordinates are kept in (lon/lat layers: CRS84, their axis order).
 pub fn storage_crs(layer: &LayerRecord) -> OutputCrs {
-    match layer
-        .crs
-        .as_deref()
-        .and_then(|c| c.strip_prefix("EPSG:"))
-        .and_then(|n| n.parse::<u32>().ok())
-    {
+    match layer.epsg_code() {
         None | Some(4326) => OutputCrs::Crs84,
         Some(code) => OutputCrs::Epsg(code),
     }
