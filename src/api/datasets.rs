@@ -69,26 +69,37 @@ pub(crate) async fn find_layer(
     id: &str,
     layer: &str,
 ) -> Result<geomill_backends::duckdb::LayerRecord, ApiError> {
-    let dataset = find(state, id).await?;
-    if !dataset.layers.iter().any(|l| l.name == layer) {
-        let known: Vec<String> = dataset.layers.iter().map(|l| l.name.clone()).collect();
-        return Err(ApiError::not_found(format!(
+    Ok(find_dataset_layer(state, id, layer).await?.1)
+}
+
+/// [`find_layer`] with the dataset it belongs to (as it is once the layer is loaded).
+pub(crate) async fn find_dataset_layer(
+    state: &AppState,
+    id: &str,
+    layer: &str,
+) -> Result<
+    (
+        geomill_backends::duckdb::DatasetRecord,
+        geomill_backends::duckdb::LayerRecord,
+    ),
+    ApiError,
+> {
+    let missing = |dataset: &geomill_backends::duckdb::DatasetRecord| {
+        let known: Vec<&str> = dataset.layers.iter().map(|l| l.name.as_str()).collect();
+        ApiError::not_found(format!(
             "dataset {id} has no layer {layer:?} (layers: {})",
             known.join(", ")
-        )));
+        ))
+    };
+    let dataset = find(state, id).await?;
+    if !dataset.layers.iter().any(|l| l.name == layer) {
+        return Err(missing(&dataset));
     }
     let dataset = remote::ensure_loaded(state, dataset).await?;
-    let known: Vec<String> = dataset.layers.iter().map(|l| l.name.clone()).collect();
-    dataset
-        .layers
-        .into_iter()
-        .find(|l| l.name == layer)
-        .ok_or_else(|| {
-            ApiError::not_found(format!(
-                "dataset {id} has no layer {layer:?} (layers: {})",
-                known.join(", ")
-            ))
-        })
+    match dataset.layers.iter().find(|l| l.name == layer).cloned() {
+        Some(found) => Ok((dataset, found)),
+        None => Err(missing(&dataset)),
+    }
 }
 
 /// The stored layer a copy request names (`layer`, default the dataset's first) and the table

@@ -69,7 +69,7 @@ pub(crate) async fn resolve(
     if uuid::Uuid::parse_str(dataset_id).is_err() {
         return Err(not_found());
     }
-    let dataset = crate::api::datasets::find(state, dataset_id)
+    crate::api::datasets::find_dataset_layer(state, dataset_id, layer_name)
         .await
         .map_err(|e| {
             if e.status == StatusCode::NOT_FOUND {
@@ -77,18 +77,7 @@ pub(crate) async fn resolve(
             } else {
                 e
             }
-        })?;
-    if !dataset.layers.iter().any(|l| l.name == layer_name) {
-        return Err(not_found());
-    }
-    let dataset = crate::datasets::remote::ensure_loaded(state, dataset).await?;
-    let layer = dataset
-        .layers
-        .iter()
-        .find(|l| l.name == layer_name)
-        .cloned()
-        .ok_or_else(not_found)?;
-    Ok((dataset, layer))
+        })
 }
 
 /// A dataset's data changes only when it is loaded (a remote layer: when it is fetched).
