@@ -110,6 +110,11 @@ if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then
     log "installing geopandas and pyarrow for the tests"
     "$venv/bin/pip" install -q --disable-pip-version-check geopandas pyarrow
   fi
+  # schemathesis fuzzes the HTTP API against its own OpenAPI document (tests/schemathesis.rs).
+  if ! "$venv/bin/python" -c "import schemathesis; assert schemathesis.__version__ == '4.32.5'" 2>/dev/null; then
+    log "installing schemathesis for the tests"
+    "$venv/bin/pip" install -q --disable-pip-version-check "schemathesis==4.32.5"
+  fi
 fi
 
 # The directory to put on DUCKDB_LIB_DIR / LD_LIBRARY_PATH is printed for the Makefile.
