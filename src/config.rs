@@ -97,6 +97,8 @@ pub struct Config {
     /// Wait before a job's first retry, in milliseconds; doubled at each further retry.
     #[arg(long, env = "GEOMILL_JOB_RETRY_BACKOFF_MS", default_value_t = 1000)]
     pub job_retry_backoff_ms: u64,
+    #[command(flatten)]
+    pub auth: crate::auth::config::AuthConfig,
 }
 
 /// A configuration value that cannot work, named with the variable that holds it.
@@ -114,10 +116,13 @@ pub enum ConfigError {
     BadLogFilter { value: String, reason: String },
     #[error("GEOMILL_DATA_DIR={path:?} cannot be used: {reason}")]
     BadDataDir { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Auth(#[from] crate::auth::config::AuthConfigError),
 }
 
 impl Config {
-    /// A configuration with every default and the given data directory (used by tests).
+    /// A configuration with the given data directory for in-process use (tests, `geomill run`):
+    /// the defaults, except every tier licensed and no rate limit.
     pub fn with_data_dir(data_dir: impl Into<PathBuf>) -> Self {
         Self {
             bind: IpAddr::from([127, 0, 0, 1]),
@@ -138,6 +143,13 @@ impl Config {
             max_concurrent_jobs: 4,
             job_timeout_s: 300,
             job_retry_backoff_ms: 1000,
+            // In-process use (tests, `geomill run`) is no shared service: every group is
+            // licensed and nothing is rate limited.
+            auth: crate::auth::config::AuthConfig {
+                tier: crate::auth::config::Tier::Enterprise,
+                rate_limit: 0,
+                ..crate::auth::config::AuthConfig::open()
+            },
         }
     }
 
@@ -158,6 +170,7 @@ impl Config {
         {
             return Err(ConfigError::BadRedisUrl(url.clone()));
         }
+        self.auth.validate()?;
         tracing_subscriber::EnvFilter::try_new(&self.log_filter).map_err(|e| {
             ConfigError::BadLogFilter {
                 value: self.log_filter.clone(),

@@ -2,6 +2,7 @@
 //! whole app so that tests can build the router in-process; `main.rs` is only the CLI.
 
 pub mod api;
+pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod cql2;

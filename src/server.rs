@@ -36,7 +36,8 @@ pub async fn serve(config: Config) -> Result<(), ServeError> {
         .map_err(|source| ServeError::Bind { address, source })?;
     let bound = listener.local_addr()?;
     tracing::info!(address = %bound, engine = engine.as_str(), version = crate::VERSION, "geomill listening");
-    axum::serve(listener, crate::api::app(state))
+    let app = crate::api::app(state).into_make_service_with_connect_info::<SocketAddr>();
+    axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await?;
     tracing::info!("geomill stopped");

@@ -31,6 +31,7 @@ struct Inner {
     rule_writes: tokio::sync::Mutex<()>,
     tiles: crate::tile_cache::TileCache,
     sessions: crate::sessions::Sessions,
+    auth: crate::auth::AuthState,
 }
 
 /// Why the state could not be built.
@@ -44,6 +45,8 @@ pub enum StartError {
         "GEOMILL_ENGINE={0} is not available in this build yet; use GEOMILL_ENGINE=embedded (see README, 'Not implemented yet')"
     )]
     EngineNotAvailable(&'static str),
+    #[error(transparent)]
+    Auth(#[from] crate::auth::AuthStartError),
 }
 
 impl AppState {
@@ -73,6 +76,7 @@ impl AppState {
             .as_deref()
             .map(PostgisEngine::new)
             .transpose()?;
+        let auth = crate::auth::AuthState::open(&config.auth, &config.data_dir)?;
         let concurrency = usize::try_from(config.max_concurrent_jobs).unwrap_or(1);
         Ok(Self {
             inner: Arc::new(Inner {
@@ -85,6 +89,7 @@ impl AppState {
                 rule_writes: tokio::sync::Mutex::new(()),
                 tiles: crate::tile_cache::TileCache::new(TILE_CACHE_BYTES),
                 sessions: crate::sessions::Sessions::default(),
+                auth,
             }),
         })
     }
@@ -101,6 +106,11 @@ impl AppState {
     /// Vector tiles served recently.
     pub fn tiles(&self) -> &crate::tile_cache::TileCache {
         &self.inner.tiles
+    }
+
+    /// Keys, session signing, licence and rate limiter.
+    pub fn auth(&self) -> &crate::auth::AuthState {
+        &self.inner.auth
     }
 
     /// The live sessions.

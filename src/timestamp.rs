@@ -19,6 +19,19 @@ pub fn after(after: std::time::Duration) -> String {
     format_millis((since + after).as_millis())
 }
 
+/// Seconds since the Unix epoch, now.
+pub fn unix_seconds() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs()
+}
+
+/// A Unix time in seconds, as RFC 3339 UTC.
+pub fn from_unix_seconds(seconds: u64) -> String {
+    format_millis(u128::from(seconds) * 1000)
+}
+
 /// Days since 1970-01-01 as (year, month, day), by Howard Hinnant's civil-from-days.
 fn civil(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;

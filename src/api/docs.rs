@@ -81,6 +81,13 @@ use crate::state::AppState;
         super::pipelines::examples,
         super::sql::execute,
         super::sql::export,
+        super::auth::login,
+        super::auth::logout,
+        super::auth::session,
+        super::auth::providers,
+        super::auth::me,
+        super::auth::users,
+        super::auth::license,
     ),
     components(schemas(crate::error::ErrorBody, crate::error::ErrorContent, super::capabilities::PreviewBody)),
     tags(
@@ -89,7 +96,9 @@ use crate::state::AppState;
         (name = "capabilities", description = "The capability registry and SQL previews"),
         (name = "rules", description = "Rules"),
         (name = "pipelines", description = "Pipelines v2"),
-        (name = "sql", description = "Read-only SQL over stored layers")
+        (name = "sql", description = "Read-only SQL over stored layers"),
+        (name = "auth", description = "Logging in, sessions and the current user"),
+        (name = "admin", description = "Users and licence (admin role, X-Admin-Key)")
     )
 )]
 struct ApiDoc;
@@ -99,6 +108,7 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     doc.info.version = crate::VERSION.to_owned();
     super::not_implemented::document(&mut doc);
+    crate::auth::openapi::document(&mut doc);
     doc
 }
 

@@ -1,5 +1,6 @@
 //! The HTTP API: one `router()` for the whole service, one module per spec group.
 
+pub mod auth;
 pub mod capabilities;
 pub mod datasets;
 pub mod docs;
@@ -26,13 +27,19 @@ use crate::state::AppState;
 
 /// The whole API with its state: what the server serves and what tests call in-process.
 pub fn app(state: AppState) -> Router {
-    router().with_state(state)
+    router()
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::auth::guard::guard,
+        ))
+        .with_state(state)
 }
 
 /// Every route of the service, the JSON fallbacks and the layers.
 pub fn router() -> Router<AppState> {
     Router::new()
         .merge(health::routes())
+        .merge(auth::routes())
         .merge(capabilities::routes())
         .merge(datasets::routes())
         .merge(exports::routes())

@@ -74,6 +74,12 @@ impl Server {
             .env("GEOMILL_LOG_FORMAT", "json")
             // The test cluster's DSN is for the tests that ask for it (through `extra_env`).
             .env_remove("GEOMILL_POSTGIS_DSN")
+            // Tests drive every group at full speed; the auth tests set their own values.
+            .env("GEOMILL_TIER", "enterprise")
+            .env("GEOMILL_RATE_LIMIT", "0")
+            .env_remove("GEOMILL_API_KEYS")
+            .env_remove("GEOMILL_API_KEY")
+            .env_remove("GEOMILL_ADMIN_KEY")
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         for (key, value) in extra_env {

@@ -1,0 +1,177 @@
+//! What each route requires, in one table: the role (viewer reads, editor runs and writes, admin
+//! administers), whether `X-Admin-Key` applies, and the tier that licenses it. The guard asks
+//! this module for every request, and the OpenAPI document shows the same answer per operation,
+//! so a new route is covered by default (a GET needs a viewer, anything else an editor).
+
+use axum::http::Method;
+
+use super::Role;
+use super::config::Tier;
+
+/// Who may call a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// No credentials needed (health, documentation, logging in).
+    Open,
+    /// An authenticated caller with at least this role.
+    Role(Role),
+}
+
+/// Everything a route requires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Requirement {
+    pub access: Access,
+    /// `X-Admin-Key` is checked when `GEOMILL_ADMIN_KEY` is set (and the route is closed in
+    /// production without it).
+    pub admin_key: bool,
+    /// The tier that licenses the route.
+    pub tier: Tier,
+    /// Counted by the rate limiter.
+    pub rate_limited: bool,
+}
+
+/// Routes anyone may call.
+const OPEN: &[(&str, &str)] = &[
+    ("GET", "/health"),
+    ("GET", "/openapi.json"),
+    ("POST", "/auth/login"),
+    ("POST", "/auth/logout"),
+    ("GET", "/auth/session"),
+    ("GET", "/auth/providers"),
+    ("GET", "/auth/oidc/login"),
+    ("GET", "/auth/oidc/callback"),
+];
+
+/// POST routes that only read (validate, preview, convert, query, export): a viewer may call them.
+const READ_ONLY_POSTS: &[&str] = &[
+    "/api/pipelines/validate",
+    "/pipelines/validate",
+    "/api/pipelines/preview",
+    "/rules/validate",
+    "/rules/to-node",
+    "/rules/from-node",
+    "/rules/{id}/validate",
+    "/capabilities/{name}/preview",
+    "/api/portal/sql/execute",
+    "/api/portal/sql/export",
+    "/api/portal/datasets/export",
+    "/datasets/export-gpkg",
+    "/datasets/{id}/layers/{layer}/breaks",
+    "/sessions/{id}/query",
+    "/triggers/validate",
+    "/triggers/test",
+    "/triggers/evaluate",
+    "/examples/{id}/triggers/dryrun",
+];
+
+/// Path prefixes of the Pro groups (triggers, sessions, projects, schedules, billing).
+const PRO_PREFIXES: &[&str] = &[
+    "/triggers",
+    "/sessions",
+    "/projects",
+    "/schedules",
+    "/billing",
+    "/examples/{id}/triggers",
+];
+
+/// Path prefixes of the Enterprise groups (single sign-on).
+const ENTERPRISE_PREFIXES: &[&str] = &["/auth/oidc"];
+
+fn under(path: &str, prefix: &str) -> bool {
+    path == prefix
+        || path
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The requirement of a route, from its method and its path template (`/datasets/{id}`), or
+/// the request path when no route matched.
+pub fn requirement(method: &Method, template: &str) -> Requirement {
+    let method_name = if method == Method::HEAD {
+        "GET"
+    } else {
+        method.as_str()
+    };
+    let open = OPEN
+        .iter()
+        .any(|(m, p)| *m == method_name && *p == template)
+        || (method_name == "GET" && under(template, "/docs"));
+    let access = if open {
+        Access::Open
+    } else if under(template, "/admin") {
+        Access::Role(Role::Admin)
+    } else if method_name == "GET" || READ_ONLY_POSTS.contains(&template) {
+        Access::Role(Role::Viewer)
+    } else {
+        Access::Role(Role::Editor)
+    };
+    let tier = if ENTERPRISE_PREFIXES.iter().any(|p| under(template, p)) {
+        Tier::Enterprise
+    } else if PRO_PREFIXES.iter().any(|p| under(template, p)) {
+        Tier::Pro
+    } else {
+        Tier::Community
+    };
+    Requirement {
+        access,
+        admin_key: under(template, "/admin") || under(template, "/api/portal/sql"),
+        tier,
+        rate_limited: template != "/health",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of(method: Method, path: &str) -> Requirement {
+        requirement(&method, path)
+    }
+
+    #[test]
+    fn reads_need_a_viewer_writes_an_editor_admin_routes_an_admin() {
+        assert_eq!(of(Method::GET, "/health").access, Access::Open);
+        assert!(!of(Method::GET, "/health").rate_limited);
+        assert_eq!(of(Method::GET, "/docs/index.html").access, Access::Open);
+        assert_eq!(
+            of(Method::GET, "/datasets").access,
+            Access::Role(Role::Viewer)
+        );
+        assert_eq!(
+            of(Method::HEAD, "/datasets").access,
+            Access::Role(Role::Viewer)
+        );
+        assert_eq!(
+            of(Method::POST, "/rules/validate").access,
+            Access::Role(Role::Viewer)
+        );
+        assert_eq!(
+            of(Method::POST, "/rules").access,
+            Access::Role(Role::Editor)
+        );
+        assert_eq!(
+            of(Method::DELETE, "/api/portal/datasets/{id}").access,
+            Access::Role(Role::Editor)
+        );
+        assert_eq!(
+            of(Method::GET, "/admin/users").access,
+            Access::Role(Role::Admin)
+        );
+        assert!(of(Method::POST, "/api/portal/sql/execute").admin_key);
+        assert!(!of(Method::GET, "/datasets").admin_key);
+        // A route nobody listed is covered by the defaults.
+        assert_eq!(
+            of(Method::PUT, "/brand/new").access,
+            Access::Role(Role::Editor)
+        );
+    }
+
+    #[test]
+    fn tiers_follow_the_groups() {
+        assert_eq!(of(Method::GET, "/sessions").tier, Tier::Pro);
+        assert_eq!(of(Method::POST, "/projects/{id}/layers").tier, Tier::Pro);
+        assert_eq!(of(Method::GET, "/auth/oidc/login").tier, Tier::Enterprise);
+        assert_eq!(of(Method::GET, "/datasets").tier, Tier::Community);
+        assert_eq!(of(Method::GET, "/sessionsx").tier, Tier::Community);
+    }
+}
