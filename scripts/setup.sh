@@ -20,7 +20,7 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 # --- Debian packages -------------------------------------------------------------------------
 packages=(pkg-config libgeos-dev curl ca-certificates python3-pip npm)
 if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then
-  packages+=(gdal-bin postgresql-15-postgis-3 chromium chromium-driver)
+  packages+=(gdal-bin postgresql-15-postgis-3 chromium chromium-driver redis-server)
 fi
 if [ "$purpose" = "bench" ]; then
   packages+=(wrk)
