@@ -6,9 +6,7 @@ mod common;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use common::{call, call_raw, gdal, get, multipart, ogrinfo_summary};
-use geomill::config::Config;
-use geomill::state::AppState;
+use common::{call, call_raw, gdal, get, ogrinfo_summary, world_state};
 use serde_json::{Value, json};
 
 fn sql(uri: &str, body: &Value, key: Option<&str>) -> Request<Body> {
@@ -19,23 +17,9 @@ fn sql(uri: &str, body: &Value, key: Option<&str>) -> Request<Body> {
     request.body(Body::from(body.to_string())).unwrap()
 }
 
-/// A server whose store holds `world` (countries and cities), and the GeoPackage it came from.
-async fn world(config: impl FnOnce(&mut Config)) -> (tempfile::TempDir, AppState, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut settings = Config::with_data_dir(dir.path().join("data"));
-    config(&mut settings);
-    let state = AppState::open(settings).unwrap();
-    let gpkg = common::world_gpkg(dir.path());
-    let files = [("world.gpkg", std::fs::read(&gpkg).unwrap())];
-    let (status, dataset) =
-        call(&state, multipart("/datasets/upload", &files, Some("world"))).await;
-    assert_eq!(status, StatusCode::CREATED, "{dataset}");
-    (dir, state, gpkg)
-}
-
 #[tokio::test]
 async fn queries_answer_what_spatialite_answers() {
-    let (_dir, state, gpkg) = world(|_| {}).await;
+    let (_dir, state, gpkg) = world_state(|_| {}).await;
     let query = json!({"query": "SELECT continent, count(*) AS n FROM \"world/countries\" WHERE pop_est > 100000000 GROUP BY continent ORDER BY continent"});
     let (status, body) = call(&state, sql("/api/portal/sql/execute", &query, None)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -108,7 +92,7 @@ async fn queries_answer_what_spatialite_answers() {
 
 #[tokio::test]
 async fn anything_but_one_read_only_query_is_refused_and_changes_nothing() {
-    let (_dir, state, _) = world(|_| {}).await;
+    let (_dir, state, _) = world_state(|_| {}).await;
     let before = call(&state, get("/datasets")).await.1;
     for query in [
         "DROP TABLE \"world/cities\"",
@@ -130,9 +114,21 @@ async fn anything_but_one_read_only_query_is_refused_and_changes_nothing() {
             sql("/api/portal/sql/execute", &json!({"query": query}), None),
         )
         .await;
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{query}: {body}");
+        assert_eq!(status, StatusCode::FORBIDDEN, "{query}: {body}");
         assert_eq!(body["error"]["code"], "forbidden_sql", "{query}");
     }
+    // Text that is not SQL is not forbidden, just unreadable.
+    let (status, body) = call(
+        &state,
+        sql(
+            "/api/portal/sql/execute",
+            &json!({"query": "SELECT (1"}),
+            None,
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["error"]["code"], "invalid_sql");
     let (status, body) = call(
         &state,
         sql(
@@ -155,7 +151,7 @@ async fn anything_but_one_read_only_query_is_refused_and_changes_nothing() {
 
 #[tokio::test]
 async fn the_admin_key_guards_both_endpoints_and_slow_queries_stop() {
-    let (_dir, state, _) = world(|c| {
+    let (_dir, state, _) = world_state(|c| {
         c.admin_key = Some("s3cret".into());
         c.sql_timeout_s = 1;
     })
@@ -204,7 +200,7 @@ async fn the_admin_key_guards_both_endpoints_and_slow_queries_stop() {
 
 #[tokio::test]
 async fn query_results_export_as_files_gdal_reads() {
-    let (dir, state, _) = world(|_| {}).await;
+    let (dir, state, _) = world_state(|_| {}).await;
     let query = json!({"query": "SELECT name, geom FROM \"world/cities\" WHERE ST_Y(geom) > 50", "format": "geojson"});
     let (status, bytes) = call_raw(&state, sql("/api/portal/sql/export", &query, None)).await;
     assert_eq!(

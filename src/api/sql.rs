@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use geomill_planner::plan::operator::ExportFormat;
-use geomill_planner::sql::guard::check_read_only;
+use geomill_planner::sql::guard::{ReadOnlyQuery, Refusal, check_read_only};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -66,12 +66,22 @@ pub struct SqlBody {
     pub format: Option<String>,
 }
 
+/// `query` checked by the SQL guard: a statement the caller may not run is a 403
+/// `forbidden_sql` naming what was refused; text that is not SQL a 422 `invalid_sql`.
+pub(crate) fn guarded(query: &str) -> Result<ReadOnlyQuery, ApiError> {
+    check_read_only(query).map_err(|refusal| match refusal {
+        Refusal::Forbidden(reason) => ApiError::new(StatusCode::FORBIDDEN, "forbidden_sql", reason),
+        Refusal::Malformed(reason) => {
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_sql", reason)
+        }
+    })
+}
+
 async fn bindings(
     state: &AppState,
     query: &str,
 ) -> Result<Vec<geomill_backends::duckdb::Binding>, ApiError> {
-    let checked = check_read_only(query)
-        .map_err(|reason| ApiError::new(StatusCode::BAD_REQUEST, "forbidden_sql", reason))?;
+    let checked = guarded(query)?;
     bind_loaded(state, &checked.tables, None).await
 }
 
@@ -90,9 +100,10 @@ pub(crate) fn failed(error: geomill_backends::BackendError) -> ApiError {
 /// Run one read-only query and answer its rows.
 #[utoipa::path(post, path = "/api/portal/sql/execute", tag = "sql", request_body = SqlBody,
     responses((status = 200, description = "{columns: [{name, type}], rows, row_count, truncated}", body = Object),
-        (status = 400, description = "Not a single read-only query", body = crate::error::ErrorBody),
-        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody)))]
+        (status = 400, description = "limit out of range", body = crate::error::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody),
+        (status = 403, description = "X-Admin-Key wrong, or `forbidden_sql`: not one read-only query over layers", body = crate::error::ErrorBody),
+        (status = 422, description = "Not SQL (`invalid_sql`), an unknown layer, or a query the engine failed or stopped", body = crate::error::ErrorBody)))]
 pub async fn execute(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -134,9 +145,10 @@ pub(crate) fn rows_body(result: &geomill_backends::duckdb::QueryRows) -> Value {
 
 /// Run one read-only query and answer its result as a file.
 #[utoipa::path(post, path = "/api/portal/sql/export", tag = "sql", request_body = SqlBody,
-    responses((status = 200, description = "The file"), (status = 400, body = crate::error::ErrorBody),
-        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "The file"),
+        (status = 401, body = crate::error::ErrorBody),
+        (status = 403, description = "X-Admin-Key wrong, or `forbidden_sql`: not one read-only query over layers", body = crate::error::ErrorBody),
+        (status = 422, description = "Not SQL (`invalid_sql`), an unknown layer or format, or a query the engine failed", body = crate::error::ErrorBody)))]
 pub async fn export(
     State(state): State<AppState>,
     headers: HeaderMap,

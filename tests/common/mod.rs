@@ -264,3 +264,20 @@ pub fn world_gpkg(dir: &std::path::Path) -> String {
     );
     path
 }
+
+/// An app whose store holds dataset `world` (layers `countries` and `cities`, uploaded from a
+/// GeoPackage written by GDAL), with `config` applied; answers the GeoPackage's path too.
+pub async fn world_state(
+    config: impl FnOnce(&mut Config),
+) -> (tempfile::TempDir, AppState, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = Config::with_data_dir(dir.path().join("data"));
+    config(&mut settings);
+    let state = AppState::open(settings).expect("open state");
+    let gpkg = world_gpkg(dir.path());
+    let files = [("world.gpkg", std::fs::read(&gpkg).expect("world.gpkg"))];
+    let (status, dataset) =
+        call(&state, multipart("/datasets/upload", &files, Some("world"))).await;
+    assert_eq!(status, StatusCode::CREATED, "{dataset}");
+    (dir, state, gpkg)
+}
