@@ -115,6 +115,12 @@ if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then
     log "installing schemathesis for the tests"
     "$venv/bin/pip" install -q --disable-pip-version-check "schemathesis==4.32.5"
   fi
+  # A local OpenID Connect provider for the single sign-on tests (tests/auth_oidc.rs); 0.3.4 is
+  # the newest release that runs on Python 3.11.
+  if [ ! -x "$venv/bin/oidc-provider-mock" ]; then
+    log "installing oidc-provider-mock for the tests"
+    "$venv/bin/pip" install -q --disable-pip-version-check "oidc-provider-mock==0.3.4"
+  fi
 fi
 
 # The directory to put on DUCKDB_LIB_DIR / LD_LIBRARY_PATH is printed for the Makefile.

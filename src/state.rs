@@ -76,7 +76,7 @@ impl AppState {
             .as_deref()
             .map(PostgisEngine::new)
             .transpose()?;
-        let auth = crate::auth::AuthState::open(&config.auth, &config.data_dir)?;
+        let auth = crate::auth::AuthState::open(&config.auth, &config.data_dir, config.port)?;
         let concurrency = usize::try_from(config.max_concurrent_jobs).unwrap_or(1);
         Ok(Self {
             inner: Arc::new(Inner {

@@ -171,14 +171,14 @@ pub struct Providers {
 /// List the single sign-on providers.
 #[utoipa::path(get, path = "/auth/providers", tag = "auth", responses((status = 200, body = Providers)))]
 pub async fn providers(State(state): State<AppState>) -> Json<Providers> {
-    let auth = &state.config().auth;
-    let providers = auth
-        .oidc_issuer
+    let providers = state
+        .auth()
+        .oidc
         .iter()
-        .map(|issuer| Provider {
+        .map(|oidc| Provider {
             id: "oidc",
             kind: "oidc",
-            issuer: issuer.clone(),
+            issuer: oidc.issuer().to_owned(),
             login_url: "/auth/oidc/login",
         })
         .collect();
@@ -200,7 +200,7 @@ pub struct User {
     pub id: String,
     pub name: String,
     pub role: Role,
-    /// How the user authenticates: `api_key`.
+    /// How the user authenticates: `api_key`, or `oidc` (users who logged in since the start).
     pub method: &'static str,
 }
 
@@ -211,7 +211,7 @@ pub struct Users {
     pub total: usize,
 }
 
-/// List the users (one per API key) and their roles.
+/// List the users (one per API key, and those who logged in through OIDC) and their roles.
 #[utoipa::path(get, path = "/admin/users", tag = "admin", responses((status = 200, body = Users)))]
 pub async fn users(State(state): State<AppState>) -> Json<Users> {
     let users: Vec<User> = state
@@ -225,6 +225,19 @@ pub async fn users(State(state): State<AppState>) -> Json<Users> {
             role: k.role,
             method: "api_key",
         })
+        .chain(
+            state
+                .auth()
+                .oidc
+                .iter()
+                .flat_map(|o| o.users())
+                .map(|u| User {
+                    id: u.id,
+                    name: u.name,
+                    role: u.role,
+                    method: "oidc",
+                }),
+        )
         .collect();
     Json(Users {
         total: users.len(),

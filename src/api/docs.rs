@@ -88,6 +88,8 @@ use crate::state::AppState;
         super::auth::me,
         super::auth::users,
         super::auth::license,
+        super::oidc::login,
+        super::oidc::callback,
     ),
     components(schemas(crate::error::ErrorBody, crate::error::ErrorContent, super::capabilities::PreviewBody)),
     tags(

@@ -12,6 +12,7 @@ pub mod health;
 pub mod jobs;
 pub mod not_implemented;
 pub mod ogc;
+pub mod oidc;
 pub mod pipelines;
 pub mod planning;
 pub mod projects;
@@ -40,6 +41,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .merge(health::routes())
         .merge(auth::routes())
+        .merge(oidc::routes())
         .merge(capabilities::routes())
         .merge(datasets::routes())
         .merge(exports::routes())

@@ -6,6 +6,7 @@ pub mod config;
 pub mod guard;
 pub mod keys;
 pub mod license;
+pub mod oidc;
 pub mod openapi;
 pub mod policy;
 pub mod rate_limit;
@@ -90,6 +91,8 @@ pub struct AuthState {
     license_key: Option<Vec<u8>>,
     license: RwLock<Option<License>>,
     license_path: std::path::PathBuf,
+    /// Single sign-on, when GEOMILL_OIDC_* are set.
+    pub oidc: Option<oidc::Oidc>,
 }
 
 /// Why authentication could not start.
@@ -101,12 +104,18 @@ pub enum AuthStartError {
     Storage(#[from] redis::RedisError),
     #[error("cannot draw a random session secret")]
     Random,
+    #[error("cannot set up OIDC: {0}")]
+    Oidc(String),
 }
 
 impl AuthState {
     /// Opens what the configuration names; a licence saved earlier in `data_dir` is read back
     /// (and ignored with a warning when it no longer verifies).
-    pub fn open(config: &AuthConfig, data_dir: &std::path::Path) -> Result<Self, AuthStartError> {
+    pub fn open(
+        config: &AuthConfig,
+        data_dir: &std::path::Path,
+        port: u16,
+    ) -> Result<Self, AuthStartError> {
         let keys = config.key_ring().map_err(config::AuthConfigError::from)?;
         let signer =
             Signer::new(config.session_secret.as_deref()).map_err(|_| AuthStartError::Random)?;
@@ -134,7 +143,11 @@ impl AuthState {
                 "no API keys configured (GEOMILL_API_KEYS): the API is open to anyone who can reach it"
             );
         }
+        let oidc = oidc::Oidc::from_config(config, port)
+            .transpose()
+            .map_err(AuthStartError::Oidc)?;
         Ok(Self {
+            oidc,
             keys,
             signer,
             limiter,
