@@ -28,7 +28,7 @@ pub struct Health {
 }
 
 /// Each component is `ok` or `unavailable`. `redis` is only checked when `GEOMILL_REDIS_URL`
-/// is set, and `postgis` when `GEOMILL_POSTGIS_DSN` is; without their setting they read
+/// (or a `redis://` GEOMILL_RATE_LIMIT_STORAGE) is set, and `postgis` when `GEOMILL_POSTGIS_DSN` is; without their setting they read
 /// `unavailable` and do not degrade the service.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Components {
@@ -69,13 +69,20 @@ pub fn routes() -> Router<AppState> {
 )]
 pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
     let config = state.config();
+    // The cache named by GEOMILL_REDIS_URL, else the rate limiter's Redis.
+    let redis_url = config.redis_url.clone().or_else(|| {
+        match config.auth.storage() {
+            Ok(crate::auth::rate_limit::Storage::Redis(url)) => Some(url),
+            _ => None,
+        }
+    });
     let (database, disk, redis, postgis) = tokio::join!(
         check_database(&state),
         check_disk(&config.data_dir, config.min_free_disk_mb),
-        check_redis(config.redis_url.as_deref()),
+        check_redis(redis_url.as_deref()),
         check_postgis(&state),
     );
-    let redis_required = config.redis_url.is_some();
+    let redis_required = redis_url.is_some();
     let postgis_required = state.postgis().is_some();
     let healthy = database && disk && (redis || !redis_required) && (postgis || !postgis_required);
     let report = Health {

@@ -21,14 +21,14 @@ pub enum Storage {
 }
 
 impl Storage {
-    /// `memory://` or a `redis://` / `rediss://` URL.
+    /// `memory://` or a `redis://` URL (TLS `rediss://` is not built in).
     pub fn parse(text: &str) -> Option<Self> {
         let text = text.trim();
         if text == "memory://" || text == "memory" {
             return Some(Self::Memory);
         }
         let parsed = reqwest::Url::parse(text).ok()?;
-        (matches!(parsed.scheme(), "redis" | "rediss") && parsed.host_str().is_some())
+        (parsed.scheme() == "redis" && parsed.host_str().is_some())
             .then(|| Self::Redis(text.to_owned()))
     }
 }
