@@ -78,6 +78,10 @@ pub struct Config {
     /// are refused, against server-side request forgery).
     #[arg(long, env = "GEOMILL_ALLOW_PRIVATE_URLS", default_value_t = false)]
     pub allow_private_urls: bool,
+    /// Hosts fetched even when their addresses are private, comma-separated `host` or
+    /// `host:port` entries (an internal WFS, say); every redirect hop is checked the same way.
+    #[arg(long, env = "GEOMILL_ALLOWED_URL_HOSTS", value_delimiter = ',')]
+    pub allowed_url_hosts: Vec<String>,
     /// Largest accepted upload, in MiB (413 past it).
     #[arg(long, env = "GEOMILL_MAX_UPLOAD_MB", default_value_t = 512)]
     pub max_upload_mb: u64,
@@ -137,6 +141,7 @@ impl Config {
             admin_key: None,
             sql_timeout_s: 30,
             allow_private_urls: false,
+            allowed_url_hosts: Vec::new(),
             max_upload_mb: 64,
             min_free_disk_mb: 1,
             maplibre_dir: None,

@@ -9,8 +9,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::extract::{ApiJson, ApiQuery};
+use crate::datasets::fetch::UrlPolicy;
 use crate::datasets::model::{Dataset, DatasetPage};
-use crate::datasets::{remote, upload};
+use crate::datasets::{inspect, remote, upload};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -126,14 +127,18 @@ pub(crate) async fn layer_to_copy(
 }
 
 /// Upload a spatial file (multipart field `file`; optional text field `name`). Every layer GDAL
-/// finds is loaded. A file GDAL cannot read, or without geometry, is a 422 and leaves nothing.
+/// finds is loaded. The format is sniffed from the bytes (an extension they contradict is a
+/// 422 `format_mismatch`); a zip archive is checked before it is read (422 `unsafe_archive`:
+/// too many entries, too large uncompressed, an absurd compression ratio, an entry name leaving
+/// the archive, a symbolic link). A file GDAL cannot read, or without geometry, is a 422. A
+/// refused upload leaves nothing behind.
 #[utoipa::path(post, path = "/datasets/upload", tag = "datasets",
-    request_body(content_type = "multipart/form-data", content = Object, description = "field file: the spatial file; field name: optional display name"),
+    request_body(content_type = "multipart/form-data", content = Object, description = "field file: the spatial file (repeatable, at most 32); field name: optional display name"),
     responses(
         (status = 201, body = Dataset),
-        (status = 400, body = crate::error::ErrorBody),
-        (status = 413, body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody),
+        (status = 400, description = "Not multipart, no usable file name, too many files", body = crate::error::ErrorBody),
+        (status = 413, description = "Larger than GEOMILL_MAX_UPLOAD_MB", body = crate::error::ErrorBody),
+        (status = 422, description = "`format_mismatch`, `unsafe_archive` or `unreadable_file`", body = crate::error::ErrorBody),
     ))]
 pub async fn upload_dataset(
     State(state): State<AppState>,
@@ -166,6 +171,12 @@ async fn receive(
                     .file_name()
                     .and_then(upload::base_name)
                     .ok_or_else(|| ApiError::bad_request("a file field has no usable file name"))?;
+                if stored.len() == upload::MAX_FILES {
+                    return Err(ApiError::bad_request(format!(
+                        "an upload has at most {} files",
+                        upload::MAX_FILES
+                    )));
+                }
                 if stored.iter().any(|(n, _)| *n == name) {
                     return Err(ApiError::bad_request(format!("file {name} was sent twice")));
                 }
@@ -177,17 +188,11 @@ async fn receive(
                 upload::save(&mut field, &path, limit, sent, "upload").await?;
                 stored.push((name, path));
             }
-            Some("name") => {
-                given_name = Some(
-                    field
-                        .text()
-                        .await
-                        .map_err(|e| ApiError::bad_request(e.to_string()))?,
-                );
-            }
+            Some("name") => given_name = Some(upload::text_field(&mut field, "name").await?),
             _ => {}
         }
     }
+    let stored = inspect::check_files(stored, limit).await?;
     let (file_name, path) = upload::main_file(stored)
         .ok_or_else(|| ApiError::bad_request("multipart field `file` is missing"))?;
     let name = given_name
@@ -228,9 +233,10 @@ pub struct ImportBody {
 }
 
 /// Fetch a spatial file from a URL and load it like an upload. Private, loopback and
-/// link-local addresses are refused unless GEOMILL_ALLOW_PRIVATE_URLS is set.
+/// link-local addresses are refused (also as a redirect's target) unless
+/// GEOMILL_ALLOW_PRIVATE_URLS is set or GEOMILL_ALLOWED_URL_HOSTS names the host.
 #[utoipa::path(post, path = "/datasets/import-url", tag = "datasets", request_body = ImportBody,
-    responses((status = 201, body = Dataset), (status = 400, description = "Not an allowed URL", body = crate::error::ErrorBody),
+    responses((status = 201, body = Dataset), (status = 400, description = "`url_not_allowed`: not http(s), or a hop's address is not public", body = crate::error::ErrorBody),
         (status = 413, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 pub async fn import_url(
     State(state): State<AppState>,
@@ -247,12 +253,18 @@ pub async fn import_url(
             &body.url,
             |name| folder.join(name),
             limit,
-            state.config().allow_private_urls,
+            &UrlPolicy::from_config(state.config()),
         )
         .await?;
         let file_name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let checked = inspect::check_files(vec![(file_name.clone(), path)], limit).await?;
+        let path = checked
+            .into_iter()
+            .next()
+            .map(|(_, p)| p)
             .unwrap_or_default();
         let name = body
             .name
@@ -287,7 +299,7 @@ pub struct OgcBody {
 /// features are fetched and loaded on first use (features, fields, export, SQL, pipelines),
 /// through the same request-forgery guard as import-url.
 #[utoipa::path(post, path = "/datasets/ogc", tag = "datasets", request_body = OgcBody,
-    responses((status = 201, body = Dataset), (status = 400, description = "Not an allowed URL or service type", body = crate::error::ErrorBody),
+    responses((status = 201, body = Dataset), (status = 400, description = "An unknown service type, or `url_not_allowed`: not http(s), or a hop's address is not public", body = crate::error::ErrorBody),
         (status = 422, description = "The service does not offer the layer", body = crate::error::ErrorBody)))]
 pub async fn register_ogc(
     State(state): State<AppState>,
@@ -304,7 +316,8 @@ pub async fn register_ogc(
         return Err(ApiError::bad_request("layer_name is empty"));
     }
     let base = remote::base_url(service, &body.url, &layer)?;
-    let crs = remote::describe(service, &base, &layer, state.config().allow_private_urls).await?;
+    let policy = UrlPolicy::from_config(state.config());
+    let crs = remote::describe(service, &base, &layer, &policy).await?;
     let id = uuid::Uuid::new_v4().to_string();
     let name = body
         .name

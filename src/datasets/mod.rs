@@ -4,6 +4,7 @@
 pub mod breaks;
 pub mod export;
 pub mod fetch;
+pub mod inspect;
 pub mod model;
 pub mod remote;
 pub mod upload;

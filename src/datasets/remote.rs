@@ -9,7 +9,8 @@ use geomill_backends::duckdb::{DatasetRecord, RemoteLayer};
 use reqwest::Url;
 use serde_json::Value;
 
-use super::{fetch, upload};
+use super::fetch::{self, UrlPolicy};
+use super::upload;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -17,6 +18,10 @@ use crate::state::AppState;
 const PAGE_SIZE: usize = 1000;
 /// Largest service description read at registration.
 const DESCRIPTION_LIMIT: u64 = 4 << 20;
+/// Most OGC API pages one load follows.
+const MAX_PAGES: usize = 10_000;
+/// Longest load of a remote layer's features, all pages together.
+const LOAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1800);
 
 /// The kinds of remote service a layer can come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,7 +127,7 @@ pub async fn describe(
     service: Service,
     base: &str,
     layer: &str,
-    allow_private: bool,
+    policy: &UrlPolicy,
 ) -> Result<Option<String>, ApiError> {
     let not_offered = |reason: String| {
         ApiError::unprocessable(format!(
@@ -141,9 +146,11 @@ pub async fn describe(
     match service {
         Service::OgcApiFeatures => {
             let url = collection_url(base, layer)?;
-            let (_, response) = fetch::get(url.as_str(), Some("application/json"), allow_private)
-                .await
-                .map_err(unavailable)?;
+            let accept = Some("application/json");
+            let (_, response) =
+                fetch::get(url.as_str(), accept, policy, fetch::DESCRIPTION_TIMEOUT)
+                    .await
+                    .map_err(unavailable)?;
             let bytes = fetch::body(response, DESCRIPTION_LIMIT).await?;
             let description: Value = serde_json::from_slice(&bytes)
                 .map_err(|e| not_offered(format!("{url} is not JSON ({e})")))?;
@@ -155,7 +162,7 @@ pub async fn describe(
         }
         Service::Wfs => {
             let url = wfs_url(base, "DescribeFeatureType", layer)?;
-            let (_, response) = fetch::get(url.as_str(), None, allow_private)
+            let (_, response) = fetch::get(url.as_str(), None, policy, fetch::DESCRIPTION_TIMEOUT)
                 .await
                 .map_err(unavailable)?;
             let bytes = fetch::body(response, DESCRIPTION_LIMIT).await?;
@@ -173,7 +180,7 @@ async fn fetch_collection(
     layer: &str,
     path: &Path,
     limit: u64,
-    allow_private: bool,
+    policy: &UrlPolicy,
 ) -> Result<(), ApiError> {
     use tokio::io::AsyncWriteExt;
     let mut items = collection_url(base, layer)?;
@@ -197,8 +204,14 @@ async fn fetch_collection(
         if seen.contains(&url) {
             break;
         }
+        if seen.len() >= MAX_PAGES {
+            return Err(ApiError::unprocessable(format!(
+                "{base} has more than {MAX_PAGES} pages of {layer:?}; nothing was loaded"
+            )));
+        }
+        let accept = Some("application/geo+json");
         let (final_url, response) =
-            fetch::get(url.as_str(), Some("application/geo+json"), allow_private).await?;
+            fetch::get(url.as_str(), accept, policy, fetch::DATA_TIMEOUT).await?;
         let bytes = fetch::body(response, limit.saturating_sub(written)).await?;
         written += bytes.len() as u64;
         let page: Value = serde_json::from_slice(&bytes).map_err(|e| {
@@ -240,10 +253,10 @@ async fn fetch_feature_type(
     layer: &str,
     path: &Path,
     limit: u64,
-    allow_private: bool,
+    policy: &UrlPolicy,
 ) -> Result<(), ApiError> {
     let url = wfs_url(base, "GetFeature", layer)?;
-    let (_, response) = fetch::get(url.as_str(), None, allow_private).await?;
+    let (_, response) = fetch::get(url.as_str(), None, policy, fetch::DATA_TIMEOUT).await?;
     upload::save(response.bytes_stream(), path, limit, 0, "download").await?;
     let head = read_head(path).await?;
     if let Some(reason) = exception_text(&head) {
@@ -330,12 +343,22 @@ async fn load(
 ) -> Result<DatasetRecord, ApiError> {
     let config = state.config();
     let limit = config.max_upload_mb.saturating_mul(1024 * 1024);
-    let allow_private = config.allow_private_urls;
+    let policy = UrlPolicy::from_config(config);
     let (base, layer) = (&remote.url, &remote.layer_name);
-    let fetched = match service {
-        Service::OgcApiFeatures => fetch_collection(base, layer, path, limit, allow_private).await,
-        Service::Wfs => fetch_feature_type(base, layer, path, limit, allow_private).await,
+    let fetching = async {
+        match service {
+            Service::OgcApiFeatures => fetch_collection(base, layer, path, limit, &policy).await,
+            Service::Wfs => fetch_feature_type(base, layer, path, limit, &policy).await,
+        }
     };
+    let fetched = tokio::time::timeout(LOAD_TIMEOUT, fetching)
+        .await
+        .unwrap_or_else(|_| {
+            Err(ApiError::unprocessable(format!(
+                "fetching {layer:?} from {base} took longer than {} s",
+                LOAD_TIMEOUT.as_secs()
+            )))
+        });
     // The service failing is a bad gateway (and may pass: jobs retry it); a refused URL or an
     // answer past the size limit keeps its own status.
     fetched.map_err(|error| {

@@ -1,5 +1,6 @@
 //! Receiving an upload: the file name reduced to a safe base name, the body streamed to disk
-//! under a size limit, and the GDAL path and options that open it.
+//! under a size limit (text fields and the number of files limited too), and the GDAL path
+//! and options that open it.
 
 use std::path::{Path, PathBuf};
 
@@ -8,12 +9,41 @@ use tokio::io::AsyncWriteExt;
 
 use crate::error::ApiError;
 
-/// The base name of a client-given file name (`../../etc/passwd` → `passwd`); `None` when
-/// nothing usable is left.
+/// Most files in one upload (a Shapefile and its companions fit many times).
+pub const MAX_FILES: usize = 32;
+/// Longest text field (`name`) of an upload, in bytes.
+pub const MAX_TEXT_FIELD: usize = 1024;
+
+/// The base name of a client-given file name (`../../etc/passwd` → `passwd`, `C:\x.shp` →
+/// `x.shp`); `None` when nothing usable is left, the name has control characters or is longer
+/// than 255 bytes.
 pub fn base_name(name: &str) -> Option<String> {
     let base = name.rsplit(['/', '\\']).next()?.trim();
-    let usable = !base.is_empty() && base != "." && base != ".." && !base.contains('\0');
+    let usable = !base.is_empty()
+        && base != "."
+        && base != ".."
+        && base.len() <= 255
+        && !base.chars().any(char::is_control);
     usable.then(|| base.to_owned())
+}
+
+/// A short text field of a multipart body, refused (400) past [`MAX_TEXT_FIELD`] bytes.
+pub async fn text_field<E: std::fmt::Display>(
+    mut chunks: impl futures_util::Stream<Item = Result<bytes::Bytes, E>> + Unpin,
+    what: &str,
+) -> Result<String, ApiError> {
+    use futures_util::StreamExt;
+    let mut text = Vec::new();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(|e| ApiError::bad_request(format!("field {what}: {e}")))?;
+        text.extend_from_slice(&chunk);
+        if text.len() > MAX_TEXT_FIELD {
+            return Err(ApiError::bad_request(format!(
+                "field {what} is longer than {MAX_TEXT_FIELD} bytes"
+            )));
+        }
+    }
+    String::from_utf8(text).map_err(|_| ApiError::bad_request(format!("field {what} is not UTF-8")))
 }
 
 /// Streams `chunks` into `path`, refusing to let the upload (`already` bytes stored before this
@@ -136,5 +166,8 @@ mod tests {
         assert_eq!(base_name("dir/.."), None);
         assert_eq!(base_name(""), None);
         assert_eq!(base_name("a/b/"), None);
+        assert_eq!(base_name("x\nname.csv"), None);
+        assert_eq!(base_name(&"x".repeat(256)), None);
+        assert_eq!(base_name("/etc/cron.d/job").as_deref(), Some("job"));
     }
 }
