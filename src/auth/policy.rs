@@ -22,7 +22,7 @@ pub enum Access {
 pub struct Requirement {
     pub access: Access,
     /// `X-Admin-Key` is checked when `GEOMILL_ADMIN_KEY` is set (and the route is closed in
-    /// production without it).
+    /// production without it): the SQL endpoints, a session's SQL query, the admin routes.
     pub admin_key: bool,
     /// The tier that licenses the route.
     pub tier: Tier,
@@ -114,7 +114,9 @@ pub fn requirement(method: &Method, template: &str) -> Requirement {
     };
     Requirement {
         access,
-        admin_key: under(template, "/admin") || under(template, "/api/portal/sql"),
+        admin_key: under(template, "/admin")
+            || under(template, "/api/portal/sql")
+            || template == "/sessions/{id}/query",
         tier,
         rate_limited: template != "/health",
     }
@@ -158,6 +160,7 @@ mod tests {
             Access::Role(Role::Admin)
         );
         assert!(of(Method::POST, "/api/portal/sql/execute").admin_key);
+        assert!(of(Method::POST, "/sessions/{id}/query").admin_key);
         assert!(!of(Method::GET, "/datasets").admin_key);
         // A route nobody listed is covered by the defaults.
         assert_eq!(
