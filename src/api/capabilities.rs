@@ -34,7 +34,7 @@ fn lookup(name: &str) -> Result<CapabilityInfo, ApiError> {
 
 /// Every capability with its JSON Schema.
 #[utoipa::path(get, path = "/capabilities", tag = "capabilities",
-    responses((status = 200, description = "Every capability: name, description, group, tier, engines, schema", body = Object)))]
+    responses((status = 200, description = "Every capability: name, description, group, tier, engines, schema", body = [Object])))]
 pub async fn list() -> Json<Vec<CapabilityInfo>> {
     Json(listing())
 }
@@ -49,6 +49,7 @@ pub async fn one(Path(name): Path<String>) -> Result<Json<CapabilityInfo>, ApiEr
 
 /// Query form of a preview: `params` is the capability's parameters as JSON text.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct PreviewQuery {
     /// `duckdb` (default) or `postgis`.
     pub engine: Option<String>,
@@ -77,7 +78,9 @@ pub struct PreviewBody {
 /// The SQL a capability compiles to (parameters in the query string as JSON).
 #[utoipa::path(get, path = "/capabilities/{name}/sql-preview", tag = "capabilities",
     params(("name" = String, Path, description = "Capability name"), PreviewQuery),
-    responses((status = 200, body = Object), (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Object),
+        (status = 400, description = "`params` is not JSON, or a malformed query string", body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 pub async fn preview_get(
     State(state): State<AppState>,
     Path(name): Path<String>,
@@ -95,7 +98,10 @@ pub async fn preview_get(
 #[utoipa::path(post, path = "/capabilities/{name}/sql-preview", tag = "capabilities",
     params(("name" = String, Path, description = "Capability name")),
     request_body = PreviewBody,
-    responses((status = 200, body = Object), (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Object),
+        (status = 400, description = "An unknown engine", body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 pub async fn preview_post(
     State(state): State<AppState>,
     Path(name): Path<String>,

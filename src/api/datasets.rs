@@ -2,6 +2,7 @@
 
 use axum::Json;
 use axum::Router;
+use axum::extract::multipart::MultipartRejection;
 use axum::extract::{DefaultBodyLimit, Multipart, Path, State};
 use axum::http::StatusCode;
 use axum::routing::{delete, get, post};
@@ -123,6 +124,11 @@ pub(crate) async fn layer_to_copy(
             "name {table:?}: a table name has 1 to 63 characters"
         )));
     }
+    if table.contains('\0') {
+        return Err(ApiError::unprocessable(format!(
+            "name {table:?}: a table name has no NUL character"
+        )));
+    }
     Ok((layer, table))
 }
 
@@ -142,8 +148,14 @@ pub(crate) async fn layer_to_copy(
     ))]
 pub async fn upload_dataset(
     State(state): State<AppState>,
-    mut multipart: Multipart,
+    multipart: Result<Multipart, MultipartRejection>,
 ) -> Result<(StatusCode, Json<Dataset>), ApiError> {
+    let mut multipart = multipart.map_err(|e| {
+        ApiError::bad_request(format!(
+            "the body is not multipart/form-data: {}",
+            e.body_text()
+        ))
+    })?;
     let id = uuid::Uuid::new_v4().to_string();
     let folder = upload::folder(&state.config().uploads_dir(), &id);
     let outcome = receive(&state, &mut multipart, &id, &folder).await;
@@ -237,7 +249,8 @@ pub struct ImportBody {
 /// GEOMILL_ALLOW_PRIVATE_URLS is set or GEOMILL_ALLOWED_URL_HOSTS names the host.
 #[utoipa::path(post, path = "/datasets/import-url", tag = "datasets", request_body = ImportBody,
     responses((status = 201, body = Dataset), (status = 400, description = "`url_not_allowed`: not http(s), or a hop's address is not public", body = crate::error::ErrorBody),
-        (status = 413, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+        (status = 413, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody)))]
 pub async fn import_url(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<ImportBody>,
@@ -300,6 +313,7 @@ pub struct OgcBody {
 /// through the same request-forgery guard as import-url.
 #[utoipa::path(post, path = "/datasets/ogc", tag = "datasets", request_body = OgcBody,
     responses((status = 201, body = Dataset), (status = 400, description = "An unknown service type, or `url_not_allowed`: not http(s), or a hop's address is not public", body = crate::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
         (status = 422, description = "The service does not offer the layer", body = crate::error::ErrorBody)))]
 pub async fn register_ogc(
     State(state): State<AppState>,
@@ -336,6 +350,7 @@ pub async fn register_ogc(
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct PageQuery {
     /// Page size (default 100, at most 10000).
     pub limit: Option<i64>,
@@ -397,7 +412,9 @@ pub struct RenameBody {
 /// Rename a dataset.
 #[utoipa::path(patch, path = "/datasets/{id}", tag = "datasets",
     params(("id" = String, Path, description = "Dataset id (UUID)")), request_body = RenameBody,
-    responses((status = 200, body = Dataset), (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Dataset), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody)))]
 pub async fn rename(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -419,7 +436,8 @@ pub async fn rename(
 /// Delete a dataset: its layers, its catalog rows and its uploaded file.
 #[utoipa::path(delete, path = "/api/portal/datasets/{id}", tag = "datasets",
     params(("id" = String, Path, description = "Dataset id (UUID)")),
-    responses((status = 200, description = "{deleted: id}", body = Object), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "{deleted: id}", body = Object), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody)))]
 pub async fn remove(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -433,6 +451,7 @@ pub async fn remove(
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct FeatureQuery {
     /// Page size (default 100, at most 10000).
     pub limit: Option<i64>,

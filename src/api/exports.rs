@@ -93,7 +93,8 @@ pub(crate) fn attachment(file: ExportedFile) -> Response {
 /// Export one layer of a dataset as a file.
 #[utoipa::path(post, path = "/api/portal/datasets/export", tag = "datasets", request_body = ExportBody,
     responses((status = 200, description = "The file (Content-Disposition names it)"),
-        (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+        (status = 404, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody)))]
 pub async fn export_any(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<ExportBody>,
@@ -105,7 +106,8 @@ pub async fn export_any(
 /// Export one layer of a dataset as a GeoPackage.
 #[utoipa::path(post, path = "/datasets/export-gpkg", tag = "datasets", request_body = ExportBody,
     responses((status = 200, description = "The GeoPackage"),
-        (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+        (status = 404, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody)))]
 pub async fn export_gpkg(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<ExportBody>,

@@ -64,6 +64,7 @@ fn numeric(field: &str, ty: FieldType) -> Result<(), ApiError> {
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct DistinctQuery {
     /// How many values (most frequent first; default 100, at most 10000).
     pub limit: Option<i64>,
@@ -72,7 +73,9 @@ pub struct DistinctQuery {
 /// The most frequent values of a field with their counts.
 #[utoipa::path(get, path = "/datasets/{id}/layers/{layer}/distinct/{field}", tag = "datasets",
     params(("id" = String, Path), ("layer" = String, Path), ("field" = String, Path), DistinctQuery),
-    responses((status = 200, description = "{field, distinct, values: [{value, count}]}", body = Object), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "{field, distinct, values: [{value, count}]}", body = Object),
+        (status = 400, description = "The id is not a UUID, or `limit` is out of range", body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody)))]
 pub async fn distinct(
     State(state): State<AppState>,
     Path((id, layer, field)): Path<(String, String, String)>,
@@ -100,7 +103,8 @@ pub async fn distinct(
 /// Count, nulls, min, max, mean, standard deviation and quantiles of a numeric field.
 #[utoipa::path(get, path = "/datasets/{id}/layers/{layer}/stats/{field}", tag = "datasets",
     params(("id" = String, Path), ("layer" = String, Path), ("field" = String, Path)),
-    responses((status = 200, body = Object), (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Object), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 pub async fn stats(
     State(state): State<AppState>,
     Path((id, layer, field)): Path<(String, String, String)>,
@@ -132,7 +136,8 @@ pub struct BreaksBody {
 #[utoipa::path(post, path = "/datasets/{id}/layers/{layer}/breaks", tag = "datasets",
     params(("id" = String, Path), ("layer" = String, Path)), request_body = BreaksBody,
     responses((status = 200, description = "{field, method, classes, breaks, min}", body = Object),
-        (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+        (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 pub async fn class_breaks(
     State(state): State<AppState>,
     Path((id, layer)): Path<(String, String)>,

@@ -55,7 +55,9 @@ async fn find(state: &AppState, id: &str) -> Result<JobRecord, ApiError> {
 /// (PENDING) before the answer; an invalid submission is a 422 and records nothing.
 #[utoipa::path(post, path = "/jobs", tag = "jobs", params(JobQuery),
     request_body(content = crate::jobs::submit::JobBody, description = "A job object, or a rules file (array)"),
-    responses((status = 202, body = Job), (status = 422, body = crate::error::ErrorBody)))]
+    responses((status = 202, body = Job),
+        (status = 400, description = "A malformed query string", body = crate::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 pub async fn submit(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<JobQuery>,
@@ -67,6 +69,7 @@ pub async fn submit(
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct JobListQuery {
     /// Page size (default 100, at most 10000).
@@ -108,7 +111,7 @@ pub async fn list(
 
 /// One job: status, times, attempts, the reason it did not complete, its result.
 #[utoipa::path(get, path = "/jobs/{id}", tag = "jobs",
-    responses((status = 200, body = Job), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Job), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
 pub async fn read(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -120,7 +123,7 @@ pub async fn read(
 /// interrupted) and answered once stopped. Cancelling a cancelled job answers it again; a job
 /// that completed or failed is a 409.
 #[utoipa::path(post, path = "/jobs/{id}/cancel", tag = "jobs",
-    responses((status = 200, body = Job), (status = 404, body = crate::error::ErrorBody),
+    responses((status = 200, body = Job), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 409, description = "The job already ended", body = crate::error::ErrorBody)))]
 pub async fn cancel(
     State(state): State<AppState>,
@@ -140,7 +143,8 @@ fn sse(
 /// Server-sent events of the job's log: everything so far, then live lines; each `data` is
 /// `{timestamp, level, step, message}`. The stream ends when the job ends.
 #[utoipa::path(get, path = "/jobs/{id}/stream", tag = "jobs",
-    responses((status = 200, description = "text/event-stream"), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "text/event-stream", content_type = "text/event-stream"), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody)))]
 pub async fn stream(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -152,7 +156,8 @@ pub async fn stream(
 /// Server-sent events of the job's progress: `{type: "state", status, attempt, reason, error}`
 /// at every transition and `{type: "progress", step, steps}` as statements run.
 #[utoipa::path(get, path = "/jobs/{id}/events", tag = "jobs",
-    responses((status = 200, description = "text/event-stream"), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "text/event-stream", content_type = "text/event-stream"), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody)))]
 pub async fn events(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -181,6 +186,7 @@ async fn result_path(state: &AppState, id: &str) -> Result<(JobRecord, String), 
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct DownloadQuery {
     /// gpkg (default), geojson, fgb, parquet, shp (zipped), csv, kml, gml.
@@ -189,8 +195,10 @@ pub struct DownloadQuery {
 
 /// The result of a completed job as a file.
 #[utoipa::path(get, path = "/jobs/{id}/download", tag = "jobs", params(DownloadQuery),
-    responses((status = 200, description = "The file"), (status = 404, body = crate::error::ErrorBody),
-        (status = 409, description = "The job has no result", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "The file"),
+        (status = 400, description = "The id is not a UUID, or a malformed query string", body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody), (status = 409, description = "The job has no result", body = crate::error::ErrorBody),
+        (status = 422, description = "An unknown format", body = crate::error::ErrorBody)))]
 pub async fn download(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -218,6 +226,7 @@ pub async fn download(
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct FeaturesQuery {
     /// Page size (default 100, at most 10000).
@@ -229,6 +238,7 @@ pub struct FeaturesQuery {
 /// A page of a completed job's result as a GeoJSON FeatureCollection (WGS 84 lon/lat).
 #[utoipa::path(get, path = "/jobs/{id}/features", tag = "jobs", params(FeaturesQuery),
     responses((status = 200, description = "FeatureCollection with total, limit, offset", body = Object),
+        (status = 400, description = "The id is not a UUID, `limit` or `offset` out of range, or a malformed query string", body = crate::error::ErrorBody),
         (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody)))]
 pub async fn features(
     State(state): State<AppState>,
@@ -267,7 +277,7 @@ pub struct PublishedResult {
 /// completes. (`publish: true` at submission publishes on completion.)
 #[utoipa::path(post, path = "/jobs/{id}/publish", tag = "jobs",
     responses((status = 201, body = PublishedResult), (status = 200, description = "Already published", body = PublishedResult),
-        (status = 404, body = crate::error::ErrorBody), (status = 409, description = "The job has no result", body = crate::error::ErrorBody)))]
+        (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody), (status = 409, description = "The job has no result", body = crate::error::ErrorBody)))]
 pub async fn publish(
     State(state): State<AppState>,
     Path(id): Path<String>,

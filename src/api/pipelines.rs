@@ -65,7 +65,10 @@ fn planning_request(state: &AppState, body: Value) -> Result<(Value, PreviewOpti
 /// Dry run: structure, capabilities, parameters, step references, cycles, expressions.
 #[utoipa::path(post, path = "/api/pipelines/validate", tag = "pipelines",
     request_body(content = Object, description = "A PipelineSpec (or a rules file, a scenario), bare or as {pipeline, engine, vars, catalog}"),
-    responses((status = 200, description = "{valid, steps, errors: [{path, message}]}", body = Object)))]
+    responses((status = 200, description = "{valid, steps, errors: [{path, message}]}", body = Object),
+        (status = 400, description = "An unknown engine", body = crate::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
+        (status = 422, description = "The body is not JSON, or not a pipeline request", body = crate::error::ErrorBody)))]
 pub async fn validate(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
@@ -94,6 +97,8 @@ pub async fn validate(
     request_body(content = Object, description = "A PipelineSpec, bare or as {pipeline, engine, vars, catalog}"),
     responses(
         (status = 200, description = "{plan, optimized, sql: {duckdb: {statements, text, result}, postgis: {...} | {error}}}; scenarios: {jobs: [...]}", body = Object),
+        (status = 400, description = "An unknown engine", body = crate::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
         (status = 422, body = crate::error::ErrorBody),
     ))]
 pub async fn preview(
@@ -135,6 +140,7 @@ struct ExecuteBody {
     responses(
         (status = 200, body = crate::execute::Execution),
         (status = 404, body = crate::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
         (status = 503, description = "engine postgis and PostgreSQL unreachable", body = crate::error::ErrorBody),
         (status = 422, description = "Invalid pipeline, unknown sources, or a failed run (detail.status FAILED)", body = crate::error::ErrorBody),
     ))]
@@ -152,7 +158,10 @@ pub async fn execute(
 #[utoipa::path(post, path = "/pipelines/execute-steps", tag = "pipelines",
     request_body(content = Object, description = "As /api/pipelines/execute"),
     responses((status = 200, description = "The execution with `statements`: [{steps, relation, rows, sql}]", body = crate::execute::Execution),
-        (status = 422, body = crate::error::ErrorBody)))]
+        (status = 404, body = crate::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
+        (status = 422, description = "Invalid pipeline, unknown sources, or a failed run (detail.status FAILED)", body = crate::error::ErrorBody),
+        (status = 503, description = "engine postgis and PostgreSQL unreachable", body = crate::error::ErrorBody)))]
 pub async fn execute_steps(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
@@ -188,7 +197,7 @@ fn run_request(body: Value, step_by_step: bool) -> Result<crate::execute::RunReq
 /// Example pipelines over layers named `countries`, `cities` and `boroughs` (the Natural Earth
 /// and NYC datasets of the test data).
 #[utoipa::path(get, path = "/api/pipelines/examples", tag = "pipelines",
-    responses((status = 200, description = "[{name, description, pipeline}]", body = Object)))]
+    responses((status = 200, description = "[{name, description, pipeline}]", body = [Object])))]
 pub async fn examples() -> Json<Value> {
     let examples: Vec<Value> = EXAMPLES
         .iter()

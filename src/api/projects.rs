@@ -98,6 +98,7 @@ pub struct ProjectBody {
 /// Create a project and its PostgreSQL schema.
 #[utoipa::path(post, path = "/projects", tag = "projects", request_body = ProjectBody,
     responses((status = 201, body = Project), (status = 409, description = "The name is taken", body = crate::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
         (status = 422, body = crate::error::ErrorBody), (status = 503, body = crate::error::ErrorBody)))]
 pub async fn create(
     State(state): State<AppState>,
@@ -108,6 +109,15 @@ pub async fn create(
             "name {:?}: use 1 to 48 lower-case letters, digits and _, starting with a letter",
             body.name
         )));
+    }
+    if body
+        .description
+        .as_deref()
+        .is_some_and(|d| d.contains('\0'))
+    {
+        return Err(ApiError::unprocessable(
+            "description: the text has a NUL character",
+        ));
     }
     let engine = postgis(&state)?;
     let id = uuid::Uuid::new_v4().to_string();
@@ -187,7 +197,9 @@ pub struct AddLayerBody {
 
 /// Copy a stored layer into the project (in bulk, with its SRID and a GiST index).
 #[utoipa::path(post, path = "/projects/{id}/layers", tag = "projects", request_body = AddLayerBody,
-    responses((status = 201, body = ProjectLayerView), (status = 404, body = crate::error::ErrorBody),
+    responses((status = 201, body = ProjectLayerView),
+        (status = 400, description = "`dataset_id` is not a UUID", body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
         (status = 422, body = crate::error::ErrorBody), (status = 503, body = crate::error::ErrorBody)))]
 pub async fn add_layer(
     State(state): State<AppState>,

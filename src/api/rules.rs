@@ -31,9 +31,10 @@ pub fn routes() -> Router<AppState> {
 
 /// Validates each rule on its own; answers 200 with `valid` and every problem found.
 #[utoipa::path(post, path = "/rules/validate", tag = "rules",
-    request_body(content = Object, description = "An array of rules: {name?, capability, config | params}"),
+    request_body(content = [Object], description = "An array of rules: {name?, capability, config | params}"),
     responses(
         (status = 200, description = "{valid, results: [{index, name, capability, valid, errors: [{path, message}]}], errors}", body = Object),
+        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
         (status = 422, description = "The body is not an array of objects", body = crate::error::ErrorBody),
     ))]
 pub async fn validate(
@@ -82,7 +83,8 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError
 /// rule is a 422 listing every problem with its path; a name already taken is a 409.
 #[utoipa::path(post, path = "/rules", tag = "rules", request_body(content = Object, description = "A Rule"),
     responses((status = 201, description = "The stored rule with id", body = Object),
-        (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+        (status = 409, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody)))]
 pub async fn create(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
@@ -93,7 +95,7 @@ pub async fn create(
 
 /// One stored rule.
 #[utoipa::path(get, path = "/rules/{id}", tag = "rules",
-    responses((status = 200, body = Object), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Object), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
 pub async fn read(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -103,8 +105,9 @@ pub async fn read(
 
 /// Replace a stored rule (checked like a new one).
 #[utoipa::path(put, path = "/rules/{id}", tag = "rules", request_body(content = Object, description = "A Rule"),
-    responses((status = 200, body = Object), (status = 404, body = crate::error::ErrorBody),
-        (status = 409, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Object), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 409, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
+        (status = 422, body = crate::error::ErrorBody)))]
 pub async fn replace(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -115,7 +118,7 @@ pub async fn replace(
 
 /// Delete a stored rule; answers `{deleted: id}`.
 #[utoipa::path(delete, path = "/rules/{id}", tag = "rules",
-    responses((status = 200, body = Object), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Object), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
 pub async fn remove(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -127,7 +130,7 @@ pub async fn remove(
 /// Validate a stored rule again (its capability may have changed since it was written).
 #[utoipa::path(post, path = "/rules/{id}/validate", tag = "rules",
     responses((status = 200, description = "{id, name, capability, valid, errors}", body = Object),
-        (status = 404, body = crate::error::ErrorBody)))]
+        (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
 pub async fn validate_one(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -150,7 +153,7 @@ pub async fn validate_one(
 /// The graph-editor node template of a rule given in the body.
 #[utoipa::path(post, path = "/rules/to-node", tag = "rules", request_body(content = Object, description = "A Rule"),
     responses((status = 200, description = "{type, label, description, inputs, outputs, parameters, values, rule}", body = Object),
-        (status = 422, body = crate::error::ErrorBody)))]
+        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 pub async fn to_node(ApiJson(body): ApiJson<Value>) -> Result<Json<Value>, ApiError> {
     let Value::Object(rule) = body else {
         return Err(ApiError::unprocessable("a rule is a JSON object"));
@@ -160,7 +163,7 @@ pub async fn to_node(ApiJson(body): ApiJson<Value>) -> Result<Json<Value>, ApiEr
 
 /// The graph-editor node template of a stored rule.
 #[utoipa::path(get, path = "/rules/{id}/to-node", tag = "rules",
-    responses((status = 200, body = Object), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Object), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
 pub async fn to_node_by_id(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -175,7 +178,7 @@ pub async fn to_node_by_id(
 /// Store the rule a graph-editor node stands for (checked like any new rule).
 #[utoipa::path(post, path = "/rules/from-node", tag = "rules", request_body(content = Object, description = "A node template"),
     responses((status = 201, body = Object), (status = 409, body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody)))]
+        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 pub async fn from_node(
     State(state): State<AppState>,
     ApiJson(node): ApiJson<Value>,
@@ -188,7 +191,7 @@ pub async fn from_node(
 /// Server-sent events of rule evaluations as they happen (validations, writes): each `data` is
 /// `{timestamp, source, rule_id, name, capability, valid, errors}`.
 #[utoipa::path(get, path = "/rules/eval-stream", tag = "rules",
-    responses((status = 200, description = "text/event-stream")))]
+    responses((status = 200, description = "text/event-stream", content_type = "text/event-stream")))]
 pub async fn eval_stream(
     State(state): State<AppState>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {

@@ -101,6 +101,7 @@ impl RunSettings {
 
 /// The query string of a submission whose body is a rules file.
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct JobQuery {
     pub name: Option<String>,

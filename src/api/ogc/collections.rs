@@ -19,6 +19,7 @@ use crate::state::AppState;
 
 /// The query of the descriptive resources: only the encoding.
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct FormatQuery {
     /// `json` (default) or `html` (also chosen by a browser's `Accept` header).
@@ -31,7 +32,8 @@ fn encoding(query: &FormatQuery, headers: &HeaderMap) -> Result<Encoding, ApiErr
 
 /// The landing page.
 #[utoipa::path(get, path = "/ogc", tag = "ogc", params(FormatQuery),
-    responses((status = 200, description = "Landing page (JSON or HTML)", body = Object), (status = 400, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "Landing page (JSON or HTML)", content((Object = "application/json"), (String = "text/html"))),
+        (status = 400, body = crate::error::ErrorBody)))]
 pub async fn landing(
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<FormatQuery>,
@@ -58,7 +60,8 @@ pub async fn landing(
 /// The conformance classes implemented: Part 1 core, GeoJSON and HTML, Part 2 CRS by
 /// reference, Part 3 filtering with CQL2 text and JSON.
 #[utoipa::path(get, path = "/ogc/conformance", tag = "ogc", params(FormatQuery),
-    responses((status = 200, body = Object), (status = 400, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "Conformance classes (JSON or HTML)", content((Object = "application/json"), (String = "text/html"))),
+        (status = 400, body = crate::error::ErrorBody)))]
 pub async fn conformance(
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<FormatQuery>,
@@ -133,7 +136,8 @@ async fn describe(
 
 /// Every collection.
 #[utoipa::path(get, path = "/ogc/collections", tag = "ogc", params(FormatQuery),
-    responses((status = 200, body = Object), (status = 400, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "The collections (JSON or HTML)", content((Object = "application/json"), (String = "text/html"))),
+        (status = 400, body = crate::error::ErrorBody)))]
 pub async fn collections(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -160,7 +164,8 @@ pub async fn collections(
 
 /// One collection.
 #[utoipa::path(get, path = "/ogc/collections/{id}", tag = "ogc", params(FormatQuery),
-    responses((status = 200, body = Object), (status = 400, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "The collection (JSON or HTML)", content((Object = "application/json"), (String = "text/html"))),
+        (status = 400, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
 pub async fn collection(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -202,7 +207,8 @@ pub(super) async fn queryable_columns(
 
 /// The properties a filter may use, as a JSON Schema.
 #[utoipa::path(get, path = "/ogc/collections/{id}/queryables", tag = "ogc",
-    responses((status = 200, description = "application/schema+json", body = Object), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "A JSON Schema", content_type = "application/schema+json", body = Object),
+        (status = 404, body = crate::error::ErrorBody)))]
 pub async fn queryables(
     State(state): State<AppState>,
     Path(id): Path<String>,

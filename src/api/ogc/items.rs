@@ -21,6 +21,7 @@ use crate::state::AppState;
 const DEFAULT_ITEMS: i64 = 100;
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ItemsQuery {
     /// Features per page (default 10; more than 10000 is served as 10000).
@@ -96,7 +97,7 @@ async fn filter_condition(
 /// A page of a collection's features: GeoJSON with `numberMatched`, `numberReturned` and
 /// `next`/`prev` links while more exist.
 #[utoipa::path(get, path = "/ogc/collections/{id}/items", tag = "ogc", params(ItemsQuery),
-    responses((status = 200, description = "GeoJSON FeatureCollection", body = Object),
+    responses((status = 200, description = "GeoJSON FeatureCollection (or HTML)", content((Object = "application/geo+json"), (String = "text/html"))),
         (status = 400, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
 pub async fn items(
     State(state): State<AppState>,
@@ -199,8 +200,10 @@ pub async fn items(
 }
 
 /// One feature by id.
-#[utoipa::path(get, path = "/ogc/collections/{id}/items/{feature_id}", tag = "ogc",
-    responses((status = 200, description = "GeoJSON Feature", body = Object), (status = 404, body = crate::error::ErrorBody)))]
+#[utoipa::path(get, path = "/ogc/collections/{id}/items/{feature_id}", tag = "ogc", params(ItemQuery),
+    responses((status = 200, description = "GeoJSON Feature (or HTML)", content((Object = "application/geo+json"), (String = "text/html"))),
+        (status = 400, description = "An unknown `crs` or `f`, or a malformed query string", body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody)))]
 pub async fn item(
     State(state): State<AppState>,
     Path((id, feature_id)): Path<(String, String)>,
@@ -239,6 +242,7 @@ pub async fn item(
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ItemQuery {
     /// The CRS of the answer's coordinates (default CRS84).

@@ -14,7 +14,8 @@ const PAGE: &str = include_str!("../assets/map.html");
 
 /// The map page of a collection.
 #[utoipa::path(get, path = "/ogc/collections/{id}/map", tag = "ogc",
-    responses((status = 200, description = "HTML page"), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "HTML page", content_type = "text/html", body = String),
+        (status = 404, body = crate::error::ErrorBody)))]
 pub async fn map_page(
     State(state): State<AppState>,
     Path(id): Path<String>,

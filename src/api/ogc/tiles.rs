@@ -65,7 +65,8 @@ pub async fn tilejson(
 /// Tile z/x/y (`{y}.mvt`) as a Mapbox Vector Tile in Web Mercator, one layer named after the
 /// dataset layer; 204 when no feature touches it, 400 outside the tile matrix.
 #[utoipa::path(get, path = "/ogc/collections/{id}/tiles/{z}/{x}/{y}.mvt", tag = "ogc",
-    responses((status = 200, description = "application/vnd.mapbox-vector-tile"), (status = 204, description = "Empty tile"),
+    responses((status = 200, description = "A Mapbox Vector Tile", content_type = "application/vnd.mapbox-vector-tile"),
+        (status = 204, description = "Empty tile"),
         (status = 400, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
 pub async fn tile(
     State(state): State<AppState>,
