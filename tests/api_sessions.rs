@@ -46,6 +46,14 @@ async fn sessions_hold_copied_layers_and_answer_read_only_queries() {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{table}");
     assert_eq!(table["rows"], 177);
+    // A table name with a NUL character is refused.
+    let (status, error) = api
+        .post(
+            &format!("/sessions/{id}/layers"),
+            &json!({"dataset_id": dataset, "name": "a\u{0}b"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{error}");
     let (status, _) = api
         .post(
             &format!("/sessions/{id}/layers"),

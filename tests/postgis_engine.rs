@@ -198,6 +198,14 @@ async fn projects_are_schemas_of_their_own_holding_copied_layers() {
         let (status, body) = api.post("/projects", &json!({"name": bad})).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {body}");
     }
+    // A NUL character, which PostgreSQL text cannot hold, is refused.
+    let (status, body) = api
+        .post(
+            "/projects",
+            &json!({"name": "nul", "description": "a\u{0}b"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     let (_, list) = api.get("/projects").await;
     assert_eq!(list["total"], 1, "{list}");
 
@@ -215,6 +223,13 @@ async fn projects_are_schemas_of_their_own_holding_copied_layers() {
     let (_, layers) = api.get(&format!("/projects/{id}/layers")).await;
     assert_eq!(layers[0]["name"], "zones", "{layers}");
     assert_eq!(layers[0]["feature_count"], 177, "{layers}");
+    let (status, body) = api
+        .post(
+            &format!("/projects/{id}/layers"),
+            &json!({"dataset_id": dataset, "name": "a\u{0}b"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
 
     // PostgreSQL agrees: the schema exists, its table has a GiST index, public is intact.
     let psql = |sql: &str| {
