@@ -1,7 +1,8 @@
 //! Hostile uploads: file names that climb out of the upload folder, zip archives whose entries
 //! do (or are symbolic links), archive bombs (too many entries, too much declared data, an
-//! absurd compression ratio), bytes that contradict their file's extension, and uploads past
-//! the size, file count and field limits. Each is refused with a clear 4xx and leaves nothing
+//! absurd compression ratio), bytes that contradict their file's extension, GDAL descriptions
+//! of other files and URLs (VRT, WFS; also inside archives), and uploads past the size, file
+//! count and field limits. Each is refused with a clear 4xx and leaves nothing
 //! stored — no dataset, no folder — while a file without an extension is read as what its
 //! bytes are.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
@@ -282,4 +283,62 @@ async fn uploads_past_the_size_file_and_field_limits_are_refused() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert!(message(&body).contains("longer than 1024 bytes"), "{body}");
     assert_nothing_stored(&state, dir.path(), "name").await;
+}
+
+/// Counts the requests a local server receives (standing for an internal service).
+async fn counting_server() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let hits = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = hits.clone();
+    let app = axum::Router::new().fallback(move || {
+        counted.fetch_add(1, Ordering::SeqCst);
+        async { POINTS }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (port, hits)
+}
+
+#[tokio::test]
+async fn gdal_descriptions_of_other_sources_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = app_state(&dir.path().join("data"), 64);
+    let secret = dir.path().join("secret.csv");
+    std::fs::write(&secret, "name,lon,lat\nsecret,1,2\n").unwrap();
+    let (port, hits) = counting_server().await;
+    let local = format!(
+        "<?xml version=\"1.0\"?>\n<OGRVRTDataSource><OGRVRTLayer name=\"leak\"><SrcDataSource>{}</SrcDataSource><GeometryType>wkbPoint</GeometryType><GeometryField encoding=\"PointFromColumns\" x=\"lon\" y=\"lat\"/></OGRVRTLayer></OGRVRTDataSource>",
+        secret.display()
+    );
+    let remote = format!(
+        "<OGRVRTDataSource><OGRVRTLayer name=\"leak\"><SrcDataSource>/vsicurl/http://127.0.0.1:{port}/x.geojson</SrcDataSource></OGRVRTLayer></OGRVRTDataSource>"
+    );
+    let wfs =
+        format!("<OGRWFSDataSource><URL>http://127.0.0.1:{port}/wfs</URL></OGRWFSDataSource>");
+    let zipped = zip_of(&[("data.vrt", remote.as_bytes())]);
+    for (name, bytes, words) in [
+        ("evil.vrt", local.clone().into_bytes(), "OGRVRTDataSource"),
+        ("evil.xml", local.clone().into_bytes(), "OGRVRTDataSource"),
+        ("evil", local.into_bytes(), "OGRVRTDataSource"),
+        (
+            "remote.vrt",
+            remote.clone().into_bytes(),
+            "OGRVRTDataSource",
+        ),
+        ("remote.kml", remote.into_bytes(), "OGRVRTDataSource"),
+        ("service.xml", wfs.into_bytes(), "OGRWFSDataSource"),
+        ("data.zip", zipped, "entry \"data.vrt\" of data.zip"),
+    ] {
+        let (status, body) = upload(&state, &[(name, bytes)]).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{name}: {body}");
+        assert_eq!(body["error"]["code"], "unsafe_file", "{name}: {body}");
+        assert!(message(&body).contains(words), "{name}: {body}");
+        assert_nothing_stored(&state, &dir.path().join("data"), name).await;
+    }
+    assert_eq!(
+        hits.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "GDAL reached the server"
+    );
 }

@@ -1,7 +1,8 @@
 //! What a received file really is, before any reader opens it: its format sniffed from its
 //! first bytes (a known extension the bytes contradict is refused; a file without one gets the
-//! extension its bytes call for), and every zip archive checked from its central directory
-//! without extracting anything — entry count, declared sizes, compression ratio, entry names.
+//! extension its bytes call for), GDAL descriptions of other sources (VRT, WFS) refused, and
+//! every zip archive checked from its central directory without extracting anything — entry
+//! count, declared sizes, compression ratio, entry names — and its entries' first bytes.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -92,6 +93,38 @@ pub fn sniff(head: &[u8]) -> Kind {
         Some(b'<') => Kind::Xml,
         _ => Kind::Text,
     }
+}
+
+/// XML roots that make GDAL open other files or URLs (reading the server's files, reaching its
+/// network): a file holding one is refused whatever its name.
+const INDIRECTIONS: &[&str] = &[
+    "OGRVRTDataSource",
+    "OGRWFSDataSource",
+    "WFS_Capabilities",
+    "GDAL_WMS",
+    "VRTDataset",
+];
+
+/// The GDAL description of other sources `head` holds, if any.
+pub fn indirection(head: &[u8]) -> Option<&'static str> {
+    if sniff(head) != Kind::Xml {
+        return None;
+    }
+    let text = String::from_utf8_lossy(head).to_ascii_lowercase();
+    INDIRECTIONS
+        .iter()
+        .find(|root| text.contains(&format!("<{}", root.to_ascii_lowercase())))
+        .copied()
+}
+
+fn unsafe_file(shown: &str, root: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "unsafe_file",
+        format!(
+            "{shown} is a GDAL description of other sources ({root}), which could read the server's files or reach its network: upload the data itself"
+        ),
+    )
 }
 
 /// The kinds a file named with `extension` may be, and what the extension promises.
@@ -220,6 +253,19 @@ pub fn check_archive(path: &Path, shown: &str, max_total: u64) -> Result<(), Api
             )));
         }
     }
+    // GDAL opens what it finds in the archive by its bytes: look at each entry's first bytes.
+    for index in 0..archive.len() {
+        let mut entry = archive.by_index(index).map_err(|e| unreadable(&e))?;
+        let name = String::from_utf8_lossy(entry.name_raw()).into_owned();
+        let mut head = Vec::new();
+        (&mut entry)
+            .take(8192)
+            .read_to_end(&mut head)
+            .map_err(|e| unreadable(&e))?;
+        if let Some(root) = indirection(&head) {
+            return Err(unsafe_file(&format!("entry {name:?} of {shown}"), root));
+        }
+    }
     Ok(())
 }
 
@@ -232,6 +278,9 @@ pub fn check_file(path: &Path, shown: &str, max_upload: u64) -> Result<PathBuf, 
         .and_then(|f| f.take(8192).read_to_end(&mut head))
         .map_err(|e| ApiError::internal(&e))?;
     let kind = sniff(&head);
+    if let Some(root) = indirection(&head) {
+        return Err(unsafe_file(shown, root));
+    }
     let extension = path
         .extension()
         .and_then(|e| e.to_str())
@@ -305,6 +354,19 @@ mod tests {
         ] {
             assert_eq!(sniff(bytes), kind, "{bytes:?}");
         }
+    }
+
+    #[test]
+    fn descriptions_of_other_sources_are_found() {
+        let vrt =
+            b"<?xml version=\"1.0\"?>\n<!-- x -->\n<OGRVRTDataSource><OGRVRTLayer name=\"a\"/>";
+        assert_eq!(indirection(vrt), Some("OGRVRTDataSource"));
+        assert_eq!(
+            indirection(b"<ogrwfsdatasource><URL>x</URL>"),
+            Some("OGRWFSDataSource")
+        );
+        assert_eq!(indirection(b"<kml><Document/></kml>"), None);
+        assert_eq!(indirection(b"{\"OGRVRTDataSource\": 1}"), None);
     }
 
     #[test]
