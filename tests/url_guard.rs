@@ -2,7 +2,8 @@
 //! `/datasets/ogc`, a remote layer's first load): loopback, private, link-local and metadata
 //! addresses, names resolving to loopback, and redirects to any of them are refused hop by
 //! hop — also when the first hop is a host the operator allows — before the target is asked
-//! anything; fetched bodies stay under the size limits.
+//! anything; fetched bodies stay under the size limits, and what a service answers is checked
+//! like an upload (a WFS answering a VRT is refused).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
 mod common;
@@ -275,4 +276,44 @@ async fn fetched_bodies_stay_under_the_size_limits() {
     let (status, body) = register(&state, &format!("http://127.0.0.1:{hop}/huge")).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
     assert_nothing_stored(&state, dir.path()).await;
+}
+
+#[tokio::test]
+async fn a_service_answering_a_gdal_description_of_other_sources_is_refused() {
+    let (port, hits) = target().await;
+    // A WFS whose GetFeature answers a VRT pointing GDAL at the target.
+    let vrt = format!(
+        "<OGRVRTDataSource><OGRVRTLayer name=\"pts\"><SrcDataSource>/vsicurl/http://127.0.0.1:{port}/x.geojson</SrcDataSource></OGRVRTLayer></OGRVRTDataSource>"
+    );
+    let wfs = Router::new().route(
+        "/wfs",
+        get(move |uri: Uri| {
+            let vrt = vrt.clone();
+            async move {
+                if uri.query().unwrap_or_default().contains("GetFeature") {
+                    vrt
+                } else {
+                    "<xsd:schema xmlns:xsd=\"http://www.w3.org/2001/XMLSchema\"/>".to_owned()
+                }
+            }
+        }),
+    );
+    let wfs_port = serve(wfs).await;
+    let dir = tempfile::tempdir().unwrap();
+    let state = app_state(dir.path(), |c| {
+        c.allowed_url_hosts = vec![format!("127.0.0.1:{wfs_port}")];
+    });
+    let body = json!({"url": format!("http://127.0.0.1:{wfs_port}/wfs"), "service_type": "WFS", "layer_name": "pts"});
+    let (status, dataset) = call(&state, post_json("/datasets/ogc", &body)).await;
+    assert_eq!(status, StatusCode::CREATED, "{dataset}");
+    let id = dataset["id"].as_str().unwrap();
+    let (status, body) = call(
+        &state,
+        common::get(&format!("/api/portal/datasets/{id}/layers/pts/features")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["error"]["code"], "unsafe_file", "{body}");
+    assert!(message(&body).contains("OGRVRTDataSource"), "{body}");
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "GDAL reached the target");
 }

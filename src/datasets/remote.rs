@@ -10,7 +10,7 @@ use reqwest::Url;
 use serde_json::Value;
 
 use super::fetch::{self, UrlPolicy};
-use super::upload;
+use super::{inspect, upload};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -368,6 +368,9 @@ async fn load(
             error
         }
     })?;
+    // What the service answered is checked like an upload (a WFS could answer a VRT).
+    let shown = format!("the {} answer for {layer:?}", service.label());
+    inspect::check_files(vec![(shown, path.to_path_buf())], limit).await?;
     let source = upload::source_for(path);
     let engine = state.embedded();
     let key = id.to_owned();
