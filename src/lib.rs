@@ -8,6 +8,7 @@ pub mod config;
 pub mod cql2;
 pub mod datasets;
 pub mod error;
+pub mod events;
 pub mod execute;
 pub mod jobs;
 pub mod plan_cli;

@@ -32,6 +32,7 @@ struct Inner {
     tiles: crate::tile_cache::TileCache,
     sessions: crate::sessions::Sessions,
     auth: crate::auth::AuthState,
+    events: crate::events::EventBus,
 }
 
 /// Why the state could not be built.
@@ -90,6 +91,7 @@ impl AppState {
                 tiles: crate::tile_cache::TileCache::new(TILE_CACHE_BYTES),
                 sessions: crate::sessions::Sessions::default(),
                 auth,
+                events: crate::events::EventBus::default(),
             }),
         })
     }
@@ -111,6 +113,11 @@ impl AppState {
     /// Keys, session signing, licence and rate limiter.
     pub fn auth(&self) -> &crate::auth::AuthState {
         &self.inner.auth
+    }
+
+    /// The event bus behind `/ws/events`.
+    pub fn events(&self) -> &crate::events::EventBus {
+        &self.inner.events
     }
 
     /// The live sessions.

@@ -213,6 +213,15 @@ async fn receive(
     ingest_stored(state, id, name, &path).await
 }
 
+/// Publishes `dataset_created` on the event bus.
+fn announce_created(state: &AppState, dataset: &Dataset) {
+    let layers: Vec<&str> = dataset.layers.iter().map(|l| l.name.as_str()).collect();
+    state.events().publish(
+        "dataset_created",
+        json!({"dataset_id": dataset.id, "name": dataset.name, "format": dataset.format, "layers": layers}),
+    );
+}
+
 /// Loads a file already in the dataset's folder; a file GDAL cannot read is a 422.
 pub(crate) async fn ingest_stored(
     state: &AppState,
@@ -225,7 +234,11 @@ pub(crate) async fn ingest_stored(
     let (key, stored_path) = (id.to_owned(), path.display().to_string());
     let result = blocking(move || engine.ingest(&key, &name, &stored_path, &source)).await?;
     match result {
-        Ok(record) => Ok(record.into()),
+        Ok(record) => {
+            let dataset: Dataset = record.into();
+            announce_created(state, &dataset);
+            Ok(dataset)
+        }
         Err(rejected) => Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "unreadable_file",
@@ -344,9 +357,12 @@ pub async fn register_ogc(
         loaded_at: None,
     };
     let engine = state.embedded();
-    let dataset =
-        blocking(move || engine.register_remote(&id, &name, crs.as_deref(), &record)).await?;
-    Ok((StatusCode::CREATED, Json(dataset.into())))
+    let dataset: Dataset =
+        blocking(move || engine.register_remote(&id, &name, crs.as_deref(), &record))
+            .await?
+            .into();
+    announce_created(&state, &dataset);
+    Ok((StatusCode::CREATED, Json(dataset)))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -447,6 +463,9 @@ pub async fn remove(
     let key = id.clone();
     blocking(move || engine.delete_dataset(&key)).await?;
     let _ = tokio::fs::remove_dir_all(upload::folder(&state.config().uploads_dir(), &id)).await;
+    state
+        .events()
+        .publish("dataset_deleted", json!({ "dataset_id": id }));
     Ok(Json(json!({ "deleted": id })))
 }
 

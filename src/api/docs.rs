@@ -90,6 +90,7 @@ use crate::state::AppState;
         super::auth::license,
         super::oidc::login,
         super::oidc::callback,
+        super::events::events,
     ),
     components(schemas(crate::error::ErrorBody, crate::error::ErrorContent, super::capabilities::PreviewBody)),
     tags(
@@ -99,6 +100,7 @@ use crate::state::AppState;
         (name = "rules", description = "Rules"),
         (name = "pipelines", description = "Pipelines v2"),
         (name = "sql", description = "Read-only SQL over stored layers"),
+        (name = "events", description = "Live events over WebSocket"),
         (name = "auth", description = "Logging in, sessions and the current user"),
         (name = "admin", description = "Users and licence (admin role, X-Admin-Key)")
     )

@@ -4,6 +4,7 @@ pub mod auth;
 pub mod capabilities;
 pub mod datasets;
 pub mod docs;
+pub mod events;
 pub mod exports;
 pub mod extract;
 pub mod fallback;
@@ -42,6 +43,7 @@ pub fn router() -> Router<AppState> {
         .merge(health::routes())
         .merge(auth::routes())
         .merge(oidc::routes())
+        .merge(events::routes())
         .merge(capabilities::routes())
         .merge(datasets::routes())
         .merge(exports::routes())

@@ -61,7 +61,6 @@ pub const NOT_IMPLEMENTED: &[(&str, &str, &str)] = &[
     ("GET", "/catalog/basemaps", "catalog"),
     ("GET", "/catalog/projections", "catalog"),
     ("GET", "/catalog/providers", "catalog"),
-    ("GET", "/ws/events", "events"),
 ];
 
 fn method_filter(method: &str) -> MethodFilter {

@@ -49,20 +49,12 @@ fn presented_key<'a>(
         return Some(bearer.trim().to_owned());
     }
     if websocket {
-        return query?
-            .split('&')
-            .filter_map(|pair| pair.split_once('='))
-            .find(|(name, _)| *name == "token")
-            .map(|(_, value)| percent_decode(value));
+        return crate::api::extract::query_pairs(query?)
+            .into_iter()
+            .find(|(name, _)| name == "token")
+            .map(|(_, value)| value);
     }
     None
-}
-
-fn percent_decode(text: &str) -> String {
-    reqwest::Url::parse(&format!("http://x/?t={text}"))
-        .ok()
-        .and_then(|url| url.query_pairs().next().map(|(_, v)| v.into_owned()))
-        .unwrap_or_else(|| text.to_owned())
 }
 
 fn identify(state: &AppState, request: &Request) -> Caller {

@@ -124,7 +124,9 @@ async fn read(state: &AppState, id: &str) -> Option<JobRecord> {
     blocking(move || engine.job(&key)).await.ok().flatten()
 }
 
-fn announce(feed: &JobFeed, job: &JobRecord) {
+/// Tells the job's feed and the event bus (`job_updated`, then `job_completed` or
+/// `job_failed` when it ends) about a transition just committed.
+fn announce(state: &AppState, feed: &JobFeed, job: &JobRecord) {
     feed.event(json!({
         "type": "state",
         "status": job.status,
@@ -132,6 +134,28 @@ fn announce(feed: &JobFeed, job: &JobRecord) {
         "reason": job.reason,
         "error": job.error,
     }));
+    publish_event(state, "job_updated", job);
+    match job.status.as_str() {
+        COMPLETED => publish_event(state, "job_completed", job),
+        FAILED => publish_event(state, "job_failed", job),
+        _ => {}
+    }
+}
+
+fn publish_event(state: &AppState, kind: &'static str, job: &JobRecord) {
+    state.events().publish(
+        kind,
+        json!({
+            "job_id": job.id,
+            "name": job.name,
+            "status": job.status,
+            "attempt": job.attempts,
+            "engine": job.engine,
+            "reason": job.reason,
+            "error": job.error,
+            "result_features": job.result_features,
+        }),
+    );
 }
 
 /// Records `job` (PENDING) and starts driving it; it is in the catalog when this returns.
@@ -149,7 +173,8 @@ pub async fn submit(
     blocking(move || engine.insert_job(&stored)).await?;
     let feed = Arc::new(JobFeed::new(Some(log_path(state, &job.id))));
     feed.log("info", None, &format!("job {} accepted", job.name));
-    announce(&feed, &job);
+    feed.event(json!({"type": "state", "status": job.status, "attempt": job.attempts}));
+    publish_event(state, "job_created", &job);
     state.jobs().register(&job.id, feed);
     tokio::spawn(drive(state.clone(), job.id.clone()));
     Ok(job)
@@ -185,7 +210,7 @@ pub async fn resume(state: &AppState) -> Result<(), ApiError> {
             if !write_if(state, &job, &[RUNNING]).await {
                 continue;
             }
-            announce(&feed, &job);
+            announce(state, &feed, &job);
             if !retry {
                 feed.finish();
                 state.jobs().register(&job.id, feed);
@@ -296,7 +321,7 @@ async fn run_attempts(state: &AppState, id: &str, feed: &Arc<JobFeed>, control: 
         if !write_if(state, &job, &[PENDING]).await {
             return;
         }
-        announce(feed, &job);
+        announce(state, feed, &job);
         feed.log(
             "info",
             None,
@@ -350,7 +375,7 @@ async fn run_attempts(state: &AppState, id: &str, feed: &Arc<JobFeed>, control: 
                     if !write_if(state, &job, &[RUNNING]).await {
                         return;
                     }
-                    announce(feed, &job);
+                    announce(state, feed, &job);
                     let backoff = backoff(state, job.attempts);
                     feed.log(
                         "warn",
@@ -367,7 +392,7 @@ async fn run_attempts(state: &AppState, id: &str, feed: &Arc<JobFeed>, control: 
             }
         }
         if write_if(state, &job, &[RUNNING]).await {
-            announce(feed, &job);
+            announce(state, feed, &job);
         }
         return;
     }
@@ -439,7 +464,7 @@ pub async fn cancel(state: &AppState, id: &str) -> Result<JobRecord, ApiError> {
         if write_if(state, &job, &[PENDING]).await {
             if let Some(feed) = state.jobs().feed(id) {
                 feed.log("warn", None, "cancelled before it ran");
-                announce(&feed, &job);
+                announce(state, &feed, &job);
             }
             if let Some(control) = control {
                 control.cancel.send_replace(true);
