@@ -369,8 +369,10 @@ pub async fn register_ogc(
 #[into_params(parameter_in = Query)]
 pub struct PageQuery {
     /// Page size (default 100, at most 10000).
+    #[param(minimum = 0, maximum = 10000)]
     pub limit: Option<i64>,
     /// Rows to skip (default 0).
+    #[param(minimum = 0)]
     pub offset: Option<i64>,
 }
 
@@ -473,8 +475,10 @@ pub async fn remove(
 #[into_params(parameter_in = Query)]
 pub struct FeatureQuery {
     /// Page size (default 100, at most 10000).
+    #[param(minimum = 0, maximum = 10000)]
     pub limit: Option<i64>,
     /// Features to skip (default 0).
+    #[param(minimum = 0)]
     pub offset: Option<i64>,
     /// `minx,miny,maxx,maxy` in WGS 84 longitude/latitude.
     pub bbox: Option<String>,

@@ -67,6 +67,7 @@ fn numeric(field: &str, ty: FieldType) -> Result<(), ApiError> {
 #[into_params(parameter_in = Query)]
 pub struct DistinctQuery {
     /// How many values (most frequent first; default 100, at most 10000).
+    #[param(minimum = 1, maximum = 10000)]
     pub limit: Option<i64>,
 }
 

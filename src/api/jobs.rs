@@ -73,8 +73,10 @@ pub async fn submit(
 #[serde(deny_unknown_fields)]
 pub struct JobListQuery {
     /// Page size (default 100, at most 10000).
+    #[param(minimum = 0, maximum = 10000)]
     pub limit: Option<i64>,
     /// Jobs to skip (default 0).
+    #[param(minimum = 0)]
     pub offset: Option<i64>,
     /// Only jobs in this status.
     pub status: Option<String>,
@@ -230,8 +232,10 @@ pub async fn download(
 #[serde(deny_unknown_fields)]
 pub struct FeaturesQuery {
     /// Page size (default 100, at most 10000).
+    #[param(minimum = 0, maximum = 10000)]
     pub limit: Option<i64>,
     /// Features to skip (default 0).
+    #[param(minimum = 0)]
     pub offset: Option<i64>,
 }
 

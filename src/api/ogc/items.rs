@@ -24,9 +24,11 @@ const DEFAULT_ITEMS: i64 = 100;
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ItemsQuery {
-    /// Features per page (default 10; more than 10000 is served as 10000).
+    /// Features per page (default 100; more than 10000 is served as 10000).
+    #[param(minimum = 1)]
     pub limit: Option<i64>,
     /// Features to skip (default 0).
+    #[param(minimum = 0)]
     pub offset: Option<i64>,
     /// `minlon,minlat,maxlon,maxlat` in CRS84.
     pub bbox: Option<String>,
