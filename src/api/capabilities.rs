@@ -52,6 +52,7 @@ pub async fn one(Path(name): Path<String>) -> Result<Json<CapabilityInfo>, ApiEr
 #[into_params(parameter_in = Query)]
 pub struct PreviewQuery {
     /// `duckdb` (default) or `postgis`.
+    #[param(pattern = "^(duckdb|postgis)$")]
     pub engine: Option<String>,
     /// The parameters as JSON, e.g. `{"distance": 500}`.
     pub params: Option<String>,

@@ -192,6 +192,7 @@ async fn result_path(state: &AppState, id: &str) -> Result<(JobRecord, String), 
 #[serde(deny_unknown_fields)]
 pub struct DownloadQuery {
     /// gpkg (default), geojson, fgb, parquet, shp (zipped), csv, kml, gml.
+    #[param(pattern = "^(gpkg|geojson|fgb|parquet|shp|csv|kml|gml)$")]
     pub format: Option<String>,
 }
 

@@ -23,6 +23,7 @@ use crate::state::AppState;
 #[serde(deny_unknown_fields)]
 pub struct FormatQuery {
     /// `json` (default) or `html` (also chosen by a browser's `Accept` header).
+    #[param(pattern = "^(json|html)$")]
     pub f: Option<String>,
 }
 

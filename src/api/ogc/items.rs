@@ -35,6 +35,7 @@ pub struct ItemsQuery {
     /// Refused: no layer has a temporal property yet.
     pub datetime: Option<String>,
     /// `json` or `geojson` (default), or `html` (also chosen by a browser's `Accept` header).
+    #[param(pattern = "^(json|geojson|html)$")]
     pub f: Option<String>,
     /// The CRS of the answer's coordinates (one of the collection's `crs`; default CRS84).
     pub crs: Option<String>,
@@ -250,5 +251,6 @@ pub struct ItemQuery {
     /// The CRS of the answer's coordinates (default CRS84).
     pub crs: Option<String>,
     /// `json` or `geojson` (default), or `html`.
+    #[param(pattern = "^(json|geojson|html)$")]
     pub f: Option<String>,
 }
