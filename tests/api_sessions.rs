@@ -92,13 +92,13 @@ async fn sessions_hold_copied_layers_and_answer_read_only_queries() {
 
     // Only read-only queries over the session's own tables.
     for (query, expected) in [
-        ("DROP TABLE countries", StatusCode::BAD_REQUEST),
-        ("SELECT * FROM meta.datasets", StatusCode::BAD_REQUEST),
+        ("DROP TABLE countries", StatusCode::FORBIDDEN),
+        ("SELECT * FROM meta.datasets", StatusCode::FORBIDDEN),
         (
             "SELECT * FROM read_csv('/etc/passwd')",
-            StatusCode::BAD_REQUEST,
+            StatusCode::FORBIDDEN,
         ),
-        ("SELECT 1; DELETE FROM countries", StatusCode::BAD_REQUEST),
+        ("SELECT 1; DELETE FROM countries", StatusCode::FORBIDDEN),
         ("SELECT * FROM datasets", StatusCode::UNPROCESSABLE_ENTITY),
     ] {
         let (status, body) = api

@@ -60,5 +60,10 @@ pub fn router() -> Router<AppState> {
         .fallback(fallback::no_route)
         .method_not_allowed_fallback(fallback::method_not_allowed)
         .layer(CatchPanicLayer::custom(fallback::panic_response))
-        .layer(TraceLayer::new_for_http())
+        // Spans name the path without the query string: `/ws/events?token=` carries a key.
+        .layer(TraceLayer::new_for_http().make_span_with(
+            |request: &axum::http::Request<axum::body::Body>| {
+                tracing::debug_span!("request", method = %request.method(), path = %request.uri().path())
+            },
+        ))
 }

@@ -6,7 +6,6 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use geomill_planner::sql::guard::check_read_only;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -192,8 +191,8 @@ pub struct SessionQueryBody {
 /// it, behind `X-Admin-Key` when `GEOMILL_ADMIN_KEY` is set: the auth guard checks it).
 #[utoipa::path(post, path = "/sessions/{id}/query", tag = "sessions", request_body = SessionQueryBody,
     responses((status = 200, description = "{columns: [{name, type}], rows, row_count, truncated}", body = Object),
-        (status = 400, description = "Not a single read-only query", body = crate::error::ErrorBody),
-        (status = 401, body = crate::error::ErrorBody), (status = 403, body = crate::error::ErrorBody),
+        (status = 400, description = "A limit above 10000", body = crate::error::ErrorBody),
+        (status = 401, body = crate::error::ErrorBody), (status = 403, description = "X-Admin-Key wrong, or `forbidden_sql`: not one read-only query", body = crate::error::ErrorBody),
         (status = 404, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
         (status = 422, body = crate::error::ErrorBody)))]
 pub async fn query(
@@ -208,8 +207,7 @@ pub async fn query(
             "limit must be at most {MAX_ROWS}, got {limit}"
         )));
     }
-    check_read_only(&body.query)
-        .map_err(|reason| ApiError::new(StatusCode::BAD_REQUEST, "forbidden_sql", reason))?;
+    super::sql::guarded(&body.query)?;
     let engine = state.embedded();
     let timeout = std::time::Duration::from_secs(state.config().sql_timeout_s);
     let result =
