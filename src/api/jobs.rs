@@ -54,7 +54,8 @@ async fn find(state: &AppState, id: &str) -> Result<JobRecord, ApiError> {
 /// with `dataset_id`, `name`, `max_retries`, `timeout_s` in the query. The job is recorded
 /// (PENDING) before the answer; an invalid submission is a 422 and records nothing.
 #[utoipa::path(post, path = "/jobs", tag = "jobs", params(JobQuery),
-    request_body(content = crate::jobs::submit::JobBody, description = "A job object, or a rules file (array)"),
+    request_body(content = crate::jobs::submit::JobBody, description = "A job object, or a rules file (array)",
+        example = job_example),
     responses((status = 202, body = Job),
         (status = 400, description = "A malformed query string", body = crate::error::ErrorBody),
         (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
@@ -66,6 +67,11 @@ pub async fn submit(
     let submission = job_from(&state, body, query).await?;
     let job = runner::submit(&state, submission.job, submission.publish).await?;
     Ok((StatusCode::ACCEPTED, Json(job.into())))
+}
+
+/// The example of a submission: the pipeline of the pipelines' example, as a job.
+fn job_example() -> Value {
+    json!({"name": "populous", "pipeline": super::pipelines::pipeline_example()})
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]

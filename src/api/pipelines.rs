@@ -41,6 +41,17 @@ struct Wrapped {
     catalog: Option<Value>,
 }
 
+/// The example of the request bodies: populous countries of a dataset named `world.gpkg` (the
+/// Natural Earth data of the tests), buffered 500 m.
+pub(crate) fn pipeline_example() -> Value {
+    json!({"name": "populous", "steps": [
+        {"id": "big", "capability": "filter", "input": "world.gpkg/countries",
+         "params": {"where": "pop_est > 50000000"}},
+        {"id": "halo", "capability": "buffer", "input": "big",
+         "params": {"distance": 500, "unit": "meters"}}
+    ]})
+}
+
 /// The document of a request and how to plan it.
 fn planning_request(state: &AppState, body: Value) -> Result<(Value, PreviewOptions), ApiError> {
     let request = if body.get("pipeline").is_some() {
@@ -64,7 +75,7 @@ fn planning_request(state: &AppState, body: Value) -> Result<(Value, PreviewOpti
 
 /// Dry run: structure, capabilities, parameters, step references, cycles, expressions.
 #[utoipa::path(post, path = "/api/pipelines/validate", tag = "pipelines",
-    request_body(content = Object, description = "A PipelineSpec (or a rules file, a scenario), bare or as {pipeline, engine, vars, catalog}"),
+    request_body(content = Object, description = "A PipelineSpec (or a rules file, a scenario), bare or as {pipeline, engine, vars, catalog}", example = pipeline_example),
     responses((status = 200, description = "{valid, steps, errors: [{path, message}]}", body = Object),
         (status = 400, description = "An unknown engine", body = crate::error::ErrorBody),
         (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
@@ -94,7 +105,7 @@ pub async fn validate(
 
 /// The logical plan before and after optimisation, and the SQL of every step in both dialects.
 #[utoipa::path(post, path = "/api/pipelines/preview", tag = "pipelines",
-    request_body(content = Object, description = "A PipelineSpec, bare or as {pipeline, engine, vars, catalog}"),
+    request_body(content = Object, description = "A PipelineSpec, bare or as {pipeline, engine, vars, catalog}", example = pipeline_example),
     responses(
         (status = 200, description = "{plan, optimized, sql: {duckdb: {statements, text, result}, postgis: {...} | {error}}}; scenarios: {jobs: [...]}", body = Object),
         (status = 400, description = "An unknown engine", body = crate::error::ErrorBody),
@@ -136,7 +147,7 @@ struct ExecuteBody {
 /// Run a pipeline and answer when it is done: on the embedded engine, or on PostGIS with
 /// `engine: "postgis"`.
 #[utoipa::path(post, path = "/api/pipelines/execute", tag = "pipelines",
-    request_body(content = Object, description = "A PipelineSpec, bare or as {pipeline, dataset_id, vars, engine}; sources name layers of dataset_id, dataset ids or names, or <dataset>/<layer>"),
+    request_body(content = Object, description = "A PipelineSpec, bare or as {pipeline, dataset_id, vars, engine}; sources name layers of dataset_id, dataset ids or names, or <dataset>/<layer>", example = pipeline_example),
     responses(
         (status = 200, body = crate::execute::Execution),
         (status = 404, body = crate::error::ErrorBody),
@@ -156,7 +167,7 @@ pub async fn execute(
 /// Run the plan as lowered, one statement per operator, and report the rows of each (for
 /// debugging a pipeline); the rest as `/api/pipelines/execute`.
 #[utoipa::path(post, path = "/pipelines/execute-steps", tag = "pipelines",
-    request_body(content = Object, description = "As /api/pipelines/execute"),
+    request_body(content = Object, description = "As /api/pipelines/execute", example = pipeline_example),
     responses((status = 200, description = "The execution with `statements`: [{steps, relation, rows, sql}]", body = crate::execute::Execution),
         (status = 404, body = crate::error::ErrorBody),
         (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),

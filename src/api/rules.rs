@@ -29,9 +29,19 @@ pub fn routes() -> Router<AppState> {
         .route("/rules/{id}/to-node", get(to_node_by_id))
 }
 
+/// The example of a rule: a 500 m buffer.
+fn rule_example() -> Value {
+    json!({"name": "halo", "capability": "buffer", "config": {"distance": 500, "unit": "meters"}})
+}
+
+/// The example of a rules file: the rule of [`rule_example`].
+fn rules_example() -> Value {
+    json!([rule_example()])
+}
+
 /// Validates each rule on its own; answers 200 with `valid` and every problem found.
 #[utoipa::path(post, path = "/rules/validate", tag = "rules",
-    request_body(content = [Object], description = "An array of rules: {name?, capability, config | params}"),
+    request_body(content = [Object], description = "An array of rules: {name?, capability, config | params}", example = rules_example),
     responses(
         (status = 200, description = "{valid, results: [{index, name, capability, valid, errors: [{path, message}]}], errors}", body = Object),
         (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
@@ -81,7 +91,7 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError
 
 /// Store a rule (`name`, `capability`, `config` or `params`, `scope`, `enabled`). An invalid
 /// rule is a 422 listing every problem with its path; a name already taken is a 409.
-#[utoipa::path(post, path = "/rules", tag = "rules", request_body(content = Object, description = "A Rule"),
+#[utoipa::path(post, path = "/rules", tag = "rules", request_body(content = Object, description = "A Rule", example = rule_example),
     responses((status = 201, description = "The stored rule with id", body = Object),
         (status = 409, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
         (status = 422, body = crate::error::ErrorBody)))]
@@ -104,7 +114,7 @@ pub async fn read(
 }
 
 /// Replace a stored rule (checked like a new one).
-#[utoipa::path(put, path = "/rules/{id}", tag = "rules", request_body(content = Object, description = "A Rule"),
+#[utoipa::path(put, path = "/rules/{id}", tag = "rules", request_body(content = Object, description = "A Rule", example = rule_example),
     responses((status = 200, body = Object), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
         (status = 409, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
         (status = 422, body = crate::error::ErrorBody)))]
@@ -151,7 +161,7 @@ pub async fn validate_one(
 }
 
 /// The graph-editor node template of a rule given in the body.
-#[utoipa::path(post, path = "/rules/to-node", tag = "rules", request_body(content = Object, description = "A Rule"),
+#[utoipa::path(post, path = "/rules/to-node", tag = "rules", request_body(content = Object, description = "A Rule", example = rule_example),
     responses((status = 200, description = "{type, label, description, inputs, outputs, parameters, values, rule}", body = Object),
         (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 pub async fn to_node(ApiJson(body): ApiJson<Value>) -> Result<Json<Value>, ApiError> {
