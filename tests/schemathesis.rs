@@ -36,7 +36,8 @@ const EXCLUDED: &[&str] = &[
 
 /// The ids the run works on: fuzzed ids would only ever find nothing.
 struct Fixtures {
-    /// The world dataset (layers `countries` and `cities`).
+    /// The world dataset: `world.gpkg`, the name the document's examples use, with layers
+    /// `countries` and `cities`.
     dataset: String,
     /// A stored rule.
     rule: String,
