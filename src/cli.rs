@@ -22,7 +22,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the HTTP API (default 0.0.0.0:8001, embedded engine).
-    Serve(Config),
+    Serve(Box<Config>),
     /// Run a rules file or pipeline on local files: the input's layers are what the pipeline
     /// reads (`input` is the first); export steps write under the current directory.
     Run {
@@ -73,7 +73,7 @@ pub fn main() -> ExitCode {
         Err(error) => return usage_error(&error),
     };
     match cli.command {
-        Command::Serve(config) => serve(config),
+        Command::Serve(config) => serve(*config),
         Command::Run {
             file,
             input,

@@ -14,6 +14,7 @@ pub mod jobs;
 pub mod plan_cli;
 pub mod rules;
 pub mod run_cli;
+pub mod schedules;
 pub mod server;
 pub mod sessions;
 pub mod state;

@@ -31,6 +31,7 @@ pub async fn serve(config: Config) -> Result<(), ServeError> {
         .await
         .map_err(|e| ServeError::Io(std::io::Error::other(e.message)))?;
     tokio::spawn(crate::sessions::sweep(state.clone()));
+    tokio::spawn(crate::schedules::ticker::run(state.clone()));
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|source| ServeError::Bind { address, source })?;

@@ -33,6 +33,8 @@ struct Inner {
     sessions: crate::sessions::Sessions,
     auth: crate::auth::AuthState,
     events: crate::events::EventBus,
+    /// Held while a schedule fires: one firing at a time.
+    schedule_fires: tokio::sync::Mutex<()>,
 }
 
 /// Why the state could not be built.
@@ -92,6 +94,7 @@ impl AppState {
                 sessions: crate::sessions::Sessions::default(),
                 auth,
                 events: crate::events::EventBus::default(),
+                schedule_fires: tokio::sync::Mutex::new(()),
             }),
         })
     }
@@ -118,6 +121,11 @@ impl AppState {
     /// The event bus behind `/ws/events`.
     pub fn events(&self) -> &crate::events::EventBus {
         &self.inner.events
+    }
+
+    /// The lock a schedule's firing holds.
+    pub fn schedule_fires(&self) -> &tokio::sync::Mutex<()> {
+        &self.inner.schedule_fires
     }
 
     /// The live sessions.

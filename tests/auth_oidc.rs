@@ -45,10 +45,14 @@ impl Provider {
                     program.display()
                 )
             });
-        let issuer = format!("http://127.0.0.1:{port}");
+        // Owned from here: dropped (killed and waited for) whatever happens next.
+        let provider = Self {
+            child,
+            issuer: format!("http://127.0.0.1:{port}"),
+        };
         for _ in 0..200 {
             if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Self { child, issuer };
+                return provider;
             }
             std::thread::sleep(Duration::from_millis(50));
         }

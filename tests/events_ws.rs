@@ -5,44 +5,11 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
+use common::live::{connect, next_event, serve};
 use geomill::state::AppState;
 use serde_json::{Value, json};
-use tokio_tungstenite::tungstenite::Message;
-
-type Client =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-/// The app served on a loopback port from this process (so the test can publish directly).
-async fn serve(state: &AppState) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let app = geomill::api::app(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    address
-}
-
-async fn connect(address: SocketAddr, query: &str) -> Client {
-    let url = format!("ws://{address}/ws/events{query}");
-    tokio_tungstenite::connect_async(url).await.unwrap().0
-}
-
-/// The next event a client receives (pings skipped), within `wait`.
-async fn next_event(client: &mut Client, wait: Duration) -> Option<Value> {
-    let deadline = tokio::time::Instant::now() + wait;
-    loop {
-        let message = tokio::time::timeout_at(deadline, client.next())
-            .await
-            .ok()??
-            .ok()?;
-        if let Message::Text(text) = message {
-            return Some(serde_json::from_str(&text).unwrap());
-        }
-    }
-}
 
 /// Waits until the bus has `count` subscribers (connections subscribe before their upgrade).
 async fn until_subscribers(state: &AppState, count: usize) {

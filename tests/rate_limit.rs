@@ -47,9 +47,11 @@ impl Redis {
             .expect(
                 "redis-server (Debian package redis-server; scripts/setup.sh test installs it)",
             );
+        // Owned from here: dropped (killed and waited for) whatever happens next.
+        let redis = Self { child, port };
         for _ in 0..100 {
             if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Self { child, port };
+                return redis;
             }
             std::thread::sleep(Duration::from_millis(50));
         }

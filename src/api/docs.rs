@@ -91,6 +91,12 @@ use crate::state::AppState;
         super::oidc::login,
         super::oidc::callback,
         super::events::events,
+        super::schedules::create,
+        super::schedules::list,
+        super::schedules::read,
+        super::schedules::edit,
+        super::schedules::remove,
+        super::schedules::run_now,
     ),
     components(schemas(crate::error::ErrorBody, crate::error::ErrorContent, super::capabilities::PreviewBody)),
     tags(
@@ -100,6 +106,7 @@ use crate::state::AppState;
         (name = "rules", description = "Rules"),
         (name = "pipelines", description = "Pipelines v2"),
         (name = "sql", description = "Read-only SQL over stored layers"),
+        (name = "schedules", description = "Cron schedules that submit jobs (Pro)"),
         (name = "events", description = "Live events over WebSocket"),
         (name = "auth", description = "Logging in, sessions and the current user"),
         (name = "admin", description = "Users and licence (admin role, X-Admin-Key)")

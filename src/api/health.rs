@@ -70,12 +70,13 @@ pub fn routes() -> Router<AppState> {
 pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
     let config = state.config();
     // The cache named by GEOMILL_REDIS_URL, else the rate limiter's Redis.
-    let redis_url = config.redis_url.clone().or_else(|| {
-        match config.auth.storage() {
+    let redis_url = config
+        .redis_url
+        .clone()
+        .or_else(|| match config.auth.storage() {
             Ok(crate::auth::rate_limit::Storage::Redis(url)) => Some(url),
             _ => None,
-        }
-    });
+        });
     let (database, disk, redis, postgis) = tokio::join!(
         check_database(&state),
         check_disk(&config.data_dir, config.min_free_disk_mb),

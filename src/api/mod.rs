@@ -18,6 +18,7 @@ pub mod pipelines;
 pub mod planning;
 pub mod projects;
 pub mod rules;
+pub mod schedules;
 pub mod sessions;
 pub mod sql;
 
@@ -44,6 +45,7 @@ pub fn router() -> Router<AppState> {
         .merge(auth::routes())
         .merge(oidc::routes())
         .merge(events::routes())
+        .merge(schedules::routes())
         .merge(capabilities::routes())
         .merge(datasets::routes())
         .merge(exports::routes())

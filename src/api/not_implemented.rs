@@ -43,12 +43,6 @@ pub const NOT_IMPLEMENTED: &[(&str, &str, &str)] = &[
     ("PUT", "/triggers/{id}/operations/{op_id}", "triggers"),
     ("DELETE", "/triggers/{id}/operations/{op_id}", "triggers"),
     ("GET", "/triggers/eval-stream", "triggers"),
-    ("GET", "/schedules", "schedules"),
-    ("POST", "/schedules", "schedules"),
-    ("GET", "/schedules/{id}", "schedules"),
-    ("PATCH", "/schedules/{id}", "schedules"),
-    ("DELETE", "/schedules/{id}", "schedules"),
-    ("POST", "/schedules/{id}/run-now", "schedules"),
     ("GET", "/billing/usage", "billing"),
     ("POST", "/billing/subscribe", "billing"),
     ("GET", "/marketplace/capabilities", "marketplace"),
@@ -107,10 +101,30 @@ pub fn routes() -> Router<AppState> {
         })
 }
 
+/// The path parameters of a spec path: every `{name}` in it, a required string.
+fn path_parameters(path: &str) -> Vec<utoipa::openapi::path::Parameter> {
+    use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+    use utoipa::openapi::{Object, Required, Type};
+    path.split('{')
+        .skip(1)
+        .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
+        .map(|name| {
+            ParameterBuilder::new()
+                .name(name)
+                .parameter_in(ParameterIn::Path)
+                .required(Required::True)
+                .schema(Some(Object::with_type(Type::String)))
+                .build()
+        })
+        .collect()
+}
+
 /// Adds every entry of [`NOT_IMPLEMENTED`] to the OpenAPI document with its 501 answer.
 pub fn document(doc: &mut OpenApi) {
     for (method, path, group) in NOT_IMPLEMENTED {
+        let parameters = path_parameters(path);
         let operation = OperationBuilder::new()
+            .parameters(Some(parameters))
             .tag(*group)
             .summary(Some("Not implemented yet"))
             .description(Some(

@@ -91,7 +91,8 @@ mod tests {
         let layer_on_roads = ("layer_updated", json!({"table": "public.roads"}));
         let numeric_trigger = ("trigger_fired", json!({"trigger_id": 7}));
         // (query, event, expected)
-        let cases: Vec<(Vec<(&str, &str)>, (&str, Value), bool)> = vec![
+        type Case<'a> = (Vec<(&'a str, &'a str)>, (&'a str, Value), bool);
+        let cases: Vec<Case<'_>> = vec![
             // No filter: everything.
             (vec![], job.clone(), true),
             (vec![], fired_on_parcels.clone(), true),

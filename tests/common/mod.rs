@@ -16,6 +16,7 @@ use tower::ServiceExt;
 pub mod compare;
 pub mod golden;
 pub mod http;
+pub mod live;
 pub mod postgis;
 
 /// An app state on its own temporary data directory (kept alive by the returned guard).

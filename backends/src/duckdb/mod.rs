@@ -13,6 +13,7 @@ mod remote;
 mod results;
 mod rules;
 mod run;
+mod schedules;
 mod sessions;
 mod store;
 
@@ -25,4 +26,5 @@ pub use published::Publication;
 pub use remote::RemoteLayer;
 pub use rules::RuleRecord;
 pub use run::{Binding, Interrupter, QueryRows, RunOutcome};
+pub use schedules::ScheduleRecord;
 pub use store::{DatasetRecord, LayerRecord, Reader, RejectedFile, SourceFile};
