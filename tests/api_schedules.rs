@@ -6,22 +6,11 @@ mod common;
 
 use std::time::Duration;
 
-use common::live::{connect, next_event, serve};
+use common::live::{connect, next_event, serve, upload_world};
 use serde_json::{Value, json};
 
 async fn world(dir: &std::path::Path, address: std::net::SocketAddr) -> String {
-    let gpkg = common::world_gpkg(dir);
-    let files = [("world.gpkg", std::fs::read(&gpkg).unwrap())];
-    let (content_type, body) = common::multipart_body(&files, Some("world"));
-    let response = reqwest::Client::new()
-        .post(format!("http://{address}/datasets/upload"))
-        .header("content-type", content_type)
-        .body(body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 201);
-    let dataset: Value = response.json().await.unwrap();
+    let dataset = upload_world(address, dir).await;
     dataset["id"].as_str().unwrap().to_owned()
 }
 

@@ -194,6 +194,11 @@ async fn without_keys_the_api_is_open_and_says_so() {
         .body(Body::empty())
         .unwrap();
     assert_eq!(send(&state, request).await.0, StatusCode::OK);
+    let request = Request::get("/datasets")
+        .header("cookie", "geomill_session=stale.old.cookie")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(send(&state, request).await.0, StatusCode::OK);
 }
 
 /// A licence for `tier` until `expires` (Unix seconds), signed by `pair`.

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::live::{connect, next_event, serve};
+use common::live::{connect, next_event, serve, upload_world};
 use geomill::state::AppState;
 use serde_json::{Value, json};
 
@@ -31,18 +31,7 @@ async fn jobs_and_datasets_announce_themselves() {
     let mut datasets = connect(address, "?topics=dataset_created,dataset_deleted").await;
     let mut jobs = connect(address, "?topics=job_created,job_completed").await;
     let client = reqwest::Client::new();
-    let gpkg = common::world_gpkg(dir.path());
-    let files = [("world.gpkg", std::fs::read(&gpkg).unwrap())];
-    let (content_type, body) = common::multipart_body(&files, Some("world"));
-    let response = client
-        .post(format!("http://{address}/datasets/upload"))
-        .header("content-type", content_type)
-        .body(body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 201);
-    let dataset: Value = response.json().await.unwrap();
+    let dataset = upload_world(address, dir.path()).await;
     let event = next_event(&mut datasets, Duration::from_secs(5))
         .await
         .expect("dataset_created");

@@ -46,3 +46,20 @@ pub async fn next_event(client: &mut Client, wait: Duration) -> Option<Value> {
         }
     }
 }
+
+/// Uploads the `world` GeoPackage (countries, cities) to the server at `address`; answers the
+/// dataset.
+pub async fn upload_world(address: SocketAddr, dir: &std::path::Path) -> Value {
+    let gpkg = super::world_gpkg(dir);
+    let files = [("world.gpkg", std::fs::read(&gpkg).expect("world.gpkg"))];
+    let (content_type, body) = super::multipart_body(&files, Some("world"));
+    let response = reqwest::Client::new()
+        .post(format!("http://{address}/datasets/upload"))
+        .header("content-type", content_type)
+        .body(body)
+        .send()
+        .await
+        .expect("upload");
+    assert_eq!(response.status(), 201, "upload of world.gpkg");
+    response.json().await.expect("dataset")
+}
