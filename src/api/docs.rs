@@ -97,6 +97,10 @@ use crate::state::AppState;
         super::schedules::edit,
         super::schedules::remove,
         super::schedules::run_now,
+        super::scenarios::create,
+        super::scenarios::list,
+        super::scenarios::run,
+        super::scenarios::run_node,
     ),
     components(schemas(crate::error::ErrorBody, crate::error::ErrorContent, super::capabilities::PreviewBody)),
     tags(
@@ -106,6 +110,7 @@ use crate::state::AppState;
         (name = "rules", description = "Rules"),
         (name = "pipelines", description = "Pipelines v2"),
         (name = "sql", description = "Read-only SQL over stored layers"),
+        (name = "scenarios", description = "Groups of jobs run together"),
         (name = "schedules", description = "Cron schedules that submit jobs (Pro)"),
         (name = "events", description = "Live events over WebSocket"),
         (name = "auth", description = "Logging in, sessions and the current user"),

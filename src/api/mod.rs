@@ -18,6 +18,7 @@ pub mod pipelines;
 pub mod planning;
 pub mod projects;
 pub mod rules;
+pub mod scenarios;
 pub mod schedules;
 pub mod sessions;
 pub mod sql;
@@ -46,6 +47,7 @@ pub fn router() -> Router<AppState> {
         .merge(oidc::routes())
         .merge(events::routes())
         .merge(schedules::routes())
+        .merge(scenarios::routes())
         .merge(capabilities::routes())
         .merge(datasets::routes())
         .merge(exports::routes())

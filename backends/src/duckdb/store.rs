@@ -171,7 +171,8 @@ impl EmbeddedEngine {
         self.execute_batch(super::jobs::JOBS_DDL)?;
         self.execute_batch(super::published::PUBLISHED_DDL)?;
         self.execute_batch(super::rules::RULES_DDL)?;
-        self.execute_batch(super::schedules::SCHEDULES_DDL)
+        self.execute_batch(super::schedules::SCHEDULES_DDL)?;
+        self.execute_batch(super::scenarios::SCENARIOS_DDL)
     }
 
     /// Loads every layer of `source` into new tables and records the dataset, all in one
