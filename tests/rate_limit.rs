@@ -25,11 +25,7 @@ struct Redis {
 
 impl Redis {
     fn start() -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = common::free_port();
         let child = Command::new("redis-server")
             .args([
                 "--port",

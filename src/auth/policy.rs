@@ -135,30 +135,20 @@ mod tests {
         assert_eq!(of(Method::GET, "/health").access, Access::Open);
         assert!(!of(Method::GET, "/health").rate_limited);
         assert_eq!(of(Method::GET, "/docs/index.html").access, Access::Open);
-        assert_eq!(
-            of(Method::GET, "/datasets").access,
-            Access::Role(Role::Viewer)
-        );
-        assert_eq!(
-            of(Method::HEAD, "/datasets").access,
-            Access::Role(Role::Viewer)
-        );
-        assert_eq!(
-            of(Method::POST, "/rules/validate").access,
-            Access::Role(Role::Viewer)
-        );
-        assert_eq!(
-            of(Method::POST, "/rules").access,
-            Access::Role(Role::Editor)
-        );
-        assert_eq!(
-            of(Method::DELETE, "/api/portal/datasets/{id}").access,
-            Access::Role(Role::Editor)
-        );
-        assert_eq!(
-            of(Method::GET, "/admin/users").access,
-            Access::Role(Role::Admin)
-        );
+        for (method, path, role) in [
+            (Method::GET, "/datasets", Role::Viewer),
+            (Method::HEAD, "/datasets", Role::Viewer),
+            (Method::POST, "/rules/validate", Role::Viewer),
+            (Method::POST, "/rules", Role::Editor),
+            (Method::DELETE, "/api/portal/datasets/{id}", Role::Editor),
+            (Method::GET, "/admin/users", Role::Admin),
+        ] {
+            assert_eq!(
+                of(method.clone(), path).access,
+                Access::Role(role),
+                "{method} {path}"
+            );
+        }
         assert!(of(Method::POST, "/api/portal/sql/execute").admin_key);
         assert!(of(Method::POST, "/sessions/{id}/query").admin_key);
         assert!(!of(Method::GET, "/datasets").admin_key);

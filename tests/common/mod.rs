@@ -47,6 +47,14 @@ pub async fn call_raw(state: &AppState, request: Request<Body>) -> (StatusCode, 
     (status, bytes.to_vec())
 }
 
+/// A loopback port free at the time of asking (for servers that take a port number).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free port")
+}
+
 pub fn get(uri: &str) -> Request<Body> {
     Request::get(uri).body(Body::empty()).expect("request")
 }
