@@ -4,24 +4,16 @@
 
 mod common;
 
-use common::live::{serve, upload_world};
+use common::live::{assert_unprocessable, send, serve, upload_world};
+
+async fn post(url: String, body: Option<Value>) -> (u16, Value) {
+    send(reqwest::Method::POST, url, body).await
+}
 use serde_json::{Value, json};
 
 fn job(dataset: &str, name: &str, filter: &str) -> Value {
     json!({"name": name, "dataset_id": dataset,
         "rules": [{"name": name, "capability": "filter", "params": {"input": "countries", "where": filter}}]})
-}
-
-async fn post(url: String, body: Option<Value>) -> (u16, Value) {
-    let mut request = reqwest::Client::new().post(url);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().await.unwrap();
-    (
-        response.status().as_u16(),
-        response.json().await.unwrap_or(Value::Null),
-    )
 }
 
 fn statuses(report: &Value) -> Vec<(String, String)> {
@@ -148,14 +140,7 @@ async fn scenarios_are_checked_when_written() {
         ),
     ] {
         let (status, answer) = post(url.clone(), Some(body.clone())).await;
-        assert_eq!(status, 422, "{body}: {answer}");
-        assert!(
-            answer["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains(expected),
-            "{body}: {answer}"
-        );
+        assert_unprocessable(status, &answer, expected, &body);
     }
     let (status, _) = post(
         url.clone(),

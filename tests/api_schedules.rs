@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::live::{connect, next_event, serve, upload_world};
+use common::live::{assert_unprocessable, connect, next_event, send, serve, upload_world};
 use serde_json::{Value, json};
 
 async fn world(dir: &std::path::Path, address: std::net::SocketAddr) -> String {
@@ -16,16 +16,6 @@ async fn world(dir: &std::path::Path, address: std::net::SocketAddr) -> String {
 
 fn filter_job(dataset: &str) -> Value {
     json!({"dataset_id": dataset, "rules": [{"name": "big", "capability": "filter", "params": {"input": "countries", "where": "pop_est > 100000000"}}]})
-}
-
-async fn send(method: reqwest::Method, url: String, body: Option<Value>) -> (u16, Value) {
-    let mut request = reqwest::Client::new().request(method, url);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -84,14 +74,7 @@ async fn schedules_are_written_checked_edited_and_run_now() {
         ),
     ] {
         let (status, answer) = send(Method::POST, url("/schedules"), Some(body.clone())).await;
-        assert_eq!(status, 422, "{body}: {answer}");
-        assert!(
-            answer["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains(expected),
-            "{body}: {answer}"
-        );
+        assert_unprocessable(status, &answer, expected, &body);
     }
     let (_, listed) = send(Method::GET, url("/schedules"), None).await;
     assert_eq!(listed["total"], 1, "refused schedules are not stored");

@@ -43,7 +43,7 @@ pub struct LoginAnswer {
 }
 
 /// Whether cookies must be Secure: in production, or behind an https public URL.
-fn secure_cookies(state: &AppState) -> bool {
+pub(crate) fn secure_cookies(state: &AppState) -> bool {
     let auth = &state.config().auth;
     auth.environment == Environment::Production
         || auth
@@ -66,7 +66,7 @@ pub fn session_cookie(state: &AppState, principal: &Principal, method: &str) -> 
     };
     let token = state.auth().signer.sign(&claims);
     (
-        set_cookie(COOKIE, &token, ttl, secure_cookies(state)),
+        set_cookie(COOKIE, &token, "/", ttl, secure_cookies(state)),
         crate::timestamp::from_unix_seconds(claims.exp),
     )
 }
@@ -121,7 +121,7 @@ pub async fn login(
 /// Log out: the session cookie is cleared.
 #[utoipa::path(post, path = "/auth/logout", tag = "auth", responses((status = 204, description = "Cookie cleared")))]
 pub async fn logout(State(state): State<AppState>) -> Response {
-    let cookie = set_cookie(COOKIE, "", 0, secure_cookies(&state));
+    let cookie = set_cookie(COOKIE, "", "/", 0, secure_cookies(&state));
     with_cookie(StatusCode::NO_CONTENT.into_response(), &cookie)
 }
 
@@ -141,7 +141,7 @@ pub async fn session(
     State(state): State<AppState>,
     principal: Option<Extension<Principal>>,
 ) -> Json<SessionState> {
-    let closed = state.auth().keys.is_enabled() || state.config().auth.oidc_enabled();
+    let closed = state.auth().is_closed();
     let user = principal.map(|Extension(p)| p);
     Json(SessionState {
         authenticated: user.is_some(),

@@ -23,7 +23,7 @@ use crate::error::ApiError;
 use crate::jobs::feed::Channel;
 use crate::jobs::model::{Job, JobPage};
 use crate::jobs::runner::{self, COMPLETED};
-use crate::jobs::submit::{JobQuery, job_from};
+use crate::jobs::submit::JobQuery;
 use crate::state::AppState;
 use geomill_planner::plan::operator::ExportFormat;
 
@@ -64,8 +64,7 @@ pub async fn submit(
     ApiQuery(query): ApiQuery<JobQuery>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<(StatusCode, Json<Job>), ApiError> {
-    let submission = job_from(&state, body, query).await?;
-    let job = runner::submit(&state, submission.job, submission.publish).await?;
+    let job = crate::jobs::submit::submit(&state, body, query).await?;
     Ok((StatusCode::ACCEPTED, Json(job.into())))
 }
 

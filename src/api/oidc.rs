@@ -43,8 +43,9 @@ fn login_error(error: &LoginError) -> ApiError {
     }
 }
 
-fn state_cookie(value: &str, max_age_s: u64) -> String {
-    set_cookie(STATE_COOKIE, value, max_age_s, false).replace("Path=/", "Path=/auth/oidc")
+fn state_cookie(state: &AppState, value: &str, max_age_s: u64) -> String {
+    let secure = super::auth::secure_cookies(state);
+    set_cookie(STATE_COOKIE, value, "/auth/oidc", max_age_s, secure)
 }
 
 /// Start a single sign-on login: 303 to the provider (PKCE S256, state, nonce).
@@ -55,7 +56,7 @@ fn state_cookie(value: &str, max_age_s: u64) -> String {
 pub async fn login(State(state): State<AppState>) -> Result<Response, ApiError> {
     let (url, login_state) = oidc(&state)?.start().await.map_err(|e| login_error(&e))?;
     let mut response = Redirect::to(&url).into_response();
-    if let Ok(cookie) = HeaderValue::from_str(&state_cookie(&login_state, 600)) {
+    if let Ok(cookie) = HeaderValue::from_str(&state_cookie(&state, &login_state, 600)) {
         response.headers_mut().append(header::SET_COOKIE, cookie);
     }
     Ok(response)
@@ -120,7 +121,7 @@ pub async fn callback(
     };
     let (session, _) = super::auth::session_cookie(&state, &principal, "oidc");
     let mut response = Redirect::to(AFTER_LOGIN).into_response();
-    for cookie in [session, state_cookie("", 0)] {
+    for cookie in [session, state_cookie(&state, "", 0)] {
         if let Ok(value) = HeaderValue::from_str(&cookie) {
             response.headers_mut().append(header::SET_COOKIE, value);
         }

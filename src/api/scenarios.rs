@@ -184,17 +184,15 @@ pub struct RunReport {
 
 /// Submits a node's job; answers its id, or the outcome when it was refused.
 async fn submit(state: &AppState, node: &Node) -> Result<String, NodeOutcome> {
-    let submitted = async {
-        let submission =
-            crate::jobs::submit::job_from(state, node.job.clone(), Default::default()).await?;
-        crate::jobs::runner::submit(state, submission.job, submission.publish).await
-    };
-    submitted.await.map(|job| job.id).map_err(|e| NodeOutcome {
-        node_id: node.id.clone(),
-        job_id: None,
-        status: "REFUSED".into(),
-        error: Some(e.message),
-    })
+    crate::jobs::submit::submit(state, node.job.clone(), Default::default())
+        .await
+        .map(|job| job.id)
+        .map_err(|e| NodeOutcome {
+            node_id: node.id.clone(),
+            job_id: None,
+            status: "REFUSED".into(),
+            error: Some(e.message),
+        })
 }
 
 /// Waits until the job has ended; answers its outcome.

@@ -48,15 +48,6 @@ impl Tier {
             Self::Enterprise => "enterprise",
         }
     }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        match text.to_ascii_lowercase().as_str() {
-            "community" => Some(Self::Community),
-            "pro" => Some(Self::Pro),
-            "enterprise" => Some(Self::Enterprise),
-            _ => None,
-        }
-    }
 }
 
 /// Authentication, tier and rate-limit settings. Every field has a flag and a `GEOMILL_*`
@@ -150,11 +141,6 @@ impl AuthConfig {
     pub fn storage(&self) -> Result<Storage, AuthConfigError> {
         Storage::parse(&self.rate_limit_storage)
             .ok_or_else(|| AuthConfigError::BadStorage(self.rate_limit_storage.clone()))
-    }
-
-    /// Whether OIDC is configured (all three settings present).
-    pub fn oidc_enabled(&self) -> bool {
-        self.oidc_issuer.is_some()
     }
 
     /// Checks every setting; nothing is opened.

@@ -20,6 +20,18 @@ use crate::auth::config::Environment;
 use crate::error::ApiError;
 use crate::state::AppState;
 
+/// `METHOD /template`, named in refusals (formatted only when one is written).
+struct Route<'a> {
+    method: &'a axum::http::Method,
+    template: &'a str,
+}
+
+impl std::fmt::Display for Route<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.method, self.template)
+    }
+}
+
 /// Who the credentials of a request name.
 enum Caller {
     /// No credentials.
@@ -60,7 +72,7 @@ fn presented_key<'a>(
 fn identify(state: &AppState, request: &Request) -> Caller {
     let auth = state.auth();
     // An open API reads no credentials: a stray key or an old cookie changes nothing.
-    if !auth.keys.is_enabled() && !state.config().auth.oidc_enabled() {
+    if !auth.is_closed() {
         return Caller::Anonymous;
     }
     let websocket = request.uri().path() == "/ws/events";
@@ -158,10 +170,9 @@ fn authorize(
     state: &AppState,
     caller: Caller,
     needed: &Requirement,
-    what: &str,
+    what: &Route<'_>,
 ) -> Result<Option<Principal>, ApiError> {
-    let auth = state.auth();
-    let closed = auth.keys.is_enabled() || state.config().auth.oidc_enabled();
+    let closed = state.auth().is_closed();
     let principal = match caller {
         Caller::Known(principal) => Some(principal),
         Caller::Refused(reason) if needed.access != Access::Open => {
@@ -191,7 +202,11 @@ fn authorize(
 }
 
 /// `X-Admin-Key` when the route takes it and the key is set; closed in production without it.
-fn check_admin_key(state: &AppState, headers: &HeaderMap, what: &str) -> Result<(), ApiError> {
+fn check_admin_key(
+    state: &AppState,
+    headers: &HeaderMap,
+    what: &Route<'_>,
+) -> Result<(), ApiError> {
     let config = state.config();
     let Some(expected) = &config.admin_key else {
         if config.auth.environment == Environment::Production {
@@ -208,7 +223,7 @@ fn check_admin_key(state: &AppState, headers: &HeaderMap, what: &str) -> Result<
     }
 }
 
-fn check_tier(state: &AppState, needed: &Requirement, what: &str) -> Result<(), ApiError> {
+fn check_tier(state: &AppState, needed: &Requirement, what: &Route<'_>) -> Result<(), ApiError> {
     let configured = state.config().auth.tier;
     let tier = state.auth().tier(configured);
     if tier >= needed.tier {
@@ -247,7 +262,11 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
         |m| m.as_str().to_owned(),
     );
     let needed = requirement(request.method(), &template);
-    let what = format!("{} {template}", request.method());
+    let method = request.method().clone();
+    let what = Route {
+        method: &method,
+        template: &template,
+    };
     let caller = identify(&state, &request);
     let known = match &caller {
         Caller::Known(principal) => Some(principal),

@@ -52,8 +52,8 @@ pub fn verify(token: &str, public_key: &[u8]) -> Result<License, String> {
         .map_err(|e| format!("payload is not base64url: {e}"))?;
     let payload: Payload =
         serde_json::from_slice(&json).map_err(|e| format!("payload is not a licence: {e}"))?;
-    let tier =
-        Tier::parse(&payload.tier).ok_or_else(|| format!("unknown tier {:?}", payload.tier))?;
+    let tier = <Tier as clap::ValueEnum>::from_str(&payload.tier, true)
+        .map_err(|_| format!("unknown tier {:?}", payload.tier))?;
     Ok(License {
         tier,
         licensee: payload.licensee,

@@ -138,14 +138,14 @@ impl AuthState {
             },
             _ => None,
         };
-        if !keys.is_enabled() && !config.oidc_enabled() {
+        let oidc = oidc::Oidc::from_config(config, port)
+            .transpose()
+            .map_err(AuthStartError::Oidc)?;
+        if !keys.is_enabled() && oidc.is_none() {
             tracing::warn!(
                 "no API keys configured (GEOMILL_API_KEYS): the API is open to anyone who can reach it"
             );
         }
-        let oidc = oidc::Oidc::from_config(config, port)
-            .transpose()
-            .map_err(AuthStartError::Oidc)?;
         Ok(Self {
             oidc,
             keys,
@@ -157,20 +157,24 @@ impl AuthState {
         })
     }
 
-    /// The tier in force: the configured one, or a higher one from an unexpired licence.
-    pub fn tier(&self, configured: Tier) -> Tier {
-        let now = crate::timestamp::unix_seconds();
-        self.license()
-            .filter(|l| l.expires > now)
-            .map_or(configured, |l| l.tier.max(configured))
+    /// Whether callers must authenticate (keys or single sign-on configured); otherwise the
+    /// API is open.
+    pub fn is_closed(&self) -> bool {
+        self.keys.is_enabled() || self.oidc.is_some()
     }
 
-    /// The licence installed, if any.
-    pub fn license(&self) -> Option<License> {
-        self.license
+    /// The tier in force: the configured one, or a higher one from an unexpired licence.
+    /// Asked on every request: reads the licence in place.
+    pub fn tier(&self, configured: Tier) -> Tier {
+        let now = crate::timestamp::unix_seconds();
+        let license = self
+            .license
             .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match license.as_ref() {
+            Some(l) if l.expires > now => l.tier.max(configured),
+            _ => configured,
+        }
     }
 
     /// Verifies `token`, saves it for the next start, and makes it the licence in force.

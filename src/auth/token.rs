@@ -85,11 +85,11 @@ pub fn cookie_value<'a>(header: &'a str, name: &str) -> Option<&'a str> {
         .map(|(_, value)| value)
 }
 
-/// A `Set-Cookie` value: HttpOnly, SameSite=Lax (sent on top-level navigation back from an
-/// identity provider, never on cross-site POSTs), Secure when `secure`.
-pub fn set_cookie(name: &str, value: &str, max_age_s: u64, secure: bool) -> String {
+/// A `Set-Cookie` value for `path`: HttpOnly, SameSite=Lax (sent on top-level navigation back
+/// from an identity provider, never on cross-site POSTs), Secure when `secure`.
+pub fn set_cookie(name: &str, value: &str, path: &str, max_age_s: u64, secure: bool) -> String {
     let secure = if secure { "; Secure" } else { "" };
-    format!("{name}={value}; Path=/; Max-Age={max_age_s}; HttpOnly; SameSite=Lax{secure}")
+    format!("{name}={value}; Path={path}; Max-Age={max_age_s}; HttpOnly; SameSite=Lax{secure}")
 }
 
 #[cfg(test)]
@@ -135,6 +135,9 @@ mod tests {
             Some("xyz")
         );
         assert_eq!(cookie_value("geomill_sessionx=1", COOKIE), None);
-        assert!(set_cookie(COOKIE, "v", 60, true).contains("HttpOnly; SameSite=Lax; Secure"));
+        assert!(
+            set_cookie(COOKIE, "v", "/", 60, true)
+                .contains("Path=/; Max-Age=60; HttpOnly; SameSite=Lax; Secure")
+        );
     }
 }

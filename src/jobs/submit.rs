@@ -155,6 +155,13 @@ pub struct Submission {
     pub publish: bool,
 }
 
+/// Checks a job body (as `POST /jobs` takes it, with `query`'s settings) and submits it: the
+/// one way jobs, schedules and scenarios start a job.
+pub async fn submit(state: &AppState, body: Value, query: JobQuery) -> Result<JobRecord, ApiError> {
+    let submission = job_from(state, body, query).await?;
+    super::runner::submit(state, submission.job, submission.publish).await
+}
+
 /// A checked job, ready to record: the body parsed, the document valid and its sources bound.
 pub async fn job_from(
     state: &AppState,

@@ -74,10 +74,7 @@ pub async fn fire(
         }
     }
     let body: Value = serde_json::from_str(&schedule.job).unwrap_or(Value::Null);
-    let submission = crate::jobs::submit::job_from(state, body, Default::default())
-        .await
-        .map_err(Skip::Failed)?;
-    let job = crate::jobs::runner::submit(state, submission.job, submission.publish)
+    let job = crate::jobs::submit::submit(state, body, Default::default())
         .await
         .map_err(Skip::Failed)?;
     let now = Utc::now();

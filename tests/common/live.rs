@@ -63,3 +63,21 @@ pub async fn upload_world(address: SocketAddr, dir: &std::path::Path) -> Value {
     assert_eq!(response.status(), 201, "upload of world.gpkg");
     response.json().await.expect("dataset")
 }
+
+/// Status and JSON body (Null when not JSON) of one request, with an optional JSON body.
+pub async fn send(method: reqwest::Method, url: String, body: Option<Value>) -> (u16, Value) {
+    let mut request = reqwest::Client::new().request(method, url);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// Asserts a 422 whose error message contains `expected` (`context` names the request).
+pub fn assert_unprocessable(status: u16, answer: &Value, expected: &str, context: &Value) {
+    assert_eq!(status, 422, "{context}: {answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(expected), "{context}: {answer}");
+}
