@@ -15,9 +15,9 @@ use crate::state::AppState;
     ),
     paths(
         super::health::health,
-        super::datasets::upload_dataset,
-        super::datasets::import_url,
-        super::datasets::register_ogc,
+        super::ingest::upload_dataset,
+        super::ingest::import_url,
+        super::ingest::register_ogc,
         super::datasets::list,
         super::datasets::read,
         super::datasets::rename,

@@ -10,6 +10,7 @@ pub mod extract;
 pub mod fallback;
 pub mod fields;
 pub mod health;
+pub mod ingest;
 pub mod jobs;
 pub mod not_implemented;
 pub mod ogc;
@@ -50,6 +51,7 @@ pub fn router() -> Router<AppState> {
         .merge(scenarios::routes())
         .merge(capabilities::routes())
         .merge(datasets::routes())
+        .merge(ingest::routes())
         .merge(exports::routes())
         .merge(fields::routes())
         .merge(rules::routes())

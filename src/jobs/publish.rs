@@ -58,8 +58,7 @@ pub async fn publish(
             .await
             .map_err(|e| ApiError::internal(&e))?;
         let dataset =
-            crate::api::datasets::ingest_stored(state, &dataset_id, job.name.clone(), &copy)
-                .await?;
+            crate::api::ingest::ingest_stored(state, &dataset_id, job.name.clone(), &copy).await?;
         let engine = state.embedded();
         let (job_id, key) = (job.id.clone(), dataset_id.clone());
         blocking(move || engine.record_publication(&job_id, &key)).await?;
