@@ -201,8 +201,10 @@ async fn the_api_answers_as_its_openapi_document_says() {
         MAX_EXAMPLES,
         "--seed",
         SEED,
+        // One worker: Python 3.11's AST constructor is not thread-safe (CPython gh-106905), and
+        // hypothesis parses lambdas while describing strategies, which failed a run at random.
         "--workers",
-        "2",
+        "1",
         "--continue-on-failure",
         "--generation-database",
         "none",
