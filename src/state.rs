@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
+use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions, StoreLocation};
 use geomill_backends::postgis::PostgisEngine;
 
 use crate::config::Config;
@@ -57,9 +57,16 @@ impl AppState {
     /// from `spawn_blocking`.
     pub fn open(config: Config) -> Result<Self, StartError> {
         config.validate()?;
-        if config.engine != crate::config::Engine::Embedded {
+        if config.engine == crate::config::Engine::Hybrid {
             return Err(StartError::EngineNotAvailable(config.engine.as_str()));
         }
+        // Persistent mode: the datasets and their catalog live in PostgreSQL.
+        let store = match (&config.engine, &config.postgis_dsn) {
+            (crate::config::Engine::Postgis, Some(dsn)) => {
+                StoreLocation::Postgis { dsn: dsn.clone() }
+            }
+            _ => StoreLocation::Embedded,
+        };
         // A query may spill to disk up to half the space free at start, and never into the
         // reserve /health watches: a runaway query fails instead of filling the disk.
         let free_mb = fs4::available_space(&config.data_dir).unwrap_or(0) / (1024 * 1024);
@@ -70,6 +77,7 @@ impl AppState {
             database_path: Some(config.duckdb_path()),
             extension_directory: config.duckdb_extension_dir.clone(),
             max_spill_mb: Some(max_spill_mb),
+            store,
         })?;
         embedded.init_store()?;
         // The pool connects on first use: a database that is down at start is reported by
@@ -151,6 +159,15 @@ impl AppState {
     /// The PostGIS engine, when a DSN is configured.
     pub fn postgis(&self) -> Option<&PostgisEngine> {
         self.inner.postgis.as_ref()
+    }
+
+    /// The engine a run uses when it names none: PostGIS in persistent mode, else embedded.
+    pub fn default_run_engine(&self) -> crate::execute::RunEngine {
+        if self.inner.config.engine == crate::config::Engine::Postgis {
+            crate::execute::RunEngine::Postgis
+        } else {
+            crate::execute::RunEngine::Embedded
+        }
     }
 
     pub fn embedded(&self) -> Arc<EmbeddedEngine> {

@@ -35,7 +35,18 @@ pub(crate) async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| ApiError::internal(&e))?
-        .map_err(|e| ApiError::internal(&e))
+        .map_err(engine_error)
+}
+
+/// The PostgreSQL store unreachable (persistent mode) is a 503 naming it; any other engine
+/// failure is unexpected (500).
+pub(crate) fn engine_error(error: geomill_backends::BackendError) -> ApiError {
+    match error {
+        geomill_backends::BackendError::Unavailable {
+            engine: "postgis", ..
+        } => crate::execute::postgis::postgis_error(error),
+        other => ApiError::internal(&other),
+    }
 }
 
 fn check_id(id: &str) -> Result<(), ApiError> {

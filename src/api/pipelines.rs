@@ -139,9 +139,9 @@ struct ExecuteBody {
     dataset_id: Option<String>,
     #[serde(default)]
     vars: Option<BTreeMap<String, String>>,
-    /// `embedded` (default) or `postgis`.
+    /// `embedded` or `postgis` (default: the server's engine).
     #[serde(default)]
-    engine: crate::execute::RunEngine,
+    engine: Option<crate::execute::RunEngine>,
 }
 
 /// Run a pipeline and answer when it is done: on the embedded engine, or on PostGIS with
@@ -159,7 +159,7 @@ pub async fn execute(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<crate::execute::Execution>, ApiError> {
-    crate::execute::run(&state, run_request(body, false)?)
+    crate::execute::run(&state, run_request(&state, body, false)?)
         .await
         .map(Json)
 }
@@ -177,12 +177,22 @@ pub async fn execute_steps(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<crate::execute::Execution>, ApiError> {
-    crate::execute::run(&state, run_request(body, true)?)
+    crate::execute::run(&state, run_request(&state, body, true)?)
         .await
         .map(Json)
 }
 
-fn run_request(body: Value, step_by_step: bool) -> Result<crate::execute::RunRequest, ApiError> {
+fn run_request(
+    state: &AppState,
+    body: Value,
+    step_by_step: bool,
+) -> Result<crate::execute::RunRequest, ApiError> {
+    // Step-by-step runs are the embedded engine's; others default to the server's engine.
+    let default_engine = if step_by_step {
+        crate::execute::RunEngine::Embedded
+    } else {
+        state.default_run_engine()
+    };
     let request = if body.get("pipeline").is_some() {
         let body: ExecuteBody =
             serde_json::from_value(body).map_err(|e| ApiError::unprocessable(e.to_string()))?;
@@ -190,12 +200,13 @@ fn run_request(body: Value, step_by_step: bool) -> Result<crate::execute::RunReq
             document: body.pipeline,
             dataset_id: body.dataset_id,
             vars: body.vars.unwrap_or_default(),
-            engine: body.engine,
+            engine: body.engine.unwrap_or(default_engine),
             ..Default::default()
         }
     } else {
         crate::execute::RunRequest {
             document: body,
+            engine: default_engine,
             ..Default::default()
         }
     };

@@ -1,7 +1,7 @@
 //! Running pipelines: planning against the stored layers, then executing on the engine the
 //! request names (embedded DuckDB, or PostGIS with the data moved there in bulk).
 
-mod postgis;
+pub(crate) mod postgis;
 mod run;
 
 pub(crate) use postgis::postgis_error;

@@ -36,6 +36,24 @@ pub struct PostgisRun<'a> {
     pub interrupter: Option<Arc<Interrupter>>,
 }
 
+/// A stored layer (persistent mode) copied into the run's scratch schema as `source`, without
+/// its key column, indexed like a copied layer.
+fn in_place_copy(
+    layer: &geomill_backends::duckdb::LayerRecord,
+    schema: &str,
+    source: &str,
+) -> String {
+    let target = format!("{}.{}", ident(schema), ident(source));
+    let index = ident(&format!("{source}_geom_idx"));
+    format!(
+        "CREATE SCHEMA IF NOT EXISTS {schema_name}; DROP TABLE IF EXISTS {target}; \
+         CREATE TABLE {target} AS TABLE {stored}; ALTER TABLE {target} DROP COLUMN fid; \
+         CREATE INDEX {index} ON {target} USING gist (geom); ANALYZE {target}",
+        schema_name = ident(schema),
+        stored = geomill_backends::duckdb::StoreLocation::postgis_table(&layer.table_name),
+    )
+}
+
 /// The scratch schema of a run.
 fn scratch_schema(job_id: &str) -> String {
     format!("geomill_run_{}", job_id.replace('-', ""))
@@ -104,6 +122,14 @@ async fn run_in(run: &PostgisRun<'_>, schema: &str) -> Result<i64, ApiError> {
     for binding in run.bindings {
         if stopped() {
             return Err(interrupted());
+        }
+        if run.embedded.store().is_postgis() {
+            // Persistent mode: the layer is in this database already; copied in place.
+            run.postgis
+                .execute(&in_place_copy(&binding.layer, schema, &binding.source))
+                .await
+                .map_err(fail)?;
+            continue;
         }
         let (engine, dsn, schema) = (run.embedded.clone(), dsn.clone(), schema.to_owned());
         let binding = binding.clone();

@@ -245,7 +245,9 @@ pub async fn job_from(
         )));
     }
     let vars = settings.vars.unwrap_or_default();
-    let engine = settings.engine.unwrap_or_default();
+    let engine = settings
+        .engine
+        .unwrap_or_else(|| state.default_run_engine());
     if engine == crate::execute::RunEngine::Postgis && state.postgis().is_none() {
         return Err(ApiError::unprocessable(
             "engine \"postgis\" needs GEOMILL_POSTGIS_DSN, which this server was started without",

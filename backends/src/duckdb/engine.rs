@@ -19,6 +19,8 @@ pub struct EmbeddedOptions {
     /// The most a query may spill to disk, in MiB (DuckDB's default is 90 % of the free space:
     /// a query that spills without end would fill the disk).
     pub max_spill_mb: Option<u64>,
+    /// Where datasets are stored (persistent mode: PostgreSQL + PostGIS).
+    pub store: super::StoreLocation,
 }
 
 /// What a health check learned about the spatial extension.
@@ -34,6 +36,11 @@ pub struct EmbeddedEngine {
     connection: Mutex<Connection>,
     /// Catalog records read recently; cleared by every catalog write.
     pub(super) catalog: super::catalog_cache::CatalogCache,
+    /// Where the catalog and the layers live.
+    pub(super) store: super::StoreLocation,
+    /// Whether the PostgreSQL store is attached (persistent mode; attached on first use, so a
+    /// database that is down at start is reported per request and picked up once back).
+    store_attached: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for EmbeddedEngine {
@@ -80,18 +87,75 @@ impl EmbeddedEngine {
         Ok(Self {
             connection: Mutex::new(connection),
             catalog: super::catalog_cache::CatalogCache::default(),
+            store: options.store.clone(),
+            store_attached: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Where the catalog and the layers live.
+    pub fn store(&self) -> &super::StoreLocation {
+        &self.store
+    }
+
+    /// Attaches the PostgreSQL store when it is not yet (persistent mode); every connection of
+    /// the database sees an attachment. PostgreSQL unreachable is `Unavailable`.
+    fn attach_store(&self, connection: &Connection) -> Result<(), BackendError> {
+        use std::sync::atomic::Ordering;
+        let super::StoreLocation::Postgis { dsn } = &self.store else {
+            return Ok(());
+        };
+        let alias = super::location::STORE_ALIAS;
+        if self.store_attached.load(Ordering::Acquire) {
+            // One round trip proves the attachment's connection is alive; after PostgreSQL
+            // restarted it is not, and the store is attached afresh.
+            let probe = format!("CALL postgres_execute('{alias}', 'SELECT 1')");
+            if connection.execute_batch(&probe).is_ok() {
+                return Ok(());
+            }
+            let _ = connection.execute_batch(&format!("DETACH DATABASE IF EXISTS {alias}"));
+            self.store_attached.store(false, Ordering::Release);
+        }
+        let attach = format!(
+            "LOAD postgres; ATTACH IF NOT EXISTS {} AS {alias} (TYPE postgres)",
+            geomill_planner::sql::quote::string(dsn),
+        );
+        connection
+            .execute_batch(&attach)
+            .map_err(|e| BackendError::Unavailable {
+                engine: "postgis",
+                // The statement holds the DSN (maybe a password): not kept in the error.
+                reason: format!("cannot reach the PostgreSQL store: {e}"),
+            })?;
+        // The catalog's tables, created in PostgreSQL when missing; then DuckDB reads the
+        // schemas afresh.
+        let ddl = format!(
+            "CALL postgres_execute('{alias}', {}); CALL pg_clear_cache();",
+            geomill_planner::sql::quote::string(&super::location::catalog_ddl(&self.store)),
+        );
+        if let Err(e) = connection.execute_batch(&ddl) {
+            let _ = connection.execute_batch(&format!("DETACH DATABASE IF EXISTS {alias}"));
+            return Err(BackendError::Unavailable {
+                engine: "postgis",
+                reason: format!("cannot create the catalog in PostgreSQL: {e}"),
+            });
+        }
+        self.store_attached.store(true, Ordering::Release);
+        Ok(())
     }
 
     /// The shared connection, held until the guard drops.
     pub(crate) fn connection(&self) -> Result<std::sync::MutexGuard<'_, Connection>, BackendError> {
-        self.lock()
+        let connection = self.lock()?;
+        self.attach_store(&connection)?;
+        Ok(connection)
     }
 
     /// A connection of its own to the same database, for a read that should not wait for (or
     /// hold up) the shared connection.
     pub(crate) fn reader(&self) -> Result<Connection, BackendError> {
-        self.lock()?
+        let connection = self.lock()?;
+        self.attach_store(&connection)?;
+        connection
             .try_clone()
             .map_err(|e| BackendError::Unavailable {
                 engine: ENGINE,
@@ -99,7 +163,8 @@ impl EmbeddedEngine {
             })
     }
 
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>, BackendError> {
+    /// The shared connection without the PostgreSQL store (local tables only).
+    pub(super) fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>, BackendError> {
         self.connection
             .lock()
             .map_err(|_| BackendError::Unavailable {
@@ -110,7 +175,7 @@ impl EmbeddedEngine {
 
     /// Runs a script of statements (no results).
     pub fn execute_batch(&self, sql: &str) -> Result<(), BackendError> {
-        self.lock()?
+        self.connection()?
             .execute_batch(sql)
             .map_err(|e| BackendError::Query {
                 engine: ENGINE,
@@ -121,7 +186,7 @@ impl EmbeddedEngine {
 
     /// Runs a query returning one integer (a count, typically).
     pub fn query_i64(&self, sql: &str) -> Result<i64, BackendError> {
-        self.lock()?
+        self.connection()?
             .query_row(sql, [], |row| row.get::<_, i64>(0))
             .map_err(|e| BackendError::Query {
                 engine: ENGINE,
@@ -193,6 +258,7 @@ mod tests {
             database_path: Some(dir.path().join("db.duckdb")),
             extension_directory: None,
             max_spill_mb: None,
+            ..EmbeddedOptions::default()
         };
         {
             let engine = EmbeddedEngine::open(&options)?;
@@ -214,6 +280,7 @@ mod tests {
             database_path: None,
             extension_directory: Some(empty.path().to_path_buf()),
             max_spill_mb: None,
+            ..EmbeddedOptions::default()
         };
         // LOAD fails, then INSTALL fails (no repository reachable or no write access): the
         // error must name the extension and the set-up script. On a machine with internet

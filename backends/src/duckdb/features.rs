@@ -1,7 +1,7 @@
 //! Reading a stored layer's features: pages of GeoJSON in a requested CRS, filtered by a
 //! lon/lat box and a condition, on a connection of their own.
 
-use geomill_planner::sql::quote::{ident, string};
+use geomill_planner::sql::quote::string;
 
 use super::EmbeddedEngine;
 use super::store::{LayerRecord, query_error};
@@ -80,7 +80,8 @@ impl EmbeddedEngine {
         (limit, offset): (i64, i64),
         crs: OutputCrs,
     ) -> Result<FeaturePage, BackendError> {
-        let table = format!("layers.{}", ident(&layer.table_name));
+        let table = self.store.layer(&layer.table_name);
+        let (id, keys) = (self.store.feature_id(), self.store.key_columns());
         let geometry = lon_lat_geometry(layer);
         let output = crs.geometry(layer);
         let filter = match bbox {
@@ -105,9 +106,9 @@ impl EmbeddedEngine {
             .query_row(&count_sql, [], |r| r.get(0))
             .map_err(query_error(&count_sql))?;
         let sql = format!(
-            "SELECT CAST(json_object('type', 'Feature', 'id', rowid, 'geometry', CAST(ST_AsGeoJSON({output}) AS JSON), \
-             'properties', to_json(struct_pack(*COLUMNS(* EXCLUDE (geom))))) AS VARCHAR) \
-             FROM {table}{filter} ORDER BY rowid LIMIT ? OFFSET ?"
+            "SELECT CAST(json_object('type', 'Feature', 'id', {id}, 'geometry', CAST(ST_AsGeoJSON({output}) AS JSON), \
+             'properties', to_json(struct_pack(*COLUMNS(* EXCLUDE (geom{keys}))))) AS VARCHAR) \
+             FROM {table}{filter} ORDER BY {id} LIMIT ? OFFSET ?"
         );
         let mut statement = connection.prepare(&sql).map_err(query_error(&sql))?;
         let features = statement

@@ -5,6 +5,7 @@ mod engine;
 mod features;
 mod fields;
 mod jobs;
+mod location;
 mod ogc;
 #[cfg(feature = "postgis")]
 mod postgres;
@@ -22,6 +23,7 @@ pub use engine::{EmbeddedEngine, EmbeddedOptions, SpatialStatus};
 pub use features::{FeaturePage, OutputCrs, lon_lat_geometry};
 pub use fields::FieldStats;
 pub use jobs::JobRecord;
+pub use location::{PG_CATALOG_SCHEMA, PG_LAYER_SCHEMA, StoreLocation};
 pub use ogc::tile_bounds;
 pub use published::Publication;
 pub use remote::RemoteLayer;

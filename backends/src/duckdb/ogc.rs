@@ -1,7 +1,7 @@
 //! What OGC API Features and vector tiles read from a layer: its extent, one feature by id, and
 //! Mapbox Vector Tiles cut in Web Mercator.
 
-use geomill_planner::sql::quote::{ident, string};
+use geomill_planner::sql::quote::string;
 
 use super::EmbeddedEngine;
 use super::features::{OutputCrs, lon_lat_geometry};
@@ -36,9 +36,9 @@ impl EmbeddedEngine {
     /// The layer's extent in WGS 84 longitude/latitude; `None` when it has no geometry.
     pub fn layer_extent(&self, layer: &LayerRecord) -> Result<Option<[f64; 4]>, BackendError> {
         let sql = format!(
-            "SELECT min(ST_XMin(g)), min(ST_YMin(g)), max(ST_XMax(g)), max(ST_YMax(g)) FROM (SELECT {} AS g FROM layers.{})",
+            "SELECT min(ST_XMin(g)), min(ST_YMin(g)), max(ST_XMax(g)), max(ST_YMax(g)) FROM (SELECT {} AS g FROM {})",
             lon_lat_geometry(layer),
-            ident(&layer.table_name)
+            self.store.layer(&layer.table_name)
         );
         let row: (Option<f64>, Option<f64>, Option<f64>, Option<f64>) = self
             .reader()?
@@ -60,11 +60,13 @@ impl EmbeddedEngine {
         crs: OutputCrs,
     ) -> Result<Option<String>, BackendError> {
         let sql = format!(
-            "SELECT CAST(json_object('type', 'Feature', 'id', rowid, 'geometry', CAST(ST_AsGeoJSON({}) AS JSON), \
-             'properties', to_json(struct_pack(*COLUMNS(* EXCLUDE (geom))))) AS VARCHAR) \
-             FROM layers.{} WHERE rowid = ?",
+            "SELECT CAST(json_object('type', 'Feature', 'id', {id}, 'geometry', CAST(ST_AsGeoJSON({}) AS JSON), \
+             'properties', to_json(struct_pack(*COLUMNS(* EXCLUDE (geom{keys}))))) AS VARCHAR) \
+             FROM {} WHERE {id} = ?",
             crs.geometry(layer),
-            ident(&layer.table_name)
+            self.store.layer(&layer.table_name),
+            id = self.store.feature_id(),
+            keys = self.store.key_columns(),
         );
         match self.reader()?.query_row(&sql, [id], |r| r.get(0)) {
             Ok(feature) => Ok(Some(feature)),
@@ -108,11 +110,12 @@ impl EmbeddedEngine {
         let resolution = 2.0 * 20_037_508.342_789_244 / f64::from(1_u32 << z) / f64::from(EXTENT);
         let bounds = format!("ST_Extent(ST_TileEnvelope({z}, {x}, {y})), {EXTENT}, {BUFFER}, true");
         let sql = format!(
-            "SELECT count(*) FILTER (WHERE geom IS NOT NULL), count(*) FILTER (WHERE geom IS NULL),                ST_AsMVT(t, {name}, {EXTENT}, 'geom') FILTER (WHERE geom IS NOT NULL) FROM (               SELECT coalesce(TRY(ST_AsMVTGeom(m, {bounds})),                    TRY(ST_AsMVTGeom(ST_MakeValid(ST_SimplifyPreserveTopology(m, {resolution:?})), {bounds}))) AS geom,                  * EXCLUDE (m)                FROM (SELECT ST_Transform(ST_Intersection(g, {clip}), 'EPSG:4326', 'EPSG:3857', always_xy := true) AS m, * EXCLUDE (g)                      FROM (SELECT {lon_lat} AS g, * EXCLUDE (geom) FROM layers.{table}) WHERE ST_Intersects(g, {clip}))                WHERE NOT ST_IsEmpty(m)\
+            "SELECT count(*) FILTER (WHERE geom IS NOT NULL), count(*) FILTER (WHERE geom IS NULL),                ST_AsMVT(t, {name}, {EXTENT}, 'geom') FILTER (WHERE geom IS NOT NULL) FROM (               SELECT coalesce(TRY(ST_AsMVTGeom(m, {bounds})),                    TRY(ST_AsMVTGeom(ST_MakeValid(ST_SimplifyPreserveTopology(m, {resolution:?})), {bounds}))) AS geom,                  * EXCLUDE (m)                FROM (SELECT ST_Transform(ST_Intersection(g, {clip}), 'EPSG:4326', 'EPSG:3857', always_xy := true) AS m, * EXCLUDE (g)                      FROM (SELECT {lon_lat} AS g, * EXCLUDE (geom{keys}) FROM {table}) WHERE ST_Intersects(g, {clip}))                WHERE NOT ST_IsEmpty(m)\
              ) AS t WHERE geom IS NULL OR NOT ST_IsEmpty(geom)",
             name = string(name),
             lon_lat = lon_lat_geometry(layer),
-            table = ident(&layer.table_name),
+            table = self.store.layer(&layer.table_name),
+            keys = self.store.key_columns(),
         );
         // ST_AsMVT of no rows is a tile with an empty layer, not nothing: count them.
         let (features, failed, tile): (i64, i64, Option<Vec<u8>>) = self

@@ -116,7 +116,7 @@ impl EmbeddedEngine {
         layer: &LayerRecord,
         target: (&str, &str),
     ) -> Result<i64, BackendError> {
-        let select = format!("SELECT * FROM layers.{}", ident(&layer.table_name));
+        let select = self.store.layer_rows(&layer.table_name);
         self.copy_to_postgis(dsn, &select, target, layer.epsg_code())
     }
 

@@ -5,19 +5,11 @@ use duckdb::Connection;
 use serde::Serialize;
 
 use super::EmbeddedEngine;
+use super::location::StoreLocation;
 use super::store::{
     DatasetRecord, ENGINE, RejectedFile, SourceFile, inspect, load_layers, query_error,
 };
 use crate::BackendError;
-
-pub(super) const REMOTE_DDL: &str = "
-CREATE TABLE IF NOT EXISTS meta.remote_layers (
-    dataset_id VARCHAR PRIMARY KEY,
-    service_type VARCHAR NOT NULL,
-    url VARCHAR NOT NULL,
-    layer_name VARCHAR NOT NULL,
-    loaded_at TIMESTAMP
-);";
 
 /// Where a remote layer comes from, and whether its features are loaded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -35,10 +27,14 @@ pub struct RemoteLayer {
 /// The remote source of dataset `id`, if it is a remote one.
 pub(super) fn remote_layer(
     connection: &Connection,
+    store: &StoreLocation,
     id: &str,
 ) -> Result<Option<RemoteLayer>, BackendError> {
-    let sql = "SELECT service_type, url, layer_name, CAST(loaded_at AS VARCHAR) FROM meta.remote_layers WHERE dataset_id = ?";
-    match connection.query_row(sql, [id], |r| {
+    let sql = format!(
+        "SELECT service_type, url, layer_name, CAST(loaded_at AS VARCHAR) FROM {} WHERE dataset_id = ?",
+        store.catalog("remote_layers")
+    );
+    match connection.query_row(&sql, [id], |r| {
         Ok(RemoteLayer {
             service_type: r.get(0)?,
             url: r.get(1)?,
@@ -48,7 +44,7 @@ pub(super) fn remote_layer(
     }) {
         Ok(remote) => Ok(Some(remote)),
         Err(duckdb::Error::QueryReturnedNoRows) => Ok(None),
-        Err(e) => Err(query_error(sql)(e)),
+        Err(e) => Err(query_error(&sql)(e)),
     }
 }
 
@@ -88,28 +84,36 @@ impl EmbeddedEngine {
     ) -> Result<DatasetRecord, BackendError> {
         let connection = self.connection()?;
         let registered = in_transaction(&connection, || {
-            let insert =
-                "INSERT INTO meta.datasets (id, name, format, crs, path) VALUES (?, ?, ?, ?, ?)";
+            let insert = format!(
+                "INSERT INTO {} (id, name, format, crs, path) VALUES (?, ?, ?, ?, ?)",
+                self.store.catalog("datasets")
+            );
             connection
                 .execute(
-                    insert,
+                    &insert,
                     duckdb::params![id, name, remote.service_type, crs, remote.url],
                 )
-                .map_err(query_error(insert))?;
-            let insert = "INSERT INTO meta.layers VALUES (?, 0, ?, ?, NULL, NULL, ?)";
+                .map_err(query_error(&insert))?;
+            let insert = format!(
+                "INSERT INTO {} VALUES (?, 0, ?, ?, NULL, NULL, ?)",
+                self.store.catalog("layers")
+            );
             connection
                 .execute(
-                    insert,
+                    &insert,
                     duckdb::params![id, remote.layer_name, table_name(id), crs],
                 )
-                .map_err(query_error(insert))?;
-            let insert = "INSERT INTO meta.remote_layers VALUES (?, ?, ?, ?, NULL)";
+                .map_err(query_error(&insert))?;
+            let insert = format!(
+                "INSERT INTO {} VALUES (?, ?, ?, ?, NULL)",
+                self.store.catalog("remote_layers")
+            );
             connection
                 .execute(
-                    insert,
+                    &insert,
                     duckdb::params![id, remote.service_type, remote.url, remote.layer_name],
                 )
-                .map_err(query_error(insert))?;
+                .map_err(query_error(&insert))?;
             Ok(Ok(()))
         });
         drop(connection);
@@ -135,7 +139,7 @@ impl EmbeddedEngine {
         source: &SourceFile,
     ) -> Result<Result<DatasetRecord, RejectedFile>, BackendError> {
         let connection = self.connection()?;
-        let Some(remote) = remote_layer(&connection, id)? else {
+        let Some(remote) = remote_layer(&connection, &self.store, id)? else {
             return Err(BackendError::Unavailable {
                 engine: ENGINE,
                 reason: format!("dataset {id} is not a remote layer"),
@@ -149,33 +153,44 @@ impl EmbeddedEngine {
         layers.truncate(1);
         let loaded = in_transaction(&connection, || {
             let clear = format!(
-                "DELETE FROM meta.layers WHERE dataset_id = {id};\nDROP TABLE IF EXISTS layers.{table};",
+                "DELETE FROM {layers} WHERE dataset_id = {id};\nDROP TABLE IF EXISTS {table};",
+                layers = self.store.catalog("layers"),
                 id = geomill_planner::sql::quote::string(id),
-                table = geomill_planner::sql::quote::ident(&table_name(id)),
+                table = self.store.layer(&table_name(id)),
             );
             connection
                 .execute_batch(&clear)
                 .map_err(query_error(&clear))?;
-            let records = match load_layers(&connection, id, source, &driver, &layers)? {
+            let records = match load_layers(&connection, &self.store, id, source, &driver, &layers)?
+            {
                 Ok(records) => records,
                 Err(rejected) => return Ok(Err(rejected)),
             };
             let crs = records.iter().find_map(|l| l.crs.clone());
-            let update = "UPDATE meta.layers SET name = ? WHERE dataset_id = ?;";
+            let update = format!(
+                "UPDATE {} SET name = ? WHERE dataset_id = ?;",
+                self.store.catalog("layers")
+            );
             connection
-                .execute(update, [remote.layer_name.as_str(), id])
-                .map_err(query_error(update))?;
-            let update = "UPDATE meta.datasets SET crs = coalesce(?, crs) WHERE id = ?";
+                .execute(&update, [remote.layer_name.as_str(), id])
+                .map_err(query_error(&update))?;
+            let update = format!(
+                "UPDATE {} SET crs = coalesce(?, crs) WHERE id = ?",
+                self.store.catalog("datasets")
+            );
             connection
-                .execute(update, duckdb::params![crs, id])
-                .map_err(query_error(update))?;
-            let update =
-                "UPDATE meta.remote_layers SET loaded_at = current_timestamp WHERE dataset_id = ?";
+                .execute(&update, duckdb::params![crs, id])
+                .map_err(query_error(&update))?;
+            let update = format!(
+                "UPDATE {} SET loaded_at = current_timestamp WHERE dataset_id = ?",
+                self.store.catalog("remote_layers")
+            );
             connection
-                .execute(update, [id])
-                .map_err(query_error(update))?;
+                .execute(&update, [id])
+                .map_err(query_error(&update))?;
             Ok(Ok(()))
         });
+        super::store::refresh_store_schemas(&connection, &self.store)?;
         drop(connection);
         self.catalog.invalidate();
         if let Err(rejected) = loaded? {

@@ -47,10 +47,14 @@ impl EmbeddedEngine {
     /// The planner's view of a stored layer: its columns and CRS.
     pub fn layer_schema(&self, layer: &LayerRecord) -> Result<Schema, BackendError> {
         let connection = self.connection()?;
-        let sql = "SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = 'layers' AND table_name = ? ORDER BY column_index";
+        let sql = format!(
+            "SELECT column_name, data_type FROM duckdb_columns() WHERE {} ORDER BY column_index",
+            self.store.layer_columns_filter(&layer.table_name)
+        );
+        let sql = sql.as_str();
         let mut statement = connection.prepare(sql).map_err(|e| query_error(sql, &e))?;
         let columns = statement
-            .query_map([&layer.table_name], |r| {
+            .query_map([], |r| {
                 Ok(Column {
                     name: r.get::<_, String>(0)?,
                     ty: field_type(&r.get::<_, String>(1)?),
@@ -94,7 +98,7 @@ impl EmbeddedEngine {
                 query_error(statement, error)
             }
         };
-        bind(&connection, bindings)?;
+        bind(&connection, &self.store, bindings)?;
         let mut rows_after = Vec::with_capacity(statements.len());
         for (done, (statement, count_table)) in statements.iter().enumerate() {
             if stopped() {
@@ -197,7 +201,7 @@ impl EmbeddedEngine {
         destination: &str,
         format: geomill_planner::plan::operator::ExportFormat,
     ) -> Result<(), BackendError> {
-        let from = format!("layers.{}", ident(&layer.table_name));
+        let from = format!("({})", self.store.layer_rows(&layer.table_name));
         let copy = geomill_planner::sql::duckdb_copy(&from, destination, format, Some(&layer.name));
         self.execute_batch(&copy)
     }
@@ -245,7 +249,7 @@ impl EmbeddedEngine {
             .connection()?
             .try_clone()
             .map_err(|e| query_error("connect", &e))?;
-        bind(&connection, bindings)?;
+        bind(&connection, &self.store, bindings)?;
         read_with_timeout(&connection, sql, limit, timeout)
     }
 
@@ -261,7 +265,7 @@ impl EmbeddedEngine {
             .connection()?
             .try_clone()
             .map_err(|e| query_error("connect", &e))?;
-        bind(&connection, bindings)?;
+        bind(&connection, &self.store, bindings)?;
         let copy = geomill_planner::sql::duckdb_copy(
             &format!("({sql})"),
             destination,
@@ -274,12 +278,16 @@ impl EmbeddedEngine {
     }
 }
 
-fn bind(connection: &duckdb::Connection, bindings: &[Binding]) -> Result<(), BackendError> {
+fn bind(
+    connection: &duckdb::Connection,
+    store: &super::StoreLocation,
+    bindings: &[Binding],
+) -> Result<(), BackendError> {
     for binding in bindings {
         let view = format!(
-            "CREATE OR REPLACE TEMP VIEW {} AS SELECT * FROM layers.{}",
+            "CREATE OR REPLACE TEMP VIEW {} AS {}",
             ident(&binding.source),
-            ident(&binding.layer.table_name)
+            store.layer_rows(&binding.layer.table_name)
         );
         connection
             .execute_batch(&view)

@@ -37,8 +37,8 @@ impl EmbeddedEngine {
     ) -> Result<i64, BackendError> {
         let target = format!("{}.main.{}", ident(&catalog(id)), ident(name));
         let sql = format!(
-            "CREATE OR REPLACE TABLE {target} AS SELECT * FROM layers.{}",
-            ident(&layer.table_name)
+            "CREATE OR REPLACE TABLE {target} AS {}",
+            self.store.layer_rows(&layer.table_name)
         );
         self.execute_batch(&sql)?;
         self.query_i64(&format!("SELECT count(*) FROM {target}"))

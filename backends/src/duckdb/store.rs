@@ -1,37 +1,16 @@
-//! The dataset store of the embedded engine: catalog tables (`meta.datasets`,
-//! `meta.layers`) and layers loaded through GDAL into tables of the `layers` schema.
+//! The dataset store: catalog tables (`datasets`, `layers`) and layers loaded through GDAL
+//! into tables of their own, in the DuckDB file or in PostgreSQL (see `location`).
 
 use duckdb::Connection;
 use geomill_planner::sql::quote::{ident, string};
 use serde::{Deserialize, Serialize};
 
 use super::EmbeddedEngine;
-use super::remote::{REMOTE_DDL, RemoteLayer, remote_layer};
+use super::location::{PG_LAYER_SCHEMA, STORE_ALIAS, StoreLocation};
+use super::remote::{RemoteLayer, remote_layer};
 use crate::BackendError;
 
 pub(super) const ENGINE: &str = "duckdb";
-
-const CATALOG_DDL: &str = "
-CREATE SCHEMA IF NOT EXISTS meta;
-CREATE SCHEMA IF NOT EXISTS layers;
-CREATE TABLE IF NOT EXISTS meta.datasets (
-    id VARCHAR PRIMARY KEY,
-    name VARCHAR NOT NULL,
-    format VARCHAR NOT NULL,
-    crs VARCHAR,
-    path VARCHAR NOT NULL,
-    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
-);
-CREATE TABLE IF NOT EXISTS meta.layers (
-    dataset_id VARCHAR NOT NULL,
-    position INTEGER NOT NULL,
-    name VARCHAR NOT NULL,
-    table_name VARCHAR NOT NULL,
-    geometry_type VARCHAR,
-    feature_count BIGINT,
-    crs VARCHAR,
-    PRIMARY KEY (dataset_id, name)
-);";
 
 /// What GDAL says a file holds.
 #[derive(Debug, Clone, Deserialize)]
@@ -166,13 +145,27 @@ fn read_call(source: &SourceFile, layer: Option<&str>) -> String {
 impl EmbeddedEngine {
     /// Creates the catalog tables if they are missing.
     pub fn init_store(&self) -> Result<(), BackendError> {
-        self.execute_batch(CATALOG_DDL)?;
-        self.execute_batch(REMOTE_DDL)?;
-        self.execute_batch(super::jobs::JOBS_DDL)?;
-        self.execute_batch(super::published::PUBLISHED_DDL)?;
-        self.execute_batch(super::rules::RULES_DDL)?;
-        self.execute_batch(super::schedules::SCHEDULES_DDL)?;
-        self.execute_batch(super::scenarios::SCENARIOS_DDL)
+        // Local work (jobs, rules, ...) always has its tables here; the dataset catalog too
+        // unless it lives in PostgreSQL (created there when first attached).
+        let local = "CREATE SCHEMA IF NOT EXISTS meta; CREATE SCHEMA IF NOT EXISTS layers;";
+        let catalog = if self.store.is_postgis() {
+            String::new()
+        } else {
+            super::location::catalog_ddl(&self.store)
+        };
+        let script = [
+            local,
+            &catalog,
+            super::jobs::JOBS_DDL,
+            super::published::PUBLISHED_DDL,
+            super::rules::RULES_DDL,
+            super::schedules::SCHEDULES_DDL,
+            super::scenarios::SCENARIOS_DDL,
+        ]
+        .join("\n");
+        self.lock()?
+            .execute_batch(&script)
+            .map_err(query_error("catalog tables"))
     }
 
     /// Loads every layer of `source` into new tables and records the dataset, all in one
@@ -193,7 +186,7 @@ impl EmbeddedEngine {
         connection
             .execute_batch("BEGIN TRANSACTION")
             .map_err(query_error("BEGIN"))?;
-        let outcome = load_layers(&connection, id, source, &driver, &layers);
+        let outcome = load_layers(&connection, &self.store, id, source, &driver, &layers);
         let records = match outcome {
             Ok(Ok(records)) => records,
             Ok(Err(rejected)) => {
@@ -219,11 +212,13 @@ impl EmbeddedEngine {
         };
         let crs = records.iter().find_map(|l| l.crs.clone());
         let format = format_label(&driver);
-        let insert =
-            "INSERT INTO meta.datasets (id, name, format, crs, path) VALUES (?, ?, ?, ?, ?)";
+        let insert = format!(
+            "INSERT INTO {} (id, name, format, crs, path) VALUES (?, ?, ?, ?, ?)",
+            self.store.catalog("datasets")
+        );
         let inserted = connection
-            .execute(insert, duckdb::params![id, name, format, crs, stored_path])
-            .map_err(query_error(insert))
+            .execute(&insert, duckdb::params![id, name, format, crs, stored_path])
+            .map_err(query_error(&insert))
             .and_then(|_| {
                 connection
                     .execute_batch("COMMIT")
@@ -233,6 +228,7 @@ impl EmbeddedEngine {
             let _ = connection.execute_batch("ROLLBACK");
             return Err(error);
         }
+        refresh_store_schemas(&connection, &self.store)?;
         drop(connection);
         self.catalog.invalidate();
         self.dataset(id)?.map(Ok).ok_or(BackendError::Unavailable {
@@ -248,16 +244,20 @@ impl EmbeddedEngine {
         offset: i64,
     ) -> Result<(i64, Vec<DatasetRecord>), BackendError> {
         let connection = self.connection()?;
+        let datasets = self.store.catalog("datasets");
         let total: i64 = connection
-            .query_row("SELECT count(*) FROM meta.datasets", [], |r| r.get(0))
+            .query_row(&format!("SELECT count(*) FROM {datasets}"), [], |r| {
+                r.get(0)
+            })
             .map_err(query_error("count datasets"))?;
-        let sql = "SELECT id FROM meta.datasets ORDER BY created_at DESC, id LIMIT ? OFFSET ?";
-        let mut statement = connection.prepare(sql).map_err(query_error(sql))?;
+        let sql =
+            format!("SELECT id FROM {datasets} ORDER BY created_at DESC, id LIMIT ? OFFSET ?");
+        let mut statement = connection.prepare(&sql).map_err(query_error(&sql))?;
         let ids: Vec<String> = statement
             .query_map(duckdb::params![limit, offset], |r| r.get(0))
-            .map_err(query_error(sql))?
+            .map_err(query_error(&sql))?
             .collect::<Result<_, _>>()
-            .map_err(query_error(sql))?;
+            .map_err(query_error(&sql))?;
         drop(statement);
         drop(connection);
         let mut records = Vec::new();
@@ -268,8 +268,12 @@ impl EmbeddedEngine {
     }
 
     /// One dataset with its layers (from memory when the catalog has not changed since it was
-    /// last read).
+    /// last read). In persistent mode the catalog is read each time: other servers
+    /// and clients of the database change it.
     pub fn dataset(&self, id: &str) -> Result<Option<DatasetRecord>, BackendError> {
+        if self.store.is_postgis() {
+            return self.read_dataset(id);
+        }
         if let Some(record) = self.catalog.get(id) {
             return Ok(Some(record));
         }
@@ -283,8 +287,11 @@ impl EmbeddedEngine {
 
     fn read_dataset(&self, id: &str) -> Result<Option<DatasetRecord>, BackendError> {
         let connection = self.connection()?;
-        let sql = "SELECT id, name, format, crs, path, CAST(created_at AS VARCHAR) FROM meta.datasets WHERE id = ?";
-        let row = connection.query_row(sql, [id], |r| {
+        let sql = format!(
+            "SELECT id, name, format, crs, path, CAST(created_at AS VARCHAR) FROM {} WHERE id = ?",
+            self.store.catalog("datasets")
+        );
+        let row = connection.query_row(&sql, [id], |r| {
             Ok(DatasetRecord {
                 id: r.get(0)?,
                 name: r.get(1)?,
@@ -299,10 +306,13 @@ impl EmbeddedEngine {
         let mut record = match row {
             Ok(record) => record,
             Err(duckdb::Error::QueryReturnedNoRows) => return Ok(None),
-            Err(e) => return Err(query_error(sql)(e)),
+            Err(e) => return Err(query_error(&sql)(e)),
         };
-        let sql = "SELECT name, table_name, geometry_type, feature_count, crs FROM meta.layers WHERE dataset_id = ? ORDER BY position";
-        let mut statement = connection.prepare(sql).map_err(query_error(sql))?;
+        let sql = format!(
+            "SELECT name, table_name, geometry_type, feature_count, crs FROM {} WHERE dataset_id = ? ORDER BY position",
+            self.store.catalog("layers")
+        );
+        let mut statement = connection.prepare(&sql).map_err(query_error(&sql))?;
         record.layers = statement
             .query_map([id], |r| {
                 Ok(LayerRecord {
@@ -313,20 +323,23 @@ impl EmbeddedEngine {
                     crs: r.get(4)?,
                 })
             })
-            .map_err(query_error(sql))?
+            .map_err(query_error(&sql))?
             .collect::<Result<_, _>>()
-            .map_err(query_error(sql))?;
-        record.remote = remote_layer(&connection, id)?;
+            .map_err(query_error(&sql))?;
+        record.remote = remote_layer(&connection, &self.store, id)?;
         Ok(Some(record))
     }
 
     /// Renames a dataset; `false` when there is no such dataset.
     pub fn rename_dataset(&self, id: &str, name: &str) -> Result<bool, BackendError> {
-        let sql = "UPDATE meta.datasets SET name = ? WHERE id = ?";
+        let sql = format!(
+            "UPDATE {} SET name = ? WHERE id = ?",
+            self.store.catalog("datasets")
+        );
         let changed = self
             .connection()?
-            .execute(sql, [name, id])
-            .map_err(query_error(sql))?;
+            .execute(&sql, [name, id])
+            .map_err(query_error(&sql))?;
         self.catalog.invalidate();
         Ok(changed > 0)
     }
@@ -339,13 +352,16 @@ impl EmbeddedEngine {
         let mut script = String::from("BEGIN TRANSACTION;\n");
         for layer in &record.layers {
             script.push_str(&format!(
-                "DROP TABLE IF EXISTS layers.{};\n",
-                ident(&layer.table_name)
+                "DROP TABLE IF EXISTS {};\n",
+                self.store.layer(&layer.table_name)
             ));
         }
         script.push_str(&format!(
-            "DELETE FROM meta.layers WHERE dataset_id = {id};\nDELETE FROM meta.remote_layers WHERE dataset_id = {id};\nDELETE FROM meta.datasets WHERE id = {id};\nCOMMIT;",
-            id = string(id)
+            "DELETE FROM {layers} WHERE dataset_id = {id};\nDELETE FROM {remote} WHERE dataset_id = {id};\nDELETE FROM {datasets} WHERE id = {id};\nCOMMIT;",
+            id = string(id),
+            layers = self.store.catalog("layers"),
+            remote = self.store.catalog("remote_layers"),
+            datasets = self.store.catalog("datasets"),
         ));
         let connection = self.connection()?;
         let outcome = connection.execute_batch(&script);
@@ -426,6 +442,7 @@ fn create_layer_table(
 /// Loads each layer into `layers.l_<id>_<n>` and records it; `Ok(Err)` for a file problem.
 pub(super) fn load_layers(
     connection: &Connection,
+    store: &StoreLocation,
     id: &str,
     source: &SourceFile,
     driver: &str,
@@ -435,7 +452,7 @@ pub(super) fn load_layers(
     let compact: String = id.chars().filter(char::is_ascii_alphanumeric).collect();
     for (position, layer) in layers.iter().enumerate() {
         let table_name = format!("l_{compact}_{position}");
-        let table = format!("layers.{}", ident(&table_name));
+        let table = store.layer(&table_name);
         if let Err(error) = create_layer_table(connection, &table, source, &layer.name) {
             return Ok(Err(RejectedFile(format!(
                 "layer {} cannot be read: {error}",
@@ -444,9 +461,12 @@ pub(super) fn load_layers(
         }
         let geometry_column: Option<(String, String)> = connection
             .query_row(
-                "SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = 'layers' AND table_name = ? \
-                 AND data_type LIKE 'GEOMETRY%' ORDER BY column_index LIMIT 1",
-                [&table_name],
+                &format!(
+                    "SELECT column_name, data_type FROM duckdb_columns() WHERE {} \
+                     AND data_type LIKE 'GEOMETRY%' ORDER BY column_index LIMIT 1",
+                    store.layer_columns_filter(&table_name)
+                ),
+                [],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .ok();
@@ -499,10 +519,13 @@ pub(super) fn load_layers(
             crs: epsg(field.and_then(|f| f.crs.as_ref()))
                 .or_else(|| crs_of_type(&geometry_type_name)),
         };
-        let insert = "INSERT INTO meta.layers VALUES (?, ?, ?, ?, ?, ?, ?)";
+        let insert = format!(
+            "INSERT INTO {} VALUES (?, ?, ?, ?, ?, ?, ?)",
+            store.catalog("layers")
+        );
         connection
             .execute(
-                insert,
+                &insert,
                 duckdb::params![
                     id,
                     i32::try_from(position).unwrap_or(i32::MAX),
@@ -513,8 +536,45 @@ pub(super) fn load_layers(
                     record.crs
                 ],
             )
-            .map_err(query_error(insert))?;
+            .map_err(query_error(&insert))?;
+        if let StoreLocation::Postgis { .. } = store {
+            postgis_layer_keys(connection, &record.table_name, record.epsg_code())?;
+        }
         records.push(record);
     }
     Ok(Ok(records))
+}
+
+/// In PostgreSQL, a layer table gets its SRID on `geom`, a `fid` identity key (the features'
+/// ids) and a GiST index, in the transaction that created it.
+fn postgis_layer_keys(
+    connection: &Connection,
+    table_name: &str,
+    srid: Option<u32>,
+) -> Result<(), BackendError> {
+    let table = format!("{PG_LAYER_SCHEMA}.{}", ident(table_name));
+    let srid = srid.unwrap_or(0);
+    let index = ident(&format!("{table_name}_geom_idx"));
+    let remote = format!(
+        "ALTER TABLE {table} ALTER COLUMN geom TYPE geometry(Geometry, {srid}) USING ST_SetSRID(geom, {srid}); \
+         ALTER TABLE {table} ADD COLUMN fid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY; \
+         CREATE INDEX {index} ON {table} USING gist (geom); ANALYZE {table}"
+    );
+    let call = format!(
+        "CALL postgres_execute('{STORE_ALIAS}', {})",
+        string(&remote)
+    );
+    connection.execute_batch(&call).map_err(query_error(&call))
+}
+
+/// After tables changed in PostgreSQL, DuckDB reads their columns afresh (persistent mode).
+pub(super) fn refresh_store_schemas(
+    connection: &Connection,
+    store: &StoreLocation,
+) -> Result<(), BackendError> {
+    if store.is_postgis() {
+        let call = "CALL pg_clear_cache()";
+        connection.execute_batch(call).map_err(query_error(call))?;
+    }
+    Ok(())
 }

@@ -93,6 +93,18 @@ pub async fn tile(
         )));
     }
     let (dataset, layer) = resolve(&state, &id).await?;
+    if state.embedded().store().is_postgis() {
+        // Persistent mode: other clients of the database change the rows without geomill
+        // knowing, so a tile is drawn from the table each time and not kept.
+        let engine = state.embedded();
+        let name = layer.name.clone();
+        let bytes = blocking(move || engine.tile(&layer, &name, (z, x, y))).await?;
+        let fresh = [(header::CACHE_CONTROL, "no-cache".to_owned())];
+        if bytes.is_empty() {
+            return Ok((StatusCode::NO_CONTENT, fresh).into_response());
+        }
+        return Ok((fresh, [(header::CONTENT_TYPE, MVT.to_owned())], bytes).into_response());
+    }
     let key = TileKey {
         table: layer.table_name.clone(),
         version: data_version(&dataset),
