@@ -45,7 +45,7 @@ pub enum StartError {
     #[error(transparent)]
     Engine(#[from] geomill_backends::BackendError),
     #[error(
-        "GEOMILL_ENGINE={0} is not available in this build yet; use GEOMILL_ENGINE=embedded (see README, 'Not implemented yet')"
+        "GEOMILL_ENGINE={0} is not available in this build yet; use GEOMILL_ENGINE=embedded or postgis (see README, 'Not implemented yet')"
     )]
     EngineNotAvailable(&'static str),
     #[error(transparent)]
