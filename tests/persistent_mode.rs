@@ -119,6 +119,15 @@ async fn datasets_live_in_postgis_and_are_served_from_there() {
         ))
         .await;
     assert_eq!(page["numberMatched"].as_i64().unwrap(), in_europe + 1);
+    // A CQL2 filter (read through DuckDB's scan of the table) sees the row too.
+    let (status, page) = api
+        .get(&format!(
+            "/ogc/collections/{collection}/items?filter=iso_a3%20%3D%20%27TST%27"
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(page["numberMatched"], 1, "{page}");
+    assert_eq!(page["features"][0]["properties"]["name"], "Testland");
     let (status, rows) = api
         .post(
             "/api/portal/sql/execute",

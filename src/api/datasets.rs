@@ -38,6 +38,26 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .map_err(engine_error)
 }
 
+/// A page of a stored layer's features in WGS 84 lon/lat: read by PostgreSQL itself in
+/// persistent mode (through the GiST index), by the embedded engine otherwise.
+pub(crate) async fn lon_lat_page(
+    state: &AppState,
+    layer: geomill_backends::duckdb::LayerRecord,
+    bbox: Option<[f64; 4]>,
+    (limit, offset): (i64, i64),
+) -> Result<geomill_backends::duckdb::FeaturePage, ApiError> {
+    if state.embedded().store().is_postgis()
+        && let Some(postgis) = state.postgis()
+    {
+        return postgis
+            .stored_features(&layer, bbox, (limit, offset))
+            .await
+            .map_err(engine_error);
+    }
+    let engine = state.embedded();
+    blocking(move || engine.features(&layer, bbox, limit, offset)).await
+}
+
 /// The PostgreSQL store unreachable (persistent mode) is a 503 naming it; any other engine
 /// failure is unexpected (500).
 pub(crate) fn engine_error(error: geomill_backends::BackendError) -> ApiError {
@@ -290,8 +310,7 @@ pub async fn features(
     let (limit, offset) = page(query.limit, query.offset)?;
     let bbox = query.bbox.as_deref().map(parse_bbox).transpose()?;
     let record = find_layer(&state, &id, &layer).await?;
-    let engine = state.embedded();
-    let page = blocking(move || engine.features(&record, bbox, limit, offset)).await?;
+    let page = lon_lat_page(&state, record, bbox, (limit, offset)).await?;
     let features: Vec<Value> = page
         .features
         .iter()

@@ -3,6 +3,8 @@
 //! through DuckDB's postgres extension (binary COPY), see `duckdb::postgres`.
 
 mod engine;
+#[cfg(feature = "duckdb")]
+mod features;
 mod projects;
 mod script;
 

@@ -140,21 +140,11 @@ pub async fn items(
         (bbox, None) => bbox,
     };
     let condition = filter_condition(&state, &layer, &query).await?;
-    let engine = state.embedded();
-    let filtered = condition.is_some();
-    let page = tokio::task::spawn_blocking(move || {
-        engine.features_in(&layer, bbox, condition.as_deref(), (limit, offset), output)
-    })
-    .await
-    .map_err(|e| ApiError::internal(&e))?
-    .map_err(|error| match error {
-        // The filter's literals reach the engine only here (a WKT it cannot read, a comparison
-        // of a text column with a number): the request's fault.
-        geomill_backends::BackendError::Query { reason, .. } if filtered => {
-            ApiError::bad_request(format!("filter cannot be evaluated: {reason}"))
-        }
-        other => ApiError::internal(&other),
-    })?;
+    let page = if condition.is_none() && output == OutputCrs::Crs84 {
+        crate::api::datasets::lon_lat_page(&state, layer, bbox, (limit, offset)).await?
+    } else {
+        filtered_page(&state, layer, bbox, condition, (limit, offset), output).await?
+    };
     let features: Vec<Value> = page
         .features
         .iter()
@@ -253,4 +243,30 @@ pub struct ItemQuery {
     /// `json` or `geojson` (default), or `html`.
     #[param(pattern = "^(json|geojson|html)$")]
     pub f: Option<String>,
+}
+
+/// A page read by the embedded engine: with a filter condition or in another CRS.
+async fn filtered_page(
+    state: &AppState,
+    layer: geomill_backends::duckdb::LayerRecord,
+    bbox: Option<[f64; 4]>,
+    condition: Option<String>,
+    (limit, offset): (i64, i64),
+    output: OutputCrs,
+) -> Result<geomill_backends::duckdb::FeaturePage, ApiError> {
+    let engine = state.embedded();
+    let filtered = condition.is_some();
+    tokio::task::spawn_blocking(move || {
+        engine.features_in(&layer, bbox, condition.as_deref(), (limit, offset), output)
+    })
+    .await
+    .map_err(|e| ApiError::internal(&e))?
+    .map_err(|error| match error {
+        // The filter's literals reach the engine only here (a WKT it cannot read, a comparison
+        // of a text column with a number): the request's fault.
+        geomill_backends::BackendError::Query { reason, .. } if filtered => {
+            ApiError::bad_request(format!("filter cannot be evaluated: {reason}"))
+        }
+        other => crate::api::datasets::engine_error(other),
+    })
 }
