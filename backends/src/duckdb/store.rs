@@ -172,6 +172,8 @@ impl EmbeddedEngine {
         self.execute_batch(super::published::PUBLISHED_DDL)?;
         self.execute_batch(super::rules::RULES_DDL)?;
         self.execute_batch(super::schedules::SCHEDULES_DDL)?;
+        self.execute_batch(super::triggers::TRIGGERS_DDL)?;
+        self.execute_batch(super::tracking::TRACKING_DDL)?;
         self.execute_batch(super::scenarios::SCENARIOS_DDL)
     }
 
