@@ -294,11 +294,12 @@ impl PostgisEngine {
         };
         let column: String = row.get(0);
         let table_srid: i32 = row.get(1);
-        let shape = match srid {
-            Some(srid) if srid > 0 && table_srid > 0 && srid != table_srid => {
-                "ST_Transform(ST_SetSRID(ST_GeomFromWKB($1), $2), $3)"
-            }
-            _ => "ST_SetSRID(ST_GeomFromWKB($1), $3)",
+        let transform =
+            matches!(srid, Some(srid) if srid > 0 && table_srid > 0 && srid != table_srid);
+        let shape = if transform {
+            "ST_Transform(ST_SetSRID(ST_GeomFromWKB($1::bytea), $3::int), $2::int)"
+        } else {
+            "ST_SetSRID(ST_GeomFromWKB($1::bytea), $2::int)"
         };
         let sql = format!(
             "SELECT EXISTS (SELECT 1 FROM {}.{} WHERE ST_Intersects({}, {shape}))",
@@ -306,12 +307,13 @@ impl PostgisEngine {
             ident(table),
             ident(&column)
         );
-        let srid = srid.unwrap_or(0);
-        let hit: bool = client
-            .query_one(&sql, &[&wkb, &srid, &table_srid])
-            .await
-            .map_err(query_error(&sql))?
-            .get(0);
+        let given = srid.unwrap_or(0);
+        let row = if transform {
+            client.query_one(&sql, &[&wkb, &table_srid, &given]).await
+        } else {
+            client.query_one(&sql, &[&wkb, &table_srid]).await
+        };
+        let hit: bool = row.map_err(query_error(&sql))?.get(0);
         Ok(Some(hit))
     }
 
