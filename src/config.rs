@@ -101,6 +101,9 @@ pub struct Config {
     /// Wait before a job's first retry, in milliseconds; doubled at each further retry.
     #[arg(long, env = "GEOMILL_JOB_RETRY_BACKOFF_MS", default_value_t = 1000)]
     pub job_retry_backoff_ms: u64,
+    /// Secret trigger webhooks are signed with (HMAC-SHA256) unless the action sets its own.
+    #[arg(long, env = "GEOMILL_TRIGGER_WEBHOOK_SECRET", hide_env_values = true)]
+    pub trigger_webhook_secret: Option<String>,
     #[command(flatten)]
     pub auth: crate::auth::config::AuthConfig,
 }
@@ -148,6 +151,7 @@ impl Config {
             max_concurrent_jobs: 4,
             job_timeout_s: 300,
             job_retry_backoff_ms: 1000,
+            trigger_webhook_secret: None,
             // In-process use (tests, `geomill run`) is no shared service: every group is
             // licensed and nothing is rate limited.
             auth: crate::auth::config::AuthConfig {

@@ -21,6 +21,7 @@ pub mod state;
 pub mod telemetry;
 pub mod tile_cache;
 pub mod timestamp;
+pub mod triggers;
 
 /// The version reported by `/health`, `--version` and the OpenAPI document.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -32,6 +32,7 @@ pub async fn serve(config: Config) -> Result<(), ServeError> {
         .map_err(|e| ServeError::Io(std::io::Error::other(e.message)))?;
     tokio::spawn(crate::sessions::sweep(state.clone()));
     tokio::spawn(crate::schedules::ticker::run(state.clone()));
+    crate::triggers::listen::start(&state);
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|source| ServeError::Bind { address, source })?;

@@ -35,6 +35,7 @@ struct Inner {
     events: crate::events::EventBus,
     /// Held while a schedule fires: one firing at a time.
     schedule_fires: tokio::sync::Mutex<()>,
+    triggers: crate::triggers::TriggerRuntime,
 }
 
 /// Why the state could not be built.
@@ -103,6 +104,7 @@ impl AppState {
                 auth,
                 events: crate::events::EventBus::default(),
                 schedule_fires: tokio::sync::Mutex::new(()),
+                triggers: crate::triggers::TriggerRuntime::default(),
             }),
         })
     }
@@ -134,6 +136,11 @@ impl AppState {
     /// The lock a schedule's firing holds.
     pub fn schedule_fires(&self) -> &tokio::sync::Mutex<()> {
         &self.inner.schedule_fires
+    }
+
+    /// Trigger evaluations and the LISTEN loop's state.
+    pub fn triggers(&self) -> &crate::triggers::TriggerRuntime {
+        &self.inner.triggers
     }
 
     /// The live sessions.

@@ -250,7 +250,8 @@ pub async fn remove(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    find(&state, &id).await?;
+    let dataset = find(&state, &id).await?;
+    crate::triggers::tracking::record_deleting(&state, &dataset).await;
     let engine = state.embedded();
     let key = id.clone();
     blocking(move || engine.delete_dataset(&key)).await?;

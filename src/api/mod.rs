@@ -23,6 +23,9 @@ pub mod scenarios;
 pub mod schedules;
 pub mod sessions;
 pub mod sql;
+pub mod tracking;
+pub mod trigger_runs;
+pub mod triggers;
 
 use axum::Router;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -61,6 +64,9 @@ pub fn router() -> Router<AppState> {
         .merge(projects::routes())
         .merge(sql::routes())
         .merge(sessions::routes())
+        .merge(triggers::routes())
+        .merge(trigger_runs::routes())
+        .merge(tracking::routes())
         .merge(not_implemented::routes())
         .merge(docs::routes())
         .fallback(fallback::no_route)

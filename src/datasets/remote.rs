@@ -375,7 +375,10 @@ async fn load(
     let engine = state.embedded();
     let key = id.to_owned();
     match crate::api::datasets::blocking(move || engine.load_remote(&key, &source)).await? {
-        Ok(record) => Ok(record),
+        Ok(record) => {
+            crate::triggers::tracking::record_loaded(state, &record).await;
+            Ok(record)
+        }
         Err(rejected) => Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "unreadable_remote_layer",

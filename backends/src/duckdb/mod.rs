@@ -18,6 +18,8 @@ mod scenarios;
 mod schedules;
 mod sessions;
 mod store;
+mod tracking;
+mod triggers;
 
 pub use engine::{EmbeddedEngine, EmbeddedOptions, SpatialStatus};
 pub use features::{FeaturePage, OutputCrs, lon_lat_geometry};
@@ -32,3 +34,5 @@ pub use run::{Binding, Interrupter, QueryRows, RunOutcome};
 pub use scenarios::ScenarioRecord;
 pub use schedules::ScheduleRecord;
 pub use store::{DatasetRecord, LayerRecord, Reader, RejectedFile, SourceFile};
+pub use tracking::{ChangedRow, LoggedLayerChange, TrackedLayer};
+pub use triggers::TriggerRecord;

@@ -160,6 +160,8 @@ impl EmbeddedEngine {
             super::published::PUBLISHED_DDL,
             super::rules::RULES_DDL,
             super::schedules::SCHEDULES_DDL,
+            super::triggers::TRIGGERS_DDL,
+            super::tracking::TRACKING_DDL,
             super::scenarios::SCENARIOS_DDL,
         ]
         .join("\n");

@@ -7,6 +7,8 @@ mod engine;
 mod features;
 mod projects;
 mod script;
+mod tracking;
 
 pub use engine::{PostgisEngine, PostgisStatus};
 pub use projects::{ProjectError, ProjectLayer, ProjectRecord, valid_project_name};
+pub use tracking::{CHANNEL, ChangeListener, LoggedChange, TrackedTable, qualified};
