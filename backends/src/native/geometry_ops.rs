@@ -168,7 +168,7 @@ pub fn dissolve(layer: &Layer) -> Result<Layer, NativeError> {
     keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
     let runs = (rayon::current_num_threads() * 4).max(1);
     let run_len = keyed.len().div_ceil(runs).max(1);
-    let partials: Vec<Vec<u8>> = keyed
+    let mut partials: Vec<Vec<u8>> = keyed
         .par_chunks(run_len)
         .map(|run| {
             let parts = run
@@ -180,18 +180,25 @@ pub fn dissolve(layer: &Layer) -> Result<Layer, NativeError> {
             to_wkb(&collection.unary_union().map_err(NativeError::geos)?)
         })
         .collect::<Result<_, _>>()?;
-    let parts = partials
-        .iter()
-        .map(|bytes| to_geos(bytes, 0))
-        .collect::<Result<Vec<_>, _>>()?;
-    let merged: Option<Vec<u8>> = if parts.is_empty() {
-        None
-    } else {
-        let collection = Geometry::create_geometry_collection(parts).map_err(NativeError::geos)?;
-        Some(to_wkb(
-            &collection.unary_union().map_err(NativeError::geos)?,
-        )?)
-    };
+    // Neighbouring runs are unioned pairwise, level by level (a unary union of all the
+    // partial results would take them apart into polygons and redo the whole union on one
+    // thread).
+    while partials.len() > 1 {
+        partials = partials
+            .par_chunks(2)
+            .map(|pair| match pair {
+                [a, b] => {
+                    let union = to_geos(a, 0)?
+                        .union(&to_geos(b, 0)?)
+                        .map_err(NativeError::geos)?;
+                    to_wkb(&union)
+                }
+                [single] => Ok(single.clone()),
+                _ => Ok(Vec::new()),
+            })
+            .collect::<Result<_, NativeError>>()?;
+    }
+    let merged: Option<Vec<u8>> = partials.pop();
     let mut builder = BinaryBuilder::new();
     builder.append_option(merged);
     let schema = Arc::new(Schema::new(vec![Field::new(
