@@ -154,3 +154,39 @@ pub fn supports(op: &Operator) -> Result<(), String> {
         _ => decline("(not a native kernel)"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use geomill_planner::plan::operator::{AggItem, SortKey, SpatialAggregateOp};
+
+    fn aggregate(predicate: SpatialPredicate) -> Operator {
+        Operator::SpatialAggregate(SpatialAggregateOp {
+            predicate,
+            distance: None,
+            aggregates: vec![AggItem {
+                output: "n".into(),
+                func: AggFunc::Count,
+                column: None,
+            }],
+        })
+    }
+
+    #[test]
+    fn supports_names_what_a_declined_node_lacks() {
+        assert_eq!(supports(&aggregate(SpatialPredicate::Within)), Ok(()));
+        let declined = supports(&aggregate(SpatialPredicate::Contains)).unwrap_err();
+        assert!(
+            declined.contains("SpatialAggregate with predicate Contains"),
+            "{declined}"
+        );
+        let sort = Operator::Sort {
+            keys: vec![SortKey {
+                column: "id".into(),
+                descending: false,
+            }],
+            limit: None,
+        };
+        assert_eq!(supports(&sort), Err("Sort (not a native kernel)".into()));
+    }
+}
