@@ -16,7 +16,7 @@ export GEOMILL_MAPLIBRE_DIR ?= $(GEOMILL_DEPS_DIR)/maplibre-gl-5.7.0
 export GEOMILL_PYTHON ?= $(GEOMILL_DEPS_DIR)/python/bin/python
 CARGO_FLAGS := --release --locked
 
-.PHONY: run test setup-run setup-test build lint bench bench-ogc bench-engines
+.PHONY: run test setup-run setup-test build lint bench bench-ogc bench-engines bench-native
 
 setup-run:
 	@scripts/setup.sh run >/dev/null
@@ -47,6 +47,10 @@ bench: setup-test
 ## make bench-engines: the standard workloads on each engine (a throw-away PostGIS).
 bench-engines: setup-test
 	scripts/with-postgis.sh cargo bench --locked --bench engines
+
+## make bench-native: the standard workloads on the native backend and embedded DuckDB SQL.
+bench-native: setup-test
+	cargo bench --locked -p geomill-backends --bench native
 
 ## make bench-ogc: OGC API items and tiles under load (wrk), geomill against tipg on the same data.
 bench-ogc:

@@ -9,4 +9,7 @@ pub mod duckdb;
 #[cfg(feature = "postgis")]
 pub mod postgis;
 
+#[cfg(feature = "native")]
+pub mod native;
+
 pub use error::BackendError;

@@ -1,0 +1,306 @@
+//! Point-in-polygon aggregation (`spatial_aggregate` of points per polygon): count, sum, avg,
+//! min, max of the points' attributes, rayon-parallel over point batches, points decoded
+//! straight from their WKB bytes.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch};
+use arrow::compute::cast;
+use arrow::datatypes::{DataType, Field, Schema};
+use geomill_planner::plan::operator::{AggFunc, AggItem, SpatialPredicate};
+use rayon::prelude::*;
+
+use super::layer::{Layer, Wkb};
+use super::polygons::{Location, PreparedPolygons};
+use super::{NativeError, prepare_polygons, wkb};
+
+/// Which point locations count as a match for `P(point, polygon)`; `None`: not a native
+/// predicate for points in polygons.
+pub fn point_matches(predicate: SpatialPredicate) -> Option<fn(Location) -> bool> {
+    match predicate {
+        SpatialPredicate::Within => Some(|l| l == Location::Inside),
+        SpatialPredicate::Intersects | SpatialPredicate::CoveredBy => {
+            Some(|l| l != Location::Outside)
+        }
+        SpatialPredicate::Touches => Some(|l| l == Location::Boundary),
+        _ => None,
+    }
+}
+
+/// An aggregated column of the points, per batch, as integers or floats (`None`: `count(*)`).
+enum Values {
+    Rows,
+    Int(Vec<Int64Array>),
+    Float(Vec<Float64Array>),
+}
+
+fn values(points: &Layer, item: &AggItem) -> Result<Values, NativeError> {
+    let Some(column) = &item.column else {
+        return Ok(Values::Rows);
+    };
+    let index = points
+        .schema
+        .index_of(column)
+        .map_err(|_| NativeError::Column {
+            column: column.clone(),
+            problem: "is not in the joined layer".into(),
+        })?;
+    let ty = points.schema.field(index).data_type();
+    let to = if ty.is_integer() {
+        DataType::Int64
+    } else if ty.is_floating() || item.func == AggFunc::Count {
+        DataType::Float64
+    } else {
+        return Err(NativeError::Unsupported(format!(
+            "{}({column}) of a {ty} column",
+            item.func.sql()
+        )));
+    };
+    let cast_all = |batch: &RecordBatch| {
+        cast(batch.column(index), &to).map_err(|e| NativeError::Column {
+            column: column.clone(),
+            problem: e.to_string(),
+        })
+    };
+    let arrays = points
+        .batches
+        .iter()
+        .map(cast_all)
+        .collect::<Result<Vec<_>, _>>()?;
+    let downcast = |a: &ArrayRef| a.as_any().downcast_ref::<Int64Array>().cloned();
+    let downcast_f = |a: &ArrayRef| a.as_any().downcast_ref::<Float64Array>().cloned();
+    Ok(if to == DataType::Int64 {
+        Values::Int(arrays.iter().filter_map(downcast).collect())
+    } else {
+        Values::Float(arrays.iter().filter_map(downcast_f).collect())
+    })
+}
+
+/// One aggregate's running state for one polygon.
+#[derive(Clone, Copy)]
+struct Acc {
+    n: i64,
+    int_sum: i128,
+    float_sum: f64,
+    min: f64,
+    max: f64,
+    int_min: i64,
+    int_max: i64,
+}
+
+impl Default for Acc {
+    fn default() -> Self {
+        Self {
+            n: 0,
+            int_sum: 0,
+            float_sum: 0.0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+            int_min: i64::MAX,
+            int_max: i64::MIN,
+        }
+    }
+}
+
+impl Acc {
+    fn merge(&mut self, o: &Acc) {
+        self.n += o.n;
+        self.int_sum += o.int_sum;
+        self.float_sum += o.float_sum;
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+        self.int_min = self.int_min.min(o.int_min);
+        self.int_max = self.int_max.max(o.int_max);
+    }
+}
+
+/// For each row of `polygons`, aggregates the points of `points` where
+/// `predicate(point, polygon)` holds; the outputs are appended to the polygons' columns
+/// (`count` gives 0 and the others NULL where nothing matches, as in SQL).
+pub fn spatial_aggregate(
+    polygons: &Layer,
+    points: &Layer,
+    predicate: SpatialPredicate,
+    aggregates: &[AggItem],
+) -> Result<Layer, NativeError> {
+    let matches = point_matches(predicate).ok_or_else(|| {
+        NativeError::Unsupported(format!("spatial_aggregate with predicate {predicate:?}"))
+    })?;
+    let prepared = prepare_polygons(polygons)?;
+    let n_rows = polygons.num_rows();
+    let n_aggs = aggregates.len();
+    let columns: Vec<Values> = aggregates
+        .iter()
+        .map(|item| values(points, item))
+        .collect::<Result<_, _>>()?;
+    let geom = points.geometry_index()?;
+    let totals = points
+        .batches
+        .par_iter()
+        .enumerate()
+        .map(|(b, batch)| {
+            let mut accs = vec![Acc::default(); n_rows * n_aggs];
+            let wkbs = Wkb::of(batch, geom)?;
+            let mut hits: Vec<(u32, Location)> = Vec::new();
+            for i in 0..wkbs.len() {
+                let Some(bytes) = wkbs.get(i) else { continue };
+                let Some((x, y)) = wkb::read_point(bytes).map_err(|e| NativeError::Geometry {
+                    row: i,
+                    reason: e.to_string(),
+                })?
+                else {
+                    continue;
+                };
+                locate_rows(&prepared, x, y, &mut hits);
+                for &(row, location) in &hits {
+                    if matches(location) {
+                        let slot = &mut accs[row as usize * n_aggs..][..n_aggs];
+                        for (acc, column) in slot.iter_mut().zip(&columns) {
+                            add(acc, column, b, i);
+                        }
+                    }
+                }
+            }
+            Ok(accs)
+        })
+        .try_reduce(
+            || vec![Acc::default(); n_rows * n_aggs],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| x.merge(y));
+                Ok(a)
+            },
+        )?;
+    finish(polygons, aggregates, &columns, &totals)
+}
+
+/// The rows whose polygon holds `(x, y)`, with the location (best of a row's parts).
+pub fn locate_rows(prepared: &PreparedPolygons, x: f64, y: f64, hits: &mut Vec<(u32, Location)>) {
+    hits.clear();
+    for part in prepared.candidates(x, y, 0.0) {
+        let location = prepared.locate(part, x, y);
+        if location == Location::Outside {
+            continue;
+        }
+        let row = prepared.row(part);
+        match hits.iter_mut().find(|(r, _)| *r == row) {
+            Some((_, best)) if *best == Location::Boundary => *best = location,
+            Some(_) => {}
+            None => hits.push((row, location)),
+        }
+    }
+}
+
+fn add(acc: &mut Acc, column: &Values, batch: usize, i: usize) {
+    match column {
+        Values::Rows => acc.n += 1,
+        Values::Int(arrays) => {
+            let a = &arrays[batch];
+            if a.is_valid(i) {
+                let v = a.value(i);
+                acc.n += 1;
+                acc.int_sum += i128::from(v);
+                acc.int_min = acc.int_min.min(v);
+                acc.int_max = acc.int_max.max(v);
+            }
+        }
+        Values::Float(arrays) => {
+            let a = &arrays[batch];
+            if a.is_valid(i) {
+                let v = a.value(i);
+                acc.n += 1;
+                acc.float_sum += v;
+                acc.min = acc.min.min(v);
+                acc.max = acc.max.max(v);
+            }
+        }
+    }
+}
+
+/// The output column of one aggregate over all polygon rows.
+fn output(func: AggFunc, column: &Values, accs: impl Iterator<Item = Acc>) -> ArrayRef {
+    let int = matches!(column, Values::Int(_));
+    match func {
+        AggFunc::Count => Arc::new(accs.map(|a| Some(a.n)).collect::<Int64Array>()),
+        AggFunc::Sum if int => Arc::new(
+            accs.map(|a| (a.n > 0).then(|| i64::try_from(a.int_sum).unwrap_or(i64::MAX)))
+                .collect::<Int64Array>(),
+        ),
+        AggFunc::Min if int => Arc::new(
+            accs.map(|a| (a.n > 0).then_some(a.int_min))
+                .collect::<Int64Array>(),
+        ),
+        AggFunc::Max if int => Arc::new(
+            accs.map(|a| (a.n > 0).then_some(a.int_max))
+                .collect::<Int64Array>(),
+        ),
+        AggFunc::Sum => Arc::new(
+            accs.map(|a| (a.n > 0).then_some(a.float_sum))
+                .collect::<Float64Array>(),
+        ),
+        AggFunc::Min => Arc::new(
+            accs.map(|a| (a.n > 0).then_some(a.min))
+                .collect::<Float64Array>(),
+        ),
+        AggFunc::Max => Arc::new(
+            accs.map(|a| (a.n > 0).then_some(a.max))
+                .collect::<Float64Array>(),
+        ),
+        AggFunc::Avg | AggFunc::Mean => Arc::new(
+            accs.map(|a| {
+                (a.n > 0).then(|| {
+                    if int {
+                        a.int_sum as f64 / a.n as f64
+                    } else {
+                        a.float_sum / a.n as f64
+                    }
+                })
+            })
+            .collect::<Float64Array>(),
+        ),
+    }
+}
+
+/// The polygons' batches with one column appended per aggregate.
+fn finish(
+    polygons: &Layer,
+    aggregates: &[AggItem],
+    columns: &[Values],
+    totals: &[Acc],
+) -> Result<Layer, NativeError> {
+    let n_aggs = aggregates.len();
+    let mut fields: Vec<Arc<Field>> = polygons.schema.fields().iter().cloned().collect();
+    let mut batches = Vec::with_capacity(polygons.batches.len());
+    let mut first_row = 0;
+    let mut schema = Arc::new(Schema::new(fields.clone()));
+    for (k, batch) in polygons.batches.iter().enumerate() {
+        let rows = first_row..first_row + batch.num_rows();
+        let mut arrays = batch.columns().to_vec();
+        for (a, (item, column)) in aggregates.iter().zip(columns).enumerate() {
+            let accs = rows.clone().map(|r| totals[r * n_aggs + a]);
+            let array = output(item.func, column, accs);
+            if k == 0 {
+                fields.push(Arc::new(Field::new(
+                    &item.output,
+                    array.data_type().clone(),
+                    true,
+                )));
+            }
+            arrays.push(array);
+        }
+        if k == 0 {
+            schema = Arc::new(Schema::new(fields.clone()));
+        }
+        batches.push(RecordBatch::try_new(schema.clone(), arrays).map_err(NativeError::arrow)?);
+        first_row = rows.end;
+    }
+    if polygons.batches.is_empty() {
+        for (item, column) in aggregates.iter().zip(columns) {
+            let ty = output(item.func, column, std::iter::empty())
+                .data_type()
+                .clone();
+            fields.push(Arc::new(Field::new(&item.output, ty, true)));
+        }
+        schema = Arc::new(Schema::new(fields));
+    }
+    Layer::new(schema, batches, &polygons.geometry, polygons.crs.clone())
+}

@@ -1,0 +1,83 @@
+//! Moving layers between the embedded DuckDB engine and the native backend through Arrow:
+//! out with DuckDB's Arrow export (geometry as WKB), back through a GeoParquet file that
+//! DuckDB scans, so attributes are never copied row by row.
+
+use std::path::Path;
+
+use crate::duckdb::EmbeddedEngine;
+
+use super::{Layer, NativeError, write_geoparquet};
+
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+fn literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// The rows of a DuckDB query as a layer; its geometry column `geometry` is exported as WKB.
+pub fn query_layer(
+    engine: &EmbeddedEngine,
+    query: &str,
+    geometry: &str,
+    crs: Option<String>,
+) -> Result<Layer, NativeError> {
+    let g = quoted(geometry);
+    let sql = format!("SELECT * REPLACE (ST_AsWKB({g}) AS {g}) FROM ({query})");
+    let connection = engine
+        .connection()
+        .map_err(|e| NativeError::Duckdb(e.to_string()))?;
+    let mut statement = connection
+        .prepare(&sql)
+        .map_err(|e| NativeError::Duckdb(e.to_string()))?;
+    let arrow = statement
+        .query_arrow([])
+        .map_err(|e| NativeError::Duckdb(e.to_string()))?;
+    let schema = arrow.get_schema();
+    let batches = arrow.collect();
+    Layer::new(schema, batches, geometry, crs)
+}
+
+/// A table's rows as a layer.
+pub fn table_layer(
+    engine: &EmbeddedEngine,
+    table: &str,
+    geometry: &str,
+    crs: Option<String>,
+) -> Result<Layer, NativeError> {
+    query_layer(
+        engine,
+        &format!("SELECT * FROM {}", quoted(table)),
+        geometry,
+        crs,
+    )
+}
+
+/// Writes a layer into DuckDB as table `table` (replaced), through a GeoParquet file in
+/// `scratch` that is removed afterwards.
+pub fn store_layer(
+    engine: &EmbeddedEngine,
+    layer: &Layer,
+    table: &str,
+    scratch: &Path,
+) -> Result<(), NativeError> {
+    let file = scratch.join(format!("native-{}-{table}.parquet", std::process::id()));
+    write_geoparquet(layer, &file)?;
+    let g = quoted(&layer.geometry);
+    // DuckDB reads the GeoParquet column as GEOMETRY; the layer's CRS is set on the type.
+    let select = match layer.crs.as_deref() {
+        Some(crs) => format!("* REPLACE (ST_SetCRS({g}, {}) AS {g})", literal(crs)),
+        None => "*".to_owned(),
+    };
+    let sql = format!(
+        "CREATE OR REPLACE TABLE {} AS SELECT {select} FROM read_parquet({})",
+        quoted(table),
+        literal(&file.to_string_lossy())
+    );
+    let outcome = engine
+        .execute_batch(&sql)
+        .map_err(|e| NativeError::Duckdb(e.to_string()));
+    let _ = std::fs::remove_file(&file);
+    outcome
+}

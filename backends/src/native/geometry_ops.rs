@@ -1,0 +1,212 @@
+//! Per-feature geometry kernels (buffer, simplify) and dissolve (GEOS cascaded union,
+//! parallel by spatial partition), rayon-parallel over rows.
+
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, BinaryArray, BinaryBuilder, RecordBatch};
+use arrow::datatypes::{DataType, Field, Schema};
+use geo::{Destination, Geodesic, LineString, MultiPolygon, Point, Polygon};
+use geos::{Geom, Geometry};
+use rayon::prelude::*;
+
+use super::layer::{Layer, Wkb};
+use super::{NativeError, wkb};
+
+/// Replaces each geometry with `f(wkb)` (NULL stays NULL), every other column shared as is.
+fn map_geometry<F>(layer: &Layer, f: F) -> Result<Layer, NativeError>
+where
+    F: Fn(&[u8], usize) -> Result<Option<Vec<u8>>, NativeError> + Sync,
+{
+    let geom = layer.geometry_index()?;
+    let mut fields: Vec<Arc<Field>> = layer.schema.fields().iter().cloned().collect();
+    fields[geom] = Arc::new(Field::new(&layer.geometry, DataType::Binary, true));
+    let schema = Arc::new(Schema::new(fields));
+    let batches = layer
+        .batches
+        .par_iter()
+        .map(|batch| {
+            let wkbs = Wkb::of(batch, geom)?;
+            let out: Vec<Option<Vec<u8>>> = (0..wkbs.len())
+                .into_par_iter()
+                .map(|i| {
+                    wkbs.get(i)
+                        .map(|bytes| f(bytes, i))
+                        .transpose()
+                        .map(Option::flatten)
+                })
+                .collect::<Result<_, _>>()?;
+            let array: BinaryArray = out.iter().map(Option::as_deref).collect();
+            let mut columns = batch.columns().to_vec();
+            columns[geom] = Arc::new(array) as ArrayRef;
+            RecordBatch::try_new(schema.clone(), columns).map_err(NativeError::arrow)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Layer::new(schema, batches, &layer.geometry, layer.crs.clone())
+}
+
+fn to_geos(bytes: &[u8], row: usize) -> Result<Geometry, NativeError> {
+    Geometry::new_from_wkb(bytes).map_err(|e| NativeError::Geometry {
+        row,
+        reason: e.to_string(),
+    })
+}
+
+fn to_wkb(geometry: &Geometry) -> Result<Vec<u8>, NativeError> {
+    geometry
+        .to_wkb()
+        .map(|bytes| bytes.as_ref().to_vec())
+        .map_err(NativeError::geos)
+}
+
+/// The vertices GEOS puts on a circle of `radius` around the origin (`segments` per quarter).
+fn circle(radius: f64, segments: u32) -> Result<Vec<(f64, f64)>, NativeError> {
+    let mut origin = Vec::new();
+    wkb::write_point(0.0, 0.0, &mut origin);
+    let disc = to_geos(&origin, 0)?
+        .buffer(radius, segments as i32)
+        .map_err(NativeError::geos)?;
+    let shape =
+        wkb::read_polygonal(&to_wkb(&disc)?).map_err(|e| NativeError::Geos(e.to_string()))?;
+    Ok(shape
+        .0
+        .first()
+        .map(|p| p.exterior().0.iter().map(|c| (c.x, c.y)).collect())
+        .unwrap_or_default())
+}
+
+/// Buffers each geometry by `distance`: in CRS units, or with `geodesic` in metres on
+/// longitude/latitude points (the circle of a local azimuthal equidistant frame, each vertex
+/// placed by the direct geodesic problem on WGS 84, longitudes wrapped around the centre).
+pub fn buffer(
+    layer: &Layer,
+    distance: f64,
+    geodesic: bool,
+    segments: u32,
+) -> Result<Layer, NativeError> {
+    if !geodesic {
+        return map_geometry(layer, |bytes, row| {
+            let out = to_geos(bytes, row)?
+                .buffer(distance, segments as i32)
+                .map_err(NativeError::geos)?;
+            to_wkb(&out).map(Some)
+        });
+    }
+    let ring = circle(distance.abs(), segments)?;
+    map_geometry(layer, |bytes, row| {
+        let point = wkb::read_point(bytes).map_err(|e| NativeError::Geometry {
+            row,
+            reason: format!(
+                "{e} (buffers in metres on longitude/latitude are native for points only)"
+            ),
+        })?;
+        let Some((lon0, lat0)) = point else {
+            return Ok(None);
+        };
+        if distance <= 0.0 {
+            return Ok(None);
+        }
+        let centre = Point::new(lon0, lat0);
+        let coords: Vec<(f64, f64)> = ring
+            .iter()
+            .map(|&(x, y)| {
+                let to = Geodesic.destination(centre, x.atan2(y).to_degrees(), x.hypot(y));
+                let lon = lon0 + (to.x() - lon0 + 180.0).rem_euclid(360.0) - 180.0;
+                (lon, to.y())
+            })
+            .collect();
+        let mut out = Vec::with_capacity(9 + 16 * coords.len());
+        let polygon = Polygon::new(LineString::from(coords), vec![]);
+        wkb::write_polygonal(&MultiPolygon(vec![polygon]), &mut out);
+        Ok(Some(out))
+    })
+}
+
+/// Simplifies each geometry with tolerance `tolerance` (CRS units): GEOS's topology-preserving
+/// simplifier, or Douglas-Peucker when `preserve_topology` is false.
+pub fn simplify(
+    layer: &Layer,
+    tolerance: f64,
+    preserve_topology: bool,
+) -> Result<Layer, NativeError> {
+    map_geometry(layer, |bytes, row| {
+        let geometry = to_geos(bytes, row)?;
+        let out = if preserve_topology {
+            geometry.topology_preserve_simplify(tolerance)
+        } else {
+            geometry.simplify(tolerance)
+        }
+        .map_err(NativeError::geos)?;
+        to_wkb(&out).map(Some)
+    })
+}
+
+/// Unions every geometry of the layer into one (one row, the geometry column only): rows are
+/// sorted along x, cut into one run per task, each run unioned (GEOS cascaded union) in
+/// parallel, and the partial unions unioned last.
+pub fn dissolve(layer: &Layer) -> Result<Layer, NativeError> {
+    let geom = layer.geometry_index()?;
+    let mut keyed: Vec<(f64, &[u8], usize)> = Vec::with_capacity(layer.num_rows());
+    let mut row = 0;
+    for batch in &layer.batches {
+        let wkbs = Wkb::of(batch, geom)?;
+        for i in 0..wkbs.len() {
+            if let Some(bytes) = wkbs.get(i) {
+                keyed.push((0.0, bytes, row));
+            }
+            row += 1;
+        }
+    }
+    keyed.par_iter_mut().try_for_each(|entry| {
+        let g = to_geos(entry.1, entry.2)?;
+        entry.0 = if g.is_empty().unwrap_or(true) {
+            0.0
+        } else {
+            g.get_x_min().unwrap_or(0.0)
+        };
+        Ok::<_, NativeError>(())
+    })?;
+    keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let runs = (rayon::current_num_threads() * 4).max(1);
+    let run_len = keyed.len().div_ceil(runs).max(1);
+    let mut partials: Vec<Vec<u8>> = keyed
+        .par_chunks(run_len)
+        .map(|run| {
+            let parts = run
+                .iter()
+                .map(|(_, bytes, row)| to_geos(bytes, *row))
+                .collect::<Result<Vec<_>, _>>()?;
+            let collection =
+                Geometry::create_geometry_collection(parts).map_err(NativeError::geos)?;
+            to_wkb(&collection.unary_union().map_err(NativeError::geos)?)
+        })
+        .collect::<Result<_, _>>()?;
+    // Neighbouring runs are unioned pairwise, level by level (a unary union of all the
+    // partial results would take them apart into polygons and redo the whole union on one
+    // thread).
+    while partials.len() > 1 {
+        partials = partials
+            .par_chunks(2)
+            .map(|pair| match pair {
+                [a, b] => {
+                    let union = to_geos(a, 0)?
+                        .union(&to_geos(b, 0)?)
+                        .map_err(NativeError::geos)?;
+                    to_wkb(&union)
+                }
+                [single] => Ok(single.clone()),
+                _ => Ok(Vec::new()),
+            })
+            .collect::<Result<_, NativeError>>()?;
+    }
+    let merged: Option<Vec<u8>> = partials.pop();
+    let mut builder = BinaryBuilder::new();
+    builder.append_option(merged);
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        &layer.geometry,
+        DataType::Binary,
+        true,
+    )]));
+    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(builder.finish())])
+        .map_err(NativeError::arrow)?;
+    Layer::new(schema, vec![batch], &layer.geometry, layer.crs.clone())
+}

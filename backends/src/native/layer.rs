@@ -1,0 +1,266 @@
+//! A layer as Arrow record batches with one WKB geometry column and its CRS; GeoParquet files
+//! read (row groups in parallel, only the columns asked for) and written.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{Array, BinaryArray, BinaryViewArray, LargeBinaryArray, RecordBatch};
+use arrow::datatypes::{DataType, SchemaRef};
+use arrow::record_batch::RecordBatchReader;
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+use rayon::prelude::*;
+use serde_json::{Value, json};
+
+use super::NativeError;
+
+/// Rows of one layer: `batches` share `schema`; `geometry` names the WKB column.
+#[derive(Debug, Clone)]
+pub struct Layer {
+    pub schema: SchemaRef,
+    pub batches: Vec<RecordBatch>,
+    pub geometry: String,
+    /// `EPSG:code` (or the CRS text the source gave); `None` when unknown.
+    pub crs: Option<String>,
+}
+
+impl Layer {
+    /// A layer of `batches` (at least the schema must be known).
+    pub fn new(
+        schema: SchemaRef,
+        batches: Vec<RecordBatch>,
+        geometry: &str,
+        crs: Option<String>,
+    ) -> Result<Self, NativeError> {
+        let layer = Self {
+            schema,
+            batches,
+            geometry: geometry.to_owned(),
+            crs,
+        };
+        layer.geometry_index()?;
+        Ok(layer)
+    }
+
+    /// How many rows the layer has.
+    pub fn num_rows(&self) -> usize {
+        self.batches.iter().map(RecordBatch::num_rows).sum()
+    }
+
+    /// The position of the geometry column; an error when it is missing or not binary.
+    pub fn geometry_index(&self) -> Result<usize, NativeError> {
+        let index = self
+            .schema
+            .index_of(&self.geometry)
+            .map_err(|_| NativeError::Column {
+                column: self.geometry.clone(),
+                problem: "is not in the layer".into(),
+            })?;
+        match self.schema.field(index).data_type() {
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView => Ok(index),
+            other => Err(NativeError::Column {
+                column: self.geometry.clone(),
+                problem: format!("holds {other}, not WKB"),
+            }),
+        }
+    }
+
+    /// Whether the CRS is geographic (longitude/latitude degrees).
+    pub fn is_geographic(&self) -> bool {
+        matches!(
+            self.crs.as_deref(),
+            Some("EPSG:4326" | "OGC:CRS84" | "EPSG:4258" | "EPSG:4269")
+        )
+    }
+}
+
+/// The WKB values of one batch's geometry column, whatever binary layout Arrow chose.
+pub enum Wkb<'a> {
+    Binary(&'a BinaryArray),
+    Large(&'a LargeBinaryArray),
+    View(&'a BinaryViewArray),
+}
+
+impl<'a> Wkb<'a> {
+    /// The geometry column of `batch` (its position from [`Layer::geometry_index`]).
+    pub fn of(batch: &'a RecordBatch, index: usize) -> Result<Self, NativeError> {
+        let column = batch.column(index).as_any();
+        if let Some(a) = column.downcast_ref::<BinaryArray>() {
+            return Ok(Self::Binary(a));
+        }
+        if let Some(a) = column.downcast_ref::<LargeBinaryArray>() {
+            return Ok(Self::Large(a));
+        }
+        column
+            .downcast_ref::<BinaryViewArray>()
+            .map(Self::View)
+            .ok_or_else(|| NativeError::Column {
+                column: batch.schema().field(index).name().clone(),
+                problem: "is not a binary (WKB) column".into(),
+            })
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Self::Binary(a) => a.len(),
+            Self::Large(a) => a.len(),
+            Self::View(a) => a.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Row `i`'s WKB, `None` when NULL.
+    pub fn get(&self, i: usize) -> Option<&'a [u8]> {
+        match self {
+            Self::Binary(a) => a.is_valid(i).then(|| a.value(i)),
+            Self::Large(a) => a.is_valid(i).then(|| a.value(i)),
+            Self::View(a) => a.is_valid(i).then(|| a.value(i)),
+        }
+    }
+}
+
+fn parquet_error(path: &Path) -> impl Fn(parquet::errors::ParquetError) -> NativeError + '_ {
+    move |e| NativeError::File {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    }
+}
+
+/// The CRS of a GeoParquet column's `crs` (PROJJSON; absent means OGC:CRS84).
+fn crs_of(column: Option<&Value>) -> Option<String> {
+    let Some(crs) = column.and_then(|c| c.get("crs")) else {
+        return Some("EPSG:4326".into());
+    };
+    let id = crs.get("id")?;
+    match (id.get("authority")?.as_str()?, id.get("code")?) {
+        ("OGC", code) if code.as_str() == Some("CRS84") => Some("EPSG:4326".into()),
+        (authority, Value::Number(code)) => Some(format!("{authority}:{code}")),
+        (authority, Value::String(code)) => Some(format!("{authority}:{code}")),
+        _ => None,
+    }
+}
+
+/// Reads a GeoParquet file: only `columns` when given (the geometry column is always read),
+/// row groups decoded in parallel on the current rayon pool.
+pub fn read_geoparquet(path: &Path, columns: Option<&[&str]>) -> Result<Layer, NativeError> {
+    let error = parquet_error(path);
+    let open = || {
+        File::open(path).map_err(|e| NativeError::File {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })
+    };
+    let builder = ParquetRecordBatchReaderBuilder::try_new(open()?).map_err(&error)?;
+    let metadata = builder.metadata().clone();
+    let geo: Option<Value> = metadata
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|e| e.key == "geo"))
+        .and_then(|e| e.value.as_deref())
+        .and_then(|text| serde_json::from_str(text).ok());
+    let geometry = geo
+        .as_ref()
+        .and_then(|g| g.get("primary_column"))
+        .and_then(Value::as_str)
+        .unwrap_or("geom")
+        .to_owned();
+    let crs = crs_of(
+        geo.as_ref()
+            .and_then(|g| g.get("columns"))
+            .and_then(|c| c.get(&geometry)),
+    );
+    let schema_descr = builder.parquet_schema().clone();
+    let mask = match columns {
+        Some(names) => {
+            let wanted: Vec<usize> = builder
+                .schema()
+                .fields()
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.name() == &geometry || names.contains(&f.name().as_str()))
+                .map(|(i, _)| i)
+                .collect();
+            ProjectionMask::roots(&schema_descr, wanted)
+        }
+        None => ProjectionMask::all(),
+    };
+    let groups = metadata.num_row_groups();
+    let parts: Vec<Result<(SchemaRef, Vec<RecordBatch>), NativeError>> = (0..groups.max(1))
+        .into_par_iter()
+        .map(|group| {
+            let builder = ParquetRecordBatchReaderBuilder::try_new(open()?).map_err(&error)?;
+            let builder = builder
+                .with_projection(mask.clone())
+                .with_batch_size(65_536);
+            let builder = if groups == 0 {
+                builder
+            } else {
+                builder.with_row_groups(vec![group])
+            };
+            let reader = builder.build().map_err(&error)?;
+            let schema = reader.schema();
+            let batches = reader
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| NativeError::File {
+                    path: path.display().to_string(),
+                    reason: e.to_string(),
+                })?;
+            Ok((schema, batches))
+        })
+        .collect();
+    let mut schema = None;
+    let mut batches = Vec::new();
+    for part in parts {
+        let (s, b) = part?;
+        schema.get_or_insert(s);
+        batches.extend(b);
+    }
+    let schema = schema.ok_or_else(|| NativeError::File {
+        path: path.display().to_string(),
+        reason: "no schema".into(),
+    })?;
+    Layer::new(schema, batches, &geometry, crs)
+}
+
+/// The GeoParquet `geo` metadata of a layer.
+fn geo_metadata(layer: &Layer) -> Value {
+    let mut column = json!({"encoding": "WKB", "geometry_types": []});
+    if let Some((authority, code)) = layer.crs.as_deref().and_then(|c| c.split_once(':'))
+        && !(authority == "EPSG" && code == "4326")
+    {
+        let code: Value = code.parse::<u64>().map_or(json!(code), |n| json!(n));
+        column["crs"] = json!({"id": {"authority": authority, "code": code}});
+    }
+    json!({"version": "1.0.0", "primary_column": layer.geometry,
+           "columns": {layer.geometry.clone(): column}})
+}
+
+/// Writes a layer as a GeoParquet 1.0 file (WKB, snappy).
+pub fn write_geoparquet(layer: &Layer, path: &Path) -> Result<(), NativeError> {
+    let error = parquet_error(path);
+    let file = File::create(path).map_err(|e| NativeError::File {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let properties = WriterProperties::builder()
+        .set_compression(parquet::basic::Compression::SNAPPY)
+        .set_key_value_metadata(Some(vec![KeyValue::new(
+            "geo".into(),
+            geo_metadata(layer).to_string(),
+        )]))
+        .build();
+    let mut writer =
+        ArrowWriter::try_new(file, Arc::clone(&layer.schema), Some(properties)).map_err(&error)?;
+    for batch in &layer.batches {
+        writer.write(batch).map_err(&error)?;
+    }
+    writer.close().map_err(&error)?;
+    Ok(())
+}

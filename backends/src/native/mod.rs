@@ -1,0 +1,192 @@
+//! The native backend: rayon-parallel geometry kernels (geo, rstar, GEOS) over Arrow record
+//! batches with a WKB geometry column.
+//!
+//! Kernels run on the calling thread's rayon pool: callers on an async runtime wrap them in
+//! `spawn_blocking` or `pool.install`. Distances are in the layer's CRS units (degrees on
+//! longitude/latitude), as the SQL engines' `ST_DWithin` and `ST_Distance` measure them;
+//! buffers in metres on longitude/latitude follow the planner's geodesic lowering (a local
+//! azimuthal equidistant frame around each feature, here computed with geodesics).
+
+pub mod aggregate;
+#[cfg(feature = "duckdb")]
+pub mod duck;
+pub mod geometry_ops;
+pub mod joins;
+pub mod layer;
+pub mod polygons;
+pub mod wkb;
+
+use geomill_planner::plan::operator::{
+    AggFunc, GeoExpr, JoinHow, Operator, SpatialPredicate, ValueExpr,
+};
+use rayon::prelude::*;
+
+pub use layer::{Layer, Wkb, read_geoparquet, write_geoparquet};
+pub use polygons::{Location, PreparedPolygons};
+
+use crate::BackendError;
+
+/// An error of a native kernel.
+#[derive(Debug, thiserror::Error)]
+pub enum NativeError {
+    #[error("column {column} {problem}")]
+    Column { column: String, problem: String },
+    #[error("cannot read or write {path}: {reason}")]
+    File { path: String, reason: String },
+    #[error("geometry of row {row}: {reason}")]
+    Geometry { row: usize, reason: String },
+    #[error("the native backend does not run {0}")]
+    Unsupported(String),
+    #[error("GEOS: {0}")]
+    Geos(String),
+    #[error("Arrow: {0}")]
+    Arrow(String),
+    #[error("DuckDB: {0}")]
+    Duckdb(String),
+}
+
+impl NativeError {
+    pub(crate) fn arrow(e: arrow::error::ArrowError) -> Self {
+        Self::Arrow(e.to_string())
+    }
+
+    pub(crate) fn geos(e: geos::Error) -> Self {
+        Self::Geos(e.to_string())
+    }
+}
+
+impl From<NativeError> for BackendError {
+    fn from(e: NativeError) -> Self {
+        BackendError::Query {
+            engine: "native",
+            reason: e.to_string(),
+            sql: String::new(),
+        }
+    }
+}
+
+/// Decodes every polygon of a layer (in parallel) and indexes them; NULL and empty
+/// geometries never match; anything but polygons is an error naming the row.
+pub fn prepare_polygons(layer: &Layer) -> Result<PreparedPolygons, NativeError> {
+    let geom = layer.geometry_index()?;
+    let mut offsets = Vec::with_capacity(layer.batches.len());
+    let mut total = 0;
+    for batch in &layer.batches {
+        offsets.push(total);
+        total += batch.num_rows();
+    }
+    let shapes: Vec<Vec<Option<geo::MultiPolygon<f64>>>> = layer
+        .batches
+        .par_iter()
+        .zip(offsets)
+        .map(|(batch, offset)| {
+            let wkbs = Wkb::of(batch, geom)?;
+            (0..wkbs.len())
+                .map(|i| {
+                    wkbs.get(i)
+                        .map(wkb::read_polygonal)
+                        .transpose()
+                        .map_err(|e| NativeError::Geometry {
+                            row: offset + i,
+                            reason: e.to_string(),
+                        })
+                })
+                .collect()
+        })
+        .collect::<Result<_, NativeError>>()?;
+    Ok(PreparedPolygons::new(
+        shapes.into_iter().flatten().collect(),
+    ))
+}
+
+/// Whether the native backend runs a plan node, and if not, why (the reason names the
+/// operator and what it lacks).
+pub fn supports(op: &Operator) -> Result<(), String> {
+    let decline = |what: &str| Err(format!("{} {what}", op.name()));
+    match op {
+        Operator::Scan { .. } => Ok(()),
+        Operator::SpatialAggregate(a) => {
+            if aggregate::point_matches(a.predicate).is_none() || a.distance.is_some() {
+                return decline(&format!("with predicate {:?}", a.predicate));
+            }
+            if a.aggregates
+                .iter()
+                .any(|i| i.column.is_none() && i.func != AggFunc::Count)
+            {
+                return decline("with an aggregate of no column other than count");
+            }
+            Ok(())
+        }
+        Operator::SpatialJoin(j) => match (j.predicate, j.how) {
+            (SpatialPredicate::Dwithin, JoinHow::Inner) if j.distance.is_some() => Ok(()),
+            (SpatialPredicate::Intersects | SpatialPredicate::Within, JoinHow::Inner) => Ok(()),
+            _ => decline(&format!(
+                "with predicate {:?} and how {:?}",
+                j.predicate, j.how
+            )),
+        },
+        Operator::Nearest(_) => Ok(()),
+        Operator::Map(map) => {
+            let all_native = !map.set.is_empty()
+                && map.drop.is_empty()
+                && map.rename.is_empty()
+                && map.set.iter().all(|(_, value, _)| {
+                    matches!(
+                        value,
+                        ValueExpr::Geo(GeoExpr::Buffer { .. } | GeoExpr::Simplify { .. })
+                    )
+                });
+            if all_native {
+                Ok(())
+            } else {
+                decline(
+                    "computing anything but buffer and simplify (relational steps are not native yet)",
+                )
+            }
+        }
+        Operator::Aggregate(a) if a.union_geometry && a.group_by.is_empty() => {
+            if a.aggregates.is_empty() {
+                Ok(())
+            } else {
+                decline("with attribute aggregates")
+            }
+        }
+        _ => decline("(not a native kernel)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use geomill_planner::plan::operator::{AggItem, SortKey, SpatialAggregateOp};
+
+    fn aggregate(predicate: SpatialPredicate) -> Operator {
+        Operator::SpatialAggregate(SpatialAggregateOp {
+            predicate,
+            distance: None,
+            aggregates: vec![AggItem {
+                output: "n".into(),
+                func: AggFunc::Count,
+                column: None,
+            }],
+        })
+    }
+
+    #[test]
+    fn supports_names_what_a_declined_node_lacks() {
+        assert_eq!(supports(&aggregate(SpatialPredicate::Within)), Ok(()));
+        let declined = supports(&aggregate(SpatialPredicate::Contains)).unwrap_err();
+        assert!(
+            declined.contains("SpatialAggregate with predicate Contains"),
+            "{declined}"
+        );
+        let sort = Operator::Sort {
+            keys: vec![SortKey {
+                column: "id".into(),
+                descending: false,
+            }],
+            limit: None,
+        };
+        assert_eq!(supports(&sort), Err("Sort (not a native kernel)".into()));
+    }
+}

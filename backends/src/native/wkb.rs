@@ -1,0 +1,247 @@
+//! Reading WKB without allocating per point (2D points, polygons, multipolygons) and writing it.
+
+use geo::{Coord, LineString, MultiPolygon, Polygon};
+
+/// Why a WKB value could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WkbError {
+    #[error("the WKB ends early (byte {at} of {len})")]
+    Truncated { at: usize, len: usize },
+    #[error("the WKB byte order marker is {0}, not 0 or 1")]
+    ByteOrder(u8),
+    #[error("WKB geometry type {0} is not supported here (2D points and polygons only)")]
+    Type(u32),
+    #[error("the WKB holds {found} where {expected} is expected")]
+    Unexpected {
+        expected: &'static str,
+        found: &'static str,
+    },
+}
+
+/// A cursor over one WKB value.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    little: bool,
+}
+
+impl<'a> Reader<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Self {
+            bytes,
+            at: 0,
+            little: true,
+        }
+    }
+
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], WkbError> {
+        let end = self.at + N;
+        let slice = self.bytes.get(self.at..end).ok_or(WkbError::Truncated {
+            at: self.at,
+            len: self.bytes.len(),
+        })?;
+        self.at = end;
+        let mut out = [0u8; N];
+        out.copy_from_slice(slice);
+        Ok(out)
+    }
+
+    /// The byte order and the 2D geometry type code of the value that starts here.
+    fn header(&mut self) -> Result<u32, WkbError> {
+        self.little = match self.take::<1>()?[0] {
+            0 => false,
+            1 => true,
+            other => return Err(WkbError::ByteOrder(other)),
+        };
+        let code = self.u32()?;
+        // Any Z/M/SRID flag (EWKB high bits, ISO thousands) is not 2D: refused below.
+        Ok(code)
+    }
+
+    fn u32(&mut self) -> Result<u32, WkbError> {
+        let raw = self.take::<4>()?;
+        Ok(if self.little {
+            u32::from_le_bytes(raw)
+        } else {
+            u32::from_be_bytes(raw)
+        })
+    }
+
+    fn f64(&mut self) -> Result<f64, WkbError> {
+        let raw = self.take::<8>()?;
+        Ok(if self.little {
+            f64::from_le_bytes(raw)
+        } else {
+            f64::from_be_bytes(raw)
+        })
+    }
+
+    /// A count, checked against the bytes left so that a corrupt count cannot allocate much.
+    fn count(&mut self, item_bytes: usize) -> Result<usize, WkbError> {
+        let n = self.u32()? as usize;
+        let left = self.bytes.len().saturating_sub(self.at);
+        if n.saturating_mul(item_bytes) > left {
+            return Err(WkbError::Truncated {
+                at: self.bytes.len() + 1,
+                len: self.bytes.len(),
+            });
+        }
+        Ok(n)
+    }
+
+    fn ring(&mut self) -> Result<LineString<f64>, WkbError> {
+        let n = self.count(16)?;
+        let mut coords = Vec::with_capacity(n);
+        for _ in 0..n {
+            coords.push(Coord {
+                x: self.f64()?,
+                y: self.f64()?,
+            });
+        }
+        Ok(LineString(coords))
+    }
+
+    fn polygon_body(&mut self) -> Result<Option<Polygon<f64>>, WkbError> {
+        let rings = self.count(4)?;
+        if rings == 0 {
+            return Ok(None);
+        }
+        let exterior = self.ring()?;
+        let mut holes = Vec::with_capacity(rings - 1);
+        for _ in 1..rings {
+            holes.push(self.ring()?);
+        }
+        Ok(Some(Polygon::new(exterior, holes)))
+    }
+}
+
+fn type_name(code: u32) -> &'static str {
+    match code {
+        1 => "a point",
+        2 => "a linestring",
+        3 => "a polygon",
+        4 => "a multipoint",
+        5 => "a multilinestring",
+        6 => "a multipolygon",
+        7 => "a geometry collection",
+        _ => "a geometry with Z, M or SRID",
+    }
+}
+
+/// The coordinates of a 2D WKB point; `None` for the empty point (NaN coordinates).
+pub fn read_point(bytes: &[u8]) -> Result<Option<(f64, f64)>, WkbError> {
+    let mut reader = Reader::new(bytes);
+    match reader.header()? {
+        1 => {
+            let x = reader.f64()?;
+            let y = reader.f64()?;
+            Ok((!x.is_nan() && !y.is_nan()).then_some((x, y)))
+        }
+        code @ 2..=7 => Err(WkbError::Unexpected {
+            expected: "a point",
+            found: type_name(code),
+        }),
+        code => Err(WkbError::Type(code)),
+    }
+}
+
+/// A 2D WKB polygon or multipolygon as a multipolygon (empty parts dropped).
+pub fn read_polygonal(bytes: &[u8]) -> Result<MultiPolygon<f64>, WkbError> {
+    let mut reader = Reader::new(bytes);
+    match reader.header()? {
+        3 => Ok(MultiPolygon(reader.polygon_body()?.into_iter().collect())),
+        6 => {
+            let n = reader.count(9)?;
+            let mut parts = Vec::with_capacity(n);
+            for _ in 0..n {
+                match reader.header()? {
+                    3 => parts.extend(reader.polygon_body()?),
+                    code => {
+                        return Err(WkbError::Unexpected {
+                            expected: "a polygon inside a multipolygon",
+                            found: type_name(code),
+                        });
+                    }
+                }
+            }
+            Ok(MultiPolygon(parts))
+        }
+        code @ (1 | 2 | 4 | 5 | 7) => Err(WkbError::Unexpected {
+            expected: "a polygon or multipolygon",
+            found: type_name(code),
+        }),
+        code => Err(WkbError::Type(code)),
+    }
+}
+
+/// Little-endian WKB of a 2D point.
+pub fn write_point(x: f64, y: f64, out: &mut Vec<u8>) {
+    out.push(1);
+    out.extend_from_slice(&1u32.to_le_bytes());
+    out.extend_from_slice(&x.to_le_bytes());
+    out.extend_from_slice(&y.to_le_bytes());
+}
+
+fn write_polygon_body(polygon: &Polygon<f64>, out: &mut Vec<u8>) {
+    let rings = 1 + polygon.interiors().len();
+    out.extend_from_slice(&(rings as u32).to_le_bytes());
+    for ring in std::iter::once(polygon.exterior()).chain(polygon.interiors()) {
+        out.extend_from_slice(&(ring.0.len() as u32).to_le_bytes());
+        for c in &ring.0 {
+            out.extend_from_slice(&c.x.to_le_bytes());
+            out.extend_from_slice(&c.y.to_le_bytes());
+        }
+    }
+}
+
+/// Little-endian WKB of a polygon (one part) or multipolygon.
+pub fn write_polygonal(shape: &MultiPolygon<f64>, out: &mut Vec<u8>) {
+    out.push(1);
+    if let [single] = shape.0.as_slice() {
+        out.extend_from_slice(&3u32.to_le_bytes());
+        write_polygon_body(single, out);
+        return;
+    }
+    out.extend_from_slice(&6u32.to_le_bytes());
+    out.extend_from_slice(&(shape.0.len() as u32).to_le_bytes());
+    for polygon in &shape.0 {
+        out.push(1);
+        out.extend_from_slice(&3u32.to_le_bytes());
+        write_polygon_body(polygon, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_round_trip_and_bad_bytes_are_errors() {
+        let mut out = Vec::new();
+        write_point(1.5, -2.0, &mut out);
+        assert_eq!(read_point(&out), Ok(Some((1.5, -2.0))));
+        assert!(matches!(
+            read_point(&out[..10]),
+            Err(WkbError::Truncated { .. })
+        ));
+        assert_eq!(read_point(&[7]), Err(WkbError::ByteOrder(7)));
+        let mut empty = Vec::new();
+        write_point(f64::NAN, f64::NAN, &mut empty);
+        assert_eq!(read_point(&empty), Ok(None));
+        assert!(read_polygonal(&out).is_err());
+    }
+
+    #[test]
+    fn polygons_round_trip_and_huge_counts_do_not_allocate() {
+        let square = Polygon::new(
+            LineString::from(vec![(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 0.0)]),
+            vec![],
+        );
+        let shape = MultiPolygon(vec![square.clone(), square]);
+        let mut out = Vec::new();
+        write_polygonal(&shape, &mut out);
+        assert_eq!(read_polygonal(&out), Ok(shape));
+        let bogus = [1, 3, 0, 0, 0, 1, 0, 0, 0, 255, 255, 255, 255];
+        assert!(read_polygonal(&bogus).is_err());
+    }
+}

@@ -1,0 +1,346 @@
+//! The standard workloads on the native backend and on embedded DuckDB SQL in one run: median
+//! time per engine and the ratio to the fastest, native with 1 and 2 rayon threads, and the
+//! peak RSS of the native point-in-polygon run (measured in a child process of its own).
+//! Point-in-polygon goes file to result (GeoParquet in, GeoParquet out); the other workloads
+//! start from data already in each engine (DuckDB tables, Arrow layers) and materialise their
+//! result. `make bench-native`; GEOMILL_BENCH_SCALE shrinks the sizes, GEOMILL_BENCH_RUNS sets
+//! the runs, GEOMILL_BENCH_LIMIT_S the longest DuckDB run, GEOMILL_BENCH_WORKLOADS picks some
+//! (`1,3`: numbered as printed).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)] // a benchmark binary
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions, Interrupter};
+use geomill_backends::native::{
+    aggregate, duck, geometry_ops, joins, read_geoparquet, write_geoparquet,
+};
+use geomill_planner::plan::operator::{AggFunc, AggItem, SpatialPredicate};
+
+#[path = "common/generators.rs"]
+mod generators;
+use generators::{points, polygons};
+
+/// 500 m as degrees of longitude at the equator (WGS 84 semi-major axis): the distance join
+/// runs in CRS units, as `ST_DWithin` on longitude/latitude does.
+const METRES_PER_DEGREE: f64 = 6_378_137.0 * std::f64::consts::PI / 180.0;
+
+fn setting(name: &str, default: f64) -> f64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn aggregates() -> Vec<AggItem> {
+    vec![
+        AggItem {
+            output: "count".into(),
+            func: AggFunc::Count,
+            column: None,
+        },
+        AggItem {
+            output: "value_sum".into(),
+            func: AggFunc::Sum,
+            column: Some("value".into()),
+        },
+    ]
+}
+
+/// Native point-in-polygon, file to result: returns the result's rows.
+fn native_pip(zones: &Path, points: &Path, out: &Path) -> usize {
+    let zones = read_geoparquet(zones, None).unwrap();
+    let points = read_geoparquet(points, Some(&["value"])).unwrap();
+    let counted =
+        aggregate::spatial_aggregate(&zones, &points, SpatialPredicate::Within, &aggregates())
+            .unwrap();
+    write_geoparquet(&counted, out).unwrap();
+    counted.num_rows()
+}
+
+/// The peak resident set of this process, in MiB.
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+#[derive(Clone)]
+enum Timing {
+    Took(Duration),
+    Stopped,
+    Failed(String),
+}
+
+fn median(mut samples: Vec<Timing>) -> Timing {
+    if let Some(failed) = samples.iter().find(|t| matches!(t, Timing::Failed(_))) {
+        return failed.clone();
+    }
+    if samples
+        .iter()
+        .filter(|t| matches!(t, Timing::Stopped))
+        .count()
+        * 2
+        >= samples.len()
+    {
+        return Timing::Stopped;
+    }
+    let mut took: Vec<Duration> = samples
+        .drain(..)
+        .filter_map(|t| match t {
+            Timing::Took(d) => Some(d),
+            _ => None,
+        })
+        .collect();
+    took.sort();
+    Timing::Took(took[took.len() / 2])
+}
+
+fn run_duckdb(engine: &EmbeddedEngine, sql: &str, result: &str, limit: Duration) -> Timing {
+    let interrupter = Arc::new(Interrupter::default());
+    let watchdog = {
+        let interrupter = interrupter.clone();
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            while start.elapsed() < limit && !interrupter.is_interrupted() {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            interrupter.interrupt();
+        })
+    };
+    let start = Instant::now();
+    let statements = vec![(sql.to_owned(), None)];
+    let outcome = engine.run_script(
+        &[],
+        &statements,
+        result,
+        None,
+        &|_, _| {},
+        Some(&interrupter),
+    );
+    let took = start.elapsed();
+    interrupter.interrupt();
+    let _ = watchdog.join();
+    match outcome {
+        Ok(_) => Timing::Took(took),
+        Err(_) if took >= limit => Timing::Stopped,
+        Err(error) => Timing::Failed(error.to_string()),
+    }
+}
+
+fn time_native(pool: &rayon::ThreadPool, runs: usize, work: &(dyn Fn() + Sync)) -> Timing {
+    median(
+        (0..runs)
+            .map(|_| {
+                let start = Instant::now();
+                pool.install(work);
+                Timing::Took(start.elapsed())
+            })
+            .collect(),
+    )
+}
+
+fn show(timing: &Timing, fastest: Duration) -> String {
+    match timing {
+        Timing::Took(d) => format!(
+            "{:>7.3} s ({:>5.2}x)",
+            d.as_secs_f64(),
+            d.as_secs_f64() / fastest.as_secs_f64()
+        ),
+        Timing::Stopped => "   stopped at limit".to_owned(),
+        Timing::Failed(_) => "             failed".to_owned(),
+    }
+}
+
+struct Workload<'a> {
+    label: String,
+    /// DuckDB SQL creating table `result`.
+    sql: String,
+    native: Box<dyn Fn() + Sync + 'a>,
+}
+
+fn main() {
+    let dir = std::env::var("GEOMILL_BENCH_DIR").map_or_else(
+        |_| std::env::temp_dir().join("geomill-bench-native"),
+        PathBuf::from,
+    );
+    std::fs::create_dir_all(&dir).unwrap();
+    let (zones_file, points_file) = (dir.join("zones_3k.parquet"), dir.join("points_1m.parquet"));
+    if std::env::var_os("GEOMILL_BENCH_PIP_CHILD").is_some() {
+        let start = Instant::now();
+        let rows = native_pip(&zones_file, &points_file, &dir.join("native_rss.parquet"));
+        println!(
+            "{rows} {:.3} {:.1}",
+            start.elapsed().as_secs_f64(),
+            peak_rss_mib()
+        );
+        return;
+    }
+    let scale = setting("GEOMILL_BENCH_SCALE", 1.0);
+    let runs = setting("GEOMILL_BENCH_RUNS", 5.0).max(1.0) as usize;
+    let limit = Duration::from_secs_f64(setting("GEOMILL_BENCH_LIMIT_S", 60.0));
+    let count = |n: f64| ((n * scale).round() as u64).max(10);
+    let duck = EmbeddedEngine::open(&EmbeddedOptions::default()).unwrap();
+    let started = Instant::now();
+    polygons(&duck, "zones_3k", count(3_025.0));
+    polygons(&duck, "zones_20k", count(20_164.0));
+    polygons(&duck, "zones_100k", count(100_000.0));
+    points(&duck, "points_1m", count(1_000_000.0));
+    points(&duck, "points_100k", count(100_000.0));
+    for (table, file) in [("zones_3k", &zones_file), ("points_1m", &points_file)] {
+        duck.execute_batch(&format!(
+            "COPY {table} TO '{}' (FORMAT parquet)",
+            file.display()
+        ))
+        .unwrap();
+    }
+    let crs = Some("EPSG:4326".to_owned());
+    let layer = |t: &str| duck::table_layer(&duck, t, "geom", crs.clone()).unwrap();
+    let loaded = Instant::now();
+    let (zones_20k, zones_100k) = (layer("zones_20k"), layer("zones_100k"));
+    let (points_1m, points_100k) = (layer("points_1m"), layer("points_100k"));
+    println!(
+        "inputs generated in {:.1} s; DuckDB tables to Arrow layers (Arrow export, WKB) in {:.2} s",
+        (loaded - started).as_secs_f64(),
+        loaded.elapsed().as_secs_f64()
+    );
+    let d = 500.0 / METRES_PER_DEGREE;
+    let out = dir.join("pip_result.parquet");
+    let files = (zones_file.display(), points_file.display());
+    let workloads: Vec<Workload<'_>> = vec![
+        Workload {
+            label: format!("point in polygon, file to result ({} in {})", count(1e6), count(3025.0)),
+            sql: format!(
+                "CREATE OR REPLACE TEMP TABLE result AS SELECT 1;
+                 COPY (SELECT z.id, z.weight, z.geom, count(p.value) AS count, sum(p.value) AS value_sum
+                       FROM read_parquet('{}') z LEFT JOIN read_parquet('{}') p ON ST_Within(p.geom, z.geom)
+                       GROUP BY ALL) TO '{}' (FORMAT parquet)",
+                files.0, files.1, dir.join("pip_duckdb.parquet").display()
+            ),
+            native: Box::new(|| {
+                native_pip(&zones_file, &points_file, &out);
+            }),
+        },
+        Workload {
+            label: format!("distance join 500 m ({} to {})", count(1e6), count(20164.0)),
+            sql: format!(
+                "CREATE OR REPLACE TEMP TABLE result AS SELECT t.*, r.id AS ref_id FROM points_1m t
+                 JOIN zones_20k r ON ST_DWithin(t.geom, r.geom, {d})"
+            ),
+            native: Box::new(|| {
+                joins::points_polygons_join(&points_1m, &zones_20k, SpatialPredicate::Dwithin, Some(d), &["id".into()])
+                    .unwrap();
+            }),
+        },
+        Workload {
+            label: format!("k=5 nearest ({} among {})", count(1e5), count(20164.0)),
+            sql: "CREATE OR REPLACE TEMP TABLE result AS SELECT t.*, n.* FROM points_100k t LEFT JOIN LATERAL (
+                    SELECT ST_Distance(t.geom, r.geom) AS distance, r.id AS ref_id FROM zones_20k r
+                    ORDER BY distance, r.id LIMIT 5) n ON true".into(),
+            native: Box::new(|| {
+                joins::nearest(&points_100k, &zones_20k, 5, None, "distance", &["id".into()]).unwrap();
+            }),
+        },
+        Workload {
+            label: format!("buffer 100 m + dissolve ({})", count(1e5)),
+            sql: {
+                let aeqd = "'+proj=aeqd +lat_0=' || ST_Y(geom) || ' +lon_0=' || ST_X(geom) || ' +datum=WGS84 +units=m +no_defs'";
+                format!(
+                    "CREATE OR REPLACE TEMP TABLE result AS SELECT ST_Union_Agg(geom) AS geom FROM (
+                       SELECT ST_Transform(ST_Buffer(ST_Transform(geom, 'EPSG:4326', {aeqd}, always_xy := true), 100, 8), {aeqd},
+                         '+proj=longlat +datum=WGS84 +lon_wrap=' || ST_X(geom) || ' +no_defs', always_xy := true) AS geom
+                       FROM points_100k)"
+                )
+            },
+            native: Box::new(|| {
+                let halo = geometry_ops::buffer(&points_100k, 100.0, true, 8).unwrap();
+                geometry_ops::dissolve(&halo).unwrap();
+            }),
+        },
+        Workload {
+            label: format!("simplify, topology kept ({} polygons)", count(1e5)),
+            sql: "CREATE OR REPLACE TEMP TABLE result AS SELECT id, weight,
+                    ST_SimplifyPreserveTopology(geom, 0.01) AS geom FROM zones_100k".into(),
+            native: Box::new(|| {
+                geometry_ops::simplify(&zones_100k, 0.01, true).unwrap();
+            }),
+        },
+    ];
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
+    let (one, two) = (pool(1), pool(2));
+    println!(
+        "\nmedian of {runs} runs, 2 cores; ratio to the fastest; DuckDB runs stop after {} s\n",
+        limit.as_secs()
+    );
+    println!(
+        "{:<56} {:>19} {:>19} {:>19}",
+        "workload", "native (2 threads)", "native (1 thread)", "embedded DuckDB SQL"
+    );
+    let only: Option<Vec<usize>> = std::env::var("GEOMILL_BENCH_WORKLOADS")
+        .ok()
+        .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect());
+    for (n, w) in workloads.iter().enumerate() {
+        if only.as_ref().is_some_and(|o| !o.contains(&(n + 1))) {
+            continue;
+        }
+        let native2 = time_native(&two, runs, &*w.native);
+        let native1 = time_native(&one, runs, &*w.native);
+        let sql = median(
+            (0..runs)
+                .map(|_| run_duckdb(&duck, &w.sql, "result", limit))
+                .collect(),
+        );
+        let fastest = [&native2, &native1, &sql]
+            .iter()
+            .filter_map(|t| match t {
+                Timing::Took(d) => Some(*d),
+                _ => None,
+            })
+            .min()
+            .unwrap_or(limit);
+        println!(
+            "{:<56} {:>19} {:>19} {:>19}",
+            w.label,
+            show(&native2, fastest),
+            show(&native1, fastest),
+            show(&sql, fastest)
+        );
+        if let Timing::Failed(reason) = &sql {
+            println!(
+                "    DuckDB failed: {}",
+                reason.lines().next().unwrap_or_default()
+            );
+        }
+    }
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .env("GEOMILL_BENCH_PIP_CHILD", "1")
+        .env("GEOMILL_BENCH_DIR", &dir)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&child.stdout);
+    let fields: Vec<&str> = report.split_whitespace().collect();
+    if let [rows, secs, rss] = fields.as_slice() {
+        println!(
+            "\nnative point in polygon in a fresh process (2 threads): {rows} polygons in {secs} s, peak RSS {rss} MiB"
+        );
+    } else {
+        println!(
+            "\nthe peak-RSS run failed: {report} {}",
+            String::from_utf8_lossy(&child.stderr)
+        );
+    }
+}
