@@ -176,3 +176,15 @@ pub async fn run(
     }
     outcomes
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn signatures_are_hex_hmac_sha256() {
+        // RFC 4231, test case 2.
+        assert_eq!(
+            super::signature("Jefe", b"what do ya want for nothing?"),
+            "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+}
