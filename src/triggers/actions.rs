@@ -18,6 +18,8 @@ const WEBHOOK_ATTEMPTS: u32 = 4;
 const WEBHOOK_BACKOFF: Duration = Duration::from_millis(500);
 /// Longest webhook request.
 const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
+/// Feature ids an event lists at most (`count` says how many rows matched).
+const MAX_FIDS: usize = 1000;
 /// The header carrying the body's signature.
 pub const SIGNATURE_HEADER: &str = "X-Geomill-Signature";
 
@@ -49,7 +51,8 @@ fn fired_data(
         "event": trigger.spec.event,
         "op": change.op.as_str(),
         "fid": fids.first().cloned().flatten(),
-        "fids": fids,
+        "fids": fids.iter().take(MAX_FIDS).collect::<Vec<_>>(),
+        "count": fids.len(),
         "message": message,
     })
 }
