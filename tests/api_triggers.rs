@@ -479,6 +479,7 @@ async fn tracked_layers_fire_their_triggers() {
     assert_eq!(data["event"], "DATA_CHANGED");
     assert_eq!(data["message"], "a country changed");
     let fids = data["fids"].as_array().unwrap();
+    assert_eq!(data["count"], fids.len(), "{event}");
     assert!(
         !fids.is_empty() && fids.len() < 177,
         "only countries with a city: {event}"

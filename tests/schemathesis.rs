@@ -32,6 +32,8 @@ const EXCLUDED: &[&str] = &[
     // An endless event stream: it only speaks when rules are validated or written elsewhere,
     // so a reader waits for its first event forever (api_rules.rs reads it).
     "GET /rules/eval-stream",
+    // The same for trigger evaluations (api_triggers.rs reads it).
+    "GET /triggers/eval-stream",
 ];
 
 /// The ids the run works on: fuzzed ids would only ever find nothing.

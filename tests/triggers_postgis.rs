@@ -122,8 +122,8 @@ async fn a_row_inserted_with_psql_fires_the_trigger_of_its_table_only() {
     let address = serve(&state).await;
     let url = |path: &str| format!("http://{address}{path}");
 
-    // The tables stored no dataset yet: tracking is installed on them by name.
-    for table in ["sites", "depots"] {
+    // `sites` is tracked by name here; `depots` by the trigger written on it below.
+    for table in ["sites"] {
         let tracked = geomill::triggers::tracking::enable_table(&state, "public", table, None)
             .await
             .unwrap();
@@ -155,6 +155,21 @@ async fn a_row_inserted_with_psql_fires_the_trigger_of_its_table_only() {
     assert_eq!(status, 201);
     let (status, refused) = send(Method::POST, url("/triggers"), Some(json!({"name": "x", "event": "FEATURE_CREATED", "table": "sites", "actions": [{"action_type": "NOTIFY"}]}))).await;
     assert_eq!(status, 422, "{refused}");
+    let mut missing = trigger("nowhere", None);
+    missing["table"] = json!("public.nowhere");
+    let (status, refused) = send(Method::POST, url("/triggers"), Some(missing)).await;
+    assert_eq!(status, 422, "{refused}");
+    assert_eq!(
+        refused["error"]["detail"]["errors"][0]["path"], "table",
+        "{refused}"
+    );
+    let tracked = state.postgis().unwrap().tracked_tables().await.unwrap();
+    let names: Vec<&str> = tracked.iter().map(|t| t.table.as_str()).collect();
+    assert_eq!(
+        names,
+        ["public.depots", "public.sites"],
+        "the trigger on depots tracks it"
+    );
 
     let mut sites = connect(address, "?topics=trigger_fired&table=public.sites").await;
     let mut depots = connect(address, "?topics=trigger_fired&table=public.depots").await;

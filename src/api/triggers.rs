@@ -46,16 +46,19 @@ pub struct TriggerList {
     pub total: usize,
 }
 
-/// Create a trigger. It watches `dataset_id` (+ `layer`) or a PostgreSQL `table`.
+/// Create a trigger. It watches `dataset_id` (+ `layer`) or a PostgreSQL `table` (whose
+/// change tracking is installed if missing).
 #[utoipa::path(post, path = "/triggers", tag = "triggers",
     request_body(content = Object, description = "A Trigger", example = trigger_example),
     responses((status = 201, body = Trigger), (status = 415, body = crate::error::ErrorBody),
-        (status = 422, description = "Invalid: detail.errors lists every problem with its field path", body = crate::error::ErrorBody)))]
+        (status = 422, description = "Invalid: detail.errors lists every problem with its field path", body = crate::error::ErrorBody),
+        (status = 503, description = "The watched PostgreSQL table cannot be reached", body = crate::error::ErrorBody)))]
 pub async fn create(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<(StatusCode, Json<Trigger>), ApiError> {
     let spec = check(&state, &body).await.map_err(|p| invalid(&p))?;
+    crate::triggers::tracking::ensure_table_tracked(&state, &spec).await?;
     let now = crate::timestamp::now();
     let trigger = Trigger {
         id: uuid::Uuid::new_v4().to_string(),
@@ -95,7 +98,8 @@ pub async fn read(
     params(("id" = String, Path, description = "Trigger id")),
     request_body(content = Object, description = "A Trigger", example = trigger_example),
     responses((status = 200, body = Trigger), (status = 404, body = crate::error::ErrorBody),
-        (status = 415, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+        (status = 415, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
+        (status = 503, description = "The watched PostgreSQL table cannot be reached", body = crate::error::ErrorBody)))]
 pub async fn replace(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -103,6 +107,7 @@ pub async fn replace(
 ) -> Result<Json<Trigger>, ApiError> {
     let mut trigger = store::load(&state, &id).await?;
     let mut spec = check(&state, &body).await.map_err(|p| invalid(&p))?;
+    crate::triggers::tracking::ensure_table_tracked(&state, &spec).await?;
     if body.get("operations").is_none() {
         spec.operations = std::mem::take(&mut trigger.spec.operations);
     }

@@ -18,6 +18,8 @@ const WEBHOOK_ATTEMPTS: u32 = 4;
 const WEBHOOK_BACKOFF: Duration = Duration::from_millis(500);
 /// Longest webhook request.
 const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
+/// Feature ids an event lists at most (`count` says how many rows matched).
+const MAX_FIDS: usize = 1000;
 /// The header carrying the body's signature.
 pub const SIGNATURE_HEADER: &str = "X-Geomill-Signature";
 
@@ -49,7 +51,8 @@ fn fired_data(
         "event": trigger.spec.event,
         "op": change.op.as_str(),
         "fid": fids.first().cloned().flatten(),
-        "fids": fids,
+        "fids": fids.iter().take(MAX_FIDS).collect::<Vec<_>>(),
+        "count": fids.len(),
         "message": message,
     })
 }
@@ -175,4 +178,16 @@ pub async fn run(
         outcomes.push(run_pipeline(state, action_job(&trigger.spec, &config), dry_run).await);
     }
     outcomes
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn signatures_are_hex_hmac_sha256() {
+        // RFC 4231, test case 2.
+        assert_eq!(
+            super::signature("Jefe", b"what do ya want for nothing?"),
+            "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
 }

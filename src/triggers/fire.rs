@@ -190,3 +190,23 @@ pub async fn on_change(state: &AppState, change: Change) -> Vec<Value> {
     }
     evaluations
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ChangeOp;
+
+    #[test]
+    fn feature_created_is_inserts_and_data_changed_is_every_change() {
+        for (op, created, changed) in [
+            (ChangeOp::Insert, true, true),
+            (ChangeOp::Update, false, true),
+            (ChangeOp::Delete, false, true),
+        ] {
+            assert_eq!(op.matches("FEATURE_CREATED"), created, "{op:?}");
+            assert_eq!(op.matches("DATA_CHANGED"), changed, "{op:?}");
+            assert!(!op.matches("SOMETHING_ELSE"));
+            assert_eq!(ChangeOp::parse(&op.as_str().to_lowercase()), Some(op));
+        }
+        assert_eq!(ChangeOp::parse("MERGE"), None);
+    }
+}

@@ -442,3 +442,67 @@ pub fn parse_operation(
         order,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::parse;
+
+    fn paths(body: &serde_json::Value) -> Vec<String> {
+        parse(body)
+            .err()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|p| p.path)
+            .collect()
+    }
+
+    #[test]
+    fn every_problem_is_named_by_its_field() {
+        let good = json!({"name": "n", "event": "DATA_CHANGED", "table": "public.t",
+                          "actions": [{"action_type": "NOTIFY"}]});
+        assert!(parse(&good).is_ok());
+        let (spec, watched) = parse(&good).unwrap_or_else(|e| unreachable!("{e:?}"));
+        assert_eq!((spec.trigger_type.as_str(), spec.enabled), ("DML", true));
+        assert_eq!(watched.2.as_deref(), Some("public.t"));
+        for (change, expected) in [
+            (json!({"name": ""}), "name"),
+            (json!({"event": null}), "event"),
+            (json!({"trigger_type": "DDL"}), "trigger_type"),
+            (json!({"enabled": "yes"}), "enabled"),
+            (json!({"table": "t"}), "table"),
+            (json!({"dataset_id": "d"}), "table"),
+            (json!({"actions": []}), "actions"),
+            (
+                json!({"actions": [{"action_type": "RUN_PIPELINE", "config": {}}]}),
+                "actions[0].config",
+            ),
+            (
+                json!({"actions": [{"action_type": "NOTIFY", "config": {"message": 3}}]}),
+                "actions[0].config.message",
+            ),
+            (
+                json!({"predicates": [{"type": "attr", "op": "intersects", "ref_table": "x"}]}),
+                "predicates[0].type",
+            ),
+            (
+                json!({"predicates": [{"type": "geom", "op": "intersects"}]}),
+                "predicates[0].ref_table",
+            ),
+            (json!({"predicates": {}}), "predicates"),
+            (json!({"extra": 1}), "extra"),
+        ] {
+            let mut body = good.clone();
+            for (key, value) in change.as_object().into_iter().flatten() {
+                body[key] = value.clone();
+            }
+            assert!(
+                paths(&body).contains(&expected.to_owned()),
+                "{change}: {:?}",
+                paths(&body)
+            );
+        }
+        assert_eq!(paths(&json!([])), [""]);
+    }
+}

@@ -225,3 +225,35 @@ pub async fn record_deleting(state: &AppState, dataset: &geomill_backends::duckd
         let _ = blocking(move || engine.untrack_layer(&key, &layer)).await;
     }
 }
+
+/// A trigger on a PostgreSQL table that stores no dataset tracks that table: installs the
+/// tracking if it is missing (a table that does not exist is a 422 naming `table`).
+pub async fn ensure_table_tracked(
+    state: &AppState,
+    spec: &super::model::TriggerSpec,
+) -> Result<(), ApiError> {
+    if spec.dataset_id.is_some() {
+        return Ok(());
+    }
+    let Some((schema, table)) = spec.table.split_once('.') else {
+        return Ok(());
+    };
+    let engine = state.postgis().ok_or_else(|| {
+        ApiError::unprocessable("table: a PostgreSQL table needs GEOMILL_POSTGIS_DSN")
+    })?;
+    let tracked = engine.tracked_tables().await.map_err(postgis_error)?;
+    if tracked.iter().any(|t| t.table == spec.table) {
+        super::listen::start(state);
+        return Ok(());
+    }
+    enable_table(state, schema, table, None)
+        .await
+        .map(|_| ())
+        .map_err(|e| {
+            if e.status == axum::http::StatusCode::UNPROCESSABLE_ENTITY {
+                super::store::invalid(&[super::model::FieldProblem::new("table", e.message)])
+            } else {
+                e
+            }
+        })
+}
