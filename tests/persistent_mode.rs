@@ -8,23 +8,9 @@
 mod common;
 
 use common::http::HttpApi;
-use common::postgis::fresh_database;
+use common::postgis::{fresh_database, psql};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-
-/// `sql` through the `psql` client on `dsn`, unaligned.
-fn psql(dsn: &str, sql: &str) -> String {
-    let out = std::process::Command::new("psql")
-        .args([dsn, "-v", "ON_ERROR_STOP=1", "-Atc", sql])
-        .output()
-        .expect("psql");
-    assert!(
-        out.status.success(),
-        "psql {sql}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
 
 fn persistent(dsn: &str) -> HttpApi {
     HttpApi::start(&[("GEOMILL_ENGINE", "postgis"), ("GEOMILL_POSTGIS_DSN", dsn)])

@@ -10,20 +10,11 @@ mod common;
 use std::time::Duration;
 
 use common::live::{connect, next_event, send, serve, upload_world};
-use common::postgis::fresh_database;
+use common::postgis::{fresh_database, psql};
 use geomill::config::{Config, Engine};
 use geomill::state::AppState;
 use reqwest::Method;
 use serde_json::json;
-
-fn psql(dsn: &str, sql: &str) -> String {
-    let out = std::process::Command::new("psql")
-        .args([dsn, "-v", "ON_ERROR_STOP=1", "-q", "-t", "-A", "-c", sql])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{sql}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_city_inserted_with_psql_fires_the_trigger_of_the_cities_layer_only() {

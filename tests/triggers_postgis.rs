@@ -10,7 +10,7 @@ mod common;
 use std::time::Duration;
 
 use common::live::{connect, next_event, send, serve};
-use common::postgis::OwnCluster;
+use common::postgis::{OwnCluster, psql};
 use geomill::config::Config;
 use geomill::state::AppState;
 use reqwest::Method;
@@ -18,16 +18,6 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const SECRET: &str = "webhook secret for the test";
-
-/// Runs SQL with the `psql` client; answers what it printed (unaligned, tuples only).
-fn psql(dsn: &str, sql: &str) -> String {
-    let out = std::process::Command::new("psql")
-        .args([dsn, "-v", "ON_ERROR_STOP=1", "-q", "-t", "-A", "-c", sql])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{sql}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
 
 /// A webhook receiver on loopback: answers 503 to the first request and 200 to the others,
 /// and hands over each request's signature header and body.

@@ -158,3 +158,18 @@ impl Drop for OwnCluster {
         let _ = std::fs::remove_dir_all(&self.folder);
     }
 }
+
+/// Runs `sql` with the `psql` client (a real PostgreSQL client in its own process) on `dsn`;
+/// answers what it printed, unaligned and without headers. Fails the test on an error.
+pub fn psql(dsn: &str, sql: &str) -> String {
+    let out = std::process::Command::new("psql")
+        .args([dsn, "-v", "ON_ERROR_STOP=1", "-q", "-t", "-A", "-c", sql])
+        .output()
+        .expect("psql");
+    assert!(
+        out.status.success(),
+        "psql {sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
