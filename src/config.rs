@@ -92,6 +92,9 @@ pub struct Config {
     /// it to what scripts/setup.sh fetched from npm).
     #[arg(long, env = "GEOMILL_MAPLIBRE_DIR")]
     pub maplibre_dir: Option<PathBuf>,
+    /// Folder whose spatial files are served read-only under `/examples` (none when unset).
+    #[arg(long, env = "GEOMILL_EXAMPLES_DIR")]
+    pub examples_dir: Option<PathBuf>,
     /// Jobs that run at the same time; more wait in a queue.
     #[arg(long, env = "GEOMILL_MAX_CONCURRENT_JOBS", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrent_jobs: u32,
@@ -148,6 +151,7 @@ impl Config {
             max_upload_mb: 64,
             min_free_disk_mb: 1,
             maplibre_dir: None,
+            examples_dir: None,
             max_concurrent_jobs: 4,
             job_timeout_s: 300,
             job_retry_backoff_ms: 1000,

@@ -9,6 +9,7 @@ pub mod cql2;
 pub mod datasets;
 pub mod error;
 pub mod events;
+pub mod examples;
 pub mod execute;
 pub mod jobs;
 pub mod plan_cli;

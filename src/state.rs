@@ -36,6 +36,8 @@ struct Inner {
     /// Held while a schedule fires: one firing at a time.
     schedule_fires: tokio::sync::Mutex<()>,
     triggers: crate::triggers::TriggerRuntime,
+    /// The example datasets, ingested on first use.
+    examples: tokio::sync::OnceCell<Vec<crate::examples::Example>>,
 }
 
 /// Why the state could not be built.
@@ -105,6 +107,7 @@ impl AppState {
                 events: crate::events::EventBus::default(),
                 schedule_fires: tokio::sync::Mutex::new(()),
                 triggers: crate::triggers::TriggerRuntime::default(),
+                examples: tokio::sync::OnceCell::new(),
             }),
         })
     }
@@ -136,6 +139,11 @@ impl AppState {
     /// The lock a schedule's firing holds.
     pub fn schedule_fires(&self) -> &tokio::sync::Mutex<()> {
         &self.inner.schedule_fires
+    }
+
+    /// The example datasets once loaded (see `crate::examples`).
+    pub fn examples(&self) -> &tokio::sync::OnceCell<Vec<crate::examples::Example>> {
+        &self.inner.examples
     }
 
     /// Trigger evaluations and the LISTEN loop's state.

@@ -69,6 +69,18 @@ pub(crate) fn engine_error(error: geomill_backends::BackendError) -> ApiError {
     }
 }
 
+/// 409 `read_only` for a dataset holding an example.
+async fn refuse_example(state: &AppState, id: &str) -> Result<(), ApiError> {
+    if crate::examples::is_example(state, id).await? {
+        return Err(ApiError::new(
+            axum::http::StatusCode::CONFLICT,
+            "read_only",
+            format!("dataset {id} holds an example (GET /examples) and is read-only"),
+        ));
+    }
+    Ok(())
+}
+
 fn check_id(id: &str) -> Result<(), ApiError> {
     uuid::Uuid::parse_str(id)
         .map(|_| ())
@@ -182,7 +194,7 @@ pub(crate) fn page(limit: Option<i64>, offset: Option<i64>) -> Result<(i64, i64)
     Ok((limit, offset))
 }
 
-/// Datasets, newest first.
+/// Datasets, newest first (the example datasets are listed by `/examples` only).
 #[utoipa::path(get, path = "/datasets", tag = "datasets", params(PageQuery),
     responses((status = 200, body = DatasetPage), (status = 400, body = crate::error::ErrorBody)))]
 pub async fn list(
@@ -190,8 +202,10 @@ pub async fn list(
     ApiQuery(query): ApiQuery<PageQuery>,
 ) -> Result<Json<DatasetPage>, ApiError> {
     let (limit, offset) = page(query.limit, query.offset)?;
+    let examples = crate::examples::dataset_ids(&state).await?;
     let engine = state.embedded();
-    let (total, records) = blocking(move || engine.datasets(limit, offset)).await?;
+    let (total, records) =
+        blocking(move || engine.datasets_except(limit, offset, &examples)).await?;
     Ok(Json(DatasetPage {
         datasets: records.into_iter().map(Dataset::from).collect(),
         total,
@@ -221,7 +235,8 @@ pub struct RenameBody {
 #[utoipa::path(patch, path = "/datasets/{id}", tag = "datasets",
     params(("id" = String, Path, description = "Dataset id (UUID)")), request_body = RenameBody,
     responses((status = 200, body = Dataset), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody), (status = 409, description = "`read_only`: the dataset holds an example", body = crate::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
         (status = 422, body = crate::error::ErrorBody)))]
 pub async fn rename(
     State(state): State<AppState>,
@@ -235,6 +250,7 @@ pub async fn rename(
         ));
     }
     find(&state, &id).await?;
+    refuse_example(&state, &id).await?;
     let engine = state.embedded();
     let key = id.clone();
     blocking(move || engine.rename_dataset(&key, &name)).await?;
@@ -245,12 +261,13 @@ pub async fn rename(
 #[utoipa::path(delete, path = "/api/portal/datasets/{id}", tag = "datasets",
     params(("id" = String, Path, description = "Dataset id (UUID)")),
     responses((status = 200, description = "{deleted: id}", body = Object), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody)))]
+        (status = 404, body = crate::error::ErrorBody), (status = 409, description = "`read_only`: the dataset holds an example", body = crate::error::ErrorBody)))]
 pub async fn remove(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let dataset = find(&state, &id).await?;
+    refuse_example(&state, &id).await?;
     crate::triggers::tracking::record_deleting(&state, &dataset).await;
     let engine = state.embedded();
     let key = id.clone();

@@ -5,6 +5,7 @@ pub mod capabilities;
 pub mod datasets;
 pub mod docs;
 pub mod events;
+pub mod examples;
 pub mod exports;
 pub mod extract;
 pub mod fallback;
@@ -55,6 +56,7 @@ pub fn router() -> Router<AppState> {
         .merge(capabilities::routes())
         .merge(datasets::routes())
         .merge(ingest::routes())
+        .merge(examples::routes())
         .merge(exports::routes())
         .merge(fields::routes())
         .merge(rules::routes())

@@ -58,20 +58,63 @@ pub struct TriggerRun {
 async fn trigger_of(state: &AppState, run: &TriggerRun) -> Result<Trigger, ApiError> {
     match (&run.trigger_id, &run.trigger) {
         (Some(id), None) => store::load(state, id).await,
-        (None, Some(body)) => {
-            let spec = check(state, body).await.map_err(|p| invalid(&p))?;
-            let now = crate::timestamp::now();
-            Ok(Trigger {
-                id: String::new(),
-                spec,
-                created_at: now.clone(),
-                updated_at: now,
-            })
-        }
+        (None, Some(body)) => unsaved(state, body).await,
         _ => Err(ApiError::unprocessable(
             "give exactly one of trigger_id or trigger",
         )),
     }
+}
+
+/// A trigger document checked as `POST /triggers` would, not stored.
+async fn unsaved(state: &AppState, body: &Value) -> Result<Trigger, ApiError> {
+    let spec = check(state, body).await.map_err(|p| invalid(&p))?;
+    let now = crate::timestamp::now();
+    Ok(Trigger {
+        id: String::new(),
+        spec,
+        created_at: now.clone(),
+        updated_at: now,
+    })
+}
+
+/// Dry run of a trigger document over every row of the stored layer it watches (at most
+/// 10,000), each row taken as inserted: which rows pass the predicates, whether the trigger
+/// would fire and what each action would do. Nothing is stored, published or sent.
+pub(crate) async fn dry_run_layer(state: &AppState, body: &Value) -> Result<Value, ApiError> {
+    let trigger = unsaved(state, body).await?;
+    let (Some(dataset_id), Some(layer)) = (&trigger.spec.dataset_id, &trigger.spec.layer) else {
+        return Err(ApiError::unprocessable(
+            "the trigger must watch a stored layer (dataset_id, layer)",
+        ));
+    };
+    let record = super::datasets::find_layer(state, dataset_id, layer).await?;
+    let mut rows = tracking::layer_rows(state, &record.table_name).await?;
+    let total = rows.len();
+    rows.truncate(MAX_LAYER_ROWS);
+    let (matched, results) = evaluate_rows(state, &trigger, &rows).await?;
+    let op = ChangeOp::Insert;
+    let event_matches = op.matches(&trigger.spec.event);
+    let would_fire = trigger.spec.enabled && event_matches && !matched.is_empty();
+    let change = Change {
+        dataset_id: trigger.spec.dataset_id.clone(),
+        layer: trigger.spec.layer.clone(),
+        table: trigger.spec.table.clone(),
+        op,
+        rows,
+    };
+    let done = if would_fire {
+        actions::run(state, &trigger, &change, &matched, true).await
+    } else {
+        Vec::new()
+    };
+    Ok(
+        json!({"name": trigger.spec.name, "dataset_id": dataset_id, "layer": layer,
+        "table": trigger.spec.table, "event": trigger.spec.event, "op": op.as_str(),
+        "enabled": trigger.spec.enabled, "event_matches": event_matches, "total": total,
+        "truncated": total > MAX_LAYER_ROWS, "matched_count": matched.len(), "matched": matched,
+        "would_fire": would_fire, "rows": results, "operations": trigger.spec.operations,
+        "actions": done}),
+    )
 }
 
 /// The rows the request gives as GeoJSON: `geometry`, `feature` or `features`.

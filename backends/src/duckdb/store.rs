@@ -245,15 +245,34 @@ impl EmbeddedEngine {
         limit: i64,
         offset: i64,
     ) -> Result<(i64, Vec<DatasetRecord>), BackendError> {
+        self.datasets_except(limit, offset, &[])
+    }
+
+    /// [`Self::datasets`] without those whose id is in `except` (the total counts the rest).
+    pub fn datasets_except(
+        &self,
+        limit: i64,
+        offset: i64,
+        except: &[String],
+    ) -> Result<(i64, Vec<DatasetRecord>), BackendError> {
         let connection = self.connection()?;
         let datasets = self.store.catalog("datasets");
+        let excluded: Vec<String> = except.iter().map(|id| string(id)).collect();
+        let filter = if excluded.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE id NOT IN ({})", excluded.join(", "))
+        };
         let total: i64 = connection
-            .query_row(&format!("SELECT count(*) FROM {datasets}"), [], |r| {
-                r.get(0)
-            })
+            .query_row(
+                &format!("SELECT count(*) FROM {datasets}{filter}"),
+                [],
+                |r| r.get(0),
+            )
             .map_err(query_error("count datasets"))?;
-        let sql =
-            format!("SELECT id FROM {datasets} ORDER BY created_at DESC, id LIMIT ? OFFSET ?");
+        let sql = format!(
+            "SELECT id FROM {datasets}{filter} ORDER BY created_at DESC, id LIMIT ? OFFSET ?"
+        );
         let mut statement = connection.prepare(&sql).map_err(query_error(&sql))?;
         let ids: Vec<String> = statement
             .query_map(duckdb::params![limit, offset], |r| r.get(0))

@@ -62,17 +62,9 @@ pub async fn tilejson(
     Ok(typed(JSON, &document))
 }
 
-/// Tile z/x/y (`{y}.mvt`) as a Mapbox Vector Tile in Web Mercator, one layer named after the
-/// dataset layer; 204 when no feature touches it, 400 outside the tile matrix.
-#[utoipa::path(get, path = "/ogc/collections/{id}/tiles/{z}/{x}/{y}.mvt", tag = "ogc",
-    responses((status = 200, description = "A Mapbox Vector Tile", content_type = "application/vnd.mapbox-vector-tile"),
-        (status = 204, description = "Empty tile"),
-        (status = 400, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
-pub async fn tile(
-    State(state): State<AppState>,
-    Path((id, z, x, y)): Path<(String, String, String, String)>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
+/// The tile index of path segments `z`, `x` and `{y}.mvt`; 400 naming the problem when it is
+/// not one of the tile matrix.
+pub(crate) fn tile_index(z: &str, x: &str, y: &str) -> Result<(u32, u32, u32), ApiError> {
     let y = y.strip_suffix(".mvt").ok_or_else(|| {
         ApiError::bad_request(format!("tile {y:?}: tiles are served as {{y}}.mvt"))
     })?;
@@ -80,7 +72,7 @@ pub async fn tile(
         text.parse::<u32>()
             .map_err(|_| ApiError::bad_request(format!("{name}={text:?} is not a tile index")))
     };
-    let (z, x, y) = (number("z", &z)?, number("x", &x)?, number("y", y)?);
+    let (z, x, y) = (number("z", z)?, number("x", x)?, number("y", y)?);
     if z > MAX_ZOOM {
         return Err(ApiError::bad_request(format!(
             "z={z}: zoom levels go from 0 to {MAX_ZOOM}"
@@ -92,6 +84,21 @@ pub async fn tile(
             "tile {z}/{x}/{y} is outside the tile matrix (x and y below {size} at zoom {z})"
         )));
     }
+    Ok((z, x, y))
+}
+
+/// Tile z/x/y (`{y}.mvt`) as a Mapbox Vector Tile in Web Mercator, one layer named after the
+/// dataset layer; 204 when no feature touches it, 400 outside the tile matrix.
+#[utoipa::path(get, path = "/ogc/collections/{id}/tiles/{z}/{x}/{y}.mvt", tag = "ogc",
+    responses((status = 200, description = "A Mapbox Vector Tile", content_type = "application/vnd.mapbox-vector-tile"),
+        (status = 204, description = "Empty tile"),
+        (status = 400, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn tile(
+    State(state): State<AppState>,
+    Path((id, z, x, y)): Path<(String, String, String, String)>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let (z, x, y) = tile_index(&z, &x, &y)?;
     let (dataset, layer) = resolve(&state, &id).await?;
     if state.embedded().store().is_postgis() {
         // Persistent mode: other clients of the database change the rows without geomill
