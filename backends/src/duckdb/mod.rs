@@ -5,6 +5,7 @@ mod engine;
 mod features;
 mod fields;
 mod jobs;
+mod load;
 mod location;
 mod ogc;
 #[cfg(feature = "postgis")]

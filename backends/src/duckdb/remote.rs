@@ -5,10 +5,9 @@ use duckdb::Connection;
 use serde::Serialize;
 
 use super::EmbeddedEngine;
+use super::load::{inspect, load_layers, refresh_store_schemas};
 use super::location::StoreLocation;
-use super::store::{
-    DatasetRecord, ENGINE, RejectedFile, SourceFile, inspect, load_layers, query_error,
-};
+use super::store::{DatasetRecord, ENGINE, RejectedFile, SourceFile, query_error};
 use crate::BackendError;
 
 /// Where a remote layer comes from, and whether its features are loaded.
@@ -190,7 +189,7 @@ impl EmbeddedEngine {
                 .map_err(query_error(&update))?;
             Ok(Ok(()))
         });
-        super::store::refresh_store_schemas(&connection, &self.store)?;
+        refresh_store_schemas(&connection, &self.store)?;
         drop(connection);
         self.catalog.invalidate();
         if let Err(rejected) = loaded? {

@@ -4,7 +4,8 @@ use geomill_planner::sql::quote::string;
 
 use super::EmbeddedEngine;
 use super::features::FeaturePage;
-use super::store::{crs_of_type, query_error};
+use super::load::crs_of_type;
+use super::store::query_error;
 use crate::BackendError;
 
 /// The rows of a server-written file's first layer, without GDAL's feature id (a GeoPackage

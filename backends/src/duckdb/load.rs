@@ -1,0 +1,280 @@
+//! Reading spatial files into layer tables: what GDAL says a file holds, `CREATE TABLE AS`
+//! from `ST_Read`, the geometry column named `geom`, and in PostgreSQL the SRID, key and index.
+
+use duckdb::Connection;
+use geomill_planner::sql::quote::{ident, string};
+use serde::Deserialize;
+
+use super::location::{PG_LAYER_SCHEMA, STORE_ALIAS, StoreLocation};
+use super::store::{LayerRecord, Reader, RejectedFile, SourceFile, query_error};
+use crate::BackendError;
+
+/// What GDAL says a file holds.
+#[derive(Debug, Clone, Deserialize)]
+pub(super) struct MetaLayer {
+    pub(super) name: String,
+    #[serde(default)]
+    geometry_fields: Vec<MetaGeometryField>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct MetaGeometryField {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    crs: Option<MetaCrs>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct MetaCrs {
+    #[serde(default)]
+    auth_name: Option<String>,
+    #[serde(default)]
+    auth_code: Option<String>,
+}
+
+/// The CRS DuckDB carries in a geometry type: `GEOMETRY('EPSG:2263')` → `EPSG:2263`.
+pub(super) fn crs_of_type(data_type: &str) -> Option<String> {
+    let inner = data_type.split_once("('")?.1.split_once("')")?.0;
+    inner.starts_with("EPSG:").then(|| inner.to_owned())
+}
+
+pub(super) fn format_label(driver: &str) -> String {
+    match driver {
+        "ESRI Shapefile" => "SHP".to_owned(),
+        "FlatGeobuf" => "FGB".to_owned(),
+        "LIBKML" => "KML".to_owned(),
+        other => other.to_uppercase(),
+    }
+}
+
+fn epsg(crs: Option<&MetaCrs>) -> Option<String> {
+    let crs = crs?;
+    match (crs.auth_name.as_deref(), crs.auth_code.as_deref()) {
+        (Some(name), Some(code)) if !code.is_empty() => {
+            Some(format!("{}:{code}", name.to_uppercase()))
+        }
+        _ => None,
+    }
+}
+
+/// `ST_Read(...)` of a layer (the first when `layer` is `None`) with the source's options.
+fn read_call(source: &SourceFile, layer: Option<&str>) -> String {
+    if source.reader == Reader::Parquet {
+        return format!("read_parquet({})", string(&source.gdal_path));
+    }
+    let mut call = format!("ST_Read({}", string(&source.gdal_path));
+    if let Some(layer) = layer {
+        call.push_str(&format!(", layer := {}", string(layer)));
+    }
+    if !source.open_options.is_empty() {
+        let options: Vec<String> = source.open_options.iter().map(|o| string(o)).collect();
+        call.push_str(&format!(", open_options := [{}]", options.join(", ")));
+    }
+    call.push(')');
+    call
+}
+
+/// The driver and layers of a file GDAL (or the Parquet reader) can open; `Err` names why not.
+pub(super) fn inspect(
+    connection: &Connection,
+    source: &SourceFile,
+    name: &str,
+) -> Result<(String, Vec<MetaLayer>), RejectedFile> {
+    // ST_Read_Meta crashes the process on files GDAL cannot open (spatial 1.5.5), while
+    // ST_Read fails cleanly: only a file that passes this probe is inspected further.
+    let probe = format!("SELECT * FROM {} LIMIT 0", read_call(source, None));
+    if let Err(error) = connection.execute_batch(&probe) {
+        // The reason without server paths: the client knows its file by name.
+        let reason = error.to_string().replace(&source.gdal_path, name);
+        let reason = reason.lines().next().unwrap_or_default();
+        return Err(RejectedFile(format!(
+            "{name} is not a spatial file GDAL can read ({reason})"
+        )));
+    }
+    let (driver, layers) = if source.reader == Reader::Parquet {
+        let stem = std::path::Path::new(&source.gdal_path)
+            .file_stem()
+            .map_or_else(|| "layer".to_owned(), |s| s.to_string_lossy().into_owned());
+        (
+            "PARQUET".to_owned(),
+            vec![MetaLayer {
+                name: stem,
+                geometry_fields: Vec::new(),
+            }],
+        )
+    } else {
+        let meta_sql = format!(
+            "SELECT driver_short_name, to_json(layers) FROM ST_Read_Meta({})",
+            string(&source.gdal_path)
+        );
+        let meta: Result<(String, String), _> =
+            connection.query_row(&meta_sql, [], |r| Ok((r.get(0)?, r.get(1)?)));
+        let Ok((driver, layers_json)) = meta else {
+            return Err(RejectedFile(format!(
+                "{name} is not a spatial file GDAL can read"
+            )));
+        };
+        let layers: Vec<MetaLayer> = serde_json::from_str(&layers_json).unwrap_or_default();
+        (driver, layers)
+    };
+    if layers.is_empty() {
+        return Err(RejectedFile(format!("{name} has no layers")));
+    }
+    Ok((driver, layers))
+}
+
+/// `CREATE TABLE table AS` the layer. A DBF without a code page whose bytes are not UTF-8 is
+/// read again as Latin-1 (GDAL's reading of Shapefiles that declare no encoding).
+fn create_layer_table(
+    connection: &Connection,
+    table: &str,
+    source: &SourceFile,
+    layer: &str,
+) -> Result<(), duckdb::Error> {
+    let create = format!(
+        "CREATE TABLE {table} AS SELECT * FROM {}",
+        read_call(source, Some(layer))
+    );
+    connection.execute_batch(&create)
+}
+
+/// Loads each layer into `layers.l_<id>_<n>` and records it; `Ok(Err)` for a file problem.
+pub(super) fn load_layers(
+    connection: &Connection,
+    store: &StoreLocation,
+    id: &str,
+    source: &SourceFile,
+    driver: &str,
+    layers: &[MetaLayer],
+) -> Result<Result<Vec<LayerRecord>, RejectedFile>, BackendError> {
+    let mut records = Vec::new();
+    let compact: String = id.chars().filter(char::is_ascii_alphanumeric).collect();
+    for (position, layer) in layers.iter().enumerate() {
+        let table_name = format!("l_{compact}_{position}");
+        let table = store.layer(&table_name);
+        if let Err(error) = create_layer_table(connection, &table, source, &layer.name) {
+            return Ok(Err(RejectedFile(format!(
+                "layer {} cannot be read: {error}",
+                layer.name
+            ))));
+        }
+        let geometry_column: Option<(String, String)> = connection
+            .query_row(
+                &format!(
+                    "SELECT column_name, data_type FROM duckdb_columns() WHERE {} \
+                     AND data_type LIKE 'GEOMETRY%' ORDER BY column_index LIMIT 1",
+                    store.layer_columns_filter(&table_name)
+                ),
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .ok();
+        let geometry_type_name = geometry_column
+            .as_ref()
+            .map(|(_, ty)| ty.clone())
+            .unwrap_or_default();
+        match geometry_column.as_ref().map(|(name, _)| name.as_str()) {
+            None => {
+                return Ok(Err(RejectedFile(format!(
+                    "layer {} has no geometry",
+                    layer.name
+                ))));
+            }
+            Some("geom") => {}
+            Some(other) => {
+                // Geometry always travels as `geom` (GML, for one, names it after its element).
+                let rename = format!("ALTER TABLE {table} RENAME COLUMN {} TO geom", ident(other));
+                connection
+                    .execute_batch(&rename)
+                    .map_err(query_error(&rename))?;
+            }
+        }
+        // GDAL's feature ids are not attributes (ogrinfo does not list them); written back they
+        // would collide with the FID of the file written. Features use their row number.
+        let fid_columns = if driver == "GPKG" {
+            "\"OGC_FID\", \"fid\""
+        } else {
+            "\"OGC_FID\""
+        };
+        let mut drop_fid = String::new();
+        for column in fid_columns.split(", ") {
+            drop_fid.push_str(&format!(
+                "ALTER TABLE {table} DROP COLUMN IF EXISTS {column};\n"
+            ));
+        }
+        connection
+            .execute_batch(&drop_fid)
+            .map_err(query_error(&drop_fid))?;
+        let count_sql = format!("SELECT count(*) FROM {table}");
+        let feature_count: i64 = connection
+            .query_row(&count_sql, [], |r| r.get(0))
+            .map_err(query_error(&count_sql))?;
+        let field = layer.geometry_fields.first();
+        let record = LayerRecord {
+            name: layer.name.clone(),
+            table_name,
+            geometry_type: field.and_then(|f| f.kind.clone()),
+            feature_count: Some(feature_count),
+            crs: epsg(field.and_then(|f| f.crs.as_ref()))
+                .or_else(|| crs_of_type(&geometry_type_name)),
+        };
+        let insert = format!(
+            "INSERT INTO {} VALUES (?, ?, ?, ?, ?, ?, ?)",
+            store.catalog("layers")
+        );
+        connection
+            .execute(
+                &insert,
+                duckdb::params![
+                    id,
+                    i32::try_from(position).unwrap_or(i32::MAX),
+                    record.name,
+                    record.table_name,
+                    record.geometry_type,
+                    record.feature_count,
+                    record.crs
+                ],
+            )
+            .map_err(query_error(&insert))?;
+        if let StoreLocation::Postgis { .. } = store {
+            postgis_layer_keys(connection, &record.table_name, record.epsg_code())?;
+        }
+        records.push(record);
+    }
+    Ok(Ok(records))
+}
+
+/// In PostgreSQL, a layer table gets its SRID on `geom`, a `fid` identity key (the features'
+/// ids) and a GiST index, in the transaction that created it.
+fn postgis_layer_keys(
+    connection: &Connection,
+    table_name: &str,
+    srid: Option<u32>,
+) -> Result<(), BackendError> {
+    let table = format!("{PG_LAYER_SCHEMA}.{}", ident(table_name));
+    let srid = srid.unwrap_or(0);
+    let index = ident(&format!("{table_name}_geom_idx"));
+    let remote = format!(
+        "ALTER TABLE {table} ALTER COLUMN geom TYPE geometry(Geometry, {srid}) USING ST_SetSRID(geom, {srid}); \
+         ALTER TABLE {table} ADD COLUMN fid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY; \
+         CREATE INDEX {index} ON {table} USING gist (geom); ANALYZE {table}"
+    );
+    let call = format!(
+        "CALL postgres_execute('{STORE_ALIAS}', {})",
+        string(&remote)
+    );
+    connection.execute_batch(&call).map_err(query_error(&call))
+}
+
+/// After tables changed in PostgreSQL, DuckDB reads their columns afresh (persistent mode).
+pub(super) fn refresh_store_schemas(
+    connection: &Connection,
+    store: &StoreLocation,
+) -> Result<(), BackendError> {
+    if store.is_postgis() {
+        let call = "CALL pg_clear_cache()";
+        connection.execute_batch(call).map_err(query_error(call))?;
+    }
+    Ok(())
+}
