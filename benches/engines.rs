@@ -13,10 +13,9 @@
     clippy::print_stdout
 )] // a benchmark binary
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions, Interrupter};
+use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
 use geomill_backends::postgis::PostgisEngine;
 use geomill_planner::optimizer::EngineMode;
 use geomill_planner::schema::{Catalog, Column, FieldType, Schema};
@@ -26,14 +25,10 @@ use serde_json::{Value, json};
 
 #[path = "common/generators.rs"]
 mod generators;
+#[path = "common/timing.rs"]
+mod timing;
 use generators::{points, polygons};
-
-fn setting(name: &str, default: f64) -> f64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+use timing::{Timing, median, run_duckdb, setting, show};
 
 fn schema(value: &str) -> Schema {
     Schema {
@@ -82,67 +77,6 @@ fn workloads(zones: &str, big_points: &str, points: &str, many_zones: &str) -> V
     ]
 }
 
-/// A run's outcome: its time, that it passed the limit, or that the engine gave up.
-#[derive(Clone)]
-enum Timing {
-    Took(Duration),
-    Stopped,
-    Failed(String),
-}
-
-fn median(mut samples: Vec<Timing>, limit: Duration) -> Timing {
-    if let Some(failed) = samples.iter().find(|t| matches!(t, Timing::Failed(_))) {
-        return failed.clone();
-    }
-    let mut took: Vec<Duration> = samples
-        .drain(..)
-        .map(|t| match t {
-            Timing::Took(d) => d,
-            _ => limit,
-        })
-        .collect();
-    took.sort();
-    let middle = took[took.len() / 2];
-    if middle >= limit {
-        Timing::Stopped
-    } else {
-        Timing::Took(middle)
-    }
-}
-
-fn run_duckdb(engine: &EmbeddedEngine, sql: &str, result: &str, limit: Duration) -> Timing {
-    let interrupter = Arc::new(Interrupter::default());
-    let watchdog = {
-        let interrupter = interrupter.clone();
-        std::thread::spawn(move || {
-            let start = Instant::now();
-            while start.elapsed() < limit && !interrupter.is_interrupted() {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            interrupter.interrupt();
-        })
-    };
-    let statements = vec![(sql.to_owned(), None)];
-    let start = Instant::now();
-    let outcome = engine.run_script(
-        &[],
-        &statements,
-        result,
-        None,
-        &|_, _| {},
-        Some(&interrupter),
-    );
-    let took = start.elapsed();
-    let stopped = took >= limit;
-    interrupter.interrupt();
-    let _ = watchdog.join();
-    match outcome {
-        Ok(_) => Timing::Took(took),
-        Err(_) if stopped => Timing::Stopped,
-        Err(error) => Timing::Failed(error.to_string()),
-    }
-}
-
 fn run_postgis(
     runtime: &tokio::runtime::Runtime,
     engine: &PostgisEngine,
@@ -156,18 +90,6 @@ fn run_postgis(
         Ok(()) => Timing::Took(start.elapsed()),
         Err(geomill_backends::BackendError::Interrupted { .. }) => Timing::Stopped,
         Err(error) => Timing::Failed(error.to_string()),
-    }
-}
-
-fn show(timing: Timing, fastest: Duration) -> String {
-    match timing {
-        Timing::Took(d) => format!(
-            "{:>8.2} s ({:.2}x)",
-            d.as_secs_f64(),
-            d.as_secs_f64() / fastest.as_secs_f64()
-        ),
-        Timing::Stopped => "   stopped at limit".to_owned(),
-        Timing::Failed(_) => "             failed".to_owned(),
     }
 }
 
@@ -264,8 +186,8 @@ fn main() {
         println!(
             "{:<58} {:>20} {:>20} {:>10}",
             workload.label,
-            show(embedded.clone(), fastest),
-            show(on_postgis.clone(), fastest),
+            show(&embedded, fastest),
+            show(&on_postgis, fastest),
             "not built"
         );
         for (engine, timing) in [("embedded", &embedded), ("postgis", &on_postgis)] {

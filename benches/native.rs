@@ -14,10 +14,9 @@
 )] // a benchmark binary
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions, Interrupter};
+use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
 use geomill_backends::native::{
     aggregate, duck, geometry_ops, joins, read_geoparquet, write_geoparquet,
 };
@@ -25,18 +24,14 @@ use geomill_planner::plan::operator::{AggFunc, AggItem, SpatialPredicate};
 
 #[path = "common/generators.rs"]
 mod generators;
+#[path = "common/timing.rs"]
+mod timing;
 use generators::{points, polygons};
+use timing::{Timing, median, run_duckdb, setting, show};
 
 /// 500 m as degrees of longitude at the equator (WGS 84 semi-major axis): the distance join
 /// runs in CRS units, as `ST_DWithin` on longitude/latitude does.
 const METRES_PER_DEGREE: f64 = 6_378_137.0 * std::f64::consts::PI / 180.0;
-
-fn setting(name: &str, default: f64) -> f64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn aggregates() -> Vec<AggItem> {
     vec![
@@ -74,69 +69,6 @@ fn peak_rss_mib() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
-#[derive(Clone)]
-enum Timing {
-    Took(Duration),
-    Stopped,
-    Failed(String),
-}
-
-fn median(mut samples: Vec<Timing>) -> Timing {
-    if let Some(failed) = samples.iter().find(|t| matches!(t, Timing::Failed(_))) {
-        return failed.clone();
-    }
-    if samples
-        .iter()
-        .filter(|t| matches!(t, Timing::Stopped))
-        .count()
-        * 2
-        >= samples.len()
-    {
-        return Timing::Stopped;
-    }
-    let mut took: Vec<Duration> = samples
-        .drain(..)
-        .filter_map(|t| match t {
-            Timing::Took(d) => Some(d),
-            _ => None,
-        })
-        .collect();
-    took.sort();
-    Timing::Took(took[took.len() / 2])
-}
-
-fn run_duckdb(engine: &EmbeddedEngine, sql: &str, result: &str, limit: Duration) -> Timing {
-    let interrupter = Arc::new(Interrupter::default());
-    let watchdog = {
-        let interrupter = interrupter.clone();
-        std::thread::spawn(move || {
-            let start = Instant::now();
-            while start.elapsed() < limit && !interrupter.is_interrupted() {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            interrupter.interrupt();
-        })
-    };
-    let start = Instant::now();
-    let statements = vec![(sql.to_owned(), None)];
-    let outcome = engine.run_script(
-        &[],
-        &statements,
-        result,
-        None,
-        &|_, _| {},
-        Some(&interrupter),
-    );
-    let took = start.elapsed();
-    interrupter.interrupt();
-    let _ = watchdog.join();
-    match outcome {
-        Ok(_) => Timing::Took(took),
-        Err(_) if took >= limit => Timing::Stopped,
-        Err(error) => Timing::Failed(error.to_string()),
-    }
-}
-
 fn time_native(pool: &rayon::ThreadPool, runs: usize, work: &(dyn Fn() + Sync)) -> Timing {
     median(
         (0..runs)
@@ -146,19 +78,8 @@ fn time_native(pool: &rayon::ThreadPool, runs: usize, work: &(dyn Fn() + Sync)) 
                 Timing::Took(start.elapsed())
             })
             .collect(),
+        Duration::MAX,
     )
-}
-
-fn show(timing: &Timing, fastest: Duration) -> String {
-    match timing {
-        Timing::Took(d) => format!(
-            "{:>7.3} s ({:>5.2}x)",
-            d.as_secs_f64(),
-            d.as_secs_f64() / fastest.as_secs_f64()
-        ),
-        Timing::Stopped => "   stopped at limit".to_owned(),
-        Timing::Failed(_) => "             failed".to_owned(),
-    }
 }
 
 struct Workload<'a> {
@@ -303,6 +224,7 @@ fn main() {
             (0..runs)
                 .map(|_| run_duckdb(&duck, &w.sql, "result", limit))
                 .collect(),
+            limit,
         );
         let fastest = [&native2, &native1, &sql]
             .iter()

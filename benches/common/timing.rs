@@ -1,0 +1,91 @@
+//! What the engine benchmarks share: settings from the environment, a run's outcome, the
+//! median of runs, a DuckDB script stopped at a time limit, and a table cell with its ratio.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use geomill_backends::duckdb::{EmbeddedEngine, Interrupter};
+
+/// A number from the environment variable `name`, or `default`.
+pub fn setting(name: &str, default: f64) -> f64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A run's outcome: its time, that it passed the limit, or that the engine gave up.
+#[derive(Clone)]
+pub enum Timing {
+    Took(Duration),
+    Stopped,
+    Failed(String),
+}
+
+/// The median of runs (a stopped run counts as the limit); any failure wins.
+pub fn median(mut samples: Vec<Timing>, limit: Duration) -> Timing {
+    if let Some(failed) = samples.iter().find(|t| matches!(t, Timing::Failed(_))) {
+        return failed.clone();
+    }
+    let mut took: Vec<Duration> = samples
+        .drain(..)
+        .map(|t| match t {
+            Timing::Took(d) => d,
+            _ => limit,
+        })
+        .collect();
+    took.sort();
+    let middle = took[took.len() / 2];
+    if middle >= limit {
+        Timing::Stopped
+    } else {
+        Timing::Took(middle)
+    }
+}
+
+/// Runs `sql` (creating table `result`) on DuckDB, interrupted once `limit` has passed.
+pub fn run_duckdb(engine: &EmbeddedEngine, sql: &str, result: &str, limit: Duration) -> Timing {
+    let interrupter = Arc::new(Interrupter::default());
+    let watchdog = {
+        let interrupter = interrupter.clone();
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            while start.elapsed() < limit && !interrupter.is_interrupted() {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            interrupter.interrupt();
+        })
+    };
+    let statements = vec![(sql.to_owned(), None)];
+    let start = Instant::now();
+    let outcome = engine.run_script(
+        &[],
+        &statements,
+        result,
+        None,
+        &|_, _| {},
+        Some(&interrupter),
+    );
+    let took = start.elapsed();
+    let stopped = took >= limit;
+    interrupter.interrupt();
+    let _ = watchdog.join();
+    match outcome {
+        Ok(_) => Timing::Took(took),
+        Err(_) if stopped => Timing::Stopped,
+        Err(error) => Timing::Failed(error.to_string()),
+    }
+}
+
+/// A table cell: seconds and the ratio to the fastest engine.
+pub fn show(timing: &Timing, fastest: Duration) -> String {
+    match timing {
+        Timing::Took(d) => format!(
+            "{:>8.3} s ({:>5.2}x)",
+            d.as_secs_f64(),
+            d.as_secs_f64() / fastest.as_secs_f64()
+        ),
+        Timing::Stopped => "   stopped at limit".to_owned(),
+        Timing::Failed(_) => "             failed".to_owned(),
+    }
+}
