@@ -38,6 +38,7 @@ lint:
 ## make test: install what is missing, lint, and run the whole suite (with a throw-away
 ## PostgreSQL + PostGIS cluster on loopback for the PostGIS tests).
 test: setup-test lint
+	scripts/prune-build-cache.sh
 	cargo build $(CARGO_FLAGS) --bin geomill
 	scripts/with-postgis.sh cargo test $(CARGO_FLAGS) --workspace --no-fail-fast
 
