@@ -58,6 +58,16 @@ pub(crate) async fn lon_lat_page(
     blocking(move || engine.features(&layer, bbox, limit, offset)).await
 }
 
+/// A page's features as JSON values (each is GeoJSON text from the engine).
+pub(crate) fn page_features(
+    page: &geomill_backends::duckdb::FeaturePage,
+) -> Result<Vec<Value>, ApiError> {
+    page.features
+        .iter()
+        .map(|text| serde_json::from_str(text).map_err(|e| ApiError::internal(&e)))
+        .collect()
+}
+
 /// The PostgreSQL store unreachable (persistent mode) is a 503 naming it; any other engine
 /// failure is unexpected (500).
 pub(crate) fn engine_error(error: geomill_backends::BackendError) -> ApiError {
@@ -329,11 +339,7 @@ pub async fn features(
     let bbox = query.bbox.as_deref().map(parse_bbox).transpose()?;
     let record = find_layer(&state, &id, &layer).await?;
     let page = lon_lat_page(&state, record, bbox, (limit, offset)).await?;
-    let features: Vec<Value> = page
-        .features
-        .iter()
-        .map(|text| serde_json::from_str(text).map_err(|e| ApiError::internal(&e)))
-        .collect::<Result<_, _>>()?;
+    let features = page_features(&page)?;
     Ok(Json(json!({
         "type": "FeatureCollection",
         "features": features,

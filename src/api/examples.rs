@@ -132,11 +132,7 @@ pub async fn preview(
     let layer = example_layer(&state, &id, query.layer.as_deref()).await?;
     let name = layer.name.clone();
     let page = lon_lat_page(&state, layer, None, (limit, 0)).await?;
-    let features: Vec<Value> = page
-        .features
-        .iter()
-        .map(|text| serde_json::from_str(text).map_err(|e| ApiError::internal(&e)))
-        .collect::<Result<_, _>>()?;
+    let features = crate::api::datasets::page_features(&page)?;
     Ok(Json(json!({
         "type": "FeatureCollection",
         "features": features,

@@ -145,11 +145,7 @@ pub async fn items(
     } else {
         filtered_page(&state, layer, bbox, condition, (limit, offset), output).await?
     };
-    let features: Vec<Value> = page
-        .features
-        .iter()
-        .map(|f| serde_json::from_str(f).map_err(|e| ApiError::internal(&e)))
-        .collect::<Result<_, _>>()?;
+    let features = crate::api::datasets::page_features(&page)?;
     let base = base_url(&headers);
     let page_link = |offset: i64, rel: &str| {
         let mut href = format!(
