@@ -47,10 +47,6 @@ pub enum StartError {
     Config(#[from] crate::config::ConfigError),
     #[error(transparent)]
     Engine(#[from] geomill_backends::BackendError),
-    #[error(
-        "GEOMILL_ENGINE={0} is not available in this build yet; use GEOMILL_ENGINE=embedded or postgis (see README, 'Not implemented yet')"
-    )]
-    EngineNotAvailable(&'static str),
     #[error(transparent)]
     Auth(#[from] crate::auth::AuthStartError),
 }
@@ -60,12 +56,9 @@ impl AppState {
     /// from `spawn_blocking`.
     pub fn open(config: Config) -> Result<Self, StartError> {
         config.validate()?;
-        if config.engine == crate::config::Engine::Hybrid {
-            return Err(StartError::EngineNotAvailable(config.engine.as_str()));
-        }
-        // Persistent mode: the datasets and their catalog live in PostgreSQL.
+        // Persistent and hybrid modes: the datasets and their catalog live in PostgreSQL.
         let store = match (&config.engine, &config.postgis_dsn) {
-            (crate::config::Engine::Postgis, Some(dsn)) => {
+            (crate::config::Engine::Postgis | crate::config::Engine::Hybrid, Some(dsn)) => {
                 StoreLocation::Postgis { dsn: dsn.clone() }
             }
             _ => StoreLocation::Embedded,
@@ -178,10 +171,10 @@ impl AppState {
 
     /// The engine a run uses when it names none: PostGIS in persistent mode, else embedded.
     pub fn default_run_engine(&self) -> crate::execute::RunEngine {
-        if self.inner.config.engine == crate::config::Engine::Postgis {
-            crate::execute::RunEngine::Postgis
-        } else {
-            crate::execute::RunEngine::Embedded
+        match self.inner.config.engine {
+            crate::config::Engine::Embedded => crate::execute::RunEngine::Embedded,
+            crate::config::Engine::Postgis => crate::execute::RunEngine::Postgis,
+            crate::config::Engine::Hybrid => crate::execute::RunEngine::Hybrid,
         }
     }
 

@@ -56,7 +56,10 @@ pub fn run_duckdb(engine: &EmbeddedEngine, sql: &str, result: &str, limit: Durat
             interrupter.interrupt();
         })
     };
-    let statements = vec![(sql.to_owned(), None)];
+    let statements = vec![geomill_backends::duckdb::ScriptStep {
+        sql: sql.to_owned(),
+        ..Default::default()
+    }];
     let start = Instant::now();
     let outcome = engine.run_script(
         &[],

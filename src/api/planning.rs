@@ -25,7 +25,7 @@ pub struct PreviewOptions {
 
 impl PreviewOptions {
     /// `engine` is a dialect name (`duckdb`, `postgis`) or an engine name (`embedded`,
-    /// `postgis`, `hybrid`); absent, the server's engine decides.
+    /// `native`, `postgis`, `hybrid`); absent, the server's engine decides.
     pub fn parse(
         state: &AppState,
         engine: Option<&str>,
@@ -36,13 +36,14 @@ impl PreviewOptions {
             "duckdb" | "embedded" => EngineMode::Embedded,
             "postgis" | "postgres" | "postgresql" => EngineMode::Postgis,
             "hybrid" => EngineMode::Hybrid,
+            "native" => EngineMode::Native,
             other => {
                 return Err(ApiError::bad_request(format!(
-                    "engine must be duckdb, postgis or hybrid, got {other:?}"
+                    "engine must be duckdb, embedded, native, postgis or hybrid, got {other:?}"
                 )));
             }
         };
-        let dialect = if mode == EngineMode::Embedded {
+        let dialect = if matches!(mode, EngineMode::Embedded | EngineMode::Native) {
             Dialect::Duckdb
         } else {
             Dialect::Postgis

@@ -5,7 +5,9 @@
 
 use axum::http::StatusCode;
 use geomill_backends::BackendError;
-use geomill_backends::duckdb::{Binding, EmbeddedEngine, Interrupter};
+use geomill_backends::duckdb::{
+    Binding, EmbeddedEngine, Interrupter, NativeStepReport, ScriptStep,
+};
 use geomill_backends::postgis::PostgisEngine;
 use geomill_planner::plan::operator::ExportFormat;
 use geomill_planner::sql::duckdb_copy;
@@ -27,7 +29,9 @@ pub struct PostgisRun<'a> {
     pub embedded: Arc<EmbeddedEngine>,
     pub job_id: &'a str,
     pub bindings: &'a [Binding],
-    pub script: String,
+    /// The statements in order; a stage marked native (hybrid runs) runs through the native
+    /// backend, its SQL only if a kernel declines the data.
+    pub steps: Vec<ScriptStep>,
     pub result: String,
     pub exports: Vec<ExportTarget>,
     /// Where the result GeoPackage is written.
@@ -100,8 +104,8 @@ async fn blocking<T: Send + 'static>(
 }
 
 /// Runs the script on PostGIS and writes the result (and the exports); answers the result's
-/// row count.
-pub async fn run(run: PostgisRun<'_>) -> Result<i64, ApiError> {
+/// row count and how the native stages ran.
+pub async fn run(run: PostgisRun<'_>) -> Result<(i64, Vec<NativeStepReport>), ApiError> {
     let schema = scratch_schema(run.job_id);
     let outcome = run_in(&run, &schema).await;
     if let Err(error) = run.postgis.drop_schema(&schema).await {
@@ -110,7 +114,10 @@ pub async fn run(run: PostgisRun<'_>) -> Result<i64, ApiError> {
     outcome
 }
 
-async fn run_in(run: &PostgisRun<'_>, schema: &str) -> Result<i64, ApiError> {
+async fn run_in(
+    run: &PostgisRun<'_>,
+    schema: &str,
+) -> Result<(i64, Vec<NativeStepReport>), ApiError> {
     let fail = |e: BackendError| api_error(e, run.job_id);
     let stopped = || {
         run.interrupter
@@ -143,10 +150,7 @@ async fn run_in(run: &PostgisRun<'_>, schema: &str) -> Result<i64, ApiError> {
     for (index, export) in run.exports.iter().enumerate() {
         keep.push((export.relation.clone(), format!("__export_{index}")));
     }
-    run.postgis
-        .run_script(schema, &run.script, &keep, &stopped)
-        .await
-        .map_err(fail)?;
+    let native = run_steps(run, schema, &keep).await?;
     let local = format!("postgis_{}", run.job_id.replace('-', ""));
     let mut writes: Vec<(String, String)> = vec![(
         "__result".to_owned(),
@@ -181,5 +185,87 @@ async fn run_in(run: &PostgisRun<'_>, schema: &str) -> Result<i64, ApiError> {
             result_rows = rows;
         }
     }
-    Ok(result_rows)
+    Ok((result_rows, native))
+}
+
+/// The statements as one script (one round trip).
+fn script_text(steps: &[&ScriptStep]) -> String {
+    steps
+        .iter()
+        .map(|s| format!("{};\n", s.sql))
+        .collect::<String>()
+}
+
+/// Runs the steps: the SQL between native stages as one script each (every table it makes
+/// kept as an ordinary table of the scratch schema, so the native stage and the scripts after
+/// it, on other connections, read it), each native stage through DuckDB and the kernels.
+/// `keep` names the tables kept under other names at the end (the result, the exports).
+async fn run_steps(
+    run: &PostgisRun<'_>,
+    schema: &str,
+    keep: &[(String, String)],
+) -> Result<Vec<NativeStepReport>, ApiError> {
+    let fail = |e: BackendError| api_error(e, run.job_id);
+    let stopped = || {
+        run.interrupter
+            .as_deref()
+            .is_some_and(Interrupter::is_interrupted)
+    };
+    let mut native = Vec::new();
+    let mut pending: Vec<&ScriptStep> = Vec::new();
+    let scratch = std::path::Path::new(&run.result_file)
+        .parent()
+        .map_or_else(std::env::temp_dir, std::path::Path::to_path_buf);
+    for step in &run.steps {
+        let Some(stage) = &step.native else {
+            pending.push(step);
+            continue;
+        };
+        // The tables of the SQL so far are kept under their own names for the stage to read.
+        let made: Vec<(String, String)> = pending
+            .iter()
+            .filter_map(|s| s.makes.clone())
+            .map(|r| (r.clone(), r))
+            .collect();
+        run.postgis
+            .run_script(schema, &script_text(&pending), &made, &stopped)
+            .await
+            .map_err(fail)?;
+        pending.clear();
+        if stopped() {
+            return Err(api_error(
+                BackendError::Interrupted { engine: "postgis" },
+                run.job_id,
+            ));
+        }
+        let (engine, dsn, schema_name) = (
+            run.embedded.clone(),
+            run.postgis.dsn().to_owned(),
+            schema.to_owned(),
+        );
+        let (stage_copy, scratch_dir) = (stage.clone(), scratch.clone());
+        let declined = blocking(move || {
+            geomill_backends::native::stage::run_on_postgis(
+                &engine,
+                &dsn,
+                &schema_name,
+                &stage_copy,
+                &scratch_dir,
+            )
+        })
+        .await?
+        .map_err(fail)?;
+        if declined.is_some() {
+            pending.push(step);
+        }
+        native.push(NativeStepReport {
+            relation: stage.relation.clone(),
+            declined,
+        });
+    }
+    run.postgis
+        .run_script(schema, &script_text(&pending), keep, &stopped)
+        .await
+        .map_err(fail)?;
+    Ok(native)
 }

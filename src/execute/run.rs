@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
 use axum::http::StatusCode;
-use geomill_backends::duckdb::{Binding, DatasetRecord, LayerRecord};
+use geomill_backends::duckdb::{Binding, DatasetRecord, LayerRecord, ScriptStep};
+use geomill_backends::native::stage::NativeStage;
 use geomill_planner::optimizer::EngineMode;
 use geomill_planner::plan::lower::DEFAULT_INPUT;
 use geomill_planner::plan::operator::Operator;
@@ -37,6 +38,35 @@ pub struct Execution {
     /// Step-by-step runs only: every statement of the plan as lowered, with its rows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub statements: Option<Vec<StatementReport>>,
+    /// Native and hybrid runs: each stage the plan gave the native backend, and how it ran.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub native: Vec<NativeStageReport>,
+}
+
+/// How a stage given to the native backend ran.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct NativeStageReport {
+    /// The table the stage made.
+    pub relation: String,
+    /// `native`, or `sql` when a kernel declined the data and the stage's SQL ran instead.
+    pub ran: &'static str,
+    /// Why the kernel declined.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub declined: Option<String>,
+}
+
+impl From<geomill_backends::duckdb::NativeStepReport> for NativeStageReport {
+    fn from(report: geomill_backends::duckdb::NativeStepReport) -> Self {
+        Self {
+            relation: report.relation,
+            ran: if report.declined.is_none() {
+                "native"
+            } else {
+                "sql"
+            },
+            declined: report.declined,
+        }
+    }
 }
 
 /// One statement of a step-by-step run.
@@ -62,6 +92,13 @@ pub enum RunEngine {
     /// PostgreSQL + PostGIS (`GEOMILL_POSTGIS_DSN`): the layers the run reads are copied there
     /// in bulk, and the result comes back the same way.
     Postgis,
+    /// The native backend's parallel kernels for the steps they compute (spatial joins and
+    /// aggregates, nearest, per-feature geometry, dissolve, clip, erase), DuckDB in process for
+    /// the relational rest.
+    Native,
+    /// PostGIS for the data and the relational steps, the native backend for the heavy
+    /// geometry steps (the cost rule of the planner's engine assignment).
+    Hybrid,
 }
 
 impl RunEngine {
@@ -69,15 +106,33 @@ impl RunEngine {
         match self {
             Self::Embedded => "embedded",
             Self::Postgis => "postgis",
+            Self::Native => "native",
+            Self::Hybrid => "hybrid",
         }
     }
 
     /// The engine a stored name stands for (`embedded` for anything else).
     pub fn parse(name: &str) -> Self {
-        if name == "postgis" {
-            Self::Postgis
-        } else {
-            Self::Embedded
+        match name {
+            "postgis" => Self::Postgis,
+            "native" => Self::Native,
+            "hybrid" => Self::Hybrid,
+            _ => Self::Embedded,
+        }
+    }
+
+    /// Whether the run's statements execute on PostgreSQL.
+    pub fn on_postgis(self) -> bool {
+        matches!(self, Self::Postgis | Self::Hybrid)
+    }
+
+    /// How the planner assigns the plan's nodes for this engine.
+    pub fn mode(self) -> EngineMode {
+        match self {
+            Self::Embedded => EngineMode::Embedded,
+            Self::Postgis => EngineMode::Postgis,
+            Self::Native => EngineMode::Native,
+            Self::Hybrid => EngineMode::Hybrid,
         }
     }
 }
@@ -219,15 +274,17 @@ fn confined(root: &Path, path: &str) -> Option<PathBuf> {
 /// Plans and runs `request`.
 pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, ApiError> {
     let engine = state.embedded();
-    let postgis = match request.engine {
-        RunEngine::Embedded => None,
-        RunEngine::Postgis => Some(state.postgis().cloned().ok_or_else(|| {
-            ApiError::unprocessable(
-                "engine \"postgis\" needs GEOMILL_POSTGIS_DSN, which this server was started without",
-            )
-        })?),
+    let postgis = if request.engine.on_postgis() {
+        Some(state.postgis().cloned().ok_or_else(|| {
+            ApiError::unprocessable(format!(
+                "engine \"{}\" needs GEOMILL_POSTGIS_DSN, which this server was started without",
+                request.engine.as_str()
+            ))
+        })?)
+    } else {
+        None
     };
-    if postgis.is_some() && request.step_by_step {
+    if request.engine != RunEngine::Embedded && request.step_by_step {
         return Err(ApiError::unprocessable(
             "step-by-step runs are for the embedded engine; leave out engine or use \"embedded\"",
         ));
@@ -255,12 +312,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         values: request.vars,
         strict: true,
     };
-    let mode = if postgis.is_some() {
-        EngineMode::Postgis
-    } else {
-        EngineMode::Embedded
-    };
-    let planned = compile(&request.document, &catalog, &strict, mode)?;
+    let planned = compile(&request.document, &catalog, &strict, request.engine.mode())?;
     let step_by_step = request.step_by_step;
     let mut optimized = planned
         .into_iter()
@@ -328,13 +380,17 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         .filter(|n| matches!(n.op, Operator::Export(_)))
         .map(|n| n.relation.clone())
         .collect();
-    let statements: Vec<(String, Option<String>)> = script
+    let statements: Vec<ScriptStep> = script
         .statements
         .iter()
-        .map(|s| {
-            let count =
-                (step_by_step && !exports.contains(&s.relation)).then(|| s.relation.clone());
-            (s.sql.clone(), count)
+        .map(|s| ScriptStep {
+            sql: s.sql.clone(),
+            makes: (!exports.contains(&s.relation)).then(|| s.relation.clone()),
+            count: (step_by_step && !exports.contains(&s.relation)).then(|| s.relation.clone()),
+            native: s
+                .native
+                .as_ref()
+                .and_then(|_| NativeStage::of(&optimized, &s.relation)),
         })
         .collect();
     let partial_text = partial.display().to_string();
@@ -348,15 +404,15 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
             embedded: engine,
             job_id: &job_id,
             bindings: &bindings,
-            script: script.to_text(),
+            steps: statements,
             result,
             exports: export_targets(&optimized),
             result_file: partial_text,
             interrupter: request.interrupter.clone(),
         })
         .await;
-        let result_rows = match result_rows {
-            Ok(rows) => rows,
+        let (result_rows, native) = match result_rows {
+            Ok(outcome) => outcome,
             Err(error) => {
                 let _ = tokio::fs::remove_dir_all(&results_dir).await;
                 return Err(error);
@@ -367,6 +423,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
             .map_err(|e| ApiError::internal(&e))?;
         return Ok(Execution {
             statements: None,
+            native: native.into_iter().map(NativeStageReport::from).collect(),
             job_id,
             status: "COMPLETED",
             steps_executed,
@@ -429,6 +486,11 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
     });
     Ok(Execution {
         statements,
+        native: outcome
+            .native
+            .into_iter()
+            .map(NativeStageReport::from)
+            .collect(),
         job_id,
         status: "COMPLETED",
         steps_executed,

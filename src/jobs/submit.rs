@@ -248,10 +248,11 @@ pub async fn job_from(
     let engine = settings
         .engine
         .unwrap_or_else(|| state.default_run_engine());
-    if engine == crate::execute::RunEngine::Postgis && state.postgis().is_none() {
-        return Err(ApiError::unprocessable(
-            "engine \"postgis\" needs GEOMILL_POSTGIS_DSN, which this server was started without",
-        ));
+    if engine.on_postgis() && state.postgis().is_none() {
+        return Err(ApiError::unprocessable(format!(
+            "engine \"{}\" needs GEOMILL_POSTGIS_DSN, which this server was started without",
+            engine.as_str()
+        )));
     }
     check_document(state, &document, dataset_id.as_deref(), &vars).await?;
     let job = JobRecord {

@@ -31,7 +31,7 @@ pub use ogc::tile_bounds;
 pub use published::Publication;
 pub use remote::RemoteLayer;
 pub use rules::RuleRecord;
-pub use run::{Binding, Interrupter, QueryRows, RunOutcome};
+pub use run::{Binding, Interrupter, NativeStepReport, QueryRows, RunOutcome, ScriptStep};
 pub use scenarios::ScenarioRecord;
 pub use schedules::ScheduleRecord;
 pub use store::{DatasetRecord, LayerRecord, Reader, RejectedFile, SourceFile};

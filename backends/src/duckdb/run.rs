@@ -18,12 +18,37 @@ pub struct Binding {
     pub layer: LayerRecord,
 }
 
+/// One statement of a run.
+#[derive(Debug, Clone, Default)]
+pub struct ScriptStep {
+    pub sql: String,
+    /// The table the statement makes (`None` for an export, which makes none).
+    pub makes: Option<String>,
+    /// A table whose rows are counted after the statement.
+    pub count: Option<String>,
+    /// Set when the statement's stage runs natively; `sql` then runs only if a kernel declines
+    /// the data.
+    #[cfg(feature = "native")]
+    pub native: Option<crate::native::stage::NativeStage>,
+}
+
+/// How a stage marked native ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NativeStepReport {
+    /// The table the stage made.
+    pub relation: String,
+    /// `None`: by its kernels; otherwise why a kernel declined, and the stage ran as SQL.
+    pub declined: Option<String>,
+}
+
 /// What a run produced.
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
     pub result_rows: i64,
     /// For each statement, the rows of the table it made, when asked to count.
     pub rows_after: Vec<Option<i64>>,
+    /// The stages marked native, in order.
+    pub native: Vec<NativeStepReport>,
 }
 
 fn field_type(duckdb_type: &str) -> FieldType {
@@ -77,7 +102,7 @@ impl EmbeddedEngine {
     pub fn run_script(
         &self,
         bindings: &[Binding],
-        statements: &[(String, Option<String>)],
+        statements: &[ScriptStep],
         result: &str,
         result_file: Option<&str>,
         progress: &(dyn Fn(usize, usize) + Send + Sync),
@@ -100,26 +125,39 @@ impl EmbeddedEngine {
         };
         bind(&connection, &self.store, bindings)?;
         let mut rows_after = Vec::with_capacity(statements.len());
-        for (done, (statement, count_table)) in statements.iter().enumerate() {
+        let mut native = Vec::new();
+        for (done, step) in statements.iter().enumerate() {
             if stopped() {
                 return Err(BackendError::Interrupted { engine: ENGINE });
             }
             progress(done, statements.len());
-            connection
-                .execute_batch(statement)
-                .map_err(|e| failed(statement, &e))?;
-            let rows = match count_table {
-                Some(table) => {
-                    let count = format!("SELECT count(*) FROM {}", ident(table));
-                    Some(
-                        connection
-                            .query_row(&count, [], |r| r.get::<_, i64>(0))
-                            .map_err(|e| query_error(&count, &e))?,
-                    )
+            #[cfg(feature = "native")]
+            if let Some(stage) = &step.native {
+                let scratch = result_file
+                    .and_then(|f| std::path::Path::new(f).parent())
+                    .map_or_else(std::env::temp_dir, std::path::Path::to_path_buf);
+                match crate::native::stage::run_on_duckdb(&connection, stage, &scratch) {
+                    Ok(()) => {
+                        native.push(NativeStepReport {
+                            relation: stage.relation.clone(),
+                            declined: None,
+                        });
+                        rows_after.push(count_rows(&connection, step.count.as_deref())?);
+                        continue;
+                    }
+                    Err(crate::native::NativeError::Unsupported(reason)) => {
+                        native.push(NativeStepReport {
+                            relation: stage.relation.clone(),
+                            declined: Some(reason),
+                        });
+                    }
+                    Err(error) => return Err(error.into()),
                 }
-                None => None,
-            };
-            rows_after.push(rows);
+            }
+            connection
+                .execute_batch(&step.sql)
+                .map_err(|e| failed(&step.sql, &e))?;
+            rows_after.push(count_rows(&connection, step.count.as_deref())?);
         }
         if stopped() {
             return Err(BackendError::Interrupted { engine: ENGINE });
@@ -141,8 +179,24 @@ impl EmbeddedEngine {
         Ok(RunOutcome {
             result_rows,
             rows_after,
+            native,
         })
     }
+}
+
+/// The rows of `table` on `connection` (`None` when there is nothing to count).
+fn count_rows(
+    connection: &duckdb::Connection,
+    table: Option<&str>,
+) -> Result<Option<i64>, BackendError> {
+    let Some(table) = table else {
+        return Ok(None);
+    };
+    let count = format!("SELECT count(*) FROM {}", ident(table));
+    connection
+        .query_row(&count, [], |r| r.get::<_, i64>(0))
+        .map(Some)
+        .map_err(|e| query_error(&count, &e))
 }
 
 /// Stops a running script from another thread: before its next statement, and during one

@@ -30,6 +30,8 @@ pub fn point_matches(predicate: SpatialPredicate) -> Option<fn(Location) -> bool
 /// An aggregated column of the points, per batch, as integers or floats (`None`: `count(*)`).
 enum Values {
     Rows,
+    /// `count(column)` of a column of any other type: its non-NULL values.
+    Present(Vec<ArrayRef>),
     Int(Vec<Int64Array>),
     Float(Vec<Float64Array>),
 }
@@ -46,6 +48,14 @@ fn values(points: &Layer, item: &AggItem) -> Result<Values, NativeError> {
             problem: "is not in the joined layer".into(),
         })?;
     let ty = points.schema.field(index).data_type();
+    if item.func == AggFunc::Count && !ty.is_integer() && !ty.is_floating() {
+        let arrays = points
+            .batches
+            .iter()
+            .map(|b| b.column(index).clone())
+            .collect();
+        return Ok(Values::Present(arrays));
+    }
     let to = if ty.is_integer() {
         DataType::Int64
     } else if ty.is_floating() || item.func == AggFunc::Count {
@@ -193,6 +203,11 @@ pub fn locate_rows(prepared: &PreparedPolygons, x: f64, y: f64, hits: &mut Vec<(
 fn add(acc: &mut Acc, column: &Values, batch: usize, i: usize) {
     match column {
         Values::Rows => acc.n += 1,
+        Values::Present(arrays) => {
+            if arrays[batch].is_valid(i) {
+                acc.n += 1;
+            }
+        }
         Values::Int(arrays) => {
             let a = &arrays[batch];
             if a.is_valid(i) {

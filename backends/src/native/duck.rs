@@ -23,11 +23,21 @@ pub fn query_layer(
     geometry: &str,
     crs: Option<String>,
 ) -> Result<Layer, NativeError> {
-    let g = quoted(geometry);
-    let sql = format!("SELECT * REPLACE (ST_AsWKB({g}) AS {g}) FROM ({query})");
     let connection = engine
         .connection()
         .map_err(|e| NativeError::Duckdb(e.to_string()))?;
+    query_layer_on(&connection, query, geometry, crs)
+}
+
+/// The rows of a query on `connection` (which sees its own temporary tables) as a layer.
+pub fn query_layer_on(
+    connection: &duckdb::Connection,
+    query: &str,
+    geometry: &str,
+    crs: Option<String>,
+) -> Result<Layer, NativeError> {
+    let g = quoted(geometry);
+    let sql = format!("SELECT * REPLACE (ST_AsWKB({g}) AS {g}) FROM ({query})");
     let mut statement = connection
         .prepare(&sql)
         .map_err(|e| NativeError::Duckdb(e.to_string()))?;
@@ -62,7 +72,25 @@ pub fn store_layer(
     table: &str,
     scratch: &Path,
 ) -> Result<(), NativeError> {
-    let file = scratch.join(format!("native-{}-{table}.parquet", std::process::id()));
+    let connection = engine
+        .connection()
+        .map_err(|e| NativeError::Duckdb(e.to_string()))?;
+    store_layer_on(&connection, layer, table, scratch, false)
+}
+
+/// Writes a layer as table `table` (replaced; `temporary`: a temporary table of `connection`)
+/// through a GeoParquet file in `scratch` that is removed afterwards.
+pub fn store_layer_on(
+    connection: &duckdb::Connection,
+    layer: &Layer,
+    table: &str,
+    scratch: &Path,
+    temporary: bool,
+) -> Result<(), NativeError> {
+    // A file of its own per call: concurrent runs may store tables of the same name.
+    static FILES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = FILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let file = scratch.join(format!("native-{}-{n}.parquet", std::process::id()));
     write_geoparquet(layer, &file)?;
     let g = quoted(&layer.geometry);
     // DuckDB reads the GeoParquet column as GEOMETRY; the layer's CRS is set on the type.
@@ -71,11 +99,12 @@ pub fn store_layer(
         None => "*".to_owned(),
     };
     let sql = format!(
-        "CREATE OR REPLACE TABLE {} AS SELECT {select} FROM read_parquet({})",
+        "CREATE OR REPLACE {}TABLE {} AS SELECT {select} FROM read_parquet({})",
+        if temporary { "TEMP " } else { "" },
         quoted(table),
         literal(&file.to_string_lossy())
     );
-    let outcome = engine
+    let outcome = connection
         .execute_batch(&sql)
         .map_err(|e| NativeError::Duckdb(e.to_string()));
     let _ = std::fs::remove_file(&file);

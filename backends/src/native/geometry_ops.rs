@@ -13,7 +13,7 @@ use super::layer::{Layer, Wkb};
 use super::{NativeError, wkb};
 
 /// Replaces each geometry with `f(wkb)` (NULL stays NULL), every other column shared as is.
-fn map_geometry<F>(layer: &Layer, f: F) -> Result<Layer, NativeError>
+pub(crate) fn map_geometry<F>(layer: &Layer, f: F) -> Result<Layer, NativeError>
 where
     F: Fn(&[u8], usize) -> Result<Option<Vec<u8>>, NativeError> + Sync,
 {
@@ -44,14 +44,14 @@ where
     Layer::new(schema, batches, &layer.geometry, layer.crs.clone())
 }
 
-fn to_geos(bytes: &[u8], row: usize) -> Result<Geometry, NativeError> {
+pub(crate) fn to_geos(bytes: &[u8], row: usize) -> Result<Geometry, NativeError> {
     Geometry::new_from_wkb(bytes).map_err(|e| NativeError::Geometry {
         row,
         reason: e.to_string(),
     })
 }
 
-fn to_wkb(geometry: &Geometry) -> Result<Vec<u8>, NativeError> {
+pub(crate) fn to_wkb(geometry: &Geometry) -> Result<Vec<u8>, NativeError> {
     geometry
         .to_wkb()
         .map(|bytes| bytes.as_ref().to_vec())

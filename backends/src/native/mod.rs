@@ -8,17 +8,19 @@
 //! azimuthal equidistant frame around each feature, here computed with geodesics).
 
 pub mod aggregate;
+pub mod dispatch;
 #[cfg(feature = "duckdb")]
 pub mod duck;
 pub mod geometry_ops;
 pub mod joins;
 pub mod layer;
+pub mod measures;
+pub mod overlay;
 pub mod polygons;
+#[cfg(feature = "duckdb")]
+pub mod stage;
 pub mod wkb;
 
-use geomill_planner::plan::operator::{
-    AggFunc, GeoExpr, JoinHow, Operator, SpatialPredicate, ValueExpr,
-};
 use rayon::prelude::*;
 
 pub use layer::{Layer, Wkb, read_geoparquet, write_geoparquet};
@@ -97,96 +99,4 @@ pub fn prepare_polygons(layer: &Layer) -> Result<PreparedPolygons, NativeError> 
     Ok(PreparedPolygons::new(
         shapes.into_iter().flatten().collect(),
     ))
-}
-
-/// Whether the native backend runs a plan node, and if not, why (the reason names the
-/// operator and what it lacks).
-pub fn supports(op: &Operator) -> Result<(), String> {
-    let decline = |what: &str| Err(format!("{} {what}", op.name()));
-    match op {
-        Operator::Scan { .. } => Ok(()),
-        Operator::SpatialAggregate(a) => {
-            if aggregate::point_matches(a.predicate).is_none() || a.distance.is_some() {
-                return decline(&format!("with predicate {:?}", a.predicate));
-            }
-            if a.aggregates
-                .iter()
-                .any(|i| i.column.is_none() && i.func != AggFunc::Count)
-            {
-                return decline("with an aggregate of no column other than count");
-            }
-            Ok(())
-        }
-        Operator::SpatialJoin(j) => match (j.predicate, j.how) {
-            (SpatialPredicate::Dwithin, JoinHow::Inner) if j.distance.is_some() => Ok(()),
-            (SpatialPredicate::Intersects | SpatialPredicate::Within, JoinHow::Inner) => Ok(()),
-            _ => decline(&format!(
-                "with predicate {:?} and how {:?}",
-                j.predicate, j.how
-            )),
-        },
-        Operator::Nearest(_) => Ok(()),
-        Operator::Map(map) => {
-            let all_native = !map.set.is_empty()
-                && map.drop.is_empty()
-                && map.rename.is_empty()
-                && map.set.iter().all(|(_, value, _)| {
-                    matches!(
-                        value,
-                        ValueExpr::Geo(GeoExpr::Buffer { .. } | GeoExpr::Simplify { .. })
-                    )
-                });
-            if all_native {
-                Ok(())
-            } else {
-                decline(
-                    "computing anything but buffer and simplify (relational steps are not native yet)",
-                )
-            }
-        }
-        Operator::Aggregate(a) if a.union_geometry && a.group_by.is_empty() => {
-            if a.aggregates.is_empty() {
-                Ok(())
-            } else {
-                decline("with attribute aggregates")
-            }
-        }
-        _ => decline("(not a native kernel)"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use geomill_planner::plan::operator::{AggItem, SortKey, SpatialAggregateOp};
-
-    fn aggregate(predicate: SpatialPredicate) -> Operator {
-        Operator::SpatialAggregate(SpatialAggregateOp {
-            predicate,
-            distance: None,
-            aggregates: vec![AggItem {
-                output: "n".into(),
-                func: AggFunc::Count,
-                column: None,
-            }],
-        })
-    }
-
-    #[test]
-    fn supports_names_what_a_declined_node_lacks() {
-        assert_eq!(supports(&aggregate(SpatialPredicate::Within)), Ok(()));
-        let declined = supports(&aggregate(SpatialPredicate::Contains)).unwrap_err();
-        assert!(
-            declined.contains("SpatialAggregate with predicate Contains"),
-            "{declined}"
-        );
-        let sort = Operator::Sort {
-            keys: vec![SortKey {
-                column: "id".into(),
-                descending: false,
-            }],
-            limit: None,
-        };
-        assert_eq!(supports(&sort), Err("Sort (not a native kernel)".into()));
-    }
 }

@@ -128,6 +128,12 @@ fn type_name(code: u32) -> &'static str {
     }
 }
 
+/// The 2D geometry type code of a WKB value (1 point ... 7 collection; anything with Z, M
+/// or an SRID gives a code above 7).
+pub fn geometry_type(bytes: &[u8]) -> Result<u32, WkbError> {
+    Reader::new(bytes).header()
+}
+
 /// The coordinates of a 2D WKB point; `None` for the empty point (NaN coordinates).
 pub fn read_point(bytes: &[u8]) -> Result<Option<(f64, f64)>, WkbError> {
     let mut reader = Reader::new(bytes);

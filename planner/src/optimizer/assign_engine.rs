@@ -1,37 +1,54 @@
-//! Engine assignment: which backend runs each node. Embedded and PostGIS modes run everything
-//! on their engine; hybrid mode sends per-feature geometry work the native kernels do well to
-//! the native backend and everything else to PostGIS, where the data lives.
+//! Engine assignment: which backend runs each node, and why (printed in the plan text).
+//! Embedded and PostGIS modes run everything on their engine. Native mode runs every node a
+//! native kernel computes natively and the relational rest on DuckDB, in process. Hybrid mode
+//! keeps the data in PostGIS and follows one cost rule:
+//! - scans, filters, attribute work and everything without a kernel stay in PostGIS, next to
+//!   the data, where moving rows out would cost more than the work;
+//! - spatial joins, spatial aggregates and nearest-neighbour searches go native: their cost is
+//!   per pair of features, and the parallel R-tree kernels beat PostGIS's one-core index
+//!   probes by the most (`benches/engines.rs`);
+//! - per-feature geometry (buffer, simplify, hull, ...), dissolve, clip and erase go native:
+//!   GEOS on every core instead of one statement on one core.
 
 use super::{EngineMode, OptimizerRule};
 use crate::error::PlanError;
-use crate::plan::operator::{GeoExpr, Operator, ValueExpr};
+use crate::plan::native::native_support;
+use crate::plan::operator::Operator;
 use crate::plan::{EngineKind, Plan};
 
 pub struct AssignEngine {
     pub mode: EngineMode,
 }
 
-/// Whether the native backend runs `op`: a map whose every computed column is one of the
-/// native geometry kernels.
-pub fn native_supports(op: &Operator) -> bool {
+/// Why a node the native backend computes goes native in hybrid mode.
+fn hybrid_native_reason(op: &Operator) -> &'static str {
     match op {
-        Operator::Map(map) => {
-            !map.set.is_empty()
-                && map.set.iter().all(|(_, value, _)| {
-                    matches!(
-                        value,
-                        ValueExpr::Geo(
-                            GeoExpr::Buffer {
-                                geodesic: false,
-                                ..
-                            } | GeoExpr::Centroid
-                                | GeoExpr::ConvexHull
-                                | GeoExpr::Simplify { .. }
-                        )
-                    )
-                })
+        Operator::SpatialJoin(_) | Operator::SpatialAggregate(_) | Operator::Nearest(_) => {
+            "join/KNN cost is per pair: parallel R-tree kernel"
         }
-        _ => false,
+        _ => "per-feature geometry: GEOS on every core",
+    }
+}
+
+/// The engine of one node in `mode`, and why.
+fn assign(mode: EngineMode, op: &Operator) -> (EngineKind, Option<String>) {
+    let scan = matches!(op, Operator::Scan { .. });
+    match mode {
+        EngineMode::Embedded => (EngineKind::Duckdb, None),
+        EngineMode::Postgis => (EngineKind::Postgis, None),
+        EngineMode::Native if scan => (EngineKind::Duckdb, Some("read from the store".into())),
+        EngineMode::Native => match native_support(op) {
+            Ok(()) => (EngineKind::Native, Some("native kernel".into())),
+            Err(declined) => (EngineKind::Duckdb, Some(declined)),
+        },
+        EngineMode::Hybrid if scan => (EngineKind::Postgis, Some("data lives in PostGIS".into())),
+        EngineMode::Hybrid => match native_support(op) {
+            Ok(()) => (EngineKind::Native, Some(hybrid_native_reason(op).into())),
+            Err(declined) => (
+                EngineKind::Postgis,
+                Some(format!("stays next to the data: {declined}")),
+            ),
+        },
     }
 }
 
@@ -43,14 +60,10 @@ impl OptimizerRule for AssignEngine {
     fn rewrite(&self, plan: &mut Plan) -> Result<bool, PlanError> {
         let mut changed = false;
         for node in plan.graph.node_weights_mut() {
-            let engine = match self.mode {
-                EngineMode::Embedded => EngineKind::Duckdb,
-                EngineMode::Postgis => EngineKind::Postgis,
-                EngineMode::Hybrid if native_supports(&node.op) => EngineKind::Native,
-                EngineMode::Hybrid => EngineKind::Postgis,
-            };
-            if node.engine != Some(engine) {
+            let (engine, why) = assign(self.mode, &node.op);
+            if node.engine != Some(engine) || node.engine_reason != why {
                 node.engine = Some(engine);
+                node.engine_reason = why;
                 changed = true;
             }
         }

@@ -29,6 +29,8 @@ pub enum EngineMode {
     Embedded,
     Postgis,
     Hybrid,
+    /// The native backend's kernels where they apply, DuckDB in process for the rest.
+    Native,
 }
 
 /// One rewrite.

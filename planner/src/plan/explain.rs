@@ -205,6 +205,9 @@ fn describe(node: &PlanNode) -> String {
     if let Some(engine) = node.engine {
         let _ = write!(text, " engine={}", engine.as_str());
     }
+    if let Some(why) = &node.engine_reason {
+        let _ = write!(text, " why=\"{why}\"");
+    }
     if let Some(stage) = node.stage {
         let _ = write!(text, " stage={stage}");
     }

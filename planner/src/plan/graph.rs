@@ -42,6 +42,8 @@ pub struct PlanNode {
     pub relation: String,
     /// Set by the engine-assignment rule.
     pub engine: Option<EngineKind>,
+    /// Why the engine was chosen (native and hybrid modes, where it varies by node).
+    pub engine_reason: Option<String>,
     /// Nodes with the same stage run as one query; set by the fusion rule.
     pub stage: Option<usize>,
     pub on_empty: Option<OnEmpty>,
@@ -58,6 +60,7 @@ impl PlanNode {
             schema: None,
             relation,
             engine: None,
+            engine_reason: None,
             stage: None,
             on_empty: None,
             triggers: Vec::new(),

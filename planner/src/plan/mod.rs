@@ -5,6 +5,7 @@ mod check;
 mod explain;
 pub mod graph;
 pub mod lower;
+pub mod native;
 pub mod operator;
 pub mod schema_infer;
 

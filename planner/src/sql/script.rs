@@ -11,8 +11,9 @@ use super::dialect::Dialect;
 use super::quote::{ident, string};
 use super::select::{Input, select};
 use crate::error::PlanError;
-use crate::plan::Plan;
+use crate::plan::native::native_kernel;
 use crate::plan::operator::{ExportFormat, ExportOp, Operator};
+use crate::plan::{EngineKind, Plan};
 
 /// One statement of a script.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -22,6 +23,11 @@ pub struct Statement {
     /// The table it creates (or, for an export, reads).
     pub relation: String,
     pub sql: String,
+    /// Set when the stage runs natively: the kernels that compute it, in order. The SQL is
+    /// then what runs instead when a kernel declines the data (e.g. polygons where points are
+    /// expected).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub native: Option<String>,
 }
 
 /// The statements of a plan, in execution order.
@@ -39,6 +45,13 @@ impl Script {
         let mut out = String::new();
         for (i, statement) in self.statements.iter().enumerate() {
             let _ = writeln!(out, "-- {}: {}", i + 1, statement.steps.join(", "));
+            if let Some(kernels) = &statement.native {
+                let _ = writeln!(out, "-- runs natively: {kernels}");
+                let _ = writeln!(
+                    out,
+                    "-- (the SQL below runs instead if a kernel declines the data)"
+                );
+            }
             let _ = writeln!(out, "{};\n", statement.sql);
         }
         out
@@ -107,6 +120,7 @@ fn stage_statement(
 ) -> Result<Statement, PlanError> {
     let mut queries = Vec::new();
     let mut steps: Vec<String> = Vec::new();
+    let native = native_kernels(plan, nodes);
     for &index in nodes {
         let Some(node) = plan.node(index) else {
             continue;
@@ -136,6 +150,7 @@ fn stage_statement(
                 steps: vec![node.step.clone()],
                 relation: node.relation.clone(),
                 sql,
+                native: None,
             });
         }
         let query = if let Operator::Scan { .. } = node.op {
@@ -180,7 +195,22 @@ fn stage_statement(
         steps,
         sql: dialect.create_table(&relation, &body),
         relation,
+        native,
     })
+}
+
+/// The kernels of a stage whose every node runs natively, joined with "; then ".
+fn native_kernels(plan: &Plan, nodes: &[NodeIndex]) -> Option<String> {
+    let kernels: Vec<String> = nodes
+        .iter()
+        .map(|&index| {
+            let node = plan.node(index)?;
+            (node.engine == Some(EngineKind::Native))
+                .then(|| native_kernel(&node.op))
+                .flatten()
+        })
+        .collect::<Option<_>>()?;
+    (!kernels.is_empty()).then(|| kernels.join("; then "))
 }
 
 fn export_sql(export: &ExportOp, from: &str, dialect: Dialect) -> String {

@@ -1,0 +1,124 @@
+//! One plan node computed by its native kernel: the operator's inputs as layers in, its output
+//! as a layer out. What the planner marks native ([`native_support`]) lands here; data a kernel
+//! cannot take (lines where points are expected, say) is declined with
+//! [`NativeError::Unsupported`] before any work, so the caller can run the node's SQL instead.
+
+use geomill_planner::plan::native::native_support;
+use geomill_planner::plan::operator::{GeoExpr, Operator, ValueExpr};
+use geomill_planner::schema::GEOM;
+
+use super::layer::{Layer, Wkb};
+use super::measures::{self, Measure};
+use super::{NativeError, aggregate, geometry_ops, joins, overlay, wkb};
+
+/// The WKB type codes a kernel's input may hold.
+const POINTS: &[u32] = &[1];
+const POLYGONS: &[u32] = &[3, 6];
+
+/// Declines `layer` unless each of its geometries is NULL or of one of the `allowed` types.
+fn require(layer: &Layer, allowed: &[u32], role: &str, what: &str) -> Result<(), NativeError> {
+    let geom = layer.geometry_index()?;
+    for batch in &layer.batches {
+        let wkbs = Wkb::of(batch, geom)?;
+        for i in 0..wkbs.len() {
+            let Some(bytes) = wkbs.get(i) else { continue };
+            let code = wkb::geometry_type(bytes).map_err(|e| NativeError::Geometry {
+                row: i,
+                reason: e.to_string(),
+            })?;
+            if !allowed.contains(&code) {
+                return Err(NativeError::Unsupported(format!(
+                    "the kernel takes {what} as its {role} input, which holds WKB type {code}"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn input<'a>(inputs: &[&'a Layer], index: usize, op: &Operator) -> Result<&'a Layer, NativeError> {
+    inputs.get(index).copied().ok_or_else(|| {
+        NativeError::Unsupported(format!("{} without input {}", op.name(), index + 1))
+    })
+}
+
+/// Computes `op` over `inputs` (the plan node's inputs, in order).
+pub fn run_node(op: &Operator, inputs: &[&Layer]) -> Result<Layer, NativeError> {
+    native_support(op).map_err(NativeError::Unsupported)?;
+    let main = input(inputs, 0, op)?;
+    match op {
+        Operator::SpatialAggregate(a) => {
+            let others = input(inputs, 1, op)?;
+            require(main, POLYGONS, "first", "polygons")?;
+            require(others, POINTS, "second", "points")?;
+            aggregate::spatial_aggregate(main, others, a.predicate, &a.aggregates)
+        }
+        Operator::SpatialJoin(j) => {
+            let polygons = input(inputs, 1, op)?;
+            require(main, POINTS, "first", "points")?;
+            require(polygons, POLYGONS, "second", "polygons")?;
+            joins::points_polygons_join(main, polygons, j.predicate, j.distance, &j.columns)
+        }
+        Operator::Nearest(n) => {
+            let polygons = input(inputs, 1, op)?;
+            require(main, POINTS, "first", "points")?;
+            require(polygons, POLYGONS, "second", "polygons")?;
+            joins::nearest(
+                main,
+                polygons,
+                1,
+                n.max_distance,
+                &n.distance_field,
+                &n.columns,
+            )
+        }
+        Operator::Aggregate(_) => geometry_ops::dissolve(main),
+        Operator::Overlay(o) => overlay::overlay(main, input(inputs, 1, op)?, o.mode),
+        Operator::Map(map) => {
+            let mut layer = main.clone();
+            for (name, value, _) in &map.set {
+                let ValueExpr::Geo(expr) = value else {
+                    return Err(NativeError::Unsupported(format!("computing {name}")));
+                };
+                layer = map_one(&layer, name, expr)?;
+            }
+            Ok(layer)
+        }
+        other => Err(NativeError::Unsupported(other.name().to_owned())),
+    }
+}
+
+/// One computed column of a map: a geometry function written over `geom`, or a measure.
+fn map_one(layer: &Layer, name: &str, expr: &GeoExpr) -> Result<Layer, NativeError> {
+    let geometry_out = !matches!(expr, GeoExpr::Area { .. } | GeoExpr::Length { .. });
+    if geometry_out && name != GEOM {
+        return Err(NativeError::Unsupported(format!(
+            "a geometry written to column {name} (native maps replace {GEOM})"
+        )));
+    }
+    match *expr {
+        GeoExpr::Buffer {
+            distance,
+            geodesic,
+            segments,
+        } => {
+            if geodesic {
+                require(layer, POINTS, "only", "points (geodesic buffers)")?;
+            }
+            geometry_ops::buffer(layer, distance, geodesic, segments)
+        }
+        GeoExpr::Simplify {
+            tolerance,
+            preserve_topology,
+        } => geometry_ops::simplify(layer, tolerance, preserve_topology),
+        GeoExpr::Centroid => measures::centroid(layer),
+        GeoExpr::ConvexHull => measures::convex_hull(layer),
+        GeoExpr::Area { geodesic, factor } => {
+            measures::measure(layer, name, Measure::Area, geodesic, factor)
+        }
+        GeoExpr::Length { geodesic, factor } => {
+            measures::measure(layer, name, Measure::Length, geodesic, factor)
+        }
+        GeoExpr::Transform { .. } => Err(NativeError::Unsupported("reprojection".into())),
+    }
+}

@@ -1,0 +1,197 @@
+//! A stage of the plan that runs natively, on the DuckDB connection of a run: its inputs read
+//! from that connection's tables as Arrow, each node computed by its kernel, and the stage's
+//! result stored back as the table its SQL would have made, so the statements after it read it
+//! as if DuckDB had made it.
+
+use std::path::Path;
+
+use geomill_planner::plan::operator::Operator;
+use geomill_planner::plan::{EngineKind, Plan};
+use geomill_planner::schema::GEOM;
+use geomill_planner::sql::quote::ident;
+
+use super::dispatch::run_node;
+use super::duck::{query_layer_on, store_layer_on};
+use super::{Layer, NativeError};
+
+/// Where a node of a stage reads an input from.
+#[derive(Debug, Clone)]
+pub enum StageInput {
+    /// A table (or bound source) of the run, by name, with its CRS.
+    Table { name: String, crs: Option<String> },
+    /// The output of an earlier node of the same stage.
+    Earlier(usize),
+}
+
+/// One node of a native stage.
+#[derive(Debug, Clone)]
+pub struct NativeNode {
+    pub op: Operator,
+    pub inputs: Vec<StageInput>,
+}
+
+/// The nodes of one stage, in order; the last one's output is the stage's table.
+#[derive(Debug, Clone)]
+pub struct NativeStage {
+    pub nodes: Vec<NativeNode>,
+    /// The table the stage makes (its statement's relation).
+    pub relation: String,
+}
+
+impl NativeStage {
+    /// The stage of `plan` whose statement makes `relation`, when every node of it is
+    /// assigned to the native backend.
+    pub fn of(plan: &Plan, relation: &str) -> Option<Self> {
+        let order = plan.topological()?;
+        let last = order
+            .iter()
+            .copied()
+            .find(|&i| plan.node(i).is_some_and(|n| n.relation == relation))?;
+        let stage = plan.node(last)?.stage?;
+        let members: Vec<_> = order
+            .into_iter()
+            .filter(|&i| plan.node(i).is_some_and(|n| n.stage == Some(stage)))
+            .collect();
+        let mut nodes = Vec::with_capacity(members.len());
+        for &index in &members {
+            let node = plan.node(index)?;
+            if node.engine != Some(EngineKind::Native) {
+                return None;
+            }
+            let inputs = plan
+                .inputs(index)
+                .into_iter()
+                .map(|input| {
+                    if let Some(position) = members.iter().position(|&m| m == input) {
+                        return Some(StageInput::Earlier(position));
+                    }
+                    let upstream = plan.node(input)?;
+                    let name = match &upstream.op {
+                        Operator::Scan {
+                            source,
+                            columns: None,
+                        } => source.clone(),
+                        _ => upstream.relation.clone(),
+                    };
+                    let crs = upstream.schema.as_ref().and_then(|s| s.crs.clone());
+                    Some(StageInput::Table { name, crs })
+                })
+                .collect::<Option<Vec<_>>>()?;
+            nodes.push(NativeNode {
+                op: node.op.clone(),
+                inputs,
+            });
+        }
+        Some(Self {
+            nodes,
+            relation: relation.to_owned(),
+        })
+    }
+}
+
+/// Computes the stage's layer, reading its inputs through `read` (a table's name and CRS).
+pub fn compute(
+    stage: &NativeStage,
+    read: &dyn Fn(&str, Option<String>) -> Result<Layer, NativeError>,
+) -> Result<Layer, NativeError> {
+    let mut outputs: Vec<Layer> = Vec::with_capacity(stage.nodes.len());
+    for node in &stage.nodes {
+        let mut read_here = Vec::new();
+        for input in &node.inputs {
+            if let StageInput::Table { name, crs } = input {
+                read_here.push(read(name, crs.clone())?);
+            }
+        }
+        let mut fresh = read_here.iter();
+        let inputs: Vec<&Layer> = node
+            .inputs
+            .iter()
+            .map(|input| match input {
+                StageInput::Earlier(position) => outputs.get(*position),
+                StageInput::Table { .. } => fresh.next(),
+            })
+            .collect::<Option<_>>()
+            .ok_or_else(|| NativeError::Unsupported("a stage reading a later node".into()))?;
+        let output = run_node(&node.op, &inputs)?;
+        outputs.push(output);
+    }
+    outputs
+        .pop()
+        .ok_or_else(|| NativeError::Unsupported("an empty stage".into()))
+}
+
+/// Runs the stage on `connection`: its result becomes the temporary table of its relation.
+pub fn run_on_duckdb(
+    connection: &duckdb::Connection,
+    stage: &NativeStage,
+    scratch: &Path,
+) -> Result<(), NativeError> {
+    let read = |name: &str, crs: Option<String>| {
+        query_layer_on(
+            connection,
+            &format!("SELECT * FROM {}", ident(name)),
+            GEOM,
+            crs,
+        )
+    };
+    let layer = compute(stage, &read)?;
+    store_layer_on(connection, &layer, &stage.relation, scratch, true)
+}
+
+/// The SRID of an `EPSG:<code>` CRS.
+fn srid(crs: Option<&str>) -> Option<u32> {
+    crs?.strip_prefix("EPSG:")?.parse().ok()
+}
+
+/// Runs the stage for a run on PostGIS whose tables are in `schema`: inputs come out of
+/// PostgreSQL through `engine`'s postgres extension (binary COPY) into Arrow, and the result
+/// goes back as the ordinary table `schema.<relation>` with a GiST index. Answers why a
+/// kernel declined the data, if one did (nothing is written then: the stage's SQL is to run).
+pub fn run_on_postgis(
+    engine: &crate::duckdb::EmbeddedEngine,
+    dsn: &str,
+    schema: &str,
+    stage: &NativeStage,
+    scratch: &Path,
+) -> Result<Option<String>, crate::BackendError> {
+    static LOCAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let local = || {
+        let n = LOCAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("__hybrid_{}_{n}", std::process::id())
+    };
+    let made = std::sync::Mutex::new(Vec::new());
+    let read = |name: &str, crs: Option<String>| {
+        let table = local();
+        if let Ok(mut made) = made.lock() {
+            made.push(table.clone());
+        }
+        engine
+            .copy_from_postgis(dsn, (schema, name), &table)
+            .map_err(|e| NativeError::Duckdb(e.to_string()))?;
+        super::duck::table_layer(engine, &table, GEOM, crs)
+    };
+    let outcome = compute(stage, &read).and_then(|layer| {
+        let table = local();
+        if let Ok(mut made) = made.lock() {
+            made.push(table.clone());
+        }
+        super::duck::store_layer(engine, &layer, &table, scratch)?;
+        Ok((table, layer.crs))
+    });
+    let outcome = match outcome {
+        Ok((table, crs)) => engine
+            .copy_to_postgis(
+                dsn,
+                &format!("SELECT * FROM {}", ident(&table)),
+                (schema, &stage.relation),
+                srid(crs.as_deref()),
+            )
+            .map(|_| None),
+        Err(NativeError::Unsupported(reason)) => Ok(Some(reason)),
+        Err(error) => Err(error.into()),
+    };
+    for table in made.into_inner().unwrap_or_default() {
+        let _ = engine.execute_batch(&format!("DROP TABLE IF EXISTS {}", ident(&table)));
+    }
+    outcome
+}
