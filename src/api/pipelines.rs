@@ -139,7 +139,7 @@ struct ExecuteBody {
     dataset_id: Option<String>,
     #[serde(default)]
     vars: Option<BTreeMap<String, String>>,
-    /// `embedded` or `postgis` (default: the server's engine).
+    /// `embedded`, `native`, `postgis` or `hybrid` (default: the server's engine).
     #[serde(default)]
     engine: Option<crate::execute::RunEngine>,
 }

@@ -81,7 +81,7 @@ pub struct ScheduleBody {
     /// A PipelineSpec (v2) object.
     #[schema(value_type = Option<Object>)]
     pub pipeline: Option<Value>,
-    /// `embedded` or `postgis`.
+    /// `embedded`, `native`, `postgis` or `hybrid`.
     pub engine: Option<String>,
     /// `{"webhook": url}`: not supported yet (422).
     #[schema(value_type = Option<Object>)]

@@ -11,7 +11,7 @@ pub struct Job {
     /// PENDING, RUNNING, COMPLETED, FAILED or CANCELLED.
     pub status: String,
     pub dataset_id: Option<String>,
-    /// The engine the job runs on: `embedded` or `postgis`.
+    /// The engine the job runs on: `embedded`, `native`, `postgis` or `hybrid`.
     pub engine: String,
     /// RFC 3339 UTC.
     pub created_at: String,
