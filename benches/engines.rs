@@ -2,8 +2,10 @@
 //! 1,000,000 clustered points over ~3,000 irregular polygons; 100 m buffer + dissolve of
 //! 100,000 points; nearest polygon (of 20,000) to each of 100,000 points. The data is generated
 //! from fixed seeds in DuckDB and copied once into PostGIS (the copy is timed on its own, the
-//! workloads then run where the data lives). Each workload is planned once and run as each
-//! engine's SQL; the table gives medians and the ratio to the fastest engine.
+//! workloads then run where the data lives). Each workload is planned for each engine and run
+//! as the engine runs it: embedded and PostGIS as their SQL, native as DuckDB with the native
+//! stages by their kernels, hybrid as PostGIS with the native stages moved out and back (the
+//! data stays in PostGIS). The table gives medians and the ratio to the fastest engine.
 //! `make bench-engines` (a throw-away PostGIS; GEOMILL_BENCH_SCALE shrinks the sizes,
 //! GEOMILL_BENCH_RUNS sets the runs, GEOMILL_BENCH_LIMIT_S the longest run).
 #![allow(
@@ -15,9 +17,14 @@
 
 use std::time::{Duration, Instant};
 
-use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
+use std::sync::Arc;
+
+use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions, ScriptStep};
+use geomill_backends::hybrid::HybridRun;
+use geomill_backends::native::stage::steps_of;
 use geomill_backends::postgis::PostgisEngine;
 use geomill_planner::optimizer::EngineMode;
+use geomill_planner::plan::Plan;
 use geomill_planner::schema::{Catalog, Column, FieldType, Schema};
 use geomill_planner::spec::Vars;
 use geomill_planner::sql::{Dialect, emit};
@@ -28,7 +35,7 @@ mod generators;
 #[path = "common/timing.rs"]
 mod timing;
 use generators::{points, polygons};
-use timing::{Timing, median, run_duckdb, setting, show};
+use timing::{Timing, median, run_duckdb, setting, show, sql_step};
 
 fn schema(value: &str) -> Schema {
     Schema {
@@ -93,6 +100,33 @@ fn run_postgis(
     }
 }
 
+/// Schema of the hybrid runs' tables: where the sources are, as a run's scratch schema holds
+/// its sources.
+const HYBRID_SCHEMA: &str = "public";
+
+fn run_hybrid(
+    runtime: &tokio::runtime::Runtime,
+    hybrid: &HybridRun<'_>,
+    steps: &[ScriptStep],
+    limit: Duration,
+) -> Timing {
+    let start = Instant::now();
+    let outcome = runtime.block_on(hybrid.run_steps(steps, &[], &|| start.elapsed() >= limit));
+    match outcome {
+        Ok(reports) if reports.iter().any(|r| r.declined.is_some()) => {
+            Timing::Failed(format!("a kernel declined: {reports:?}"))
+        }
+        Ok(_) => Timing::Took(start.elapsed()),
+        Err(geomill_backends::BackendError::Interrupted { .. }) => Timing::Stopped,
+        Err(error) => Timing::Failed(error.to_string()),
+    }
+}
+
+fn plan_for(pipeline: &Value, catalog: &Catalog, mode: EngineMode) -> Plan {
+    let planned = geomill_planner::compile(pipeline, catalog, &Vars::default(), mode).unwrap();
+    planned[0].optimized.clone()
+}
+
 fn main() {
     let scale = setting("GEOMILL_BENCH_SCALE", 1.0);
     let runs = setting("GEOMILL_BENCH_RUNS", 3.0).max(1.0) as usize;
@@ -108,16 +142,25 @@ fn main() {
     ];
     // Spilling is capped as the server caps it, so a plan that materialises too much fails
     // rather than filling the disk.
-    let duck = EmbeddedEngine::open(&EmbeddedOptions {
-        max_spill_mb: Some(setting("GEOMILL_BENCH_SPILL_MB", 8192.0) as u64),
-        ..EmbeddedOptions::default()
-    })
-    .unwrap();
+    let duck = Arc::new(
+        EmbeddedEngine::open(&EmbeddedOptions {
+            max_spill_mb: Some(setting("GEOMILL_BENCH_SPILL_MB", 8192.0) as u64),
+            ..EmbeddedOptions::default()
+        })
+        .unwrap(),
+    );
     let spill = std::env::temp_dir().join("geomill-bench-spill");
     duck.execute_batch(&format!("SET temp_directory = '{}'", spill.display()))
         .unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let postgis = PostgisEngine::new(&dsn).unwrap();
+    let scratch = std::env::temp_dir();
+    let hybrid = HybridRun {
+        postgis: &postgis,
+        embedded: duck.clone(),
+        schema: HYBRID_SCHEMA,
+        scratch: &scratch,
+    };
     let mut catalog = Catalog::default();
     for (table, n) in sizes {
         let started = Instant::now();
@@ -148,24 +191,23 @@ fn main() {
         limit.as_secs()
     );
     println!(
-        "{:<58} {:>20} {:>20} {:>10}",
-        "workload", "embedded (DuckDB)", "postgis", "hybrid"
+        "{:<58} {:>20} {:>20} {:>20} {:>20}",
+        "workload", "embedded (DuckDB)", "postgis", "native", "hybrid"
     );
+    let mut plans = Vec::new();
     for workload in workloads("zones_3k", "points_1m", "points_100k", "zones_20k") {
-        let planned = geomill_planner::compile(
-            &workload.pipeline,
-            &catalog,
-            &Vars::default(),
-            EngineMode::Embedded,
-        )
-        .unwrap();
-        let plan = &planned[0].optimized;
-        let duck_script = emit(plan, Dialect::Duckdb).unwrap();
-        let pg_script = emit(plan, Dialect::Postgis).unwrap();
+        let plan = plan_for(&workload.pipeline, &catalog, EngineMode::Embedded);
+        let duck_script = emit(&plan, Dialect::Duckdb).unwrap();
+        let pg_script = emit(&plan, Dialect::Postgis).unwrap();
         let result = duck_script.result.clone().unwrap();
+        let native_plan = plan_for(&workload.pipeline, &catalog, EngineMode::Native);
+        let native_steps = steps_of(&native_plan, &emit(&native_plan, Dialect::Duckdb).unwrap());
+        let hybrid_plan = plan_for(&workload.pipeline, &catalog, EngineMode::Hybrid);
+        let hybrid_steps = steps_of(&hybrid_plan, &emit(&hybrid_plan, Dialect::Postgis).unwrap());
+        plans.push((workload.label.clone(), hybrid_plan.explain()));
         let embedded = median(
             (0..runs)
-                .map(|_| run_duckdb(&duck, &duck_script.to_text(), &result, limit))
+                .map(|_| run_duckdb(&duck, &sql_step(&duck_script.to_text()), &result, limit))
                 .collect(),
             limit,
         );
@@ -175,22 +217,41 @@ fn main() {
                 .collect(),
             limit,
         );
-        let fastest = [&embedded, &on_postgis]
+        let native = median(
+            (0..runs)
+                .map(|_| run_duckdb(&duck, &native_steps, &result, limit))
+                .collect(),
+            limit,
+        );
+        let on_hybrid = median(
+            (0..runs)
+                .map(|_| run_hybrid(&runtime, &hybrid, &hybrid_steps, limit))
+                .collect(),
+            limit,
+        );
+        let timings = [
+            ("embedded", &embedded),
+            ("postgis", &on_postgis),
+            ("native", &native),
+            ("hybrid", &on_hybrid),
+        ];
+        let fastest = timings
             .iter()
-            .filter_map(|t| match t {
+            .filter_map(|(_, t)| match t {
                 Timing::Took(d) => Some(*d),
                 _ => None,
             })
             .min()
             .unwrap_or(limit);
         println!(
-            "{:<58} {:>20} {:>20} {:>10}",
+            "{:<58} {:>20} {:>20} {:>20} {:>20}",
             workload.label,
             show(&embedded, fastest),
             show(&on_postgis, fastest),
-            "not built"
+            show(&native, fastest),
+            show(&on_hybrid, fastest)
         );
-        for (engine, timing) in [("embedded", &embedded), ("postgis", &on_postgis)] {
+        for (engine, timing) in timings {
             if let Timing::Failed(reason) = timing {
                 println!(
                     "    {engine} failed: {}",
@@ -198,5 +259,9 @@ fn main() {
                 );
             }
         }
+    }
+    println!("\nhybrid plans (engine per node, and why):");
+    for (label, explain) in plans {
+        println!("  {label}\n{explain}");
     }
 }

@@ -27,7 +27,7 @@ mod generators;
 #[path = "common/timing.rs"]
 mod timing;
 use generators::{points, polygons};
-use timing::{Timing, median, run_duckdb, setting, show};
+use timing::{Timing, median, run_duckdb, setting, show, sql_step};
 
 /// 500 m as degrees of longitude at the equator (WGS 84 semi-major axis): the distance join
 /// runs in CRS units, as `ST_DWithin` on longitude/latitude does.
@@ -222,7 +222,7 @@ fn main() {
         let native1 = time_native(&one, runs, &*w.native);
         let sql = median(
             (0..runs)
-                .map(|_| run_duckdb(&duck, &w.sql, "result", limit))
+                .map(|_| run_duckdb(&duck, &sql_step(&w.sql), "result", limit))
                 .collect(),
             limit,
         );

@@ -11,8 +11,8 @@ use std::path::Path;
 
 use common::compare::{differences, rows};
 use common::golden::{cases, duckdb_with_sources, repo};
-use geomill_backends::duckdb::{EmbeddedEngine, NativeStepReport, ScriptStep};
-use geomill_backends::native::stage::NativeStage;
+use geomill_backends::duckdb::{EmbeddedEngine, NativeStepReport};
+use geomill_backends::native::stage::steps_of;
 use geomill_planner::compile;
 use geomill_planner::optimizer::EngineMode;
 use geomill_planner::schema::Catalog;
@@ -62,19 +62,7 @@ fn run(
         .enumerate()
     {
         let script = emit(&planned.optimized, Dialect::Duckdb).unwrap();
-        let steps: Vec<ScriptStep> = script
-            .statements
-            .iter()
-            .map(|s| ScriptStep {
-                sql: s.sql.clone(),
-                makes: Some(s.relation.clone()),
-                count: None,
-                native: s
-                    .native
-                    .as_ref()
-                    .and_then(|_| NativeStage::of(&planned.optimized, &s.relation)),
-            })
-            .collect();
+        let steps = steps_of(&planned.optimized, &script);
         let job_file = file.with_extension(format!("{job}.gpkg"));
         let outcome = engine
             .run_script(

@@ -1,5 +1,5 @@
 //! geomill's execution backends: the embedded DuckDB engine (feature `duckdb`), PostGIS (feature
-//! `postgis`), and later the native kernels and the hybrid dispatcher.
+//! `postgis`), the native kernels (feature `native`) and the hybrid dispatcher (all three).
 
 pub mod error;
 
@@ -11,5 +11,8 @@ pub mod postgis;
 
 #[cfg(feature = "native")]
 pub mod native;
+
+#[cfg(all(feature = "duckdb", feature = "postgis", feature = "native"))]
+pub mod hybrid;
 
 pub use error::BackendError;

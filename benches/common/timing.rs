@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use geomill_backends::duckdb::{EmbeddedEngine, Interrupter};
+use geomill_backends::duckdb::{EmbeddedEngine, Interrupter, ScriptStep};
 
 /// A number from the environment variable `name`, or `default`.
 pub fn setting(name: &str, default: f64) -> f64 {
@@ -43,8 +43,22 @@ pub fn median(mut samples: Vec<Timing>, limit: Duration) -> Timing {
     }
 }
 
-/// Runs `sql` (creating table `result`) on DuckDB, interrupted once `limit` has passed.
-pub fn run_duckdb(engine: &EmbeddedEngine, sql: &str, result: &str, limit: Duration) -> Timing {
+/// A plain SQL script as the one step of a run.
+pub fn sql_step(sql: &str) -> Vec<ScriptStep> {
+    vec![ScriptStep {
+        sql: sql.to_owned(),
+        ..Default::default()
+    }]
+}
+
+/// Runs `steps` (the last creating table `result`) on DuckDB, interrupted once `limit` has
+/// passed.
+pub fn run_duckdb(
+    engine: &EmbeddedEngine,
+    steps: &[ScriptStep],
+    result: &str,
+    limit: Duration,
+) -> Timing {
     let interrupter = Arc::new(Interrupter::default());
     let watchdog = {
         let interrupter = interrupter.clone();
@@ -56,19 +70,8 @@ pub fn run_duckdb(engine: &EmbeddedEngine, sql: &str, result: &str, limit: Durat
             interrupter.interrupt();
         })
     };
-    let statements = vec![geomill_backends::duckdb::ScriptStep {
-        sql: sql.to_owned(),
-        ..Default::default()
-    }];
     let start = Instant::now();
-    let outcome = engine.run_script(
-        &[],
-        &statements,
-        result,
-        None,
-        &|_, _| {},
-        Some(&interrupter),
-    );
+    let outcome = engine.run_script(&[], steps, result, None, &|_, _| {}, Some(&interrupter));
     let took = start.elapsed();
     let stopped = took >= limit;
     interrupter.interrupt();

@@ -188,84 +188,27 @@ async fn run_in(
     Ok((result_rows, native))
 }
 
-/// The statements as one script (one round trip).
-fn script_text(steps: &[&ScriptStep]) -> String {
-    steps
-        .iter()
-        .map(|s| format!("{};\n", s.sql))
-        .collect::<String>()
-}
-
-/// Runs the steps: the SQL between native stages as one script each (every table it makes
-/// kept as an ordinary table of the scratch schema, so the native stage and the scripts after
-/// it, on other connections, read it), each native stage through DuckDB and the kernels.
-/// `keep` names the tables kept under other names at the end (the result, the exports).
+/// Runs the steps through the hybrid dispatcher (a plain PostGIS run is one script).
 async fn run_steps(
     run: &PostgisRun<'_>,
     schema: &str,
     keep: &[(String, String)],
 ) -> Result<Vec<NativeStepReport>, ApiError> {
-    let fail = |e: BackendError| api_error(e, run.job_id);
     let stopped = || {
         run.interrupter
             .as_deref()
             .is_some_and(Interrupter::is_interrupted)
     };
-    let mut native = Vec::new();
-    let mut pending: Vec<&ScriptStep> = Vec::new();
     let scratch = std::path::Path::new(&run.result_file)
         .parent()
         .map_or_else(std::env::temp_dir, std::path::Path::to_path_buf);
-    for step in &run.steps {
-        let Some(stage) = &step.native else {
-            pending.push(step);
-            continue;
-        };
-        // The tables of the SQL so far are kept under their own names for the stage to read.
-        let made: Vec<(String, String)> = pending
-            .iter()
-            .filter_map(|s| s.makes.clone())
-            .map(|r| (r.clone(), r))
-            .collect();
-        run.postgis
-            .run_script(schema, &script_text(&pending), &made, &stopped)
-            .await
-            .map_err(fail)?;
-        pending.clear();
-        if stopped() {
-            return Err(api_error(
-                BackendError::Interrupted { engine: "postgis" },
-                run.job_id,
-            ));
-        }
-        let (engine, dsn, schema_name) = (
-            run.embedded.clone(),
-            run.postgis.dsn().to_owned(),
-            schema.to_owned(),
-        );
-        let (stage_copy, scratch_dir) = (stage.clone(), scratch.clone());
-        let declined = blocking(move || {
-            geomill_backends::native::stage::run_on_postgis(
-                &engine,
-                &dsn,
-                &schema_name,
-                &stage_copy,
-                &scratch_dir,
-            )
-        })
-        .await?
-        .map_err(fail)?;
-        if declined.is_some() {
-            pending.push(step);
-        }
-        native.push(NativeStepReport {
-            relation: stage.relation.clone(),
-            declined,
-        });
+    geomill_backends::hybrid::HybridRun {
+        postgis: run.postgis,
+        embedded: run.embedded.clone(),
+        schema,
+        scratch: &scratch,
     }
-    run.postgis
-        .run_script(schema, &script_text(&pending), keep, &stopped)
-        .await
-        .map_err(fail)?;
-    Ok(native)
+    .run_steps(&run.steps, keep, &stopped)
+    .await
+    .map_err(|e| api_error(e, run.job_id))
 }

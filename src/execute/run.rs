@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
 use axum::http::StatusCode;
-use geomill_backends::duckdb::{Binding, DatasetRecord, LayerRecord, ScriptStep};
-use geomill_backends::native::stage::NativeStage;
+use geomill_backends::duckdb::{Binding, DatasetRecord, LayerRecord};
+use geomill_backends::native::stage::steps_of;
 use geomill_planner::optimizer::EngineMode;
 use geomill_planner::plan::lower::DEFAULT_INPUT;
 use geomill_planner::plan::operator::Operator;
@@ -374,25 +374,12 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
     }
     let partial = results_dir.join("result.partial.gpkg");
     let final_path = results_dir.join("result.gpkg");
-    let exports: BTreeSet<String> = optimized
-        .graph
-        .node_weights()
-        .filter(|n| matches!(n.op, Operator::Export(_)))
-        .map(|n| n.relation.clone())
-        .collect();
-    let statements: Vec<ScriptStep> = script
-        .statements
-        .iter()
-        .map(|s| ScriptStep {
-            sql: s.sql.clone(),
-            makes: (!exports.contains(&s.relation)).then(|| s.relation.clone()),
-            count: (step_by_step && !exports.contains(&s.relation)).then(|| s.relation.clone()),
-            native: s
-                .native
-                .as_ref()
-                .and_then(|_| NativeStage::of(&optimized, &s.relation)),
-        })
-        .collect();
+    let mut statements = steps_of(&optimized, &script);
+    if step_by_step {
+        for step in &mut statements {
+            step.count = step.makes.clone();
+        }
+    }
     let partial_text = partial.display().to_string();
     let progress: std::sync::Arc<dyn Fn(usize, usize) + Send + Sync> = request
         .progress

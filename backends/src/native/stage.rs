@@ -89,11 +89,11 @@ impl NativeStage {
     }
 }
 
-/// Computes the stage's layer, reading its inputs through `read` (a table's name and CRS).
-pub fn compute(
-    stage: &NativeStage,
-    read: &dyn Fn(&str, Option<String>) -> Result<Layer, NativeError>,
-) -> Result<Layer, NativeError> {
+/// Reads a table of a run, by name and with its CRS, as a layer.
+pub type ReadTable<'a> = dyn Fn(&str, Option<String>) -> Result<Layer, NativeError> + 'a;
+
+/// Computes the stage's layer, reading its inputs through `read`.
+pub fn compute(stage: &NativeStage, read: &ReadTable<'_>) -> Result<Layer, NativeError> {
     let mut outputs: Vec<Layer> = Vec::with_capacity(stage.nodes.len());
     for node in &stage.nodes {
         let mut read_here = Vec::new();
@@ -194,4 +194,31 @@ pub fn run_on_postgis(
         let _ = engine.execute_batch(&format!("DROP TABLE IF EXISTS {}", ident(&table)));
     }
     outcome
+}
+
+/// The statements of `script` (emitted from `plan`) as a run's steps: each native statement
+/// with its stage, each export marked as making no table, nothing counted.
+pub fn steps_of(
+    plan: &Plan,
+    script: &geomill_planner::sql::Script,
+) -> Vec<crate::duckdb::ScriptStep> {
+    let exports: Vec<&str> = plan
+        .graph
+        .node_weights()
+        .filter(|n| matches!(n.op, Operator::Export(_)))
+        .map(|n| n.relation.as_str())
+        .collect();
+    script
+        .statements
+        .iter()
+        .map(|s| crate::duckdb::ScriptStep {
+            sql: s.sql.clone(),
+            makes: (!exports.contains(&s.relation.as_str())).then(|| s.relation.clone()),
+            count: None,
+            native: s
+                .native
+                .as_ref()
+                .and_then(|_| NativeStage::of(plan, &s.relation)),
+        })
+        .collect()
 }
