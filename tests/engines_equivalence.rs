@@ -2,13 +2,17 @@
 //! boxes and triangles on a half-degree grid, points on a quarter-degree grid (so many lie
 //! exactly on edges and vertices: the boundary cases of predicates), attributes with NULLs, run
 //! through pipelines covering the capabilities both engines execute, and compared like the
-//! golden cases (same rows and attributes, geometries within the stated tolerance).
+//! golden cases (same rows and attributes, geometries within the stated tolerance). The native
+//! engine (kernels where they apply, DuckDB for the rest) runs the same pipelines and is
+//! compared with the embedded engine the same way, both results read back from the GeoPackage
+//! a run writes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
 mod common;
 
 use common::compare::{differences, rows};
-use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
+use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions, ScriptStep};
+use geomill_backends::native::stage::steps_of;
 use geomill_backends::postgis::PostgisEngine;
 use geomill_planner::optimizer::EngineMode;
 use geomill_planner::schema::{Catalog, Column, FieldType, Schema};
@@ -257,6 +261,43 @@ fn pipelines() -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// Runs `steps` as a run does and loads the GeoPackage it writes as table `table` (without the
+/// GeoPackage's row numbers); answers how many native stages ran by their kernels.
+fn run_to_table(duck: &EmbeddedEngine, steps: &[ScriptStep], result: &str, table: &str) -> usize {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("result.gpkg").display().to_string();
+    let outcome = duck
+        .run_script(&[], steps, result, Some(&file), &|_, _| {}, None)
+        .unwrap_or_else(|e| panic!("{table}: {e}"));
+    duck.execute_batch(&format!(
+        "CREATE OR REPLACE TABLE \"{table}\" AS SELECT * EXCLUDE (fid) FROM ST_Read('{file}')"
+    ))
+    .unwrap();
+    outcome
+        .native
+        .iter()
+        .filter(|r| r.declined.is_none())
+        .count()
+}
+
+/// Plans `pipeline` on the native engine: its DuckDB steps with the native stages.
+fn native_steps(pipeline: &Value) -> Vec<ScriptStep> {
+    let planned =
+        geomill_planner::compile(pipeline, &catalog(), &Vars::default(), EngineMode::Native)
+            .unwrap_or_else(|e| panic!("{pipeline}: {e:?}"));
+    let plan = &planned[0].optimized;
+    steps_of(plan, &emit(plan, Dialect::Duckdb).unwrap())
+}
+
+/// Pipelines that must run by the native kernels on every input (none may decline).
+const NATIVE_KERNELS: [&str; 5] = [
+    "count within",
+    "count touches",
+    "buffer metres",
+    "centroid",
+    "nearest",
+];
+
 /// Plans `pipeline` and answers (DuckDB script, PostGIS script, result table).
 fn scripts(pipeline: &Value) -> (String, String, String) {
     let vars = Vars::default();
@@ -308,6 +349,28 @@ fn compare(
         prop_assert!(
             found.is_empty(),
             "{name} differs:\n  {}\nshapes {:?}\npoints {:?}",
+            found.join("\n  "),
+            shapes.iter().map(Shape::wkt).collect::<Vec<_>>(),
+            spots
+        );
+        let embedded_steps = [ScriptStep {
+            sql: duck_sql.clone(),
+            ..ScriptStep::default()
+        }];
+        run_to_table(&duck, &embedded_steps, &result, "embedded_file");
+        let ran = run_to_table(&duck, &native_steps(&pipeline), &result, "native_file");
+        prop_assert!(
+            ran > 0 || !NATIVE_KERNELS.contains(&name),
+            "{name}: a kernel declined the data"
+        );
+        let found = differences(
+            &rows(&duck, "embedded_file"),
+            &rows(&duck, "native_file"),
+            None,
+        );
+        prop_assert!(
+            found.is_empty(),
+            "{name} differs natively:\n  {}\nshapes {:?}\npoints {:?}",
             found.join("\n  "),
             shapes.iter().map(Shape::wkt).collect::<Vec<_>>(),
             spots

@@ -143,16 +143,40 @@ pub fn nearest(
         return Err(NativeError::Unsupported("nearest with k = 0".into()));
     }
     let prepared = prepare_polygons(polygons)?;
+    let ties = tie_keys(polygons)?;
     let pairs = pairs_by_batch(points, |x, y, found| {
-        k_nearest(&prepared, x, y, k, max_distance, found);
+        k_nearest(&prepared, &ties, x, y, k, max_distance, found);
     })?;
     assemble(points, polygons, columns, pairs, Some(distance_field), true)
 }
 
+/// Per polygon row, the key equal distances are ordered by: the md5 of its WKB in lower-case
+/// hex, as the SQL engines break ties (`ORDER BY distance, md5(hex)`), so all three pick the
+/// same feature.
+fn tie_keys(polygons: &Layer) -> Result<Vec<[u8; 16]>, NativeError> {
+    use md5::{Digest, Md5};
+    use std::fmt::Write;
+    let geom = polygons.geometry_index()?;
+    let mut keys = Vec::with_capacity(polygons.num_rows());
+    let mut hex = String::new();
+    for batch in &polygons.batches {
+        let wkbs = Wkb::of(batch, geom)?;
+        for i in 0..wkbs.len() {
+            hex.clear();
+            for byte in wkbs.get(i).unwrap_or_default() {
+                let _ = write!(hex, "{byte:02x}");
+            }
+            keys.push(Md5::digest(hex.as_bytes()).into());
+        }
+    }
+    Ok(keys)
+}
+
 /// Best-first search over envelope distances (a lower bound), stopped once the next envelope
-/// is farther than the k-th exact distance found.
+/// is farther than the k-th exact distance found; equal distances ordered by `ties`.
 fn k_nearest(
     prepared: &PreparedPolygons,
+    ties: &[[u8; 16]],
     x: f64,
     y: f64,
     k: usize,
@@ -161,6 +185,8 @@ fn k_nearest(
 ) {
     let limit = max_distance.unwrap_or(f64::INFINITY);
     let mut kth = f64::INFINITY;
+    let tie = |row: u32| ties.get(row as usize).copied().unwrap_or_default();
+    let order = |a: &(u32, f64), b: &(u32, f64)| a.1.total_cmp(&b.1).then(tie(a.0).cmp(&tie(b.0)));
     for (part, envelope_d2) in prepared.by_envelope_distance(x, y) {
         let bound = envelope_d2.sqrt();
         if bound > limit || (found.len() >= k && bound > kth) {
@@ -176,11 +202,11 @@ fn k_nearest(
             None => found.push((row, d)),
         }
         if found.len() >= k {
-            found.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+            found.sort_unstable_by(order);
             kth = found[k - 1].1;
         }
     }
-    found.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    found.sort_unstable_by(order);
     found.truncate(k);
 }
 
