@@ -129,6 +129,40 @@ async fn sql_preview_in_the_query_string() {
 }
 
 #[tokio::test]
+async fn a_native_preview_says_which_steps_run_natively_and_by_what_kernel() {
+    let (_dir, state) = test_state();
+    let uri = "/capabilities/buffer/sql-preview?engine=native&params=%7B%22distance%22%3A500%7D";
+    let (status, body) = call(&state, get(uri)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let plan = body["plan"].as_str().unwrap();
+    assert!(
+        plan.contains("step=buffer engine=native why=\"native kernel\""),
+        "{plan}"
+    );
+    let sql = body["sql"].as_str().unwrap();
+    assert!(
+        sql.contains("-- runs natively: per-feature geometry, rows in parallel: geom = geodesic buffer of 500 m"),
+        "{sql}"
+    );
+    // The SQL that runs if the kernel declines the data is still shown.
+    assert!(sql.contains("ST_Buffer("), "{sql}");
+    let kernel = body["statements"][0]["native"].as_str().unwrap();
+    assert!(kernel.contains("geodesic buffer"), "{kernel}");
+
+    // A relational step stays on DuckDB, and the plan says why.
+    let uri =
+        "/capabilities/sort/sql-preview?engine=native&params=%7B%22by%22%3A%5B%7B%22field%22%3A%22name%22%7D%5D%7D";
+    let (status, body) = call(&state, get(uri)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let plan = body["plan"].as_str().unwrap();
+    assert!(
+        plan.contains("engine=duckdb why=\"Sort (relational steps run as SQL)\""),
+        "{plan}"
+    );
+    assert!(body["statements"][0].get("native").is_none(), "{body}");
+}
+
+#[tokio::test]
 async fn postgis_previews_need_the_layer_schema_and_say_so() {
     let (_dir, state) = test_state();
     let without = json!({"engine": "postgis", "params": {"distance": 10, "unit": "crs"}});
