@@ -54,8 +54,8 @@ pub enum Command {
     Preview {
         /// The document (JSON).
         file: PathBuf,
-        /// SQL dialect to emit.
-        #[arg(long, default_value = "duckdb", value_parser = ["duckdb", "postgis"])]
+        /// The engine to plan for (its SQL dialect; native and hybrid mark the native steps).
+        #[arg(long, default_value = "duckdb", value_parser = ["duckdb", "embedded", "native", "postgis", "hybrid"])]
         engine: String,
         /// Layer schemas ({"sources": {name: {columns, crs}}}): PostGIS SQL needs them.
         #[arg(long)]

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use geomill_planner::optimizer::EngineMode;
 use geomill_planner::schema::Catalog;
 use geomill_planner::spec::Vars;
-use geomill_planner::sql::{Dialect, emit};
+use geomill_planner::sql::emit;
 use geomill_planner::{PlanError, compile, plan_document};
 use serde_json::Value;
 
@@ -91,21 +91,18 @@ pub fn validate(file: &Path, catalog: Option<&Path>, vars: &[String]) -> ExitCod
     }
 }
 
-/// `geomill preview FILE --engine duckdb|postgis`.
+/// `geomill preview FILE --engine duckdb|postgis|native|hybrid`.
 pub fn preview(file: &Path, engine: &str, catalog: Option<&Path>, vars: &[String]) -> ExitCode {
     let inputs = match PlanInputs::read(file, catalog, vars) {
         Ok(inputs) => inputs,
         Err(message) => return unusable(&message),
     };
-    let Some(dialect) = Dialect::parse(engine) else {
+    let Some(mode) = EngineMode::parse(engine) else {
         return unusable(&format!(
-            "--engine must be duckdb or postgis, got {engine:?}"
+            "--engine must be duckdb, embedded, native, postgis or hybrid, got {engine:?}"
         ));
     };
-    let mode = match dialect {
-        Dialect::Duckdb => EngineMode::Embedded,
-        Dialect::Postgis => EngineMode::Postgis,
-    };
+    let dialect = mode.dialect();
     let planned = match compile(&inputs.document, &inputs.catalog, &inputs.vars, mode) {
         Ok(planned) => planned,
         Err(error) => return report(file, &error),

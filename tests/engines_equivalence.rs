@@ -289,8 +289,11 @@ fn native_steps(pipeline: &Value) -> Vec<ScriptStep> {
     steps_of(plan, &emit(plan, Dialect::Duckdb).unwrap())
 }
 
-/// Pipelines that must run by the native kernels on every input (none may decline).
-const NATIVE_KERNELS: [&str; 5] = [
+/// Pipelines that must run natively on every input (none may decline): geometry kernels, and
+/// DataFusion for the filter (NULLs in `value` and `label` included).
+const NATIVE_KERNELS: [&str; 7] = [
+    "filter",
+    "join intersects",
     "count within",
     "count touches",
     "buffer metres",

@@ -32,22 +32,13 @@ impl PreviewOptions {
         catalog: Option<Value>,
         vars: Option<BTreeMap<String, String>>,
     ) -> Result<Self, ApiError> {
-        let mode = match engine.unwrap_or(state.config().engine.as_str()) {
-            "duckdb" | "embedded" => EngineMode::Embedded,
-            "postgis" | "postgres" | "postgresql" => EngineMode::Postgis,
-            "hybrid" => EngineMode::Hybrid,
-            "native" => EngineMode::Native,
-            other => {
-                return Err(ApiError::bad_request(format!(
-                    "engine must be duckdb, embedded, native, postgis or hybrid, got {other:?}"
-                )));
-            }
-        };
-        let dialect = if matches!(mode, EngineMode::Embedded | EngineMode::Native) {
-            Dialect::Duckdb
-        } else {
-            Dialect::Postgis
-        };
+        let name = engine.unwrap_or(state.config().engine.as_str());
+        let mode = EngineMode::parse(name).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "engine must be duckdb, embedded, native, postgis or hybrid, got {name:?}"
+            ))
+        })?;
+        let dialect = mode.dialect();
         let catalog = match catalog {
             Some(value) => serde_json::from_value(value)
                 .map_err(|e| ApiError::unprocessable(format!("catalog: {e}")))?,

@@ -1,15 +1,16 @@
-//! One plan node computed by its native kernel: the operator's inputs as layers in, its output
-//! as a layer out. What the planner marks native ([`native_support`]) lands here; data a kernel
+//! One plan node computed by its native kernel (or, for relational steps, by DataFusion): the
+//! operator's inputs as layers in, its output as a layer out. What the planner marks native ([`native_support`]) lands here; data a kernel
 //! cannot take (lines where points are expected, say) is declined with
 //! [`NativeError::Unsupported`] before any work, so the caller can run the node's SQL instead.
 
-use geomill_planner::plan::native::native_support;
+use geomill_planner::plan::native::{is_relational, native_support};
 use geomill_planner::plan::operator::{GeoExpr, Operator, ValueExpr};
 use geomill_planner::schema::GEOM;
 
 use super::layer::{Layer, Wkb};
 use super::measures::{self, Measure};
-use super::{NativeError, aggregate, geometry_ops, joins, overlay, wkb};
+use super::stage::NativeNode;
+use super::{NativeError, aggregate, geometry_ops, joins, overlay, relational, wkb};
 
 /// The WKB type codes a kernel's input may hold.
 const POINTS: &[u32] = &[1];
@@ -42,9 +43,13 @@ fn input<'a>(inputs: &[&'a Layer], index: usize, op: &Operator) -> Result<&'a La
     })
 }
 
-/// Computes `op` over `inputs` (the plan node's inputs, in order).
-pub fn run_node(op: &Operator, inputs: &[&Layer]) -> Result<Layer, NativeError> {
+/// Computes `node` over `inputs` (its inputs' layers, in order).
+pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeError> {
+    let op = &node.op;
     native_support(op).map_err(NativeError::Unsupported)?;
+    if is_relational(op) {
+        return relational::run(op, inputs, &node.input_schemas, node.output.as_ref());
+    }
     let main = input(inputs, 0, op)?;
     match op {
         Operator::SpatialAggregate(a) => {

@@ -17,7 +17,7 @@ pub mod layer;
 pub mod measures;
 pub mod overlay;
 pub mod polygons;
-#[cfg(feature = "duckdb")]
+pub mod relational;
 pub mod stage;
 pub mod wkb;
 

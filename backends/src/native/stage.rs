@@ -3,14 +3,16 @@
 //! result stored back as the table its SQL would have made, so the statements after it read it
 //! as if DuckDB had made it.
 
+#[cfg(feature = "duckdb")]
 use std::path::Path;
 
 use geomill_planner::plan::operator::Operator;
 use geomill_planner::plan::{EngineKind, Plan};
-use geomill_planner::schema::GEOM;
+use geomill_planner::schema::{GEOM, Schema};
 use geomill_planner::sql::quote::ident;
 
 use super::dispatch::run_node;
+#[cfg(feature = "duckdb")]
 use super::duck::{query_layer_on, store_layer_on};
 use super::{Layer, NativeError};
 
@@ -28,6 +30,10 @@ pub enum StageInput {
 pub struct NativeNode {
     pub op: Operator,
     pub inputs: Vec<StageInput>,
+    /// The planner's schemas of the inputs and of the output (relational steps are planned
+    /// by DataFusion from the same SELECT the SQL engines run).
+    pub input_schemas: Vec<Option<Schema>>,
+    pub output: Option<Schema>,
 }
 
 /// The nodes of one stage, in order; the last one's output is the stage's table.
@@ -58,6 +64,11 @@ impl NativeStage {
             if node.engine != Some(EngineKind::Native) {
                 return None;
             }
+            let input_schemas = plan
+                .inputs(index)
+                .into_iter()
+                .map(|input| plan.node(input).and_then(|n| n.schema.clone()))
+                .collect();
             let inputs = plan
                 .inputs(index)
                 .into_iter()
@@ -80,6 +91,8 @@ impl NativeStage {
             nodes.push(NativeNode {
                 op: node.op.clone(),
                 inputs,
+                input_schemas,
+                output: node.schema.clone(),
             });
         }
         Some(Self {
@@ -112,7 +125,7 @@ pub fn compute(stage: &NativeStage, read: &ReadTable<'_>) -> Result<Layer, Nativ
             })
             .collect::<Option<_>>()
             .ok_or_else(|| NativeError::Unsupported("a stage reading a later node".into()))?;
-        let output = run_node(&node.op, &inputs)?;
+        let output = run_node(node, &inputs)?;
         outputs.push(output);
     }
     outputs
@@ -120,6 +133,7 @@ pub fn compute(stage: &NativeStage, read: &ReadTable<'_>) -> Result<Layer, Nativ
         .ok_or_else(|| NativeError::Unsupported("an empty stage".into()))
 }
 
+#[cfg(feature = "duckdb")]
 /// Runs the stage on `connection`: its result becomes the temporary table of its relation.
 pub fn run_on_duckdb(
     connection: &duckdb::Connection,
@@ -138,11 +152,13 @@ pub fn run_on_duckdb(
     store_layer_on(connection, &layer, &stage.relation, scratch, true)
 }
 
+#[cfg(feature = "duckdb")]
 /// The SRID of an `EPSG:<code>` CRS.
 fn srid(crs: Option<&str>) -> Option<u32> {
     crs?.strip_prefix("EPSG:")?.parse().ok()
 }
 
+#[cfg(feature = "duckdb")]
 /// Runs the stage for a run on PostGIS whose tables are in `schema`: inputs come out of
 /// PostgreSQL through `engine`'s postgres extension (binary COPY) into Arrow, and the result
 /// goes back as the ordinary table `schema.<relation>` with a GiST index. Answers why a
@@ -196,6 +212,7 @@ pub fn run_on_postgis(
     outcome
 }
 
+#[cfg(feature = "duckdb")]
 /// The statements of `script` (emitted from `plan`) as a run's steps: each native statement
 /// with its stage, each export marked as making no table, nothing counted.
 pub fn steps_of(

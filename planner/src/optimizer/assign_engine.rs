@@ -1,7 +1,7 @@
 //! Engine assignment: which backend runs each node, and why (printed in the plan text).
-//! Embedded and PostGIS modes run everything on their engine. Native mode runs every node a
-//! native kernel computes natively and the relational rest on DuckDB, in process. Hybrid mode
-//! keeps the data in PostGIS and follows one cost rule:
+//! Embedded and PostGIS modes run everything on their engine. Native mode runs every node the
+//! native backend computes (geometry kernels, DataFusion for relational steps) natively and the
+//! rest on DuckDB, in process. Hybrid mode keeps the data in PostGIS and follows one cost rule:
 //! - scans, filters, attribute work and everything without a kernel stay in PostGIS, next to
 //!   the data, where moving rows out would cost more than the work;
 //! - spatial joins, spatial aggregates and nearest-neighbour searches go native: their cost is
@@ -12,7 +12,7 @@
 
 use super::{EngineMode, OptimizerRule};
 use crate::error::PlanError;
-use crate::plan::native::native_support;
+use crate::plan::native::{is_relational, native_support};
 use crate::plan::operator::Operator;
 use crate::plan::{EngineKind, Plan};
 
@@ -42,6 +42,10 @@ fn assign(mode: EngineMode, op: &Operator) -> (EngineKind, Option<String>) {
             Err(declined) => (EngineKind::Duckdb, Some(declined)),
         },
         EngineMode::Hybrid if scan => (EngineKind::Postgis, Some("data lives in PostGIS".into())),
+        EngineMode::Hybrid if is_relational(op) => (
+            EngineKind::Postgis,
+            Some("attribute work stays next to the data".into()),
+        ),
         EngineMode::Hybrid => match native_support(op) {
             Ok(()) => (EngineKind::Native, Some(hybrid_native_reason(op).into())),
             Err(declined) => (

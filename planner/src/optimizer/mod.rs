@@ -33,6 +33,28 @@ pub enum EngineMode {
     Native,
 }
 
+impl EngineMode {
+    /// The mode an engine or dialect name stands for: `embedded` (or `duckdb`), `native`,
+    /// `postgis` (or `postgres`, `postgresql`), `hybrid`.
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "duckdb" | "embedded" => Self::Embedded,
+            "native" => Self::Native,
+            "postgis" | "postgres" | "postgresql" => Self::Postgis,
+            "hybrid" => Self::Hybrid,
+            _ => return None,
+        })
+    }
+
+    /// The dialect the mode's SQL statements are written in.
+    pub fn dialect(self) -> crate::sql::Dialect {
+        match self {
+            Self::Embedded | Self::Native => crate::sql::Dialect::Duckdb,
+            Self::Postgis | Self::Hybrid => crate::sql::Dialect::Postgis,
+        }
+    }
+}
+
 /// One rewrite.
 pub trait OptimizerRule {
     fn name(&self) -> &'static str;

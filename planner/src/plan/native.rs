@@ -1,8 +1,118 @@
-//! What the native backend runs: for each operator, whether a native kernel computes it and
-//! which one. Engine assignment decides with [`native_support`]; `sql-preview` prints
-//! [`native_kernel`] for the steps that run natively. The backend implements exactly these.
+//! What the native backend runs: for each operator, whether a geometry kernel or its
+//! relational engine (DataFusion) computes it, and which. Engine assignment decides with
+//! [`native_support`] (hybrid mode keeps [`is_relational`] work in PostGIS); `sql-preview`
+//! prints [`native_kernel`] for the steps that run natively. The backend implements exactly
+//! these.
+
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{BinaryOperator, Expr, visit_expressions};
 
 use super::operator::{AggFunc, GeoExpr, JoinHow, Operator, SpatialPredicate, ValueExpr};
+use crate::expr::SqlExpr;
+use crate::schema::GEOM;
+
+/// Functions DataFusion computes as DuckDB does (same names, arguments and results); an
+/// expression calling any other runs on DuckDB.
+const SAME_ON_DATAFUSION: &[&str] = &[
+    "abs",
+    "round",
+    "floor",
+    "ceil",
+    "sqrt",
+    "power",
+    "pow",
+    "ln",
+    "exp",
+    "coalesce",
+    "nullif",
+    "lower",
+    "upper",
+    "trim",
+    "ltrim",
+    "rtrim",
+    "substr",
+    "substring",
+    "concat",
+    "replace",
+    "left",
+    "right",
+    "starts_with",
+    "length",
+    "greatest",
+    "least",
+];
+
+/// Why DataFusion would not compute `expr` exactly as DuckDB does, if it would not.
+fn datafusion_differs(expr: &SqlExpr) -> Option<String> {
+    let mut problem = None;
+    let _ = visit_expressions(expr.ast(), |e| {
+        problem = match e {
+            // DuckDB divides integers as floats, DataFusion as integers.
+            Expr::BinaryOp {
+                op: BinaryOperator::Divide,
+                ..
+            } => Some("divides (DuckDB and DataFusion divide integers differently)".to_owned()),
+            Expr::Function(f) => {
+                let name = f.name.to_string().to_lowercase();
+                (!SAME_ON_DATAFUSION.contains(&name.as_str()))
+                    .then(|| format!("calls {name} (not computed alike by DataFusion)"))
+            }
+            _ => None,
+        };
+        if problem.is_some() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    problem
+}
+
+/// Whether `op` is relational work (DataFusion's part of the native backend): attributes,
+/// rows and their order, never geometry.
+pub fn is_relational(op: &Operator) -> bool {
+    match op {
+        Operator::Filter { .. }
+        | Operator::Sort { .. }
+        | Operator::Distinct { .. }
+        | Operator::Sample { .. } => true,
+        Operator::Aggregate(a) => !a.union_geometry,
+        Operator::Map(map) => map
+            .set
+            .iter()
+            .all(|(_, value, _)| !matches!(value, ValueExpr::Geo(_))),
+        _ => false,
+    }
+}
+
+/// `Ok` when DataFusion computes the relational `op` as DuckDB does.
+fn relational_support(op: &Operator) -> Result<(), String> {
+    let decline = |what: String| Err(format!("{} {what}", op.name()));
+    let exprs: Vec<&SqlExpr> = match op {
+        Operator::Filter { predicate } => vec![predicate],
+        Operator::Map(map) => {
+            if map.drop.iter().any(|c| c == GEOM) || map.rename.iter().any(|(f, _)| f == GEOM) {
+                return decline(format!("dropping or renaming {GEOM}"));
+            }
+            map.set
+                .iter()
+                .filter_map(|(_, value, _)| match value {
+                    ValueExpr::Sql(expr) => Some(expr),
+                    _ => None,
+                })
+                .collect()
+        }
+        Operator::Aggregate(_) => {
+            return decline("without a geometry union (native layers carry a geometry)".into());
+        }
+        _ => Vec::new(),
+    };
+    match exprs.into_iter().find_map(datafusion_differs) {
+        Some(problem) => decline(format!("with an expression that {problem}")),
+        None => Ok(()),
+    }
+}
 
 /// Whether a spatial aggregate's predicate `P(point, polygon)` is one the point-in-polygon
 /// kernel decides (boundary rules identical to GEOS's).
@@ -51,6 +161,7 @@ pub fn native_support(op: &Operator) -> Result<(), String> {
             )),
         },
         Operator::Nearest(_) => Ok(()),
+        Operator::Map(_) if is_relational(op) => relational_support(op),
         Operator::Map(map) => {
             let all_native = !map.set.is_empty()
                 && map.drop.is_empty()
@@ -63,7 +174,7 @@ pub fn native_support(op: &Operator) -> Result<(), String> {
                 Ok(())
             } else {
                 decline(
-                    "computing anything but buffer, centroid, simplify, convex hull, area or length",
+                    "mixing geometry and attribute values, or computing a geometry function without a kernel",
                 )
             }
         }
@@ -80,7 +191,8 @@ pub fn native_support(op: &Operator) -> Result<(), String> {
                 decline("intersection (native: clip and erase)")
             }
         },
-        _ => decline("(relational steps run as SQL)"),
+        op if is_relational(op) => relational_support(op),
+        _ => decline("(no native kernel)"),
     }
 }
 
@@ -115,6 +227,10 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
                 .collect();
             format!("per-feature geometry, rows in parallel: {}", kernels.join("; "))
         }
+        op if is_relational(op) => format!(
+            "DataFusion over the Arrow batches: {} (the SQL below, planned and run by DataFusion)",
+            op.name()
+        ),
         Operator::Aggregate(_) => {
             "dissolve: rows sorted along x, one cascaded GEOS union per core, the partial unions unioned"
                 .to_owned()
@@ -195,10 +311,23 @@ mod tests {
             }],
             limit: None,
         };
+        assert_eq!(native_support(&sort), Ok(()));
+        assert!(native_kernel(&sort).unwrap().contains("DataFusion"));
+        assert!(is_relational(&sort));
+        let divide = Operator::Filter {
+            predicate: SqlExpr::parse("a / b > 1").unwrap(),
+        };
+        let declined = native_support(&divide).unwrap_err();
+        assert!(declined.contains("divides"), "{declined}");
+        let geometry = Operator::Filter {
+            predicate: SqlExpr::parse("ST_Area(geom) > 1").unwrap(),
+        };
+        let declined = native_support(&geometry).unwrap_err();
+        assert!(declined.contains("calls st_area"), "{declined}");
+        let concat = Operator::Concat;
         assert_eq!(
-            native_support(&sort),
-            Err("Sort (relational steps run as SQL)".into())
+            native_support(&concat),
+            Err("Concat (no native kernel)".into())
         );
-        assert_eq!(native_kernel(&sort), None);
     }
 }

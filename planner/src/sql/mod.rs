@@ -5,7 +5,7 @@ mod geo;
 pub mod guard;
 pub mod quote;
 mod script;
-mod select;
+pub mod select;
 
 pub use dialect::Dialect;
 pub use script::{Script, Statement, duckdb_copy, emit};
