@@ -49,9 +49,10 @@ bench: setup-test
 bench-engines: setup-test
 	scripts/with-postgis.sh cargo bench --locked --bench engines
 
-## make bench-native: the standard workloads on the native backend and embedded DuckDB SQL.
+## make bench-native: the standard workloads on the native backend, embedded DuckDB SQL and
+## PostGIS SQL (a throw-away PostGIS).
 bench-native: setup-test
-	cargo bench --locked -p geomill-backends --bench native
+	scripts/with-postgis.sh cargo bench --locked -p geomill-backends --bench native
 
 ## make bench-ogc: OGC API items and tiles under load (wrk), geomill against tipg on the same data.
 bench-ogc:

@@ -35,7 +35,7 @@ mod generators;
 #[path = "common/timing.rs"]
 mod timing;
 use generators::{points, polygons};
-use timing::{Timing, median, run_duckdb, setting, show, sql_step};
+use timing::{Timing, median, run_duckdb, run_postgis, setting, show, sql_step};
 
 fn schema(value: &str) -> Schema {
     Schema {
@@ -82,22 +82,6 @@ fn workloads(zones: &str, big_points: &str, points: &str, many_zones: &str) -> V
                 "input": points, "params": {"ref_layer": many_zones, "columns": ["id"]}}]}),
         },
     ]
-}
-
-fn run_postgis(
-    runtime: &tokio::runtime::Runtime,
-    engine: &PostgisEngine,
-    sql: &str,
-    limit: Duration,
-) -> Timing {
-    let start = Instant::now();
-    let outcome =
-        runtime.block_on(engine.run_script("public", sql, &[], &|| start.elapsed() >= limit));
-    match outcome {
-        Ok(()) => Timing::Took(start.elapsed()),
-        Err(geomill_backends::BackendError::Interrupted { .. }) => Timing::Stopped,
-        Err(error) => Timing::Failed(error.to_string()),
-    }
 }
 
 /// Schema of the hybrid runs' tables: where the sources are, as a run's scratch schema holds

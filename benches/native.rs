@@ -1,11 +1,13 @@
-//! The standard workloads on the native backend and on embedded DuckDB SQL in one run: median
-//! time per engine and the ratio to the fastest, native with 1 and 2 rayon threads, and the
-//! peak RSS of the native point-in-polygon run (measured in a child process of its own).
-//! Point-in-polygon goes file to result (GeoParquet in, GeoParquet out); the other workloads
-//! start from data already in each engine (DuckDB tables, Arrow layers) and materialise their
-//! result. `make bench-native`; GEOMILL_BENCH_SCALE shrinks the sizes, GEOMILL_BENCH_RUNS sets
-//! the runs, GEOMILL_BENCH_LIMIT_S the longest DuckDB run, GEOMILL_BENCH_WORKLOADS picks some
-//! (`1,3`: numbered as printed).
+//! The standard workloads on the native backend, on embedded DuckDB SQL and on PostGIS SQL in
+//! one run: median time per engine and the ratio to the fastest, native with 1 and 2 rayon
+//! threads, and the peak RSS of the native point-in-polygon run (measured in a child process of
+//! its own). Point-in-polygon goes file to result for native and DuckDB (GeoParquet in,
+//! GeoParquet out; PostgreSQL cannot read the files, so PostGIS starts from its tables); the
+//! other workloads start from data already in each engine (DuckDB and PostGIS tables, Arrow
+//! layers) and materialise their result. `make bench-native` (a throw-away PostGIS through
+//! GEOMILL_POSTGIS_DSN; without it the PostGIS column is left out); GEOMILL_BENCH_SCALE shrinks
+//! the sizes, GEOMILL_BENCH_RUNS sets the runs, GEOMILL_BENCH_LIMIT_S the longest SQL run,
+//! GEOMILL_BENCH_WORKLOADS picks some (`1,3`: numbered as printed).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -20,6 +22,7 @@ use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
 use geomill_backends::native::{
     aggregate, duck, geometry_ops, joins, read_geoparquet, write_geoparquet,
 };
+use geomill_backends::postgis::PostgisEngine;
 use geomill_planner::plan::operator::{AggFunc, AggItem, SpatialPredicate};
 
 #[path = "common/generators.rs"]
@@ -27,7 +30,7 @@ mod generators;
 #[path = "common/timing.rs"]
 mod timing;
 use generators::{points, polygons};
-use timing::{Timing, median, run_duckdb, setting, show, sql_step};
+use timing::{Timing, median, run_duckdb, run_postgis, setting, show, sql_step};
 
 /// 500 m as degrees of longitude at the equator (WGS 84 semi-major axis): the distance join
 /// runs in CRS units, as `ST_DWithin` on longitude/latitude does.
@@ -86,6 +89,8 @@ struct Workload<'a> {
     label: String,
     /// DuckDB SQL creating table `result`.
     sql: String,
+    /// The same work as PostGIS SQL (a temporary table `result`).
+    postgis: String,
     native: Box<dyn Fn() + Sync + 'a>,
 }
 
@@ -124,6 +129,26 @@ fn main() {
         ))
         .unwrap();
     }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dsn = std::env::var("GEOMILL_POSTGIS_DSN").ok();
+    let postgis = dsn.as_deref().map(|dsn| {
+        for table in [
+            "zones_3k",
+            "zones_20k",
+            "zones_100k",
+            "points_1m",
+            "points_100k",
+        ] {
+            duck.copy_to_postgis(
+                dsn,
+                &format!("SELECT * FROM {table}"),
+                ("public", table),
+                Some(4326),
+            )
+            .unwrap();
+        }
+        PostgisEngine::new(dsn).unwrap()
+    });
     let crs = Some("EPSG:4326".to_owned());
     let layer = |t: &str| duck::table_layer(&duck, t, "geom", crs.clone()).unwrap();
     let loaded = Instant::now();
@@ -147,6 +172,9 @@ fn main() {
                        GROUP BY ALL) TO '{}' (FORMAT parquet)",
                 files.0, files.1, dir.join("pip_duckdb.parquet").display()
             ),
+            postgis: "CREATE TEMP TABLE result AS SELECT z.id, z.weight, z.geom, count(p.value) AS count,
+                       sum(p.value) AS value_sum FROM zones_3k z LEFT JOIN points_1m p ON ST_Within(p.geom, z.geom)
+                       GROUP BY z.id, z.weight, z.geom".into(),
             native: Box::new(|| {
                 native_pip(&zones_file, &points_file, &out);
             }),
@@ -155,6 +183,10 @@ fn main() {
             label: format!("distance join 500 m ({} to {})", count(1e6), count(20164.0)),
             sql: format!(
                 "CREATE OR REPLACE TEMP TABLE result AS SELECT t.*, r.id AS ref_id FROM points_1m t
+                 JOIN zones_20k r ON ST_DWithin(t.geom, r.geom, {d})"
+            ),
+            postgis: format!(
+                "CREATE TEMP TABLE result AS SELECT t.*, r.id AS ref_id FROM points_1m t
                  JOIN zones_20k r ON ST_DWithin(t.geom, r.geom, {d})"
             ),
             native: Box::new(|| {
@@ -167,6 +199,10 @@ fn main() {
             sql: "CREATE OR REPLACE TEMP TABLE result AS SELECT t.*, n.* FROM points_100k t LEFT JOIN LATERAL (
                     SELECT ST_Distance(t.geom, r.geom) AS distance, r.id AS ref_id FROM zones_20k r
                     ORDER BY distance, r.id LIMIT 5) n ON true".into(),
+            // The GiST index answers `<->` (KNN), exact for geometries.
+            postgis: "CREATE TEMP TABLE result AS SELECT t.*, n.* FROM points_100k t LEFT JOIN LATERAL (
+                    SELECT ST_Distance(t.geom, r.geom) AS distance, r.id AS ref_id FROM zones_20k r
+                    ORDER BY r.geom <-> t.geom LIMIT 5) n ON true".into(),
             native: Box::new(|| {
                 joins::nearest(&points_100k, &zones_20k, 5, None, "distance", &["id".into()]).unwrap();
             }),
@@ -182,6 +218,9 @@ fn main() {
                        FROM points_100k)"
                 )
             },
+            // PostGIS's own metre buffer (geography: a projection chosen per feature).
+            postgis: "CREATE TEMP TABLE result AS SELECT ST_Union(ST_Buffer(geom::geography, 100, 8)::geometry)
+                       AS geom FROM points_100k".into(),
             native: Box::new(|| {
                 let halo = geometry_ops::buffer(&points_100k, 100.0, true, 8).unwrap();
                 geometry_ops::dissolve(&halo).unwrap();
@@ -190,6 +229,8 @@ fn main() {
         Workload {
             label: format!("simplify, topology kept ({} polygons)", count(1e5)),
             sql: "CREATE OR REPLACE TEMP TABLE result AS SELECT id, weight,
+                    ST_SimplifyPreserveTopology(geom, 0.01) AS geom FROM zones_100k".into(),
+            postgis: "CREATE TEMP TABLE result AS SELECT id, weight,
                     ST_SimplifyPreserveTopology(geom, 0.01) AS geom FROM zones_100k".into(),
             native: Box::new(|| {
                 geometry_ops::simplify(&zones_100k, 0.01, true).unwrap();
@@ -208,8 +249,8 @@ fn main() {
         limit.as_secs()
     );
     println!(
-        "{:<56} {:>19} {:>19} {:>19}",
-        "workload", "native (2 threads)", "native (1 thread)", "embedded DuckDB SQL"
+        "{:<56} {:>19} {:>19} {:>19} {:>19}",
+        "workload", "native (2 threads)", "native (1 thread)", "embedded DuckDB SQL", "PostGIS SQL"
     );
     let only: Option<Vec<usize>> = std::env::var("GEOMILL_BENCH_WORKLOADS")
         .ok()
@@ -226,7 +267,16 @@ fn main() {
                 .collect(),
             limit,
         );
-        let fastest = [&native2, &native1, &sql]
+        let on_postgis = match &postgis {
+            Some(engine) => median(
+                (0..runs)
+                    .map(|_| run_postgis(&runtime, engine, &w.postgis, limit))
+                    .collect(),
+                limit,
+            ),
+            None => Timing::Failed("no GEOMILL_POSTGIS_DSN".into()),
+        };
+        let fastest = [&native2, &native1, &sql, &on_postgis]
             .iter()
             .filter_map(|t| match t {
                 Timing::Took(d) => Some(*d),
@@ -235,17 +285,20 @@ fn main() {
             .min()
             .unwrap_or(limit);
         println!(
-            "{:<56} {:>19} {:>19} {:>19}",
+            "{:<56} {:>19} {:>19} {:>19} {:>19}",
             w.label,
             show(&native2, fastest),
             show(&native1, fastest),
-            show(&sql, fastest)
+            show(&sql, fastest),
+            show(&on_postgis, fastest)
         );
-        if let Timing::Failed(reason) = &sql {
-            println!(
-                "    DuckDB failed: {}",
-                reason.lines().next().unwrap_or_default()
-            );
+        for (engine, timing) in [("DuckDB", &sql), ("PostGIS", &on_postgis)] {
+            if let Timing::Failed(reason) = timing {
+                println!(
+                    "    {engine} failed: {}",
+                    reason.lines().next().unwrap_or_default()
+                );
+            }
         }
     }
     let child = std::process::Command::new(std::env::current_exe().unwrap())

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use geomill_backends::duckdb::{EmbeddedEngine, Interrupter, ScriptStep};
+use geomill_backends::postgis::PostgisEngine;
 
 /// A number from the environment variable `name`, or `default`.
 pub fn setting(name: &str, default: f64) -> f64 {
@@ -79,6 +80,23 @@ pub fn run_duckdb(
     match outcome {
         Ok(_) => Timing::Took(took),
         Err(_) if stopped => Timing::Stopped,
+        Err(error) => Timing::Failed(error.to_string()),
+    }
+}
+
+/// Runs `sql` on PostGIS (schema `public`), cancelled once `limit` has passed.
+pub fn run_postgis(
+    runtime: &tokio::runtime::Runtime,
+    engine: &PostgisEngine,
+    sql: &str,
+    limit: Duration,
+) -> Timing {
+    let start = Instant::now();
+    let outcome =
+        runtime.block_on(engine.run_script("public", sql, &[], &|| start.elapsed() >= limit));
+    match outcome {
+        Ok(()) => Timing::Took(start.elapsed()),
+        Err(geomill_backends::BackendError::Interrupted { .. }) => Timing::Stopped,
         Err(error) => Timing::Failed(error.to_string()),
     }
 }
