@@ -50,9 +50,10 @@ bench-engines: setup-test
 	scripts/with-postgis.sh cargo bench --locked --bench engines
 
 ## make bench-native: the standard workloads on the native backend, embedded DuckDB SQL and
-## PostGIS SQL (a throw-away PostGIS).
+## PostGIS SQL (a throw-away PostGIS). `--workspace`, not `-p geomill-backends`: the features
+## of the whole workspace, as the tests build them, so Arrow and DataFusion are not built twice.
 bench-native: setup-test
-	scripts/with-postgis.sh cargo bench --locked -p geomill-backends --bench native
+	scripts/with-postgis.sh cargo bench --locked --workspace --bench native
 
 ## make bench-ogc: OGC API items and tiles under load (wrk), geomill against tipg on the same data.
 bench-ogc:

@@ -51,15 +51,29 @@ fn aggregates() -> Vec<AggItem> {
     ]
 }
 
-/// Native point-in-polygon, file to result: returns the result's rows.
-fn native_pip(zones: &Path, points: &Path, out: &Path) -> usize {
+/// Native point-in-polygon, file to result: returns the result's rows and the seconds of each
+/// phase (read the polygons, read the points, aggregate, write).
+fn native_pip(zones: &Path, points: &Path, out: &Path) -> (usize, [f64; 4]) {
+    let mut lap = Instant::now();
+    let mut phase = || {
+        let seconds = lap.elapsed().as_secs_f64();
+        lap = Instant::now();
+        seconds
+    };
     let zones = read_geoparquet(zones, None).unwrap();
+    let read_zones = phase();
     let points = read_geoparquet(points, Some(&["value"])).unwrap();
+    let read_points = phase();
     let counted =
         aggregate::spatial_aggregate(&zones, &points, SpatialPredicate::Within, &aggregates())
             .unwrap();
+    let aggregated = phase();
     write_geoparquet(&counted, out).unwrap();
-    counted.num_rows()
+    let written = phase();
+    (
+        counted.num_rows(),
+        [read_zones, read_points, aggregated, written],
+    )
 }
 
 /// The peak resident set of this process, in MiB.
@@ -103,11 +117,15 @@ fn main() {
     let (zones_file, points_file) = (dir.join("zones_3k.parquet"), dir.join("points_1m.parquet"));
     if std::env::var_os("GEOMILL_BENCH_PIP_CHILD").is_some() {
         let start = Instant::now();
-        let rows = native_pip(&zones_file, &points_file, &dir.join("native_rss.parquet"));
+        let (rows, phases) = native_pip(&zones_file, &points_file, &dir.join("native_rss.parquet"));
         println!(
-            "{rows} {:.3} {:.1}",
+            "{rows} {:.3} {:.1} {:.3} {:.3} {:.3} {:.3}",
             start.elapsed().as_secs_f64(),
-            peak_rss_mib()
+            peak_rss_mib(),
+            phases[0],
+            phases[1],
+            phases[2],
+            phases[3]
         );
         return;
     }
@@ -308,9 +326,10 @@ fn main() {
         .unwrap();
     let report = String::from_utf8_lossy(&child.stdout);
     let fields: Vec<&str> = report.split_whitespace().collect();
-    if let [rows, secs, rss] = fields.as_slice() {
+    if let [rows, secs, rss, zones, points, aggregate, write] = fields.as_slice() {
         println!(
-            "\nnative point in polygon in a fresh process (2 threads): {rows} polygons in {secs} s, peak RSS {rss} MiB"
+            "\nnative point in polygon in a fresh process (2 threads): {rows} polygons in {secs} s, peak RSS {rss} MiB\n  \
+             where the time goes: read polygons {zones} s, read points {points} s, aggregate {aggregate} s, write {write} s"
         );
     } else {
         println!(

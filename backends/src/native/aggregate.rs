@@ -186,7 +186,7 @@ pub fn spatial_aggregate(
 /// The rows whose polygon holds `(x, y)`, with the location (best of a row's parts).
 pub fn locate_rows(prepared: &PreparedPolygons, x: f64, y: f64, hits: &mut Vec<(u32, Location)>) {
     hits.clear();
-    for part in prepared.candidates(x, y, 0.0) {
+    for part in prepared.candidates_at(x, y) {
         let location = prepared.locate(part, x, y);
         if location == Location::Outside {
             continue;

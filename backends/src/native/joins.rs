@@ -113,7 +113,7 @@ pub fn points_polygons_join(
     };
     let prepared = prepare_polygons(polygons)?;
     let pairs = pairs_by_batch(points, |x, y, found| {
-        for part in prepared.candidates(x, y, reach) {
+        let mut visit = |part: u32| {
             let row = prepared.row(part);
             let hit = match predicate {
                 SpatialPredicate::Within => prepared.locate(part, x, y) == Location::Inside,
@@ -123,6 +123,13 @@ pub fn points_polygons_join(
             if hit && !found.iter().any(|&(r, _)| r == row) {
                 found.push((row, 0.0));
             }
+        };
+        // A point's own cell of the grid when it must touch the polygon; the R-tree within a
+        // distance.
+        if reach > 0.0 {
+            prepared.candidates(x, y, reach).for_each(&mut visit);
+        } else {
+            prepared.candidates_at(x, y).for_each(&mut visit);
         }
         found.sort_unstable_by_key(|&(r, _)| r);
     })?;

@@ -12,6 +12,7 @@ pub mod dispatch;
 #[cfg(feature = "duckdb")]
 pub mod duck;
 pub mod geometry_ops;
+pub mod grid;
 pub mod joins;
 pub mod layer;
 pub mod measures;

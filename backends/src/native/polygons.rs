@@ -1,5 +1,6 @@
-//! Polygons prepared for point queries: flat ring storage, an R-tree of part envelopes, exact
-//! point location (inside, on the boundary, outside) and point-to-polygon distance.
+//! Polygons prepared for point queries: flat ring storage, a grid of part envelopes for points
+//! and an R-tree for distances, exact point location (inside, on the boundary, outside) and
+//! point-to-polygon distance.
 
 use geo::MultiPolygon;
 use geo::kernels::{Kernel, Orientation, RobustKernel};
@@ -24,6 +25,7 @@ pub struct PreparedPolygons {
     parts: Vec<(u32, u32)>,
     part_row: Vec<u32>,
     tree: RTree<Entry>,
+    grid: super::grid::EnvelopeGrid,
 }
 
 impl PreparedPolygons {
@@ -35,6 +37,7 @@ impl PreparedPolygons {
         let mut parts = Vec::new();
         let mut part_row = Vec::new();
         let mut entries = Vec::new();
+        let mut envelopes = Vec::new();
         for (row, shape) in shapes.into_iter().enumerate() {
             for polygon in shape.into_iter().flat_map(|m| m.0) {
                 if polygon.exterior().0.len() < 4 {
@@ -57,6 +60,7 @@ impl PreparedPolygons {
                 if lo[0].is_finite() && hi[0].is_finite() && lo[1].is_finite() {
                     entries.push(GeomWithData::new(Rectangle::from_corners(lo, hi), part));
                 }
+                envelopes.push([lo[0], lo[1], hi[0], hi[1]]);
             }
         }
         Self {
@@ -65,7 +69,13 @@ impl PreparedPolygons {
             parts,
             part_row,
             tree: RTree::bulk_load(entries),
+            grid: super::grid::EnvelopeGrid::new(envelopes),
         }
+    }
+
+    /// The parts whose envelope holds `(x, y)` (from the grid: no search, no allocation).
+    pub fn candidates_at(&self, x: f64, y: f64) -> impl Iterator<Item = u32> + '_ {
+        self.grid.at(x, y)
     }
 
     /// The row of a part.
@@ -214,5 +224,8 @@ mod tests {
         assert_eq!(p.distance(0, 6.0, 2.0), 2.0);
         assert_eq!(p.distance(0, 1.5, 1.5), 0.5);
         assert_eq!(p.candidates(3.0, 3.0, 0.0).count(), 1);
+        assert_eq!(p.candidates_at(3.0, 3.0).count(), 1);
+        assert_eq!(p.candidates_at(4.0, 4.0).count(), 1);
+        assert_eq!(p.candidates_at(4.5, 4.0).count(), 0);
     }
 }
