@@ -35,7 +35,7 @@ mod generators;
 #[path = "common/timing.rs"]
 mod timing;
 use generators::{points, polygons};
-use timing::{Timing, median, run_duckdb, run_postgis, setting, show, sql_step};
+use timing::{Timing, median, print_row, run_duckdb, run_postgis, setting, sql_step};
 
 fn schema(value: &str) -> Schema {
     Schema {
@@ -219,30 +219,7 @@ fn main() {
             ("native", &native),
             ("hybrid", &on_hybrid),
         ];
-        let fastest = timings
-            .iter()
-            .filter_map(|(_, t)| match t {
-                Timing::Took(d) => Some(*d),
-                _ => None,
-            })
-            .min()
-            .unwrap_or(limit);
-        println!(
-            "{:<58} {:>20} {:>20} {:>20} {:>20}",
-            workload.label,
-            show(&embedded, fastest),
-            show(&on_postgis, fastest),
-            show(&native, fastest),
-            show(&on_hybrid, fastest)
-        );
-        for (engine, timing) in timings {
-            if let Timing::Failed(reason) = timing {
-                println!(
-                    "    {engine} failed: {}",
-                    reason.lines().next().unwrap_or_default()
-                );
-            }
-        }
+        print_row(&workload.label, 58, 20, &timings);
     }
     println!("\nhybrid plans (engine per node, and why):");
     for (label, explain) in plans {

@@ -30,7 +30,7 @@ mod generators;
 #[path = "common/timing.rs"]
 mod timing;
 use generators::{points, polygons};
-use timing::{Timing, median, run_duckdb, run_postgis, setting, show, sql_step};
+use timing::{Timing, median, print_row, run_duckdb, run_postgis, setting, sql_step};
 
 /// 500 m as degrees of longitude at the equator (WGS 84 semi-major axis): the distance join
 /// runs in CRS units, as `ST_DWithin` on longitude/latitude does.
@@ -294,30 +294,17 @@ fn main() {
             ),
             None => Timing::Failed("no GEOMILL_POSTGIS_DSN".into()),
         };
-        let fastest = [&native2, &native1, &sql, &on_postgis]
-            .iter()
-            .filter_map(|t| match t {
-                Timing::Took(d) => Some(*d),
-                _ => None,
-            })
-            .min()
-            .unwrap_or(limit);
-        println!(
-            "{:<56} {:>19} {:>19} {:>19} {:>19}",
-            w.label,
-            show(&native2, fastest),
-            show(&native1, fastest),
-            show(&sql, fastest),
-            show(&on_postgis, fastest)
+        print_row(
+            &w.label,
+            56,
+            19,
+            &[
+                ("native, 2 threads", &native2),
+                ("native, 1 thread", &native1),
+                ("DuckDB", &sql),
+                ("PostGIS", &on_postgis),
+            ],
         );
-        for (engine, timing) in [("DuckDB", &sql), ("PostGIS", &on_postgis)] {
-            if let Timing::Failed(reason) = timing {
-                println!(
-                    "    {engine} failed: {}",
-                    reason.lines().next().unwrap_or_default()
-                );
-            }
-        }
     }
     let child = std::process::Command::new(std::env::current_exe().unwrap())
         .env("GEOMILL_BENCH_PIP_CHILD", "1")

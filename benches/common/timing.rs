@@ -113,3 +113,29 @@ pub fn show(timing: &Timing, fastest: Duration) -> String {
         Timing::Failed(_) => "             failed".to_owned(),
     }
 }
+
+/// One row of a result table: the label, then each engine's cell with its ratio to the
+/// fastest (`width` columns wide), then a line for each engine that failed, with its reason.
+pub fn print_row(label: &str, label_width: usize, width: usize, cells: &[(&str, &Timing)]) {
+    let fastest = cells
+        .iter()
+        .filter_map(|(_, t)| match t {
+            Timing::Took(d) => Some(*d),
+            _ => None,
+        })
+        .min()
+        .unwrap_or(Duration::MAX);
+    let row: String = cells
+        .iter()
+        .map(|(_, t)| format!(" {:>width$}", show(t, fastest)))
+        .collect();
+    println!("{label:<label_width$}{row}");
+    for (engine, timing) in cells {
+        if let Timing::Failed(reason) = timing {
+            println!(
+                "    {engine} failed: {}",
+                reason.lines().next().unwrap_or_default()
+            );
+        }
+    }
+}
