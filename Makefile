@@ -15,6 +15,14 @@ export GEOMILL_MAPLIBRE_DIR ?= $(GEOMILL_DEPS_DIR)/maplibre-gl-5.7.0
 # The tests' Python (GeoPandas, to read GeoParquet independently).
 export GEOMILL_PYTHON ?= $(GEOMILL_DEPS_DIR)/python/bin/python
 CARGO_FLAGS := --release --locked
+# make test builds with the `suite` profile (Cargo.toml): the tests need no full optimisation.
+SUITE_FLAGS := --profile suite --locked
+# Links with mold (scripts/setup.sh installs it, before any build): seconds instead of tens of
+# seconds for each large binary.
+export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS ?= -C link-arg=-fuse-ld=mold
+# The workspace's crates compiled by clippy's driver with warnings denied (make test): the lint
+# rides on the build, the dependencies are compiled once.
+LINTED := RUSTC_WORKSPACE_WRAPPER=$(CURDIR)/scripts/clippy-rustc.sh
 
 .PHONY: run test setup-run setup-test build lint bench bench-ogc bench-engines bench-native
 
@@ -31,16 +39,17 @@ build: setup-run
 run: build
 	$(CARGO_TARGET_DIR)/release/geomill serve
 
-lint:
+## make lint: formatting, and every target (binary, tests, benches) built through clippy.
+lint: setup-test
 	cargo fmt --all -- --check
-	cargo clippy $(CARGO_FLAGS) --workspace --all-targets -- -D warnings
+	$(LINTED) cargo build $(SUITE_FLAGS) --workspace --all-targets
 
 ## make test: install what is missing, lint, and run the whole suite (with a throw-away
 ## PostgreSQL + PostGIS cluster on loopback for the PostGIS tests).
-test: setup-test lint
+test: setup-test
 	scripts/prune-build-cache.sh
-	cargo build $(CARGO_FLAGS) --bin geomill
-	scripts/with-postgis.sh cargo test $(CARGO_FLAGS) --workspace --no-fail-fast
+	$(MAKE) --no-print-directory lint
+	scripts/with-postgis.sh env $(LINTED) cargo test $(SUITE_FLAGS) --workspace --no-fail-fast
 
 bench: setup-test
 	scripts/with-postgis.sh cargo bench --locked --workspace

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Keeps the build cache outside the checkout from growing without end: every rebuild of a test
-# or bench binary leaves the previous one (hundreds of MB each) beside it in release/deps.
+# or bench binary leaves the previous one (hundreds of MB each) beside it in <profile>/deps.
 # Removes, for each such executable, all but the newest; cargo rebuilds anything it misses.
 set -euo pipefail
-deps="${CARGO_TARGET_DIR:?CARGO_TARGET_DIR is not set}/release/deps"
-[ -d "$deps" ] || exit 0
-# Executables are named <crate>-<16 hex digits> with no extension.
-find "$deps" -maxdepth 1 -type f -perm -u+x -regextype posix-extended \
-  -regex '.*/[^./]+-[0-9a-f]{16}' -printf '%T@ %f\n' |
-  sort -rn |
-  awk -v dir="$deps" '{ name = $2; sub(/-[0-9a-f]+$/, "", name); if (seen[name]++) print dir "/" $2 }' |
-  xargs -r rm -f
+for profile in release suite; do
+  deps="${CARGO_TARGET_DIR:?CARGO_TARGET_DIR is not set}/$profile/deps"
+  [ -d "$deps" ] || continue
+  # Executables are named <crate>-<16 hex digits> with no extension.
+  find "$deps" -maxdepth 1 -type f -perm -u+x -regextype posix-extended \
+    -regex '.*/[^./]+-[0-9a-f]{16}' -printf '%T@ %f\n' |
+    sort -rn |
+    awk -v dir="$deps" '{ name = $2; sub(/-[0-9a-f]+$/, "", name); if (seen[name]++) print dir "/" $2 }' |
+    xargs -r rm -f
+done

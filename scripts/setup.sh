@@ -18,7 +18,8 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # --- Debian packages -------------------------------------------------------------------------
-packages=(pkg-config libgeos-dev curl ca-certificates python3-pip npm)
+# mold links the large binaries in seconds where GNU ld takes tens of seconds each.
+packages=(pkg-config libgeos-dev curl ca-certificates python3-pip npm mold)
 if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then
   packages+=(gdal-bin postgresql-15-postgis-3 chromium chromium-driver redis-server)
 fi
@@ -110,12 +111,12 @@ if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then
     log "installing geopandas and pyarrow for the tests"
     "$venv/bin/pip" install -q --disable-pip-version-check geopandas pyarrow
   fi
-  # schemathesis fuzzes the HTTP API against its own OpenAPI document (tests/schemathesis.rs).
+  # schemathesis fuzzes the HTTP API against its own OpenAPI document (tests/it/schemathesis.rs).
   if ! "$venv/bin/python" -c "import schemathesis; assert schemathesis.__version__ == '4.32.5'" 2>/dev/null; then
     log "installing schemathesis for the tests"
     "$venv/bin/pip" install -q --disable-pip-version-check "schemathesis==4.32.5"
   fi
-  # A local OpenID Connect provider for the single sign-on tests (tests/auth_oidc.rs); 0.3.4 is
+  # A local OpenID Connect provider for the single sign-on tests (tests/it/auth_oidc.rs); 0.3.4 is
   # the newest release that runs on Python 3.11.
   if [ ! -x "$venv/bin/oidc-provider-mock" ]; then
     log "installing oidc-provider-mock for the tests"

@@ -28,9 +28,14 @@ pub enum Command {
     Run {
         /// The rules file (JSON array of steps) or PipelineSpec v2 document.
         file: PathBuf,
-        /// Input dataset (GeoPackage, GeoJSON, Shapefile, ...).
-        #[arg(long)]
-        input: Option<PathBuf>,
+        /// An input file (GeoPackage, GeoJSON, Shapefile, GeoParquet, ...): `NAME=PATH` makes its
+        /// first layer the source NAME (repeat for several); a bare PATH is `input`. Without a
+        /// bare PATH, the first NAME=PATH is also `input`.
+        #[arg(long, value_name = "[NAME=]PATH")]
+        input: Vec<String>,
+        /// The engine that runs the pipeline (postgis and hybrid need GEOMILL_POSTGIS_DSN).
+        #[arg(long, default_value = "embedded", value_parser = ["embedded", "native", "postgis", "hybrid"])]
+        engine: String,
         /// Run-time variable for placeholders such as {date} in output paths: NAME=VALUE.
         #[arg(long = "var", value_name = "NAME=VALUE")]
         vars: Vec<String>,
@@ -77,9 +82,10 @@ pub fn main() -> ExitCode {
         Command::Run {
             file,
             input,
+            engine,
             vars,
             output,
-        } => crate::run_cli::main(&file, input.as_deref(), &vars, output.as_deref()),
+        } => crate::run_cli::main(&file, &input, &engine, &vars, output.as_deref()),
         Command::Validate {
             file,
             catalog,

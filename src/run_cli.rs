@@ -1,15 +1,16 @@
 //! `geomill run`: a pipeline on local files, through the same execution path as the API, with
-//! a scratch store that is removed afterwards and a progress bar on stderr.
+//! a scratch store that is removed afterwards, a progress bar on stderr, and the run's time and
+//! peak memory at the end.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use crate::config::Config;
 use crate::datasets::upload::source_for;
 use crate::error::ApiError;
-use crate::execute::{RunRequest, run};
+use crate::execute::{RunEngine, RunRequest, run};
 use crate::state::AppState;
 
 fn fail(code: u8, message: &str) -> ExitCode {
@@ -57,9 +58,61 @@ fn draw(done: usize, total: usize) {
     let _ = std::io::stderr().flush();
 }
 
-/// Runs `file` with `input` as the layer(s) the pipeline reads; exports go under the current
+/// One `--input`: the source name it gives (`None`: the bare `input`) and the file.
+#[derive(Debug, PartialEq)]
+struct InputFile {
+    name: Option<String>,
+    path: PathBuf,
+}
+
+/// `NAME=PATH` or `PATH` (a path that exists is taken whole even if it holds `=`).
+fn parse_input(text: &str) -> Result<InputFile, String> {
+    let named = text.split_once('=').filter(|(name, _)| {
+        !Path::new(text).exists()
+            && !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    });
+    let input = match named {
+        Some((name, path)) => InputFile {
+            name: Some(name.to_owned()),
+            path: PathBuf::from(path),
+        },
+        None => InputFile {
+            name: None,
+            path: PathBuf::from(text),
+        },
+    };
+    if input.path.as_os_str().is_empty() {
+        return Err(format!("--input {text:?} names no file"));
+    }
+    Ok(input)
+}
+
+/// The process's peak resident memory in MiB (Linux), for the closing line.
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib / 1024.0)
+}
+
+/// Runs `file` on the `inputs` (`[NAME=]PATH` each) with `engine`; exports go under the current
 /// directory; `output` also receives the result as a GeoPackage.
-pub fn main(file: &Path, input: Option<&Path>, vars: &[String], output: Option<&Path>) -> ExitCode {
+pub fn main(
+    file: &Path,
+    inputs: &[String],
+    engine: &str,
+    vars: &[String],
+    output: Option<&Path>,
+) -> ExitCode {
     let document = match std::fs::read_to_string(file)
         .map_err(|e| e.to_string())
         .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
@@ -71,58 +124,119 @@ pub fn main(file: &Path, input: Option<&Path>, vars: &[String], output: Option<&
         Ok(vars) => vars.values,
         Err(error) => return fail(2, &error),
     };
+    let inputs = match inputs
+        .iter()
+        .map(|i| parse_input(i))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(inputs) => inputs,
+        Err(error) => return fail(2, &error),
+    };
+    if inputs.iter().filter(|i| i.name.is_none()).count() > 1 {
+        return fail(
+            2,
+            "only one --input may be a bare PATH; name the others NAME=PATH",
+        );
+    }
+    let engine = RunEngine::parse(engine);
+    let mut config = Config::with_data_dir(std::env::temp_dir());
+    if engine.on_postgis() {
+        match std::env::var("GEOMILL_POSTGIS_DSN") {
+            Ok(dsn) if !dsn.is_empty() => config.postgis_dsn = Some(dsn),
+            _ => {
+                return fail(
+                    2,
+                    &format!("--engine {} needs GEOMILL_POSTGIS_DSN", engine.as_str()),
+                );
+            }
+        }
+    }
     let scratch = std::env::temp_dir().join(format!("geomill-run-{}", uuid::Uuid::new_v4()));
-    let code = run_in(&scratch, document, input, vars, output);
+    config.data_dir = scratch.clone();
+    let started = std::time::Instant::now();
+    let code = run_in(config, document, &inputs, engine, vars, output);
     let _ = std::fs::remove_dir_all(&scratch);
+    let memory = peak_rss_mib().map_or_else(String::new, |m| format!(", peak memory {m:.0} MiB"));
+    eprintln!(
+        "{} in {:.2} s on {}{memory}",
+        if code == ExitCode::SUCCESS {
+            "done"
+        } else {
+            "stopped"
+        },
+        started.elapsed().as_secs_f64(),
+        engine.as_str()
+    );
     code
 }
 
+/// Loads one input as a dataset named `name`; answers its id.
+fn load(state: &AppState, input: &InputFile) -> Result<String, ExitCode> {
+    let id = uuid::Uuid::new_v4().to_string();
+    let file_name = input
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = input.name.clone().unwrap_or_else(|| file_name.clone());
+    match state.embedded().ingest(
+        &id,
+        &name,
+        &input.path.display().to_string(),
+        &source_for(&input.path),
+    ) {
+        Ok(Ok(dataset)) => {
+            let layers: Vec<String> = dataset
+                .layers
+                .iter()
+                .map(|l| format!("{} ({} features)", l.name, l.feature_count.unwrap_or(0)))
+                .collect();
+            let as_source = input
+                .name
+                .as_ref()
+                .map_or_else(String::new, |n| format!(" as {n}"));
+            eprintln!("loaded {file_name}{as_source}: {}", layers.join(", "));
+            Ok(id)
+        }
+        Ok(Err(rejected)) => Err(fail(2, &rejected.0)),
+        Err(error) => Err(fail(1, &error.to_string())),
+    }
+}
+
 fn run_in(
-    scratch: &Path,
+    config: Config,
     document: serde_json::Value,
-    input: Option<&Path>,
+    inputs: &[InputFile],
+    engine: RunEngine,
     vars: std::collections::BTreeMap<String, String>,
     output: Option<&Path>,
 ) -> ExitCode {
-    let state = match AppState::open(Config::with_data_dir(scratch)) {
+    let state = match AppState::open(config) {
         Ok(state) => state,
         Err(error) => return fail(1, &error.to_string()),
     };
-    let dataset_id = match input {
-        Some(path) => {
-            let id = uuid::Uuid::new_v4().to_string();
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            match state.embedded().ingest(
-                &id,
-                &name,
-                &path.display().to_string(),
-                &source_for(path),
-            ) {
-                Ok(Ok(dataset)) => {
-                    let layers: Vec<String> = dataset
-                        .layers
-                        .iter()
-                        .map(|l| format!("{} ({} features)", l.name, l.feature_count.unwrap_or(0)))
-                        .collect();
-                    eprintln!("loaded {name}: {}", layers.join(", "));
-                    Some(id)
-                }
-                Ok(Err(rejected)) => return fail(2, &rejected.0),
-                Err(error) => return fail(1, &error.to_string()),
+    let mut first_named = None;
+    let mut bare = None;
+    for input in inputs {
+        let id = match load(&state, input) {
+            Ok(id) => id,
+            Err(code) => return code,
+        };
+        match input.name {
+            Some(_) => {
+                first_named.get_or_insert(id);
             }
+            None => bare = Some(id),
         }
-        None => None,
-    };
+    }
     let outputs_root = std::env::current_dir().ok();
     let request = RunRequest {
         document,
-        dataset_id,
+        dataset_id: bare.or(first_named),
         vars,
         outputs_root,
         progress: Some(Arc::new(draw)),
+        engine,
         ..RunRequest::default()
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -154,4 +268,30 @@ fn run_in(
         println!("wrote {}", output.display());
     }
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_are_named_or_bare() {
+        assert_eq!(
+            parse_input("points=data/p.parquet"),
+            Ok(InputFile {
+                name: Some("points".into()),
+                path: "data/p.parquet".into()
+            })
+        );
+        assert_eq!(
+            parse_input("data/world.gpkg"),
+            Ok(InputFile {
+                name: None,
+                path: "data/world.gpkg".into()
+            })
+        );
+        // Not a name before `=`: the whole text is the path.
+        assert_eq!(parse_input("a b=c.gpkg").map(|i| i.name), Ok(None));
+        assert!(parse_input("points=").is_err());
+    }
 }

@@ -19,6 +19,10 @@ pub enum BackendError {
     /// The work was stopped from outside (a cancel or a time-out).
     #[error("the {engine} engine stopped the work on request")]
     Interrupted { engine: &'static str },
+    /// The data cannot be written as asked (a file format's limit); the message says why, in
+    /// words for the user.
+    #[error("{0}")]
+    Unsupported(String),
     /// The engine is busy or poisoned by an earlier panic.
     #[error("the {engine} engine is unavailable: {reason}")]
     Unavailable {

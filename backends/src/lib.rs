@@ -1,6 +1,7 @@
 //! geomill's execution backends: the embedded DuckDB engine (feature `duckdb`), PostGIS (feature
 //! `postgis`), the native kernels (feature `native`) and the hybrid dispatcher (all three).
 
+pub mod bbox;
 pub mod error;
 
 #[cfg(feature = "duckdb")]

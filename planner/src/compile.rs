@@ -8,7 +8,7 @@ use crate::error::{PlanError, Problem};
 use crate::optimizer::{EngineMode, optimize};
 use crate::plan::Plan;
 use crate::plan::lower::{LowerOptions, lower};
-use crate::schema::Catalog;
+use crate::schema::{Catalog, Column, FieldType, GEOM, Schema};
 use crate::spec::document::StepPath;
 use crate::spec::{SpecDocument, Vars};
 use crate::sql::{Dialect, Script, emit};
@@ -91,6 +91,38 @@ pub fn document_sources(
         );
     }
     Ok(names)
+}
+
+/// A catalog for planning without one: every source `document` reads gets the same generic
+/// schema, the columns its steps name (of unknown type) and `geom`, so that a dialect which
+/// must list columns (PostGIS has no `* EXCLUDE`) can show its SQL. A column a step creates is
+/// listed too, harmlessly: the step replaces it.
+pub fn generic_catalog(document: &Value, vars: &Vars) -> Result<Catalog, PlanError> {
+    let sources = document_sources(document, vars)?;
+    let mut named = std::collections::BTreeSet::new();
+    for (_, plan) in plan_document(document, &Catalog::default(), vars)? {
+        for index in plan.topological().unwrap_or_default() {
+            if let Some(node) = plan.node(index) {
+                named.extend(node.op.reads());
+            }
+        }
+    }
+    named.remove(GEOM);
+    let mut columns: Vec<Column> = named
+        .into_iter()
+        .map(|name| Column {
+            name,
+            ty: FieldType::Unknown,
+        })
+        .collect();
+    columns.push(Column {
+        name: GEOM.to_owned(),
+        ty: FieldType::Geometry,
+    });
+    let schema = Schema { columns, crs: None };
+    Ok(Catalog {
+        sources: sources.into_iter().map(|s| (s, schema.clone())).collect(),
+    })
 }
 
 /// Lowers and optimises every pipeline of `document`.

@@ -56,6 +56,12 @@ pub struct PreviewQuery {
     pub engine: Option<String>,
     /// The parameters as JSON, e.g. `{"distance": 500}`.
     pub params: Option<String>,
+    /// A stored dataset whose layer is the step's input: the SQL uses its columns and CRS.
+    /// Without it (and for the POST form, without `catalog`), PostGIS SQL names the columns
+    /// the step reads and `geom`, standing for the input's columns.
+    pub dataset_id: Option<String>,
+    /// The dataset's layer (default: its first).
+    pub layer: Option<String>,
 }
 
 /// Body form of a preview.
@@ -92,7 +98,42 @@ pub async fn preview_get(
             .map_err(|e| ApiError::bad_request(format!("params is not JSON: {e}")))?,
         None => json!({}),
     };
-    preview(&state, &name, query.engine.as_deref(), params, None)
+    let catalog = match &query.dataset_id {
+        Some(id) => Some(stored_input(&state, &name, &params, id, query.layer.as_deref()).await?),
+        None if query.layer.is_some() => {
+            return Err(ApiError::bad_request("layer needs dataset_id"));
+        }
+        None => None,
+    };
+    let input = match (&query.dataset_id, &query.layer) {
+        (Some(id), Some(layer)) => Some(format!("{id}/{layer}")),
+        _ => None,
+    };
+    preview(
+        &state,
+        &name,
+        query.engine.as_deref(),
+        params,
+        catalog,
+        input,
+    )
+}
+
+/// The catalog of a preview reading a stored layer: `input` bound to the dataset's first layer,
+/// or `<dataset_id>/<layer>`.
+async fn stored_input(
+    state: &AppState,
+    name: &str,
+    params: &Value,
+    dataset_id: &str,
+    layer: Option<&str>,
+) -> Result<Value, ApiError> {
+    let input = layer.map(|l| format!("{dataset_id}/{l}"));
+    let document = single_step_document(name, params.clone(), input.as_deref());
+    let vars = geomill_planner::spec::Vars::default();
+    let (_, catalog) =
+        crate::execute::stored_catalog(state, &document, &vars, Some(dataset_id)).await?;
+    serde_json::to_value(catalog).map_err(|e| ApiError::internal(&e))
 }
 
 /// The SQL a capability compiles to (parameters and optional layer schemas in the body).
@@ -114,19 +155,26 @@ pub async fn preview_post(
         body.engine.as_deref(),
         body.params.unwrap_or_else(|| json!({})),
         body.catalog,
+        None,
     )
 }
 
+/// Previews `name` with `params` reading `input` (default `input`). Without a catalog, PostGIS
+/// SQL lists a generic schema: the columns the step names, and `geom`.
 fn preview(
     state: &AppState,
     name: &str,
     engine: Option<&str>,
     params: Value,
     catalog: Option<Value>,
+    input: Option<String>,
 ) -> Result<Json<Value>, ApiError> {
     lookup(name)?;
-    let options = PreviewOptions::parse(state, engine, catalog, None)?;
-    let document = single_step_document(name, params);
+    let document = single_step_document(name, params, input.as_deref());
+    let mut options = PreviewOptions::parse(state, engine, catalog.clone(), None)?;
+    if catalog.is_none() && options.dialect() == geomill_planner::sql::Dialect::Postgis {
+        options = options.with_generic_catalog(&document)?;
+    }
     let preview = options.preview_one(&document)?;
     Ok(Json(json!({
         "capability": name,

@@ -68,10 +68,15 @@ pub(crate) fn page_features(
         .collect()
 }
 
-/// The PostgreSQL store unreachable (persistent mode) is a 503 naming it; any other engine
-/// failure is unexpected (500).
+/// The PostgreSQL store unreachable (persistent mode) is a 503 naming it; data a file format
+/// cannot hold is a 422 saying why; any other engine failure is unexpected (500).
 pub(crate) fn engine_error(error: geomill_backends::BackendError) -> ApiError {
     match error {
+        geomill_backends::BackendError::Unsupported(reason) => ApiError::new(
+            axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+            "unsupported_by_format",
+            reason,
+        ),
         geomill_backends::BackendError::Unavailable {
             engine: "postgis", ..
         } => crate::execute::postgis::postgis_error(error),
@@ -317,9 +322,16 @@ pub(crate) fn parse_bbox(text: &str) -> Result<[f64; 4], ApiError> {
             "bbox {text:?} is not four numbers minx,miny,maxx,maxy"
         )));
     };
-    if numbers.iter().any(|n| !n.is_finite()) || minx > maxx || miny > maxy {
+    // minx > maxx is a box crossing the antimeridian (OGC API Features), in longitudes only.
+    let crosses_antimeridian =
+        minx > maxx && (-180.0..=180.0).contains(minx) && (-180.0..=180.0).contains(maxx);
+    if numbers.iter().any(|n| !n.is_finite())
+        || (minx > maxx && !crosses_antimeridian)
+        || miny > maxy
+    {
         return Err(ApiError::bad_request(format!(
-            "bbox {text:?}: need finite numbers with minx <= maxx and miny <= maxy"
+            "bbox {text:?}: need finite numbers with minx <= maxx (or longitudes with minx > maxx \
+             for a box crossing the antimeridian) and miny <= maxy"
         )));
     }
     Ok([*minx, *miny, *maxx, *maxy])

@@ -142,10 +142,34 @@ use crate::state::AppState;
 )]
 struct ApiDoc;
 
+/// Routes served under a second path (the spec's short forms): (alias, documented path).
+const ALIASES: [(&str, &str); 3] = [
+    ("/pipelines/validate", "/api/pipelines/validate"),
+    ("/pipelines/execute", "/api/pipelines/execute"),
+    ("/pipelines/examples", "/api/pipelines/examples"),
+];
+
+/// Documents each alias as its route is, with operation ids of its own.
+fn document_aliases(doc: &mut utoipa::openapi::OpenApi) {
+    for (alias, documented) in ALIASES {
+        let Some(mut item) = doc.paths.paths.get(documented).cloned() else {
+            continue;
+        };
+        for operation in [&mut item.get, &mut item.post].into_iter().flatten() {
+            operation.operation_id = operation
+                .operation_id
+                .take()
+                .map(|id| format!("{id}_short"));
+        }
+        doc.paths.paths.insert(alias.to_owned(), item);
+    }
+}
+
 /// The complete OpenAPI document: implemented routes plus the 501 ones.
 pub fn openapi() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     doc.info.version = crate::VERSION.to_owned();
+    document_aliases(&mut doc);
     super::not_implemented::document(&mut doc);
     crate::auth::openapi::document(&mut doc);
     doc

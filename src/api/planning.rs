@@ -60,6 +60,13 @@ impl PreviewOptions {
         self.dialect
     }
 
+    /// The same options planning `document` with a generic schema for every source it reads
+    /// (see [`geomill_planner::compile::generic_catalog`]).
+    pub fn with_generic_catalog(mut self, document: &Value) -> Result<Self, ApiError> {
+        self.catalog = geomill_planner::compile::generic_catalog(document, &self.vars)?;
+        Ok(self)
+    }
+
     /// Plans `document` and emits both dialects.
     pub fn preview(&self, document: &Value) -> Result<Vec<Preview>, ApiError> {
         Ok(geomill_planner::preview(
@@ -132,9 +139,14 @@ pub fn preview_json(preview: &Preview) -> Value {
     json!({ "plan": preview.plan, "optimized": preview.optimized, "sql": sql })
 }
 
-/// A single-step pipeline calling `capability` with `params`.
-pub fn single_step_document(capability: &str, params: Value) -> Value {
-    json!({ "name": capability, "steps": [{ "id": capability, "capability": capability, "params": params }] })
+/// A single-step pipeline calling `capability` with `params`, reading `input` (default: the
+/// source `input`).
+pub fn single_step_document(capability: &str, params: Value, input: Option<&str>) -> Value {
+    let mut step = json!({ "id": capability, "capability": capability, "params": params });
+    if let Some(input) = input {
+        step["input"] = json!(input);
+    }
+    json!({ "name": capability, "steps": [step] })
 }
 
 /// The outcome of a validation: problems are data here, not an error.

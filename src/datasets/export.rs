@@ -118,7 +118,7 @@ pub async fn export(
     let file_name = format!("{stem}_{}.{}", source.name(), extension(format));
     let engine = state.embedded();
     let folder = scratch.clone();
-    let written = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, String> {
+    let written = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, ApiError> {
         let target = match format {
             ExportFormat::Shp => folder.join("shapefile"),
             _ => folder.join(format!("export.{}", extension(format))),
@@ -130,16 +130,17 @@ pub async fn export(
                 engine.export_file(path, layer_name, &destination, format)
             }
         }
-        .map_err(|e| e.to_string())?;
+        .map_err(crate::api::datasets::engine_error)?;
         match format {
-            ExportFormat::Shp => zip_folder(&target).map_err(|e| e.to_string()),
-            _ => std::fs::read(&target).map_err(|e| e.to_string()),
+            ExportFormat::Shp => zip_folder(&target),
+            _ => std::fs::read(&target),
         }
+        .map_err(|e| ApiError::internal(&e))
     })
     .await
     .map_err(|e| ApiError::internal(&e));
     let _ = tokio::fs::remove_dir_all(&scratch).await;
-    let bytes = written?.map_err(|e| ApiError::internal(&e))?;
+    let bytes = written??;
     Ok(ExportedFile {
         file_name,
         content_type: content_type(format),

@@ -6,4 +6,4 @@ mod run;
 
 pub(crate) use postgis::postgis_error;
 pub use run::{Execution, RunEngine, RunRequest, StatementReport, run};
-pub(crate) use run::{all_datasets, bind_loaded, bind_sources};
+pub(crate) use run::{all_datasets, bind_loaded, bind_sources, stored_catalog};

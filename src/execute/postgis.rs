@@ -10,8 +10,8 @@ use geomill_backends::duckdb::{
 };
 use geomill_backends::postgis::PostgisEngine;
 use geomill_planner::plan::operator::ExportFormat;
-use geomill_planner::sql::duckdb_copy;
 use geomill_planner::sql::quote::{ident, string};
+use geomill_planner::sql::{FgbIndex, duckdb_copy};
 use std::sync::Arc;
 
 use crate::error::ApiError;
@@ -163,7 +163,13 @@ async fn run_in(
     for (index, export) in run.exports.iter().enumerate() {
         writes.push((
             format!("__export_{index}"),
-            duckdb_copy(&ident(&local), &export.destination, export.format, None),
+            duckdb_copy(
+                &ident(&local),
+                &export.destination,
+                export.format,
+                None,
+                FgbIndex::Skip,
+            ),
         ));
     }
     let mut result_rows = 0;

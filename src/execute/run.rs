@@ -271,6 +271,26 @@ fn confined(root: &Path, path: &str) -> Option<PathBuf> {
     (safe && !path.is_empty()).then(|| root.join(relative))
 }
 
+/// The stored layers `document` reads (`input` and layer names from `dataset_id`), bound to its
+/// source names, and their schemas as the catalog to plan with.
+pub(crate) async fn stored_catalog(
+    state: &AppState,
+    document: &Value,
+    vars: &Vars,
+    dataset_id: Option<&str>,
+) -> Result<(Vec<Binding>, Catalog), ApiError> {
+    let sources = document_sources(document, vars)?;
+    let bindings = bind_loaded(state, &sources, dataset_id).await?;
+    let mut catalog = Catalog::default();
+    for binding in &bindings {
+        let engine = state.embedded();
+        let layer = binding.layer.clone();
+        let schema = blocking(move || engine.layer_schema(&layer)).await?;
+        catalog.sources.insert(binding.source.clone(), schema);
+    }
+    Ok((bindings, catalog))
+}
+
 /// Plans and runs `request`.
 pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, ApiError> {
     let engine = state.embedded();
@@ -299,15 +319,13 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
             "a scenario runs through /scenarios/{id}/run, not as one pipeline",
         ));
     }
-    let sources = document_sources(&request.document, &loose)?;
-    let bindings = bind_loaded(state, &sources, request.dataset_id.as_deref()).await?;
-    let mut catalog = Catalog::default();
-    for binding in &bindings {
-        let engine = engine.clone();
-        let layer = binding.layer.clone();
-        let schema = blocking(move || engine.layer_schema(&layer)).await?;
-        catalog.sources.insert(binding.source.clone(), schema);
-    }
+    let (bindings, catalog) = stored_catalog(
+        state,
+        &request.document,
+        &loose,
+        request.dataset_id.as_deref(),
+    )
+    .await?;
     let strict = Vars {
         values: request.vars,
         strict: true,

@@ -86,11 +86,15 @@ impl EmbeddedEngine {
         let output = crs.geometry(layer);
         let filter = match bbox {
             Some(b) => {
-                let numbers: Vec<String> = b.iter().map(|n| format!("{n:?}")).collect();
-                format!(
-                    " WHERE ST_Intersects({geometry}, ST_MakeEnvelope({}))",
-                    numbers.join(", ")
-                )
+                let parts: Vec<String> = crate::bbox::bbox_parts(b)
+                    .iter()
+                    .map(|[w, s, e, n]| {
+                        format!(
+                            "ST_Intersects({geometry}, ST_MakeEnvelope({w:?}, {s:?}, {e:?}, {n:?}))"
+                        )
+                    })
+                    .collect();
+                format!(" WHERE ({})", parts.join(" OR "))
             }
             None => String::new(),
         };

@@ -139,6 +139,44 @@ fn create_layer_table(
     connection.execute_batch(&create)
 }
 
+/// The geometry type of a layer GDAL did not describe (GeoParquet), named as GDAL names types
+/// (`Point`, `Multi Polygon`; `Unknown (any)` for several), read from its rows.
+fn geometry_type_of_rows(
+    connection: &Connection,
+    table: &str,
+) -> Result<Option<String>, BackendError> {
+    let sql = format!(
+        "SELECT DISTINCT ST_GeometryType(geom)::VARCHAR FROM {table} WHERE geom IS NOT NULL LIMIT 2"
+    );
+    let mut statement = connection.prepare(&sql).map_err(query_error(&sql))?;
+    let types: Vec<String> = statement
+        .query_map([], |r| r.get::<_, String>(0))
+        .map_err(query_error(&sql))?
+        .collect::<Result<_, _>>()
+        .map_err(query_error(&sql))?;
+    Ok(match types.as_slice() {
+        [] => None,
+        [one] => Some(gdal_type_name(one)),
+        _ => Some("Unknown (any)".to_owned()),
+    })
+}
+
+/// `MULTIPOLYGON` → `Multi Polygon`, as GDAL writes geometry types.
+fn gdal_type_name(upper: &str) -> String {
+    let (multi, base) = match upper.strip_prefix("MULTI") {
+        Some(rest) => ("Multi ", rest),
+        None => ("", upper),
+    };
+    let base = match base {
+        "POINT" => "Point",
+        "LINESTRING" => "Line String",
+        "POLYGON" => "Polygon",
+        "GEOMETRYCOLLECTION" => "Geometry Collection",
+        _ => return "Unknown (any)".to_owned(),
+    };
+    format!("{multi}{base}")
+}
+
 /// Loads each layer into `layers.l_<id>_<n>` and records it; `Ok(Err)` for a file problem.
 pub(super) fn load_layers(
     connection: &Connection,
@@ -211,10 +249,14 @@ pub(super) fn load_layers(
             .query_row(&count_sql, [], |r| r.get(0))
             .map_err(query_error(&count_sql))?;
         let field = layer.geometry_fields.first();
+        let geometry_type = match field.and_then(|f| f.kind.clone()) {
+            Some(kind) => Some(kind),
+            None => geometry_type_of_rows(connection, &table)?,
+        };
         let record = LayerRecord {
             name: layer.name.clone(),
             table_name,
-            geometry_type: field.and_then(|f| f.kind.clone()),
+            geometry_type,
             feature_count: Some(feature_count),
             crs: epsg(field.and_then(|f| f.crs.as_ref()))
                 .or_else(|| crs_of_type(&geometry_type_name)),

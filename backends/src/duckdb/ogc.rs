@@ -104,26 +104,56 @@ impl EmbeddedEngine {
         let margin = f64::from(BUFFER) / f64::from(EXTENT);
         let [west, south, east, north] = tile_bounds(z, x, y, margin);
         let clip = format!("ST_MakeEnvelope({west:?}, {south:?}, {east:?}, {north:?})");
-        // GEOS can fail to rebuild a polygon snapped to the tile grid (a hole left without its
-        // shell); such a feature is tried again simplified to the grid and made valid, and one
-        // that still fails is left out of the tile and counted in the log, not a failed tile.
+        // Real layers hold invalid polygons (self-intersections, holes crossing their shell)
+        // and GEOS refuses to clip those: a feature whose clip fails is made valid and clipped
+        // again (counted as repaired). Clipping leaves collections of mixed dimensions: the
+        // highest dimension is kept. GEOS can also fail to rebuild a polygon snapped to the
+        // tile grid (a hole left without its shell); such a feature is tried again simplified
+        // to the grid and made valid, and one that still fails (or collapses below a pixel at
+        // this zoom, as tile servers drop it) is left out and counted in the log.
+        // Geometries are first simplified to a quarter of a pixel, in lon/lat, and only
+        // features not inside the tile are clipped: at low zooms most of the work is avoided.
         let resolution = 2.0 * 20_037_508.342_789_244 / f64::from(1_u32 << z) / f64::from(EXTENT);
+        let pixel_degrees = 360.0 / f64::from(1_u32 << z) / f64::from(EXTENT);
+        let tolerance = pixel_degrees / 4.0;
         let bounds = format!("ST_Extent(ST_TileEnvelope({z}, {x}, {y})), {EXTENT}, {BUFFER}, true");
+        let inside = format!(
+            "(ST_XMin(g) >= {west:?} AND ST_YMin(g) >= {south:?} AND ST_XMax(g) <= {east:?} AND ST_YMax(g) <= {north:?})"
+        );
         let sql = format!(
-            "SELECT count(*) FILTER (WHERE geom IS NOT NULL), count(*) FILTER (WHERE geom IS NULL),                ST_AsMVT(t, {name}, {EXTENT}, 'geom') FILTER (WHERE geom IS NOT NULL) FROM (               SELECT coalesce(TRY(ST_AsMVTGeom(m, {bounds})),                    TRY(ST_AsMVTGeom(ST_MakeValid(ST_SimplifyPreserveTopology(m, {resolution:?})), {bounds}))) AS geom,                  * EXCLUDE (m)                FROM (SELECT ST_Transform(ST_Intersection(g, {clip}), 'EPSG:4326', 'EPSG:3857', always_xy := true) AS m, * EXCLUDE (g)                      FROM (SELECT {lon_lat} AS g, * EXCLUDE (geom{keys}) FROM {table}) WHERE ST_Intersects(g, {clip}))                WHERE NOT ST_IsEmpty(m)\
-             ) AS t WHERE geom IS NULL OR NOT ST_IsEmpty(geom)",
+            "WITH t AS MATERIALIZED ( \
+               SELECT coalesce(TRY(ST_AsMVTGeom(m, {bounds})), \
+                   TRY(ST_AsMVTGeom(ST_MakeValid(ST_SimplifyPreserveTopology(m, {resolution:?})), {bounds}))) AS geom, \
+                 * EXCLUDE (m) \
+               FROM (SELECT ST_Transform(ST_CollectionExtract(cut), 'EPSG:4326', 'EPSG:3857', always_xy := true) AS m, * EXCLUDE (cut) \
+                 FROM (SELECT coalesce(c, TRY(ST_Intersection(ST_MakeValid(g), {clip}))) AS cut, c IS NULL AS __repaired, * EXCLUDE (c, g) \
+                   FROM (SELECT CASE WHEN {inside} THEN g ELSE TRY(ST_Intersection(g, {clip})) END AS c, * \
+                     FROM (SELECT ST_Simplify(g0, {tolerance:?}) AS g, * EXCLUDE (g0) \
+                       FROM (SELECT {lon_lat} AS g0, * EXCLUDE (geom{keys}) FROM {table}) \
+                       WHERE ST_Intersects_Extent(g0, {clip})))) \
+                 WHERE cut IS NOT NULL AND NOT ST_IsEmpty(cut))) \
+             SELECT count(*) FILTER (WHERE geom IS NOT NULL AND NOT ST_IsEmpty(geom)), \
+               count(*) FILTER (WHERE geom IS NULL), count(*) FILTER (WHERE __repaired), \
+               (SELECT ST_AsMVT(u, {name}, {EXTENT}, 'geom') FROM \
+                 (SELECT * EXCLUDE (__repaired) FROM t WHERE geom IS NOT NULL AND NOT ST_IsEmpty(geom)) AS u) \
+             FROM t",
             name = string(name),
             lon_lat = lon_lat_geometry(layer),
             table = self.store.layer(&layer.table_name),
             keys = self.store.key_columns(),
         );
         // ST_AsMVT of no rows is a tile with an empty layer, not nothing: count them.
-        let (features, failed, tile): (i64, i64, Option<Vec<u8>>) = self
+        let (features, dropped, repaired, tile): (i64, i64, i64, Option<Vec<u8>>) = self
             .reader()?
-            .query_row(&sql, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .query_row(&sql, [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
             .map_err(query_error(&sql))?;
-        if failed > 0 {
-            tracing::warn!(layer = %layer.name, z, x, y, failed, "features left out of a tile: collapsed at this zoom, or GEOS could not encode them");
+        if repaired > 0 {
+            tracing::info!(layer = %layer.name, z, x, y, repaired, "invalid geometries made valid to cut a tile");
+        }
+        if dropped > 0 {
+            tracing::debug!(layer = %layer.name, z, x, y, dropped, "features left out of a tile: collapsed at this zoom, or GEOS could not encode them");
         }
         Ok(if features == 0 {
             Vec::new()

@@ -2,8 +2,10 @@
 //! and views are per connection, so concurrent runs do not meet), the sources bound as views of
 //! their layer tables, then every statement in order.
 
+use geomill_planner::plan::operator::ExportFormat;
 use geomill_planner::schema::{Column, FieldType, Schema};
 use geomill_planner::sql::quote::{ident, string};
+use geomill_planner::sql::{FgbIndex, duckdb_copy};
 
 use super::EmbeddedEngine;
 use super::store::LayerRecord;
@@ -246,6 +248,73 @@ fn query_error(sql: &str, error: &duckdb::Error) -> BackendError {
     }
 }
 
+/// The FlatGeobuf index `from` can have: none when a geometry is NULL or empty (GDAL cannot
+/// index those); for other formats the answer does not matter.
+fn fgb_index(
+    connection: &duckdb::Connection,
+    from: &str,
+    format: ExportFormat,
+) -> Result<FgbIndex, BackendError> {
+    if format != ExportFormat::Fgb {
+        return Ok(FgbIndex::Build);
+    }
+    let sql =
+        format!("SELECT count(*) FROM {from} AS t WHERE t.geom IS NULL OR ST_IsEmpty(t.geom)");
+    let missing: i64 = connection
+        .query_row(&sql, [], |r| r.get(0))
+        .map_err(|e| query_error(&sql, &e))?;
+    Ok(if missing > 0 {
+        FgbIndex::Skip
+    } else {
+        FgbIndex::Build
+    })
+}
+
+/// Writes `from` (a parenthesised query or a table) to `destination` in `format` on
+/// `connection`; GDAL's refusals of the data (a Shapefile given two geometry types, say) are
+/// [`BackendError::Unsupported`] naming the format.
+fn copy_to_file(
+    connection: &duckdb::Connection,
+    from: &str,
+    destination: &str,
+    format: ExportFormat,
+    layer: &str,
+) -> Result<(), BackendError> {
+    let index = fgb_index(connection, from, format)?;
+    let copy = duckdb_copy(from, destination, format, Some(layer), index);
+    connection.execute_batch(&copy).map_err(|e| {
+        let reason = e.to_string();
+        match format_limit(format, &reason) {
+            Some(limit) => BackendError::Unsupported(limit),
+            None => query_error(&copy, &e),
+        }
+    })
+}
+
+/// What a GDAL write error says about a limit of the format, in words for the user.
+fn format_limit(format: ExportFormat, reason: &str) -> Option<String> {
+    let name = format.as_str();
+    if reason.contains("Attempt to write non-") {
+        return Some(format!(
+            "{name}: a Shapefile holds one geometry type and this layer has several \
+             (GDAL: {}); export to gpkg, geojson or fgb, or filter the layer by type first",
+            reason.trim_start_matches("IO Error: ")
+        ));
+    }
+    let gdal_refusal = [
+        "ICreateFeature",
+        "CreateField",
+        "not supported",
+        "Failed to create",
+    ];
+    gdal_refusal.iter().any(|m| reason.contains(m)).then(|| {
+        format!(
+            "the {name} format cannot hold this layer (GDAL: {})",
+            reason.trim_start_matches("IO Error: ")
+        )
+    })
+}
+
 impl EmbeddedEngine {
     /// Writes a stored layer to `destination` in `format` (for Shapefiles, a folder that gets
     /// `<layer>.shp` and its companions).
@@ -253,11 +322,16 @@ impl EmbeddedEngine {
         &self,
         layer: &LayerRecord,
         destination: &str,
-        format: geomill_planner::plan::operator::ExportFormat,
+        format: ExportFormat,
     ) -> Result<(), BackendError> {
         let from = format!("({})", self.store.layer_rows(&layer.table_name));
-        let copy = geomill_planner::sql::duckdb_copy(&from, destination, format, Some(&layer.name));
-        self.execute_batch(&copy)
+        copy_to_file(
+            &*self.connection()?,
+            &from,
+            destination,
+            format,
+            &layer.name,
+        )
     }
 
     /// Writes the first layer of the (trusted, server-written) file at `path` to `destination`.
@@ -266,15 +340,14 @@ impl EmbeddedEngine {
         path: &str,
         layer_name: &str,
         destination: &str,
-        format: geomill_planner::plan::operator::ExportFormat,
+        format: ExportFormat,
     ) -> Result<(), BackendError> {
         let from = super::results::file_source(path);
-        let copy = geomill_planner::sql::duckdb_copy(&from, destination, format, Some(layer_name));
-        self.connection()?
+        let connection = self
+            .connection()?
             .try_clone()
-            .map_err(|e| query_error("connect", &e))?
-            .execute_batch(&copy)
-            .map_err(|e| query_error(&copy, &e))
+            .map_err(|e| query_error("connect", &e))?;
+        copy_to_file(&connection, &from, destination, format, layer_name)
     }
 }
 
@@ -313,22 +386,20 @@ impl EmbeddedEngine {
         bindings: &[Binding],
         sql: &str,
         destination: &str,
-        format: geomill_planner::plan::operator::ExportFormat,
+        format: ExportFormat,
     ) -> Result<(), BackendError> {
         let connection = self
             .connection()?
             .try_clone()
             .map_err(|e| query_error("connect", &e))?;
         bind(&connection, &self.store, bindings)?;
-        let copy = geomill_planner::sql::duckdb_copy(
+        copy_to_file(
+            &connection,
             &format!("({sql})"),
             destination,
             format,
-            Some("query"),
-        );
-        connection
-            .execute_batch(&copy)
-            .map_err(|e| query_error(&copy, &e))
+            "query",
+        )
     }
 }
 

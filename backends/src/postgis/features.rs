@@ -16,11 +16,20 @@ fn lon_lat(srid: Option<u32>) -> String {
     }
 }
 
-/// `WHERE` clause keeping the rows whose geometry meets a lon/lat box (none without a box).
+/// `WHERE` clause keeping the rows whose geometry meets a lon/lat box (none without a box; a box
+/// crossing the antimeridian is two).
 fn bbox_filter(srid: Option<u32>, bbox: Option<[f64; 4]>) -> String {
-    let Some([a, b, c, d]) = bbox else {
+    let Some(bbox) = bbox else {
         return String::new();
     };
+    let parts: Vec<String> = crate::bbox::bbox_parts(bbox)
+        .into_iter()
+        .map(|part| box_condition(srid, part))
+        .collect();
+    format!(" WHERE ({})", parts.join(" OR "))
+}
+
+fn box_condition(srid: Option<u32>, [a, b, c, d]: [f64; 4]) -> String {
     let envelope = format!("ST_MakeEnvelope({a:?}, {b:?}, {c:?}, {d:?}, 4326)");
     // The box in the layer's own SRID first, so the index on `geom` is used.
     let in_layer = match srid {
@@ -29,7 +38,7 @@ fn bbox_filter(srid: Option<u32>, bbox: Option<[f64; 4]>) -> String {
         Some(code) => format!("ST_Transform({envelope}, {code})"),
     };
     format!(
-        " WHERE geom && {in_layer} AND ST_Intersects({}, {envelope_for_test})",
+        "(geom && {in_layer} AND ST_Intersects({}, {envelope_for_test}))",
         lon_lat(srid),
         envelope_for_test = if srid.is_none() {
             format!("ST_SetSRID({envelope}, ST_SRID(geom))")

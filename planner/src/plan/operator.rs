@@ -68,6 +68,43 @@ impl Operator {
         }
     }
 
+    /// The input columns the operator names (of either input, for two-input operators): what a
+    /// source must have for the operator to apply. Derived columns a later step reads are
+    /// named by that step.
+    pub fn reads(&self) -> Vec<String> {
+        let named = |c: &Option<String>| c.clone();
+        match self {
+            Self::Scan { columns, .. } => columns.clone().unwrap_or_default(),
+            Self::Filter { predicate } => predicate.columns().into_iter().collect(),
+            Self::Map(map) => map
+                .drop
+                .iter()
+                .cloned()
+                .chain(map.rename.iter().map(|(from, _)| from.clone()))
+                .chain(map.set.iter().flat_map(|(_, value, _)| value.columns()))
+                .collect(),
+            Self::Aggregate(a) => a
+                .group_by
+                .iter()
+                .cloned()
+                .chain(a.aggregates.iter().filter_map(|i| named(&i.column)))
+                .collect(),
+            Self::SpatialAggregate(a) => a
+                .aggregates
+                .iter()
+                .filter_map(|i| named(&i.column))
+                .collect(),
+            Self::SpatialJoin(SpatialJoinOp { columns, .. })
+            | Self::Nearest(NearestOp { columns, .. })
+            | Self::Overlay(OverlayOp { columns, .. })
+            | Self::Distinct { columns } => columns.clone(),
+            Self::Sort { keys, .. } => keys.iter().map(|k| k.column.clone()).collect(),
+            Self::SpatialFilter(_) | Self::Concat | Self::Sample { .. } | Self::Export(_) => {
+                Vec::new()
+            }
+        }
+    }
+
     /// How many inputs the operator takes (`None`: one or more).
     pub fn arity(&self) -> Option<usize> {
         match self {

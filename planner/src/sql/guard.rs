@@ -412,7 +412,7 @@ mod tests {
     #[test]
     fn the_hostile_corpus_is_refused() {
         let corpus: serde_json::Value =
-            serde_json::from_str(include_str!("../../../tests/sql_guard_corpus.json")).unwrap();
+            serde_json::from_str(include_str!("../../../tests/it/sql_guard_corpus.json")).unwrap();
         let entries = corpus.as_array().unwrap();
         assert!(entries.len() >= 40);
         for entry in entries {

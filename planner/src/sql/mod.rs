@@ -8,4 +8,4 @@ mod script;
 pub mod select;
 
 pub use dialect::Dialect;
-pub use script::{Script, Statement, duckdb_copy, emit};
+pub use script::{FgbIndex, Script, Statement, duckdb_copy, emit};

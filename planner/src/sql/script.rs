@@ -215,7 +215,14 @@ fn native_kernels(plan: &Plan, nodes: &[NodeIndex]) -> Option<String> {
 
 fn export_sql(export: &ExportOp, from: &str, dialect: Dialect) -> String {
     match dialect {
-        Dialect::Duckdb => duckdb_copy(from, &export.destination, export.format, None),
+        // A step's result is not looked at before it is written: no FlatGeobuf index.
+        Dialect::Duckdb => duckdb_copy(
+            from,
+            &export.destination,
+            export.format,
+            None,
+            FgbIndex::Skip,
+        ),
         // PostgreSQL cannot write these formats: geomill's exporter reads the table and writes
         // the file. The statement says so and does nothing.
         Dialect::Postgis => format!(
@@ -226,27 +233,47 @@ fn export_sql(export: &ExportOp, from: &str, dialect: Dialect) -> String {
     }
 }
 
+/// Whether a FlatGeobuf file gets its packed R-tree. GDAL cannot index a NULL geometry, so a
+/// layer that holds one (or an empty one, written as NULL) must be written without the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FgbIndex {
+    /// Write the index (every geometry is present and non-empty).
+    Build,
+    /// No index: the layer may hold NULL or empty geometries.
+    Skip,
+}
+
 /// DuckDB's `COPY (SELECT * FROM from) TO destination` in `format` (through GDAL but for
 /// Parquet, which DuckDB writes itself as GeoParquet), optionally naming the layer.
+/// FlatGeobuf has no empty geometries: they are written as NULL (GDAL's writer fails on them).
 pub fn duckdb_copy(
     from: &str,
     destination: &str,
     format: ExportFormat,
     layer: Option<&str>,
+    index: FgbIndex,
 ) -> String {
     let mut options = match format.gdal_driver() {
         Some(driver) => format!("FORMAT GDAL, DRIVER {}", string(driver)),
         None => "FORMAT parquet".to_owned(),
     };
-    if format == ExportFormat::Csv {
+    match format {
         // GDAL's CSV writer needs to be told how to write the geometry.
-        options.push_str(", LAYER_CREATION_OPTIONS 'GEOMETRY=AS_WKT'");
+        ExportFormat::Csv => options.push_str(", LAYER_CREATION_OPTIONS 'GEOMETRY=AS_WKT'"),
+        ExportFormat::Fgb if index == FgbIndex::Skip => {
+            options.push_str(", LAYER_CREATION_OPTIONS 'SPATIAL_INDEX=NO'");
+        }
+        _ => {}
     }
     if let (Some(layer), Some(_)) = (layer, format.gdal_driver()) {
         options.push_str(&format!(", LAYER_NAME {}", string(layer)));
     }
-    format!(
-        "COPY (SELECT * FROM {from}) TO {} ({options})",
-        string(destination)
-    )
+    let select = match format {
+        ExportFormat::Fgb => format!(
+            "SELECT * REPLACE (CASE WHEN ST_IsEmpty({g}) THEN NULL ELSE {g} END AS {g}) FROM {from}",
+            g = ident(crate::schema::GEOM)
+        ),
+        _ => format!("SELECT * FROM {from}"),
+    };
+    format!("COPY ({select}) TO {} ({options})", string(destination))
 }

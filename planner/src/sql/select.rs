@@ -4,8 +4,8 @@ use super::dialect::Dialect;
 use super::geo::{geo_sql, predicate_sql};
 use super::quote::{ident, number, string};
 use crate::plan::operator::{
-    AggItem, JoinHow, MapOp, NearestOp, Operator, OverlayMode, SortKey, SpatialAggregateOp,
-    ValueExpr,
+    AggFunc, AggItem, JoinHow, MapOp, NearestOp, Operator, OverlayMode, SortKey,
+    SpatialAggregateOp, ValueExpr,
 };
 use crate::plan::schema_infer::joined_columns;
 use crate::schema::{GEOM, Schema};
@@ -144,29 +144,62 @@ fn sort_sql(keys: &[SortKey]) -> String {
         .join(", ")
 }
 
+/// A name for the row number that keys the input's features while their matches are grouped
+/// (an input column of the same name would clash: geomill names its own columns `__geomill_*`).
+const ROW_KEY: &str = "__geomill_row";
+
+/// All aggregates in one pass over the matching pairs, every input feature kept (counts 0, the
+/// other aggregates NULL when nothing matches).
+/// - DuckDB: the input's features numbered, an inner join on the predicate (which DuckDB's
+///   spatial join operator runs), grouped by feature number, joined back to the features.
+/// - PostGIS: a lateral aggregate per feature, which the GiST index of `other` answers (one
+///   index scan per input feature, as the hand-written `LEFT JOIN ... GROUP BY` plans).
+///
+/// A correlated subquery per aggregate would join the whole `other` layer once per aggregate,
+/// and neither engine's join operator recognises it.
 fn spatial_aggregate_sql(
     a: &SpatialAggregateOp,
     main: Input<'_>,
     other: Input<'_>,
+    dialect: Dialect,
 ) -> Result<String, String> {
     let predicate = predicate_sql(a.predicate, &geom("r"), &geom("t"), a.distance)?;
-    let columns: Vec<String> = a
+    let aggregates: Vec<String> = a
         .aggregates
         .iter()
-        .map(|item| {
-            format!(
-                "(SELECT {} FROM {} AS r WHERE {predicate}) AS {}",
-                aggregate_sql(item, "r."),
-                other.from,
-                ident(&item.output)
-            )
-        })
+        .map(|item| format!("{} AS {}", aggregate_sql(item, "r."), ident(&item.output)))
         .collect();
-    Ok(format!(
-        "SELECT t.*, {} FROM {} AS t",
-        columns.join(", "),
-        main.from
-    ))
+    match dialect {
+        Dialect::Duckdb => {
+            let key = ident(ROW_KEY);
+            let outputs: Vec<String> = a
+                .aggregates
+                .iter()
+                .map(|item| {
+                    let column = format!("a.{}", ident(&item.output));
+                    match item.func {
+                        AggFunc::Count => {
+                            format!("COALESCE({column}, 0) AS {}", ident(&item.output))
+                        }
+                        _ => column,
+                    }
+                })
+                .collect();
+            Ok(format!(
+                "WITH n AS (SELECT *, row_number() OVER () AS {key} FROM {}), a AS (SELECT t.{key}, {} FROM n AS t JOIN {} AS r ON {predicate} GROUP BY t.{key}) SELECT n.* EXCLUDE ({key}), {} FROM n LEFT JOIN a ON n.{key} = a.{key}",
+                main.from,
+                aggregates.join(", "),
+                other.from,
+                outputs.join(", ")
+            ))
+        }
+        Dialect::Postgis => Ok(format!(
+            "SELECT t.*, a.* FROM {} AS t LEFT JOIN LATERAL (SELECT {} FROM {} AS r WHERE {predicate}) AS a ON true",
+            main.from,
+            aggregates.join(", "),
+            other.from
+        )),
+    }
 }
 
 fn nearest_sql(
@@ -414,7 +447,7 @@ pub fn select(
                 predicate_sql(j.predicate, &geom("t"), &geom("r"), j.distance)?
             )
         }
-        Operator::SpatialAggregate(a) => spatial_aggregate_sql(a, main, need_other()?)?,
+        Operator::SpatialAggregate(a) => spatial_aggregate_sql(a, main, need_other()?, dialect)?,
         Operator::SpatialFilter(f) => format!(
             "SELECT * FROM {} AS t WHERE {}EXISTS (SELECT 1 FROM {} AS r WHERE {})",
             main.from,

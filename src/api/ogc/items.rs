@@ -131,6 +131,11 @@ pub async fn items(
     let bbox = match (bbox, &query.bbox_crs) {
         (Some(bbox), Some(text)) => match parse_crs(text, "bbox-crs", &layer)? {
             OutputCrs::Crs84 => Some(bbox),
+            OutputCrs::Epsg(_) if bbox[0] > bbox[2] => {
+                return Err(ApiError::bad_request(
+                    "bbox: minx > maxx crosses the antimeridian only in longitudes (CRS84)",
+                ));
+            }
             OutputCrs::Epsg(code) => {
                 let engine = state.embedded();
                 Some(blocking(move || engine.bbox_to_crs84(bbox, code)).await?)

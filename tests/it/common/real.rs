@@ -1,0 +1,47 @@
+//! Real-shaped files made by `benches/real_layers.py` (seeded), and Python with GeoPandas as the
+//! independent reference the tests compare answers with.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The tests' Python (`GEOMILL_PYTHON`, set by `make test`; GeoPandas installed).
+pub fn python() -> String {
+    std::env::var("GEOMILL_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// Runs a Python script with `args`; answers its standard output (the test fails on an error).
+pub fn run_python(script: &str, args: &[&str]) -> String {
+    let output = Command::new(python())
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("python");
+    assert!(
+        output.status.success(),
+        "python failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Files of `benches/real_layers.py` in `dir`: `regions.gpkg` (Natural Earth countries cut by
+/// a grid of `cell` degrees: multipolygons, holes, invalid polygons, NULL and empty geometries)
+/// and, with `points` > 0, `points.parquet`.
+pub fn real_layers(dir: &Path, points: u32, cell: f64) -> (PathBuf, PathBuf) {
+    let script = std::env::current_dir()
+        .expect("working directory")
+        .join("benches/real_layers.py");
+    let output = Command::new(python())
+        .arg(&script)
+        .arg(dir)
+        .args(["--points", &points.to_string(), "--cell", &cell.to_string()])
+        .output()
+        .expect("python");
+    assert!(
+        output.status.success(),
+        "real_layers.py: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (dir.join("regions.gpkg"), dir.join("points.parquet"))
+}

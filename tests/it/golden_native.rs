@@ -1,0 +1,156 @@
+//! Every golden pipeline runs on the native engine (geometry kernels and DataFusion for the
+//! steps they compute, DuckDB in process for the rest) and gives the embedded engine's result: the same rows with the same
+//! attributes, geometries equal within the stated tolerance. The steps the kernels compute
+//! must really run natively: the cases below name the ones that do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
+
+use crate::common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::compare::{differences, rows};
+use common::golden::{cases, duckdb_with_sources, repo};
+use geomill_backends::duckdb::{EmbeddedEngine, NativeStepReport};
+use geomill_backends::native::stage::steps_of;
+use geomill_planner::compile;
+use geomill_planner::optimizer::EngineMode;
+use geomill_planner::schema::Catalog;
+use geomill_planner::spec::Vars;
+use geomill_planner::sql::{Dialect, emit};
+
+/// Cases whose geometries may differ by more, and why (see `golden_on_postgis.rs`).
+const LOOSER: [(&str, f64, &str); 1] = [(
+    "simplify",
+    0.1,
+    "the native backend links Debian's GEOS 3.11, DuckDB's spatial a newer one: each result \
+     stays within the 0.1 degree tolerance of the input",
+)];
+
+/// Cases whose every native stage must run natively (by a geometry kernel, or by DataFusion for
+/// relational steps), none declining its data.
+const RUN_NATIVELY: [&str; 19] = [
+    "area_length_geodesic",
+    "area_length_projected",
+    "bbox_prefilter_below_buffer",
+    "buffer_degrees",
+    "buffer_feet_on_state_plane",
+    "buffer_meters_on_lonlat",
+    "centroid",
+    "clip_to_africa",
+    "convex_hull",
+    "deduplicate_continent",
+    "erase_africa",
+    "fields_chain_rules_file",
+    "filter_rule",
+    "random_sample",
+    "simplify",
+    "sort_and_top_n",
+    "spatial_aggregate_count",
+    "spatial_join_cities_countries",
+    "union_africa",
+];
+
+/// Runs `plan`'s DuckDB script (native stages natively when `native`) and loads the result
+/// GeoPackage as table `table`; answers the native stages' reports.
+fn run(
+    engine: &EmbeddedEngine,
+    document: &serde_json::Value,
+    mode: EngineMode,
+    vars: &Vars,
+    file: &Path,
+    table: &str,
+) -> Vec<Vec<NativeStepReport>> {
+    let catalog: Catalog =
+        serde_json::from_str(&std::fs::read_to_string(repo().join("golden/catalog.json")).unwrap())
+            .unwrap();
+    let mut reports = Vec::new();
+    for (job, planned) in compile(document, &catalog, vars, mode)
+        .unwrap()
+        .into_iter()
+        .enumerate()
+    {
+        let script = emit(&planned.optimized, Dialect::Duckdb).unwrap();
+        let steps = steps_of(&planned.optimized, &script);
+        let job_file = file.with_extension(format!("{job}.gpkg"));
+        let outcome = engine
+            .run_script(
+                &[],
+                &steps,
+                script.result.as_deref().unwrap(),
+                Some(&job_file.display().to_string()),
+                &|_, _| {},
+                None,
+            )
+            .unwrap_or_else(|e| panic!("{mode:?}: {e}"));
+        engine
+            .execute_batch(&format!(
+                // The GeoPackage's fid numbers rows in the order written: not part of a result.
+                "CREATE OR REPLACE TABLE \"{table}_{job}\" AS SELECT * EXCLUDE (fid) FROM ST_Read('{}')",
+                job_file.display()
+            ))
+            .unwrap();
+        reports.push(outcome.native);
+    }
+    reports
+}
+
+#[test]
+fn every_golden_pipeline_runs_natively_and_matches_embedded() {
+    let engine = duckdb_with_sources();
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("exports");
+    std::fs::create_dir_all(&output).unwrap();
+    let output_dir = format!("output_dir={}", output.display());
+    let vars = Vars::from_pairs(["date=2026-01-01", output_dir.as_str(), "mode=quick"]).unwrap();
+    let cases = cases("duckdb.sql");
+    assert!(cases.len() >= 30, "{} cases", cases.len());
+    let mut failures = Vec::new();
+    let mut native_by_case: BTreeMap<String, Vec<NativeStepReport>> = BTreeMap::new();
+    for case in &cases {
+        let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        let document: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(case.join("pipeline.json")).unwrap())
+                .unwrap();
+        let embedded = run(
+            &engine,
+            &document,
+            EngineMode::Embedded,
+            &vars,
+            &dir.path().join(format!("{name}-embedded")),
+            &format!("{name}_embedded"),
+        );
+        let native = run(
+            &engine,
+            &document,
+            EngineMode::Native,
+            &vars,
+            &dir.path().join(format!("{name}-native")),
+            &format!("{name}_native"),
+        );
+        assert!(embedded.iter().all(Vec::is_empty), "{name}: {embedded:?}");
+        let distance = LOOSER.iter().find(|(n, ..)| *n == name).map(|(_, d, _)| *d);
+        for job in 0..native.len() {
+            let expected = rows(&engine, &format!("{name}_embedded_{job}"));
+            let actual = rows(&engine, &format!("{name}_native_{job}"));
+            let found = differences(&expected, &actual, distance);
+            if !found.is_empty() {
+                failures.push(format!("{name} (job {job}): {}", found.join("; ")));
+            }
+        }
+        native_by_case.insert(name, native.into_iter().flatten().collect());
+    }
+    for name in RUN_NATIVELY {
+        let reports = &native_by_case[name];
+        if reports.is_empty() || reports.iter().any(|r| r.declined.is_some()) {
+            failures.push(format!("{name} did not run natively: {reports:?}"));
+        }
+    }
+    let ran: usize = native_by_case
+        .values()
+        .flatten()
+        .filter(|r| r.declined.is_none())
+        .count();
+    eprintln!("{ran} native stages ran by their kernels: {native_by_case:#?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1,0 +1,221 @@
+//! The map page in a real browser: headless Chromium (software WebGL), driven over WebDriver by
+//! Debian's chromedriver, loads MapLibre GL JS and the collection's vector tiles from the server
+//! with every other host unreachable; once the page reports the map drawn, its screenshot shows
+//! the countries.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::common;
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Server, multipart_body, world_gpkg};
+use serde_json::{Value, json};
+
+/// Debian's chromedriver on a free port, killed when dropped.
+struct Driver {
+    child: Child,
+    url: String,
+}
+
+impl Driver {
+    fn start() -> Self {
+        let port = common::free_port();
+        let child = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver is installed by scripts/setup.sh test (chromium-driver)");
+        Self {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A WebDriver command; answers its `value`.
+async fn command(
+    client: &reqwest::Client,
+    method: reqwest::Method,
+    url: &str,
+    body: Value,
+) -> Value {
+    let mut request = client.request(method, url);
+    if !body.is_null() {
+        request = request.json(&body);
+    }
+    let response = request.send().await.unwrap();
+    let answer: Value = response.json().await.unwrap();
+    answer["value"].clone()
+}
+
+/// Standard base64 (what WebDriver screenshots are), decoded.
+fn base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("not base64: {c}"),
+    };
+    let digits: Vec<u8> = text.bytes().filter(|c| *c != b'=').map(value).collect();
+    digits
+        .chunks(4)
+        .flat_map(|group| {
+            let bits = group
+                .iter()
+                .enumerate()
+                .fold(0_u32, |bits, (i, d)| bits | (u32::from(*d) << (18 - 6 * i)));
+            let bytes = bits.to_be_bytes();
+            bytes[1..group.len()].to_vec()
+        })
+        .collect()
+}
+
+/// The share of the screenshot's pixels in the countries' fill colour (orange over the pale
+/// blue background).
+fn country_share(png_bytes: &[u8]) -> f64 {
+    let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buffer = vec![0; reader.output_buffer_size()];
+    let frame = reader.next_frame(&mut buffer).unwrap();
+    let channels = frame.color_type.samples();
+    let pixels = &buffer[..frame.buffer_size()];
+    let orange = pixels
+        .chunks(channels)
+        .filter(|p| {
+            let (r, g, b) = (i32::from(p[0]), i32::from(p[1]), i32::from(p[2]));
+            r > 200 && r - b > 60 && g > b
+        })
+        .count();
+    orange as f64 / (pixels.len() / channels) as f64
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_map_page_draws_the_countries() {
+    let maplibre = std::env::var("GEOMILL_MAPLIBRE_DIR")
+        .expect("GEOMILL_MAPLIBRE_DIR (set by the Makefile; scripts/setup.sh fetches MapLibre)");
+    let server = Server::start(&[("GEOMILL_MAPLIBRE_DIR", maplibre.as_str())]);
+    let scratch = tempfile::tempdir().unwrap();
+    let gpkg = world_gpkg(scratch.path());
+    let (content_type, body) =
+        multipart_body(&[("world.gpkg", std::fs::read(&gpkg).unwrap())], None);
+    let client = reqwest::Client::new();
+    let dataset: Value = client
+        .post(server.url("/datasets/upload"))
+        .header("content-type", content_type)
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let page = server.url(&format!(
+        "/ogc/collections/{}.countries/map",
+        dataset["id"].as_str().unwrap()
+    ));
+
+    let driver = Driver::start();
+    let profile = tempfile::tempdir().unwrap();
+    let capabilities = json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
+        "binary": "/usr/bin/chromium",
+        "args": [
+            "--headless", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+            "--ignore-gpu-blocklist", "--no-first-run", "--disable-background-networking",
+            "--window-size=1024,600",
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+            format!("--user-data-dir={}", profile.path().display()),
+        ]
+    }}}});
+    let started = Instant::now();
+    let session = loop {
+        // chromedriver takes a moment to listen.
+        if let Ok(response) = client
+            .post(format!("{}/session", driver.url))
+            .json(&capabilities)
+            .send()
+            .await
+        {
+            let answer: Value = response.json().await.unwrap();
+            break answer["value"]["sessionId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("no session: {answer}"))
+                .to_owned();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "chromedriver did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let session_url = format!("{}/session/{session}", driver.url);
+    command(
+        &client,
+        reqwest::Method::POST,
+        &format!("{session_url}/url"),
+        json!({"url": page}),
+    )
+    .await;
+
+    // The page says when MapLibre has drawn everything it loaded ("rendered N features").
+    let started = Instant::now();
+    let status = loop {
+        let status = command(
+            &client,
+            reqwest::Method::POST,
+            &format!("{session_url}/execute/sync"),
+            json!({"script": "return document.getElementById('status').textContent", "args": []}),
+        )
+        .await;
+        let text = status.as_str().unwrap_or_default().to_owned();
+        if text.starts_with("rendered") || text.starts_with("error") {
+            break text;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the map never finished drawing: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let drawn: usize = status
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{status}"));
+    assert!(drawn > 150, "{status}");
+
+    let screenshot = command(
+        &client,
+        reqwest::Method::GET,
+        &format!("{session_url}/screenshot"),
+        Value::Null,
+    )
+    .await;
+    let png_bytes = base64(screenshot.as_str().unwrap());
+    std::fs::write(scratch.path().join("map.png"), &png_bytes).unwrap();
+    let share = country_share(&png_bytes);
+    assert!(
+        share > 0.15,
+        "only {:.1}% of the screenshot is countries",
+        share * 100.0
+    );
+    command(&client, reqwest::Method::DELETE, &session_url, Value::Null).await;
+
+    // The assets come from this server, and a missing one is a clear 404.
+    let missing = client
+        .get(server.url("/ogc/assets/jquery.js"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), reqwest::StatusCode::NOT_FOUND);
+}

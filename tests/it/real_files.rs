@@ -1,0 +1,212 @@
+//! A user's messy files through the upload path: a real-shaped polygon layer (multipolygons,
+//! holes, invalid polygons, NULL and empty geometries, "Unknown (any)" geometry type, made by
+//! `benches/real_layers.py`), exported to every format, cut into tiles at every zoom, queried
+//! across the antimeridian, and copied by GDAL through OGC API Features from a server with
+//! default settings.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
+
+use crate::common;
+
+use axum::http::StatusCode;
+use common::post_json as post;
+use common::real::{real_layers, run_python};
+use common::{call, call_raw, get, multipart, test_state};
+use geomill::state::AppState;
+use serde_json::{Value, json};
+
+/// Uploads `path` as `name`; answers the dataset.
+async fn upload(state: &AppState, path: &std::path::Path, name: &str) -> Value {
+    let files = [(name, std::fs::read(path).unwrap())];
+    let (status, dataset) = call(state, multipart("/datasets/upload", &files, None)).await;
+    assert_eq!(status, StatusCode::CREATED, "{dataset}");
+    dataset
+}
+
+/// `regions.gpkg` with a point and a line added: three geometry types in one layer.
+fn mixed_layer(regions: &std::path::Path, into: &std::path::Path) {
+    run_python(
+        r#"
+import sys
+import geopandas as gpd, pandas as pd, shapely
+regions = gpd.read_file(sys.argv[1])
+extra = gpd.GeoDataFrame({"id": [900001, 900002], "name": ["a well", "a road"]},
+    geometry=[shapely.Point(2.35, 48.85), shapely.LineString([(0, 0), (1, 1)])], crs=regions.crs)
+mixed = pd.concat([regions, extra], ignore_index=True)
+mixed.to_file(sys.argv[2], layer="mixed", driver="GPKG", promote_to_multi=False, geometry_type="Unknown")
+"#,
+        &[&regions.display().to_string(), &into.display().to_string()],
+    );
+}
+
+/// Feature count of a file as GDAL reads it (GeoPandas for GeoParquet: Debian's GDAL 3.6 has
+/// no Parquet driver).
+fn count_read_back(path: &std::path::Path, format: &str) -> i64 {
+    if format == "parquet" {
+        let text = run_python(
+            "import sys, geopandas; print(len(geopandas.read_parquet(sys.argv[1])))",
+            &[&path.display().to_string()],
+        );
+        return text.trim().parse().unwrap();
+    }
+    let opened = if format == "shp" {
+        format!("/vsizip/{}", path.display())
+    } else {
+        path.display().to_string()
+    };
+    let text = common::gdal("ogrinfo", &["-ro", "-so", "-al", &opened]);
+    text.lines()
+        .filter_map(|l| l.strip_prefix("Feature Count: "))
+        .map(|n| n.trim().parse::<i64>().unwrap())
+        .sum()
+}
+
+const FORMATS: [&str; 8] = [
+    "gpkg", "geojson", "fgb", "parquet", "shp", "csv", "kml", "gml",
+];
+
+#[tokio::test]
+async fn a_layer_with_null_empty_and_mixed_geometries_exports_to_every_format() {
+    let work = tempfile::tempdir().unwrap();
+    let (regions, _) = real_layers(work.path(), 0, 10.0);
+    let mixed = work.path().join("mixed.gpkg");
+    mixed_layer(&regions, &mixed);
+    let (_dir, state) = test_state();
+    for (path, expect_shp) in [(&regions, true), (&mixed, false)] {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let dataset = upload(&state, path, &name).await;
+        let id = dataset["id"].as_str().unwrap();
+        let features = dataset["layers"][0]["feature_count"].as_i64().unwrap();
+        assert!(features > 500, "{dataset}");
+        for format in FORMATS {
+            let body = json!({"dataset_id": id, "format": format});
+            let (status, bytes) =
+                call_raw(&state, post("/api/portal/datasets/export", &body)).await;
+            if format == "shp" && !expect_shp {
+                // A Shapefile holds one geometry type: a clear refusal naming the limit.
+                assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{name} {format}");
+                let error: Value = serde_json::from_slice(&bytes).unwrap();
+                assert_eq!(error["error"]["code"], "unsupported_by_format", "{error}");
+                let message = error["error"]["message"].as_str().unwrap();
+                assert!(message.contains("one geometry type"), "{message}");
+                continue;
+            }
+            assert_eq!(
+                status,
+                StatusCode::OK,
+                "{name} as {format}: {}",
+                String::from_utf8_lossy(&bytes)
+            );
+            let extension = if format == "shp" { "zip" } else { format };
+            let file = work.path().join(format!("{name}.{extension}"));
+            std::fs::write(&file, bytes).unwrap();
+            assert_eq!(
+                count_read_back(&file, format),
+                features,
+                "{name} as {format}"
+            );
+        }
+    }
+    // Nothing was written to the store by the refusal: the datasets are as uploaded.
+    let (_, datasets) = call(&state, get("/datasets")).await;
+    assert_eq!(datasets.as_array().map(Vec::len), Some(2), "{datasets}");
+}
+
+/// Tile column and row of a longitude/latitude at zoom `z` (the slippy map scheme).
+fn tile_of(lon: f64, lat: f64, z: u32) -> (u32, u32) {
+    let n = f64::from(1_u32 << z);
+    let x = ((lon + 180.0) / 360.0 * n).floor();
+    let lat = lat.to_radians();
+    let y = ((1.0 - (lat.tan() + 1.0 / lat.cos()).ln() / std::f64::consts::PI) / 2.0 * n).floor();
+    (x.clamp(0.0, n - 1.0) as u32, y.clamp(0.0, n - 1.0) as u32)
+}
+
+#[tokio::test]
+async fn tiles_over_invalid_polygons_are_served_at_every_zoom_and_decode() {
+    let work = tempfile::tempdir().unwrap();
+    let (regions, _) = real_layers(work.path(), 0, 10.0);
+    // Where the invalid polygons are (GEOS's opinion, through Shapely).
+    let points: Vec<(f64, f64)> = serde_json::from_str::<Vec<(f64, f64)>>(&run_python(
+        r#"
+import sys, json, geopandas as gpd
+g = gpd.read_file(sys.argv[1]).geometry
+bad = g[g.notna() & ~g.is_empty & ~g.is_valid]
+print(json.dumps([(p.x, p.y) for p in bad.envelope.centroid][:6]))
+"#,
+        &[&regions.display().to_string()],
+    ))
+    .unwrap();
+    assert!(points.len() >= 4, "{points:?}");
+    let (_dir, state) = test_state();
+    let dataset = upload(&state, &regions, "regions.gpkg").await;
+    let collection = format!("{}.regions", dataset["id"].as_str().unwrap());
+    let mut decoded_features = 0;
+    for z in 0..=14 {
+        let mut tiles: Vec<(u32, u32)> = points
+            .iter()
+            .map(|&(lon, lat)| tile_of(lon, lat, z))
+            .collect();
+        tiles.dedup();
+        for (x, y) in tiles {
+            let uri = format!("/ogc/collections/{collection}/tiles/{z}/{x}/{y}");
+            let (status, bytes) = call_raw(&state, get(&uri)).await;
+            assert!(
+                status == StatusCode::OK || status == StatusCode::NO_CONTENT,
+                "{uri}: {status} {}",
+                String::from_utf8_lossy(&bytes)
+            );
+            if bytes.is_empty() {
+                continue;
+            }
+            // GDAL's MVT driver decodes the tile (a file named z/x/y.pbf is georeferenced).
+            let folder = work.path().join(format!("tiles/{z}/{x}"));
+            std::fs::create_dir_all(&folder).unwrap();
+            let file = folder.join(format!("{y}.pbf"));
+            std::fs::write(&file, &bytes).unwrap();
+            let text = common::gdal(
+                "ogrinfo",
+                &["-ro", "-so", "-al", &file.display().to_string()],
+            );
+            decoded_features += text
+                .lines()
+                .filter_map(|l| l.strip_prefix("Feature Count: "))
+                .map(|n| n.trim().parse::<i64>().unwrap())
+                .sum::<i64>();
+        }
+    }
+    assert!(
+        decoded_features > 100,
+        "only {decoded_features} features decoded"
+    );
+}
+
+#[tokio::test]
+async fn a_bbox_crossing_the_antimeridian_finds_features_on_both_sides() {
+    let work = tempfile::tempdir().unwrap();
+    let (regions, _) = real_layers(work.path(), 0, 10.0);
+    let (_dir, state) = test_state();
+    let dataset = upload(&state, &regions, "regions.gpkg").await;
+    let collection = format!("{}.regions", dataset["id"].as_str().unwrap());
+    let ids = |body: &Value| -> std::collections::BTreeSet<i64> {
+        body["features"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["id"].as_i64().unwrap())
+            .collect()
+    };
+    let items = |bbox: &str| format!("/ogc/collections/{collection}/items?limit=1000&bbox={bbox}");
+    let (status, across) = call(&state, get(&items("170,50,-170,72"))).await;
+    assert_eq!(status, StatusCode::OK, "{across}");
+    let (_, east) = call(&state, get(&items("170,50,180,72"))).await;
+    let (_, west) = call(&state, get(&items("-180,50,-170,72"))).await;
+    assert!(
+        !ids(&east).is_empty() && !ids(&west).is_empty(),
+        "{east} {west}"
+    );
+    let both: std::collections::BTreeSet<i64> = ids(&east).union(&ids(&west)).copied().collect();
+    assert_eq!(ids(&across), both);
+    assert_eq!(across["numberMatched"].as_u64(), Some(both.len() as u64));
+    // minx > maxx beyond longitudes is still an error.
+    let (status, _) = call(&state, get(&items("500,50,-170,72"))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}
