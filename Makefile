@@ -24,7 +24,7 @@ export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS ?= -C link-arg=-fuse-ld=m
 # rides on the build, the dependencies are compiled once.
 LINTED := RUSTC_WORKSPACE_WRAPPER=$(CURDIR)/scripts/clippy-rustc.sh
 
-.PHONY: run test setup-run setup-test build lint bench bench-ogc bench-engines bench-native
+.PHONY: run test setup-run setup-test build lint bench bench-ogc bench-engines bench-native bench-real
 
 setup-run:
 	@scripts/setup.sh run >/dev/null
@@ -57,6 +57,11 @@ bench: setup-test
 ## make bench-engines: the standard workloads on each engine (a throw-away PostGIS).
 bench-engines: setup-test
 	scripts/with-postgis.sh cargo bench --locked --bench engines
+
+## make bench-real: a user's real-shaped files through the upload path, each engine, hand-written
+## DuckDB and PostGIS SQL and GeoPandas (a throw-away PostGIS).
+bench-real: setup-test
+	scripts/with-postgis.sh cargo bench --locked --bench real_layers
 
 ## make bench-native: the standard workloads on the native backend, embedded DuckDB SQL and
 ## PostGIS SQL (a throw-away PostGIS). `--workspace`, not `-p geomill-backends`: the features

@@ -161,6 +161,7 @@ impl Config {
             auth: crate::auth::config::AuthConfig {
                 tier: crate::auth::config::Tier::Enterprise,
                 rate_limit: 0,
+                rate_limit_reads: 0,
                 ..crate::auth::config::AuthConfig::open()
             },
         }

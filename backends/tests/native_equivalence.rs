@@ -289,6 +289,36 @@ fn buffer_in_metres_dissolve_and_simplify_match_duckdb() {
 }
 
 #[test]
+fn geodesic_buffers_of_polygons_match_duckdb_per_feature_projections() {
+    // Polygons ~100 km across (holes, a multipolygon, NULL, empty), buffered 1,000 m: natively
+    // in the local frame of each centroid, in SQL through PROJ's aeqd at the same centroid.
+    let duck = engine();
+    fixtures(&duck, 6);
+    let (zones, _) = layers(&duck);
+    let buffered = geometry_ops::buffer(&zones, 1_000.0, true, 8).unwrap();
+    let aeqd = "'+proj=aeqd +lat_0=' || ST_Y(ST_Centroid(geom)) || ' +lon_0=' || ST_X(ST_Centroid(geom)) || ' +datum=WGS84 +units=m +no_defs'";
+    let buffer_sql = format!(
+        "SELECT id, ST_Transform(ST_Buffer(ST_Transform(geom, 'EPSG:4326', {aeqd}, always_xy := true), 1000, 8), {aeqd},
+           '+proj=longlat +datum=WGS84 +lon_wrap=' || ST_X(ST_Centroid(geom)) || ' +no_defs', always_xy := true) AS geom FROM zones"
+    );
+    let d = relative_difference(&duck, &buffered, &buffer_sql);
+    assert!(d < 1e-3, "polygon buffers differ by {d} of their area");
+    // The ring a buffer adds is about perimeter x 1,000 m on both sides alike.
+    let rows = sql_rows(
+        &duck,
+        "SELECT CAST(1e6 * max(abs(ST_Area_Spheroid(a.geom) - ST_Area_Spheroid(b.geom))
+                      / (ST_Area_Spheroid(b.geom) - ST_Area_Spheroid(z.geom))) AS BIGINT) AS d
+         FROM native_out a JOIN sql_out b USING (id) JOIN zones z USING (id)
+         WHERE NOT ST_IsEmpty(z.geom)",
+        &["d"],
+    );
+    assert!(
+        rows[0][0].unwrap() < 5_000,
+        "added areas differ: {rows:?} (parts per million)"
+    );
+}
+
+#[test]
 fn bad_wkb_is_an_error_not_a_panic_and_geoparquet_round_trips() {
     let duck = engine();
     fixtures(&duck, 5);

@@ -21,6 +21,10 @@ pub enum Timing {
     Took(Duration),
     Stopped,
     Failed(String),
+    /// Not measured for this row (no such column for the workload; only some benches have
+    /// such columns).
+    #[allow(dead_code)]
+    Absent,
 }
 
 /// The median of runs (a stopped run counts as the limit); any failure wins.
@@ -111,6 +115,7 @@ pub fn show(timing: &Timing, fastest: Duration) -> String {
         ),
         Timing::Stopped => "   stopped at limit".to_owned(),
         Timing::Failed(_) => "             failed".to_owned(),
+        Timing::Absent => "                  -".to_owned(),
     }
 }
 

@@ -74,6 +74,11 @@ pub struct AuthConfig {
     /// Requests per minute per API key (per address when anonymous); 0 turns the limit off.
     #[arg(long, env = "GEOMILL_RATE_LIMIT", default_value_t = 300)]
     pub rate_limit: u32,
+    /// Requests per minute per API key (per address when anonymous) to the published reads:
+    /// OGC API Features, vector tiles and map pages (GETs under /ogc, example tiles), counted
+    /// apart from the rest; 0 turns this limit off.
+    #[arg(long, env = "GEOMILL_RATE_LIMIT_READS", default_value_t = 6_000)]
+    pub rate_limit_reads: u32,
     /// Where rate-limit counters live: `memory://` (this process) or a `redis://host:port` URL
     /// (shared by every server using it).
     #[arg(long, env = "GEOMILL_RATE_LIMIT_STORAGE", default_value = "memory://")]
@@ -126,6 +131,7 @@ impl AuthConfig {
     pub fn open() -> Self {
         Self {
             rate_limit: 300,
+            rate_limit_reads: 6_000,
             rate_limit_storage: "memory://".into(),
             session_ttl_s: 28_800,
             oidc_role: "viewer".into(),

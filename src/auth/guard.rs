@@ -144,7 +144,8 @@ fn too_many(decision: &Decision) -> Response {
         StatusCode::TOO_MANY_REQUESTS,
         "rate_limited",
         format!(
-            "more than {} requests in a minute: retry in {} s (GEOMILL_RATE_LIMIT)",
+            "more than {} requests in a minute: retry in {} s (GEOMILL_RATE_LIMIT, or \
+             GEOMILL_RATE_LIMIT_READS for OGC API and tiles)",
             decision.limit, decision.reset_s
         ),
     )
@@ -272,10 +273,13 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
         Caller::Known(principal) => Some(principal),
         _ => None,
     };
-    let decision = if needed.rate_limited {
-        state.auth().limiter.hit(&bucket(known, &request)).await
-    } else {
-        None
+    let decision = match (needed.rate_limited, needed.published_read) {
+        (false, _) => None,
+        (true, false) => state.auth().limiter.hit(&bucket(known, &request)).await,
+        (true, true) => {
+            let bucket = format!("reads:{}", bucket(known, &request));
+            state.auth().read_limiter.hit(&bucket).await
+        }
     };
     if let Some(decision) = decision.filter(|d| !d.allowed) {
         return too_many(&decision);

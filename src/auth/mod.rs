@@ -88,6 +88,8 @@ pub struct AuthState {
     pub keys: KeyRing,
     pub signer: Signer,
     pub limiter: RateLimiter,
+    /// The budget of the published reads (see [`policy::Requirement::published_read`]).
+    pub read_limiter: RateLimiter,
     license_key: Option<Vec<u8>>,
     license: RwLock<Option<License>>,
     license_path: std::path::PathBuf,
@@ -120,6 +122,7 @@ impl AuthState {
         let signer =
             Signer::new(config.session_secret.as_deref()).map_err(|_| AuthStartError::Random)?;
         let limiter = RateLimiter::new(config.rate_limit, &config.storage()?)?;
+        let read_limiter = RateLimiter::new(config.rate_limit_reads, &config.storage()?)?;
         let license_key = config
             .license_public_key
             .as_deref()
@@ -151,6 +154,7 @@ impl AuthState {
             keys,
             signer,
             limiter,
+            read_limiter,
             license_key,
             license: RwLock::new(license),
             license_path,

@@ -28,6 +28,11 @@ pub struct Requirement {
     pub tier: Tier,
     /// Counted by the rate limiter.
     pub rate_limited: bool,
+    /// A read of published data (OGC API Features, vector tiles, the map page): counted in a
+    /// budget of its own (`GEOMILL_RATE_LIMIT_READS`), because clients of these routes make
+    /// many small requests by design: a map view fetches dozens of tiles, and GDAL before 3.8
+    /// pages through a collection ten features at a time.
+    pub published_read: bool,
 }
 
 /// Routes anyone may call.
@@ -119,6 +124,8 @@ pub fn requirement(method: &Method, template: &str) -> Requirement {
             || template == "/sessions/{id}/query",
         tier,
         rate_limited: template != "/health",
+        published_read: (method_name == "GET" || method_name == "HEAD")
+            && (under(template, "/ogc") || template.starts_with("/examples/{id}/tiles/")),
     }
 }
 
@@ -134,6 +141,10 @@ mod tests {
     fn reads_need_a_viewer_writes_an_editor_admin_routes_an_admin() {
         assert_eq!(of(Method::GET, "/health").access, Access::Open);
         assert!(!of(Method::GET, "/health").rate_limited);
+        assert!(of(Method::GET, "/ogc/collections/{id}/items").published_read);
+        assert!(of(Method::GET, "/ogc/collections/{id}/tiles/{z}/{x}/{y}").published_read);
+        assert!(!of(Method::GET, "/datasets").published_read);
+        assert!(!of(Method::POST, "/jobs/{id}/publish").published_read);
         assert_eq!(of(Method::GET, "/docs/index.html").access, Access::Open);
         for (method, path, role) in [
             (Method::GET, "/datasets", Role::Viewer),

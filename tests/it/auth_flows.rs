@@ -2,8 +2,6 @@
 //! mode, tiers and licences, the admin key in production, the WebSocket's `token=`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
-use crate::common;
-
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use base64::Engine as _;

@@ -4,8 +4,6 @@
 //! second test checks that the router has no route the document lacks.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
-use crate::common;
-
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use geomill::auth::config::Tier;

@@ -167,3 +167,14 @@ async fn in_redis_the_limit_holds_across_two_servers() {
     .await;
     assert_eq!((passed, limited), (LIMIT, REQUESTS - LIMIT));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn published_reads_count_in_a_budget_of_their_own() {
+    let reads = (3 * LIMIT).to_string();
+    let server = limited_server("memory://", &[("GEOMILL_RATE_LIMIT_READS", reads.as_str())]);
+    // The API budget spent first: OGC API reads still pass, up to their own limit.
+    let (passed, _) = load(vec![server.url("/capabilities")], None).await;
+    assert_eq!(passed, LIMIT);
+    let (passed, limited) = load(vec![server.url("/ogc/collections")], None).await;
+    assert_eq!((passed, limited), (3 * LIMIT, REQUESTS - 3 * LIMIT));
+}

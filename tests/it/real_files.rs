@@ -210,3 +210,50 @@ async fn a_bbox_crossing_the_antimeridian_finds_features_on_both_sides() {
     let (status, _) = call(&state, get(&items("500,50,-170,72"))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gdal_copies_a_large_collection_from_a_server_with_default_settings() {
+    // The defaults a new user has: the community tier and 300 requests a minute. GDAL finds the
+    // page size in the API description; at its fallback of 10 features a page it would need
+    // 600 requests and be refused by the rate limit.
+    let server =
+        common::Server::start(&[("GEOMILL_RATE_LIMIT", "300"), ("GEOMILL_TIER", "community")]);
+    let work = tempfile::tempdir().unwrap();
+    let (_, points) = real_layers(work.path(), 6_000, 3.5);
+    let (content_type, body) =
+        common::multipart_body(&[("points.parquet", std::fs::read(&points).unwrap())], None);
+    let dataset: Value = reqwest::Client::new()
+        .post(server.url("/datasets/upload"))
+        .header("content-type", content_type)
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let layer = dataset["layers"][0]["name"].as_str().unwrap().to_owned();
+    let collection = format!("{}.{layer}", dataset["id"].as_str().unwrap());
+    let copy = work.path().join("copy.gpkg").display().to_string();
+    common::gdal(
+        "ogr2ogr",
+        &[
+            "-f",
+            "GPKG",
+            &copy,
+            &format!("OAPIF:{}", server.url("/ogc")),
+            &collection,
+            "-nln",
+            "copy",
+        ],
+    );
+    let text = common::gdal("ogrinfo", &["-ro", "-so", &copy, "copy"]);
+    let copied: i64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Feature Count: "))
+        .unwrap_or_else(|| panic!("{text}"))
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(copied, 6_000, "{text}");
+}

@@ -52,6 +52,60 @@ impl EmbeddedEngine {
         })
     }
 
+    /// Where a map of the layer should look: `[west, south, east, north]` in lon/lat around the
+    /// data, with `east` past 180 when the data sits on both sides of the antimeridian (the
+    /// Aleutians, Fiji, Chukotka) and is narrower seen from there; `None` without geometry.
+    /// Each part of each geometry counts on its own: a part west of Greenwich may be taken
+    /// 360 degrees east.
+    pub fn display_extent(&self, layer: &LayerRecord) -> Result<Option<[f64; 4]>, BackendError> {
+        let sql = format!(
+            "WITH parts AS (SELECT ST_XMin(p) AS x0, ST_YMin(p) AS y0, ST_XMax(p) AS x1, ST_YMax(p) AS y1 \
+               FROM (SELECT unnest(ST_Dump(g)).geom AS p FROM (SELECT {} AS g FROM {}) WHERE g IS NOT NULL)) \
+             SELECT min(x0), min(y0), max(x1), max(y1), \
+               min(CASE WHEN x1 < 0 THEN x0 + 360 ELSE x0 END), max(CASE WHEN x1 < 0 THEN x1 + 360 ELSE x1 END) \
+             FROM parts WHERE x0 IS NOT NULL",
+            lon_lat_geometry(layer),
+            self.store.layer(&layer.table_name)
+        );
+        type Row = (
+            Option<f64>,
+            Option<f64>,
+            Option<f64>,
+            Option<f64>,
+            Option<f64>,
+            Option<f64>,
+        );
+        let row: Row = self
+            .reader()?
+            .query_row(&sql, [], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            })
+            .map_err(query_error(&sql))?;
+        let (
+            Some(west),
+            Some(south),
+            Some(east),
+            Some(north),
+            Some(west_shifted),
+            Some(east_shifted),
+        ) = row
+        else {
+            return Ok(None);
+        };
+        Ok(Some(if east_shifted - west_shifted < east - west {
+            [west_shifted, south, east_shifted, north]
+        } else {
+            [west, south, east, north]
+        }))
+    }
+
     /// One feature by its id (its row number) as GeoJSON text, its geometry in `crs`.
     pub fn feature(
         &self,

@@ -106,12 +106,7 @@ fn map_one(layer: &Layer, name: &str, expr: &GeoExpr) -> Result<Layer, NativeErr
             distance,
             geodesic,
             segments,
-        } => {
-            if geodesic {
-                require(layer, POINTS, "only", "points (geodesic buffers)")?;
-            }
-            geometry_ops::buffer(layer, distance, geodesic, segments)
-        }
+        } => geometry_ops::buffer(layer, distance, geodesic, segments),
         GeoExpr::Simplify {
             tolerance,
             preserve_topology,

@@ -10,6 +10,7 @@ use geos::{Geom, Geometry};
 use rayon::prelude::*;
 
 use super::layer::{Layer, Wkb};
+use super::local_frame::LocalFrame;
 use super::{NativeError, wkb};
 
 /// Replaces each geometry with `f(wkb)` (NULL stays NULL), every other column shared as is.
@@ -75,8 +76,11 @@ fn circle(radius: f64, segments: u32) -> Result<Vec<(f64, f64)>, NativeError> {
 }
 
 /// Buffers each geometry by `distance`: in CRS units, or with `geodesic` in metres on
-/// longitude/latitude points (the circle of a local azimuthal equidistant frame, each vertex
-/// placed by the direct geodesic problem on WGS 84, longitudes wrapped around the centre).
+/// longitude/latitude. Geodesic buffers of points are the circle of a local azimuthal
+/// equidistant frame, each vertex placed by the direct geodesic problem on WGS 84; of lines and
+/// polygons, the GEOS buffer in a [`LocalFrame`] centred on the feature's centroid (as the SQL
+/// engines centre their per-feature projection), brought back with longitudes continuous
+/// around the centre.
 pub fn buffer(
     layer: &Layer,
     distance: f64,
@@ -93,11 +97,12 @@ pub fn buffer(
     }
     let ring = circle(distance.abs(), segments)?;
     map_geometry(layer, |bytes, row| {
+        if wkb::geometry_type(bytes).is_ok_and(|t| t != 1) {
+            return framed_buffer(bytes, row, distance, segments).map(Some);
+        }
         let point = wkb::read_point(bytes).map_err(|e| NativeError::Geometry {
             row,
-            reason: format!(
-                "{e} (buffers in metres on longitude/latitude are native for points only)"
-            ),
+            reason: e.to_string(),
         })?;
         let Some((lon0, lat0)) = point else {
             return Ok(None);
@@ -119,6 +124,37 @@ pub fn buffer(
         wkb::write_polygonal(&MultiPolygon(vec![polygon]), &mut out);
         Ok(Some(out))
     })
+}
+
+/// The geodesic buffer of a line, polygon or collection: GEOS's buffer in the local frame of
+/// its centroid (an empty geometry buffers to an empty polygon).
+fn framed_buffer(
+    bytes: &[u8],
+    row: usize,
+    distance: f64,
+    segments: u32,
+) -> Result<Vec<u8>, NativeError> {
+    let geometry = to_geos(bytes, row)?;
+    if geometry.is_empty().map_err(NativeError::geos)? {
+        let empty = Geometry::create_empty_polygon().map_err(NativeError::geos)?;
+        return to_wkb(&empty);
+    }
+    let centroid = geometry.get_centroid().map_err(NativeError::geos)?;
+    let (lon0, lat0) = (
+        centroid.get_x().map_err(NativeError::geos)?,
+        centroid.get_y().map_err(NativeError::geos)?,
+    );
+    let frame = LocalFrame::new(lon0, lat0);
+    let planar = geometry
+        .transform_xy(|lon, lat| Some(frame.forward(lon, lat)))
+        .map_err(NativeError::geos)?;
+    let buffered = planar
+        .buffer(distance, segments as i32)
+        .map_err(NativeError::geos)?;
+    let back = buffered
+        .transform_xy(|x, y| Some(frame.inverse(x, y)))
+        .map_err(NativeError::geos)?;
+    to_wkb(&back)
 }
 
 /// Simplifies each geometry with tolerance `tolerance` (CRS units): GEOS's topology-preserving

@@ -15,6 +15,7 @@ pub mod geometry_ops;
 pub mod grid;
 pub mod joins;
 pub mod layer;
+pub mod local_frame;
 pub mod measures;
 pub mod overlay;
 pub mod polygons;

@@ -250,7 +250,7 @@ fn geo_kernel(expr: &GeoExpr) -> String {
             geodesic: true,
             ..
         } => format!(
-            "geodesic buffer of {distance} m (points: circle vertices by the direct geodesic problem on WGS 84)"
+            "geodesic buffer of {distance} m (points: circle vertices by the direct geodesic problem on WGS 84; lines and polygons: GEOS buffer in a local azimuthal equidistant frame at the centroid)"
         ),
         GeoExpr::Buffer { distance, .. } => format!("GEOS buffer of {distance}"),
         GeoExpr::Centroid => "centroid (geo)".to_owned(),

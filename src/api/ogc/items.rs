@@ -24,8 +24,9 @@ const DEFAULT_ITEMS: i64 = 100;
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ItemsQuery {
-    /// Features per page (default 100; more than 10000 is served as 10000).
-    #[param(minimum = 1)]
+    /// Features per page (default 100; more than 10000 is served as 10000). The default and
+    /// maximum are in the parameter's schema, where clients (GDAL 3.8+, QGIS) read a page size.
+    #[param(minimum = 1, maximum = 10000, default = 100)]
     pub limit: Option<i64>,
     /// Features to skip (default 0).
     #[param(minimum = 0)]

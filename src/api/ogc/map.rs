@@ -1,6 +1,7 @@
 //! A map page per collection (`/ogc/collections/{id}/map`): MapLibre GL JS, served from this
 //! server (the npm package's files, `GEOMILL_MAPLIBRE_DIR`), drawing the collection's vector
-//! tiles, so a person can look at the data.
+//! tiles, so a person can look at the data. The map opens on where the data is (across the
+//! antimeridian when the data is).
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, header};
@@ -21,6 +22,9 @@ pub async fn map_page(
     Path(id): Path<String>,
 ) -> Result<Html<String>, ApiError> {
     let (dataset, layer) = super::wire::resolve(&state, &id).await?;
+    let engine = state.embedded();
+    let record = layer.clone();
+    let bounds = crate::api::datasets::blocking(move || engine.display_extent(&record)).await?;
     let title = format!("{} / {}", dataset.name, layer.name);
     let escaped: String = title
         .chars()
@@ -43,7 +47,8 @@ pub async fn map_page(
                 super::wire::urlencode(&id)
             ))),
         )
-        .replace("__LAYER__", &literal(json!(layer.name)));
+        .replace("__LAYER__", &literal(json!(layer.name)))
+        .replace("__BOUNDS__", &literal(json!(bounds)));
     Ok(Html(page))
 }
 

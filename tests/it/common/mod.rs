@@ -87,6 +87,7 @@ impl Server {
             // Tests drive every group at full speed; the auth tests set their own values.
             .env("GEOMILL_TIER", "enterprise")
             .env("GEOMILL_RATE_LIMIT", "0")
+            .env("GEOMILL_RATE_LIMIT_READS", "0")
             .env_remove("GEOMILL_API_KEYS")
             .env_remove("GEOMILL_API_KEY")
             .env_remove("GEOMILL_ADMIN_KEY")

@@ -1,0 +1,367 @@
+//! The second standard workload: a user's real-shaped files (`benches/real_layers.py`: ~3,000
+//! regions of densified, noisy coastline with holes, invalid polygons, NULL and empty
+//! geometries; 1,000,000 clustered points in GeoParquet), uploaded through `/datasets/upload`
+//! and run through `/api/pipelines/execute` on every engine, as a user runs them: the time of a
+//! run is the request's, file written included. Beside them, the same question as hand-written
+//! SQL on the same stored tables (DuckDB, PostGIS) and as GeoPandas code in the same machine's
+//! Python. The aggregate's answers (total count, total sum) are checked equal on every engine
+//! and against the hand-written SQL.
+//!
+//! `make bench-real` (a throw-away PostGIS; GEOMILL_BENCH_SCALE shrinks the points,
+//! GEOMILL_BENCH_RUNS sets the runs, GEOMILL_BENCH_LIMIT_S the longest run).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)] // a benchmark binary
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use geomill::config::{Config, Engine};
+use geomill::state::AppState;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+#[path = "common/timing.rs"]
+#[allow(dead_code)]
+mod timing;
+use timing::{Timing, median, print_row, setting};
+
+/// The tests' and benches' Python (GeoPandas installed by `scripts/setup.sh test`).
+fn python() -> String {
+    std::env::var("GEOMILL_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// Sends one request to the in-process app; answers status and JSON body.
+async fn call(state: &AppState, request: Request<Body>) -> (StatusCode, Value) {
+    let response = geomill::api::app(state.clone())
+        .oneshot(request)
+        .await
+        .unwrap();
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), 64 << 20)
+        .await
+        .unwrap();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+/// Uploads `path` as the server's upload form does; answers the dataset.
+async fn upload(state: &AppState, path: &Path) -> Value {
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    let boundary = "geomill-bench-boundary";
+    let mut body = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"{name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+    )
+    .into_bytes();
+    body.extend(std::fs::read(path).unwrap());
+    body.extend(format!("\r\n--{boundary}--\r\n").into_bytes());
+    let request = Request::post("/datasets/upload")
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(Body::from(body))
+        .unwrap();
+    let (status, dataset) = call(state, request).await;
+    assert_eq!(status, StatusCode::CREATED, "{dataset}");
+    dataset
+}
+
+/// `<dataset id>/<layer>` of an uploaded dataset's first layer, and its stored table.
+fn source(state: &AppState, dataset: &Value) -> (String, String) {
+    let id = dataset["id"].as_str().unwrap();
+    let (_, records) = state.embedded().datasets(i64::MAX, 0).unwrap();
+    let record = records.into_iter().find(|d| d.id == id).unwrap();
+    let layer = &record.layers[0];
+    (format!("{id}/{}", layer.name), layer.table_name.clone())
+}
+
+/// One engine's run of `pipeline` through `/api/pipelines/execute`; the run's answer.
+async fn execute(state: &AppState, pipeline: &Value, engine: &str) -> Result<Value, String> {
+    let body = json!({"pipeline": pipeline, "engine": engine});
+    let request = Request::post("/api/pipelines/execute")
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let (status, answer) = call(state, request).await;
+    if status == StatusCode::OK {
+        Ok(answer)
+    } else {
+        Err(format!("{status}: {answer}"))
+    }
+}
+
+/// Total count and total sum (in hundredths) of an aggregate's answer in `from`.
+fn totals(state: &AppState, from: &str) -> (i64, i64) {
+    let engine = state.embedded();
+    (
+        engine
+            .query_i64(&format!("SELECT sum(\"count\")::BIGINT FROM {from}"))
+            .unwrap(),
+        engine
+            .query_i64(&format!(
+                "SELECT round(sum(value_sum) * 100)::BIGINT FROM {from}"
+            ))
+            .unwrap(),
+    )
+}
+
+/// A result file as a DuckDB table expression.
+fn file(path: &str) -> String {
+    format!("ST_Read('{}')", path.replace('\'', "''"))
+}
+
+/// Median time of `runs` runs of `work` (which answers whether it succeeded).
+fn timed(runs: usize, limit: Duration, mut work: impl FnMut() -> Result<(), String>) -> Timing {
+    let samples = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            match work() {
+                Ok(()) => Timing::Took(start.elapsed()),
+                Err(reason) => Timing::Failed(reason),
+            }
+        })
+        .collect();
+    median(samples, limit)
+}
+
+/// Runs a GeoPandas script that prints its own time (seconds, file to result) as its last line.
+fn geopandas(script: &str, args: &[&Path]) -> Result<Duration, String> {
+    let output = Command::new(python())
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let seconds: f64 = text
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .ok_or_else(|| format!("no time in {text}"))?;
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+const GEOPANDAS_BUFFER: &str = r"
+import sys, time, geopandas as gpd
+start = time.perf_counter()
+g = gpd.read_file(sys.argv[1], engine='pyogrio')
+out = g.to_crs(3857).buffer(1000).to_crs(4326)
+print(time.perf_counter() - start)
+";
+
+const GEOPANDAS_DISSOLVE: &str = r"
+import sys, time, geopandas as gpd
+start = time.perf_counter()
+g = gpd.read_file(sys.argv[1], engine='pyogrio')
+g['geometry'] = g.geometry.make_valid()
+out = g.dissolve()
+print(time.perf_counter() - start)
+";
+
+const GEOPANDAS_AGGREGATE: &str = r"
+import sys, time, geopandas as gpd
+start = time.perf_counter()
+regions = gpd.read_file(sys.argv[1], engine='pyogrio')
+points = gpd.read_parquet(sys.argv[2])
+pairs = gpd.sjoin(points, regions[['geometry']], predicate='within')
+agg = pairs.groupby('index_right')['value_x' if 'value_x' in pairs else 'value'].agg(['count', 'sum'])
+print(time.perf_counter() - start)
+";
+
+fn main() {
+    let scale = setting("GEOMILL_BENCH_SCALE", 1.0);
+    let runs = setting("GEOMILL_BENCH_RUNS", 3.0).max(1.0) as usize;
+    let limit = Duration::from_secs_f64(setting("GEOMILL_BENCH_LIMIT_S", 300.0));
+    let dsn = std::env::var("GEOMILL_POSTGIS_DSN")
+        .expect("GEOMILL_POSTGIS_DSN: run `make bench-real` (it starts a throw-away PostGIS)");
+    let work = tempfile::tempdir().unwrap();
+    let n_points = ((1_000_000.0 * scale).round() as u64).max(1_000);
+    let started = Instant::now();
+    let made = Command::new(python())
+        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/real_layers.py"))
+        .arg(work.path())
+        .args(["--points", &n_points.to_string()])
+        .status()
+        .unwrap();
+    assert!(made.success(), "benches/real_layers.py failed");
+    let regions_file = work.path().join("regions.gpkg");
+    let points_file = work.path().join("points.parquet");
+    println!(
+        "files made in {:.1} s: regions.gpkg ({} kB), points.parquet ({n_points} points, {} kB)",
+        started.elapsed().as_secs_f64(),
+        std::fs::metadata(&regions_file).unwrap().len() / 1024,
+        std::fs::metadata(&points_file).unwrap().len() / 1024
+    );
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // Portable mode (embedded and native runs) and persistent mode (data in PostgreSQL;
+    // postgis and hybrid runs), each with the files uploaded through the API.
+    let mut portable_config = Config::with_data_dir(work.path().join("portable"));
+    portable_config.postgis_dsn = Some(dsn.clone());
+    let portable = AppState::open(portable_config).unwrap();
+    let mut persistent_config = Config::with_data_dir(work.path().join("persistent"));
+    persistent_config.engine = Engine::Postgis;
+    persistent_config.postgis_dsn = Some(dsn);
+    let persistent = AppState::open(persistent_config).unwrap();
+    let mut sources = Vec::new();
+    for (mode, state) in [("portable", &portable), ("persistent", &persistent)] {
+        let mut pair = Vec::new();
+        for file in [&regions_file, &points_file] {
+            let started = Instant::now();
+            let dataset = runtime.block_on(upload(state, file));
+            println!(
+                "{mode}: uploaded {} in {:.2} s: {} features",
+                file.file_name().unwrap().to_string_lossy(),
+                started.elapsed().as_secs_f64(),
+                dataset["layers"][0]["feature_count"]
+            );
+            pair.push(source(state, &dataset));
+        }
+        sources.push(pair);
+    }
+    let [portable_sources, persistent_sources] = [&sources[0], &sources[1]];
+    // The stored tables, for the hand-written SQL: DuckDB's schema `layers`, PostgreSQL's
+    // `geomill_data`.
+    let duck_regions = format!("layers.\"{}\"", portable_sources[0].1);
+    let duck_points = format!("layers.\"{}\"", portable_sources[1].1);
+    let pg_regions = format!("geomill_data.\"{}\"", persistent_sources[0].1);
+    let pg_points = format!("geomill_data.\"{}\"", persistent_sources[1].1);
+
+    let pipeline = |sources: &[(String, String)], steps: Value| -> Value {
+        let mut steps = steps;
+        steps[0]["input"] = json!(sources[0].0);
+        if steps[0]["params"].get("ref_layer").is_some() {
+            steps[0]["params"]["ref_layer"] = json!(sources[1].0);
+        }
+        json!({"name": "bench", "steps": steps})
+    };
+    let aggregate = json!([{"id": "counted", "capability": "spatial_aggregate",
+        "params": {"ref_layer": "points", "predicate": "within", "agg": {"*": "count", "value": "sum"}}}]);
+    let buffer = json!([{"id": "halo", "capability": "buffer",
+        "params": {"distance": 1000, "unit": "meters"}}]);
+    let dissolve = json!([{"id": "merged", "capability": "dissolve", "params": {}}]);
+
+    let hand_duckdb_aggregate = format!(
+        "CREATE OR REPLACE TEMP TABLE bench_hand AS SELECT t.*, coalesce(a.n, 0) AS \"count\", a.s AS value_sum \
+         FROM {duck_regions} AS t LEFT JOIN (SELECT t.rowid AS k, count(*) AS n, sum(r.value) AS s \
+         FROM {duck_regions} AS t JOIN {duck_points} AS r ON ST_Within(r.geom, t.geom) GROUP BY t.rowid) AS a ON a.k = t.rowid"
+    );
+    let hand_postgis_aggregate = format!(
+        "DROP TABLE IF EXISTS bench_hand; CREATE TEMP TABLE bench_hand AS SELECT t.*, coalesce(a.n, 0) AS \"count\", a.s AS value_sum \
+         FROM {pg_regions} AS t LEFT JOIN (SELECT t.fid AS k, count(*) AS n, sum(r.value) AS s \
+         FROM {pg_regions} AS t JOIN {pg_points} AS r ON ST_Within(r.geom, t.geom) GROUP BY t.fid) AS a ON a.k = t.fid"
+    );
+
+    println!(
+        "\nmedian of {runs} runs, 2 cores; ratio to the fastest column; runs through /api/pipelines/execute \
+         (result file written), hand-written SQL as CREATE TABLE on the same stored tables\n"
+    );
+    println!(
+        "{:<34} {:>19} {:>19} {:>19} {:>19} {:>19} {:>19} {:>19}",
+        "workload",
+        "embedded",
+        "native",
+        "DuckDB SQL",
+        "postgis",
+        "hybrid",
+        "PostGIS SQL",
+        "GeoPandas"
+    );
+    let workloads = [
+        ("point in polygon: count, sum", &aggregate, true),
+        ("buffer 1,000 m", &buffer, false),
+        ("dissolve", &dissolve, false),
+    ];
+    let postgis = persistent.postgis().unwrap().clone();
+    let mut answers: Vec<(String, (i64, i64))> = Vec::new();
+    for (label, steps, is_aggregate) in workloads {
+        let mut run_engine = |state: &AppState, sources: &[(String, String)], engine: &str| {
+            let plan = pipeline(sources, steps.clone());
+            let mut last = None;
+            let timing = timed(runs, limit, || {
+                let answer = runtime.block_on(execute(state, &plan, engine))?;
+                last = Some(answer);
+                Ok(())
+            });
+            if let (true, Some(answer)) = (is_aggregate, last) {
+                let path = answer["result_path"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                answers.push((engine.to_owned(), totals(&portable, &file(&path))));
+            }
+            timing
+        };
+        let embedded = run_engine(&portable, portable_sources, "embedded");
+        let native = run_engine(&portable, portable_sources, "native");
+        let on_postgis = run_engine(&persistent, persistent_sources, "postgis");
+        let hybrid = run_engine(&persistent, persistent_sources, "hybrid");
+        let (duck_sql, pg_sql, python) = if is_aggregate {
+            let duck = timed(runs, limit, || {
+                portable
+                    .embedded()
+                    .execute_batch(&hand_duckdb_aggregate)
+                    .map_err(|e| e.to_string())
+            });
+            answers.push(("DuckDB SQL".into(), totals(&portable, "bench_hand")));
+            let pg = timed(runs, limit, || {
+                runtime
+                    .block_on(postgis.run_script("public", &hand_postgis_aggregate, &[], &|| false))
+                    .map_err(|e| e.to_string())
+            });
+            let python = timed(runs, limit, || {
+                geopandas(GEOPANDAS_AGGREGATE, &[&regions_file, &points_file]).map(|_| ())
+            });
+            (duck, pg, python)
+        } else {
+            let script = if label.starts_with("buffer") {
+                GEOPANDAS_BUFFER
+            } else {
+                GEOPANDAS_DISSOLVE
+            };
+            let mut samples = Vec::new();
+            for _ in 0..runs {
+                samples.push(match geopandas(script, &[&regions_file]) {
+                    Ok(took) => Timing::Took(took),
+                    Err(reason) => Timing::Failed(reason),
+                });
+            }
+            (Timing::Absent, Timing::Absent, median(samples, limit))
+        };
+        print_row(
+            label,
+            34,
+            19,
+            &[
+                ("embedded", &embedded),
+                ("native", &native),
+                ("DuckDB SQL", &duck_sql),
+                ("postgis", &on_postgis),
+                ("hybrid", &hybrid),
+                ("PostGIS SQL", &pg_sql),
+                ("GeoPandas", &python),
+            ],
+        );
+    }
+    println!("\npoint in polygon answers (total count, total sum):");
+    for (engine, (count, hundredths)) in &answers {
+        println!(
+            "  {engine:<12} {count:>10} {:>16.2}",
+            *hundredths as f64 / 100.0
+        );
+    }
+    let same = answers.windows(2).all(|pair| pair[0].1 == pair[1].1);
+    println!("  {}", if same { "all equal" } else { "DIFFERENT" });
+}
