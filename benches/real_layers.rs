@@ -58,7 +58,7 @@ async fn upload(state: &AppState, path: &Path) -> Value {
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     let boundary = "geomill-bench-boundary";
     let mut body = format!(
-        "--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"{name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
     )
     .into_bytes();
     body.extend(std::fs::read(path).unwrap());

@@ -179,7 +179,9 @@ fn preview_params(capability: &str) -> Value {
             json!({"field": "size", "cases": [{"when": "pop_est > 100", "then": "large"}], "else": "small"})
         }
         "cast_field" => json!({"field": "pop_est", "type": "integer"}),
-        "centroid" | "convex_hull" | "deduplicate" | "dissolve" | "union" => json!({}),
+        "centroid" | "convex_hull" | "dissolve" | "union" => json!({}),
+        // Without a catalog the input's columns are unknown: name the ones that make a duplicate.
+        "deduplicate" => json!({"fields": ["name"]}),
         "clip" | "erase" => json!({"mask": "zones"}),
         "coalesce_fields" => json!({"fields": ["iso_a3", "name"], "field": "label"}),
         "drop_field" => json!({"fields": ["iso_a3"]}),

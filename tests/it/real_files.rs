@@ -108,7 +108,11 @@ async fn a_layer_with_null_empty_and_mixed_geometries_exports_to_every_format() 
     }
     // Nothing was written to the store by the refusal: the datasets are as uploaded.
     let (_, datasets) = call(&state, get("/datasets")).await;
-    assert_eq!(datasets.as_array().map(Vec::len), Some(2), "{datasets}");
+    assert_eq!(
+        datasets["datasets"].as_array().map(Vec::len),
+        Some(2),
+        "{datasets}"
+    );
 }
 
 /// Tile column and row of a longitude/latitude at zoom `z` (the slippy map scheme).
@@ -147,7 +151,7 @@ print(json.dumps([(p.x, p.y) for p in bad.envelope.centroid][:6]))
             .collect();
         tiles.dedup();
         for (x, y) in tiles {
-            let uri = format!("/ogc/collections/{collection}/tiles/{z}/{x}/{y}");
+            let uri = format!("/ogc/collections/{collection}/tiles/{z}/{x}/{y}.mvt");
             let (status, bytes) = call_raw(&state, get(&uri)).await;
             assert!(
                 status == StatusCode::OK || status == StatusCode::NO_CONTENT,

@@ -98,7 +98,7 @@ pub fn buffer(
     let ring = circle(distance.abs(), segments)?;
     map_geometry(layer, |bytes, row| {
         if wkb::geometry_type(bytes).is_ok_and(|t| t != 1) {
-            return framed_buffer(bytes, row, distance, segments).map(Some);
+            return framed_buffer(bytes, row, distance, segments);
         }
         let point = wkb::read_point(bytes).map_err(|e| NativeError::Geometry {
             row,
@@ -127,17 +127,17 @@ pub fn buffer(
 }
 
 /// The geodesic buffer of a line, polygon or collection: GEOS's buffer in the local frame of
-/// its centroid (an empty geometry buffers to an empty polygon).
+/// its centroid (an empty geometry has no centroid to centre a projection on: NULL, as in the
+/// SQL engines' per-feature projection).
 fn framed_buffer(
     bytes: &[u8],
     row: usize,
     distance: f64,
     segments: u32,
-) -> Result<Vec<u8>, NativeError> {
+) -> Result<Option<Vec<u8>>, NativeError> {
     let geometry = to_geos(bytes, row)?;
     if geometry.is_empty().map_err(NativeError::geos)? {
-        let empty = Geometry::create_empty_polygon().map_err(NativeError::geos)?;
-        return to_wkb(&empty);
+        return Ok(None);
     }
     let centroid = geometry.get_centroid().map_err(NativeError::geos)?;
     let (lon0, lat0) = (
@@ -154,7 +154,7 @@ fn framed_buffer(
     let back = buffered
         .transform_xy(|x, y| Some(frame.inverse(x, y)))
         .map_err(NativeError::geos)?;
-    to_wkb(&back)
+    to_wkb(&back).map(Some)
 }
 
 /// Simplifies each geometry with tolerance `tolerance` (CRS units): GEOS's topology-preserving

@@ -12,7 +12,7 @@ SELECT t.*, r."iso_a3" AS "iso_a3" FROM "cities" AS t JOIN "halo" AS r ON ST_Int
 
 -- 4: counted
 CREATE OR REPLACE TEMP TABLE "counted" AS
-SELECT t.*, (SELECT count(*) FROM "cities_in" AS r WHERE ST_Within(r."geom", t."geom")) AS "count" FROM "big" AS t;
+WITH n AS (SELECT *, row_number() OVER () AS "__geomill_row" FROM "big"), a AS (SELECT t."__geomill_row", count(*) AS "count" FROM n AS t JOIN "cities_in" AS r ON ST_Within(r."geom", t."geom") GROUP BY t."__geomill_row") SELECT n.* EXCLUDE ("__geomill_row"), COALESCE(a."count", 0) AS "count" FROM n LEFT JOIN a ON n."__geomill_row" = a."__geomill_row" ORDER BY n."__geomill_row";
 
 -- 5: save
 COPY (SELECT * FROM "counted") TO '__OUTPUT_DIR__/counted_2026-01-01.gpkg' (FORMAT GDAL, DRIVER 'GPKG');

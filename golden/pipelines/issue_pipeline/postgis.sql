@@ -16,7 +16,7 @@ SELECT t.*, r."iso_a3" AS "iso_a3" FROM "cities" AS t JOIN "halo" AS r ON ST_Int
 -- 4: counted
 DROP TABLE IF EXISTS "counted";
 CREATE TEMP TABLE "counted" AS
-SELECT t.*, (SELECT count(*) FROM "cities_in" AS r WHERE ST_Within(r."geom", t."geom")) AS "count" FROM "big" AS t;
+SELECT t.*, a.* FROM "big" AS t LEFT JOIN LATERAL (SELECT count(*) AS "count" FROM "cities_in" AS r WHERE ST_Within(r."geom", t."geom")) AS a ON true;
 
 -- 5: save
 -- geomill writes "counted" to '__OUTPUT_DIR__/counted_2026-01-01.gpkg' as gpkg

@@ -8,5 +8,5 @@ SELECT * FROM "countries" AS t WHERE "continent" = 'Europe';
 -- 1: counts
 DROP TABLE IF EXISTS "counts";
 CREATE TEMP TABLE "counts" AS
-SELECT t.*, (SELECT count(*) FROM "cities" AS r WHERE ST_Intersects(r."geom", t."geom")) AS "count" FROM "countries" AS t;
+SELECT t.*, a.* FROM "countries" AS t LEFT JOIN LATERAL (SELECT count(*) AS "count" FROM "cities" AS r WHERE ST_Intersects(r."geom", t."geom")) AS a ON true;
 

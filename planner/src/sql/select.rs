@@ -151,7 +151,8 @@ const ROW_KEY: &str = "__geomill_row";
 /// All aggregates in one pass over the matching pairs, every input feature kept (counts 0, the
 /// other aggregates NULL when nothing matches).
 /// - DuckDB: the input's features numbered, an inner join on the predicate (which DuckDB's
-///   spatial join operator runs), grouped by feature number, joined back to the features.
+///   spatial join operator runs), grouped by feature number, joined back to the features in
+///   their order.
 /// - PostGIS: a lateral aggregate per feature, which the GiST index of `other` answers (one
 ///   index scan per input feature, as the hand-written `LEFT JOIN ... GROUP BY` plans).
 ///
@@ -186,7 +187,7 @@ fn spatial_aggregate_sql(
                 })
                 .collect();
             Ok(format!(
-                "WITH n AS (SELECT *, row_number() OVER () AS {key} FROM {}), a AS (SELECT t.{key}, {} FROM n AS t JOIN {} AS r ON {predicate} GROUP BY t.{key}) SELECT n.* EXCLUDE ({key}), {} FROM n LEFT JOIN a ON n.{key} = a.{key}",
+                "WITH n AS (SELECT *, row_number() OVER () AS {key} FROM {}), a AS (SELECT t.{key}, {} FROM n AS t JOIN {} AS r ON {predicate} GROUP BY t.{key}) SELECT n.* EXCLUDE ({key}), {} FROM n LEFT JOIN a ON n.{key} = a.{key} ORDER BY n.{key}",
                 main.from,
                 aggregates.join(", "),
                 other.from,
@@ -288,18 +289,29 @@ fn overlay_sql(
             ))
         }
         OverlayMode::Intersection => {
-            let left = projection(
-                "t.",
-                main.schema,
-                &MapOp {
-                    drop: vec![GEOM.to_owned()],
-                    ..MapOp::default()
-                },
-                dialect,
-            )?;
-            let right = joined_list(main.schema, other, columns, dialect)?;
+            // The first input's attributes (none when it has only a geometry), the second's
+            // requested ones, then the intersection.
+            let geometry_only = main
+                .schema
+                .is_some_and(|s| s.columns.iter().all(|c| c.name == GEOM));
+            let mut list = if geometry_only {
+                String::new()
+            } else {
+                projection(
+                    "t.",
+                    main.schema,
+                    &MapOp {
+                        drop: vec![GEOM.to_owned()],
+                        ..MapOp::default()
+                    },
+                    dialect,
+                )?
+            };
+            list.push_str(&joined_list(main.schema, other, columns, dialect)?);
+            list.push_str(&format!(", ST_Intersection({t}, {r}) AS {}", ident(GEOM)));
+            let list = list.trim_start_matches(", ");
             Ok(format!(
-                "SELECT * FROM (SELECT {left}{right}, ST_Intersection({t}, {r}) AS {g} FROM {} AS t JOIN {} AS r ON ST_Intersects({t}, {r})) AS o WHERE NOT ST_IsEmpty(o.{g})",
+                "SELECT * FROM (SELECT {list} FROM {} AS t JOIN {} AS r ON ST_Intersects({t}, {r})) AS o WHERE NOT ST_IsEmpty(o.{g})",
                 main.from,
                 other.from,
                 g = ident(GEOM)

@@ -24,7 +24,19 @@ pub async fn map_page(
     let (dataset, layer) = super::wire::resolve(&state, &id).await?;
     let engine = state.embedded();
     let record = layer.clone();
-    let bounds = crate::api::datasets::blocking(move || engine.display_extent(&record)).await?;
+    // MapLibre refuses latitudes past ±90 (a real layer's noisy polar edge can pass them) and
+    // cannot show past Web Mercator's ±85.05.
+    let bounds = crate::api::datasets::blocking(move || engine.display_extent(&record))
+        .await?
+        .map(|[west, south, east, north]| {
+            const LIMIT: f64 = 85.051_128_779_806_6;
+            [
+                west.max(-180.0),
+                south.clamp(-LIMIT, LIMIT),
+                east.min(west.max(-180.0) + 360.0),
+                north.clamp(-LIMIT, LIMIT),
+            ]
+        });
     let title = format!("{} / {}", dataset.name, layer.name);
     let escaped: String = title
         .chars()

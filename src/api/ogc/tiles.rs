@@ -56,8 +56,16 @@ pub async fn tilejson(
         "maxzoom": MAX_ZOOM,
         "vector_layers": [{"id": layer.name, "fields": fields}],
     });
-    if let Some(bounds) = bounds {
-        document["bounds"] = json!(bounds);
+    if let Some([west, south, east, north]) = bounds {
+        // Within the tile matrix (a real layer's noisy edge can pass ±180 and ±90, which map
+        // clients refuse as bounds).
+        const LIMIT: f64 = 85.051_128_779_806_6;
+        document["bounds"] = json!([
+            west.clamp(-180.0, 180.0),
+            south.clamp(-LIMIT, LIMIT),
+            east.clamp(-180.0, 180.0),
+            north.clamp(-LIMIT, LIMIT)
+        ]);
     }
     Ok(typed(JSON, &document))
 }
