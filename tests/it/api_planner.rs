@@ -140,8 +140,15 @@ async fn a_native_preview_says_which_steps_run_natively_and_by_what_kernel() {
         "{plan}"
     );
     let sql = body["sql"].as_str().unwrap();
+    // The input made valid first (`on_invalid: fix`), then buffered: both by kernels.
     assert!(
-        sql.contains("-- runs natively: per-feature geometry, rows in parallel: geom = geodesic buffer of 500 m"),
+        sql.contains("-- runs natively: per-feature geometry, rows in parallel: geom = make valid"),
+        "{sql}"
+    );
+    assert!(
+        sql.contains(
+            "; then per-feature geometry, rows in parallel: geom = geodesic buffer of 500 m"
+        ),
         "{sql}"
     );
     // The SQL that runs if the kernel declines the data is still shown.

@@ -261,3 +261,64 @@ async fn gdal_copies_a_large_collection_from_a_server_with_default_settings() {
         .unwrap();
     assert_eq!(copied, 6_000, "{text}");
 }
+
+/// Area (planar, in square degrees) of every geometry of a result file together, by GeoPandas.
+fn area_by_geopandas(path: &str) -> f64 {
+    run_python(
+        "import sys, geopandas; print(geopandas.read_file(sys.argv[1]).geometry.area.sum())",
+        &[path],
+    )
+    .trim()
+    .parse()
+    .unwrap()
+}
+
+#[tokio::test]
+async fn dissolve_finishes_on_invalid_polygons_as_geopandas_does_after_make_valid() {
+    let work = tempfile::tempdir().unwrap();
+    let (regions, _) = real_layers(work.path(), 0, 10.0);
+    // The independent answer: Shapely's make_valid on the invalid ones, then one union.
+    let expected: f64 = run_python(
+        r#"
+import sys, geopandas as gpd
+g = gpd.read_file(sys.argv[1]).geometry
+g = g[g.notna() & ~g.is_empty]
+assert (~g.is_valid).sum() >= 4, "the layer should hold invalid polygons"
+print(g.make_valid().union_all().area)
+"#,
+        &[&regions.display().to_string()],
+    )
+    .trim()
+    .parse()
+    .unwrap();
+    let (_dir, state) = test_state();
+    let dataset = upload(&state, &regions, "regions.gpkg").await;
+    let id = dataset["id"].as_str().unwrap();
+    let mut areas = std::collections::BTreeMap::new();
+    for engine in ["embedded", "native"] {
+        for policy in ["fix", "skip"] {
+            let request = json!({"dataset_id": id, "engine": engine, "pipeline": {"name": "merged",
+                "steps": [{"id": "merged", "capability": "dissolve", "params": {"on_invalid": policy}}]}});
+            let (status, run) = call(&state, post("/api/pipelines/execute", &request)).await;
+            assert_eq!(status, StatusCode::OK, "{engine} {policy}: {run}");
+            assert_eq!(run["result_features"], 1, "{engine} {policy}: {run}");
+            let area = area_by_geopandas(run["result_path"].as_str().unwrap());
+            areas.insert((engine, policy), area);
+        }
+    }
+    for engine in ["embedded", "native"] {
+        let fixed = areas[&(engine, "fix")];
+        assert!(
+            (fixed - expected).abs() <= 1e-6 * expected,
+            "{engine}: {fixed} against GeoPandas {expected}"
+        );
+        // Leaving the invalid pieces out leaves less land.
+        assert!(areas[&(engine, "skip")] < fixed, "{areas:?}");
+    }
+    // A bad policy is named.
+    let request = json!({"dataset_id": id, "pipeline": {"name": "merged",
+        "steps": [{"id": "merged", "capability": "dissolve", "params": {"on_invalid": "ignore"}}]}});
+    let (status, body) = call(&state, post("/api/pipelines/execute", &request)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body.to_string().contains("on_invalid"), "{body}");
+}

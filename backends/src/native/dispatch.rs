@@ -120,5 +120,6 @@ fn map_one(layer: &Layer, name: &str, expr: &GeoExpr) -> Result<Layer, NativeErr
             measures::measure(layer, name, Measure::Length, geodesic, factor)
         }
         GeoExpr::Transform { .. } => Err(NativeError::Unsupported("reprojection".into())),
+        GeoExpr::MakeValid => geometry_ops::make_valid(layer),
     }
 }

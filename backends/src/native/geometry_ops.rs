@@ -6,7 +6,7 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, BinaryArray, BinaryBuilder, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 use geo::{Destination, Geodesic, LineString, MultiPolygon, Point, Polygon};
-use geos::{Geom, Geometry};
+use geos::{Geom, Geometry, GeometryTypes};
 use rayon::prelude::*;
 
 use super::layer::{Layer, Wkb};
@@ -155,6 +155,66 @@ fn framed_buffer(
         .transform_xy(|x, y| Some(frame.inverse(x, y)))
         .map_err(NativeError::geos)?;
     to_wkb(&back).map(Some)
+}
+
+/// Each invalid geometry made valid by GEOS `MakeValid`, keeping the parts of the input's
+/// dimension (as the SQL engines' `ST_CollectionExtract(ST_MakeValid(g), ST_Dimension(g) + 1)`:
+/// a collection of them becomes a multi-geometry); valid, empty and NULL geometries untouched.
+pub fn make_valid(layer: &Layer) -> Result<Layer, NativeError> {
+    map_geometry(layer, |bytes, row| {
+        let geometry = to_geos(bytes, row)?;
+        if geometry.is_valid() {
+            return Ok(Some(bytes.to_vec()));
+        }
+        let dimension = geometry.get_num_dimensions().map_err(NativeError::geos)?;
+        let fixed = geometry.make_valid().map_err(NativeError::geos)?;
+        let simple = !matches!(
+            fixed.geometry_type(),
+            GeometryTypes::MultiPoint
+                | GeometryTypes::MultiLineString
+                | GeometryTypes::MultiPolygon
+                | GeometryTypes::GeometryCollection
+        );
+        if simple && fixed.get_num_dimensions().map_err(NativeError::geos)? == dimension {
+            return to_wkb(&fixed).map(Some);
+        }
+        let mut parts = Vec::new();
+        parts_of_dimension(&fixed, dimension, &mut parts)?;
+        let collected = match dimension {
+            0 => Geometry::create_multipoint(parts),
+            1 => Geometry::create_multiline_string(parts),
+            _ => Geometry::create_multipolygon(parts),
+        }
+        .map_err(NativeError::geos)?;
+        to_wkb(&collected).map(Some)
+    })
+}
+
+/// The simple parts of `geometry` (through nested collections) of `dimension`.
+fn parts_of_dimension<G: Geom>(
+    geometry: &G,
+    dimension: usize,
+    parts: &mut Vec<Geometry>,
+) -> Result<(), NativeError> {
+    match geometry.geometry_type() {
+        GeometryTypes::MultiPoint
+        | GeometryTypes::MultiLineString
+        | GeometryTypes::MultiPolygon
+        | GeometryTypes::GeometryCollection => {
+            for n in 0..geometry.get_num_geometries().map_err(NativeError::geos)? {
+                let part = geometry.get_geometry_n(n).map_err(NativeError::geos)?;
+                parts_of_dimension(&part, dimension, parts)?;
+            }
+        }
+        _ => {
+            if geometry.get_num_dimensions().map_err(NativeError::geos)? == dimension
+                && !geometry.is_empty().map_err(NativeError::geos)?
+            {
+                parts.push(Geom::clone(geometry));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Simplifies each geometry with tolerance `tolerance` (CRS units): GEOS's topology-preserving

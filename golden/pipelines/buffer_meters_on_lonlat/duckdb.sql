@@ -1,4 +1,5 @@
 -- 1: halo
 CREATE OR REPLACE TEMP TABLE "halo" AS
-SELECT "name", CAST(ST_Transform(ST_Buffer(ST_Transform("geom", 'EPSG:4326', '+proj=aeqd +lat_0=' || ST_Y(ST_Centroid("geom")) || ' +lon_0=' || ST_X(ST_Centroid("geom")) || ' +datum=WGS84 +units=m +no_defs', always_xy := true), 500, 8), '+proj=aeqd +lat_0=' || ST_Y(ST_Centroid("geom")) || ' +lon_0=' || ST_X(ST_Centroid("geom")) || ' +datum=WGS84 +units=m +no_defs', '+proj=longlat +datum=WGS84 +lon_wrap=' || ST_X(ST_Centroid("geom")) || ' +no_defs', always_xy := true) AS GEOMETRY('EPSG:4326')) AS "geom" FROM "cities" AS t;
+WITH "halo__1" AS (SELECT "name", CASE WHEN ST_IsValid("geom") THEN "geom" ELSE ST_CollectionExtract(ST_MakeValid("geom"), ST_Dimension("geom") + 1) END AS "geom" FROM "cities" AS t)
+SELECT "name", CAST(ST_Transform(ST_Buffer(ST_Transform("geom", 'EPSG:4326', '+proj=aeqd +lat_0=' || ST_Y(ST_Centroid("geom")) || ' +lon_0=' || ST_X(ST_Centroid("geom")) || ' +datum=WGS84 +units=m +no_defs', always_xy := true), 500, 8), '+proj=aeqd +lat_0=' || ST_Y(ST_Centroid("geom")) || ' +lon_0=' || ST_X(ST_Centroid("geom")) || ' +datum=WGS84 +units=m +no_defs', '+proj=longlat +datum=WGS84 +lon_wrap=' || ST_X(ST_Centroid("geom")) || ' +no_defs', always_xy := true) AS GEOMETRY('EPSG:4326')) AS "geom" FROM "halo__1" AS t;
 

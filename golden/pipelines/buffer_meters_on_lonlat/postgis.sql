@@ -1,5 +1,6 @@
 -- 1: halo
 DROP TABLE IF EXISTS "halo";
 CREATE TEMP TABLE "halo" AS
-SELECT "name", ST_SetSRID(ST_Transform(ST_Buffer(ST_Transform(ST_SetSRID("geom", 4326), '+proj=aeqd +lat_0=' || ST_Y(ST_Centroid("geom")) || ' +lon_0=' || ST_X(ST_Centroid("geom")) || ' +datum=WGS84 +units=m +no_defs'), 500, 8), '+proj=aeqd +lat_0=' || ST_Y(ST_Centroid("geom")) || ' +lon_0=' || ST_X(ST_Centroid("geom")) || ' +datum=WGS84 +units=m +no_defs', '+proj=longlat +datum=WGS84 +lon_wrap=' || ST_X(ST_Centroid("geom")) || ' +no_defs'), 4326) AS "geom" FROM "cities" AS t;
+WITH "halo__1" AS (SELECT "name", CASE WHEN ST_IsValid("geom") THEN "geom" ELSE ST_CollectionExtract(ST_MakeValid("geom"), ST_Dimension("geom") + 1) END AS "geom" FROM "cities" AS t)
+SELECT "name", ST_SetSRID(ST_Transform(ST_Buffer(ST_Transform(ST_SetSRID("geom", 4326), '+proj=aeqd +lat_0=' || ST_Y(ST_Centroid("geom")) || ' +lon_0=' || ST_X(ST_Centroid("geom")) || ' +datum=WGS84 +units=m +no_defs'), 500, 8), '+proj=aeqd +lat_0=' || ST_Y(ST_Centroid("geom")) || ' +lon_0=' || ST_X(ST_Centroid("geom")) || ' +datum=WGS84 +units=m +no_defs', '+proj=longlat +datum=WGS84 +lon_wrap=' || ST_X(ST_Centroid("geom")) || ' +no_defs'), 4326) AS "geom" FROM "halo__1" AS t;
 

@@ -6,7 +6,8 @@ SELECT * FROM "countries" AS t WHERE "pop_est" > 50000000;
 -- 2: halo
 DROP TABLE IF EXISTS "halo";
 CREATE TEMP TABLE "halo" AS
-SELECT "pop_est", "continent", "name", "iso_a3", "gdp_md_est", ST_SetSRID(ST_Transform(ST_Buffer(ST_Transform(ST_SetSRID("geom", 4326), '+proj=aeqd +lat_0=' || ST_Y(ST_Centroid("geom")) || ' +lon_0=' || ST_X(ST_Centroid("geom")) || ' +datum=WGS84 +units=m +no_defs'), 500, 8), '+proj=aeqd +lat_0=' || ST_Y(ST_Centroid("geom")) || ' +lon_0=' || ST_X(ST_Centroid("geom")) || ' +datum=WGS84 +units=m +no_defs', '+proj=longlat +datum=WGS84 +lon_wrap=' || ST_X(ST_Centroid("geom")) || ' +no_defs'), 4326) AS "geom" FROM "big" AS t;
+WITH "halo__1" AS (SELECT "pop_est", "continent", "name", "iso_a3", "gdp_md_est", CASE WHEN ST_IsValid("geom") THEN "geom" ELSE ST_CollectionExtract(ST_MakeValid("geom"), ST_Dimension("geom") + 1) END AS "geom" FROM "big" AS t)
+SELECT "pop_est", "continent", "name", "iso_a3", "gdp_md_est", ST_SetSRID(ST_Transform(ST_Buffer(ST_Transform(ST_SetSRID("geom", 4326), '+proj=aeqd +lat_0=' || ST_Y(ST_Centroid("geom")) || ' +lon_0=' || ST_X(ST_Centroid("geom")) || ' +datum=WGS84 +units=m +no_defs'), 500, 8), '+proj=aeqd +lat_0=' || ST_Y(ST_Centroid("geom")) || ' +lon_0=' || ST_X(ST_Centroid("geom")) || ' +datum=WGS84 +units=m +no_defs', '+proj=longlat +datum=WGS84 +lon_wrap=' || ST_X(ST_Centroid("geom")) || ' +no_defs'), 4326) AS "geom" FROM "halo__1" AS t;
 
 -- 3: cities_in
 DROP TABLE IF EXISTS "cities_in";

@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::checks::{DistanceUnit, resolve_distance};
+use super::invalid::OnInvalid;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
 use crate::plan::operator::{GeoExpr, MapOp, Operator, ValueExpr};
@@ -24,6 +25,9 @@ pub struct Buffer {
     #[serde(default = "default_segments")]
     #[schemars(range(min = 1, max = 64))]
     pub segments: u32,
+    /// What to do with invalid geometries: `fix` (default), `skip` or `error`.
+    #[serde(default)]
+    pub on_invalid: OnInvalid,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -47,9 +51,9 @@ impl CapabilityParams for Buffer {
             geodesic: distance.geodesic,
             segments: self.segments,
         });
-        Ok(vec![Operator::Map(MapOp {
+        Ok(self.on_invalid.before(vec![Operator::Map(MapOp {
             set: vec![(GEOM.to_owned(), value, FieldType::Geometry)],
             ..MapOp::default()
-        })])
+        })]))
     }
 }

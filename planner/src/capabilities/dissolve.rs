@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::checks::require_columns;
+use super::invalid::OnInvalid;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
 use crate::plan::operator::{AggFunc, AggItem, AggregateOp, Operator};
@@ -25,6 +26,9 @@ pub struct Dissolve {
     /// Field → aggregate function; the result is named `<field>_<function>`.
     #[serde(default)]
     pub aggregates: BTreeMap<String, AggFunc>,
+    /// What to do with invalid geometries: `fix` (default), `skip` or `error`.
+    #[serde(default)]
+    pub on_invalid: OnInvalid,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -89,11 +93,13 @@ impl CapabilityParams for Dissolve {
         if !problems.is_empty() {
             return Err(problems);
         }
-        Ok(vec![Operator::Aggregate(AggregateOp {
-            group_by: self.by.clone(),
-            aggregates,
-            union_geometry: true,
-        })])
+        Ok(self
+            .on_invalid
+            .before(vec![Operator::Aggregate(AggregateOp {
+                group_by: self.by.clone(),
+                aggregates,
+                union_geometry: true,
+            })]))
     }
 }
 
@@ -139,7 +145,8 @@ mod tests {
             others: &[],
         };
         let ops = params.lower(&ctx).unwrap();
-        let [Operator::Aggregate(op)] = ops.as_slice() else {
+        // Invalid geometries are made valid first (`on_invalid` defaults to `fix`).
+        let [Operator::Map(_), Operator::Aggregate(op)] = ops.as_slice() else {
             panic!("{ops:?}")
         };
         assert_eq!(op.group_by, ["continent"]);

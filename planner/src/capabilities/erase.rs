@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::invalid::OnInvalid;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
 use crate::plan::operator::{Operator, OverlayMode, OverlayOp};
@@ -16,6 +17,9 @@ pub struct Erase {
     /// The step or dataset layer whose geometries are removed.
     #[schemars(length(min = 1))]
     pub mask: String,
+    /// What to do with invalid geometries: `fix` (default), `skip` or `error`.
+    #[serde(default)]
+    pub on_invalid: OnInvalid,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -33,9 +37,9 @@ impl CapabilityParams for Erase {
     }
 
     fn lower(&self, _ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        Ok(vec![Operator::Overlay(OverlayOp {
+        Ok(self.on_invalid.before(vec![Operator::Overlay(OverlayOp {
             mode: OverlayMode::Erase,
             columns: Vec::new(),
-        })])
+        })]))
     }
 }

@@ -15,6 +15,7 @@ mod case_when;
 mod cast_field;
 mod centroid;
 pub mod checks;
+pub mod invalid;
 mod listing;
 pub use listing::{CapabilityInfo, listing};
 mod clip;

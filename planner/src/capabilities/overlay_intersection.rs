@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::checks::require_columns;
+use super::invalid::OnInvalid;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
 use crate::plan::operator::{Operator, OverlayMode, OverlayOp};
@@ -22,6 +23,9 @@ pub struct OverlayIntersection {
     /// Reference attributes to bring (default: all).
     #[serde(default)]
     pub columns: Vec<String>,
+    /// What to do with invalid geometries: `fix` (default), `skip` or `error`.
+    #[serde(default)]
+    pub on_invalid: OnInvalid,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -44,9 +48,9 @@ impl CapabilityParams for OverlayIntersection {
             &self.columns,
             ctx.at("columns"),
         )?;
-        Ok(vec![Operator::Overlay(OverlayOp {
+        Ok(self.on_invalid.before(vec![Operator::Overlay(OverlayOp {
             mode: OverlayMode::Intersection,
             columns: self.columns.clone(),
-        })])
+        })]))
     }
 }

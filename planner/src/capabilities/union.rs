@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::invalid::OnInvalid;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
 use crate::plan::operator::{AggFunc, AggItem, AggregateOp, Operator};
@@ -12,6 +13,9 @@ use crate::plan::operator::{AggFunc, AggItem, AggregateOp, Operator};
 /// Other attributes are dropped; use `dissolve` to group by fields or aggregate attributes.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct Union {
+    /// What to do with invalid geometries: `fix` (default), `skip` or `error`.
+    #[serde(default)]
+    pub on_invalid: OnInvalid,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -25,14 +29,16 @@ impl CapabilityParams for Union {
     }
 
     fn lower(&self, _ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        Ok(vec![Operator::Aggregate(AggregateOp {
-            group_by: Vec::new(),
-            aggregates: vec![AggItem {
-                output: "count".to_owned(),
-                func: AggFunc::Count,
-                column: None,
-            }],
-            union_geometry: true,
-        })])
+        Ok(self
+            .on_invalid
+            .before(vec![Operator::Aggregate(AggregateOp {
+                group_by: Vec::new(),
+                aggregates: vec![AggItem {
+                    output: "count".to_owned(),
+                    func: AggFunc::Count,
+                    column: None,
+                }],
+                union_geometry: true,
+            })]))
     }
 }

@@ -54,8 +54,33 @@ impl OptimizerRule for FuseStages {
             });
             stages.insert(index, stage);
         }
+        // A stage runs after every stage it reads: stages are numbered in the order of their
+        // last node (a node may join its first input's stage while its other input, a mask say,
+        // is a stage made later in the walk).
+        let position: BTreeMap<_, usize> = plan
+            .topological()
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(at, index)| (index, at))
+            .collect();
+        let mut last_at: BTreeMap<usize, usize> = BTreeMap::new();
+        for (index, stage) in &stages {
+            let at = position.get(index).copied().unwrap_or(0);
+            let entry = last_at.entry(*stage).or_insert(at);
+            *entry = (*entry).max(at);
+        }
+        let mut by_position: Vec<(usize, usize)> =
+            last_at.into_iter().map(|(stage, at)| (at, stage)).collect();
+        by_position.sort_unstable();
+        let renumbered: BTreeMap<usize, usize> = by_position
+            .into_iter()
+            .enumerate()
+            .map(|(k, (_, stage))| (stage, k + 1))
+            .collect();
         let mut changed = false;
         for (index, stage) in stages {
+            let stage = renumbered.get(&stage).copied().unwrap_or(stage);
             if let Some(node) = plan.graph.node_weight_mut(index)
                 && node.stage != Some(stage)
             {

@@ -89,6 +89,7 @@ fn value(value: &ValueExpr) -> String {
                 format!("Simplify({tolerance}, preserve_topology={preserve_topology})")
             }
             GeoExpr::ConvexHull => "ConvexHull".into(),
+            GeoExpr::MakeValid => "MakeValid".into(),
             GeoExpr::Transform { from, to } => format!("Transform({from} → {to})"),
             GeoExpr::Area { geodesic, factor } => format!("Area(geodesic={geodesic}, ×{factor})"),
             GeoExpr::Length { geodesic, factor } => {

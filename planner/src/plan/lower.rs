@@ -379,7 +379,16 @@ fn build(
         let last = operators.len().saturating_sub(1);
         let mut previous: Option<NodeIndex> = None;
         for (k, op) in operators.into_iter().enumerate() {
-            let node_inputs = previous.map_or_else(|| inputs.clone(), |p| vec![p]);
+            // A step's operators form a chain on its main input; the other inputs (a mask, a
+            // reference layer) go to the first operator that takes more than one.
+            let node_inputs: Vec<NodeIndex> = match (previous, op.arity()) {
+                (None, Some(1)) => inputs.iter().take(1).copied().collect(),
+                (None, _) => inputs.clone(),
+                (Some(p), Some(1)) => vec![p],
+                (Some(p), _) => std::iter::once(p)
+                    .chain(inputs.iter().skip(1).copied())
+                    .collect(),
+            };
             let input_schemas: Vec<Option<&Schema>> = node_inputs
                 .iter()
                 .map(|n| plan.node(*n).and_then(|n| n.schema.as_ref()))

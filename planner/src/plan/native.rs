@@ -266,6 +266,7 @@ fn geo_kernel(expr: &GeoExpr) -> String {
             }
         ),
         GeoExpr::ConvexHull => "convex hull (GEOS)".to_owned(),
+        GeoExpr::MakeValid => "make valid (GEOS MakeValid of invalid geometries)".to_owned(),
         GeoExpr::Area { geodesic: true, .. } => {
             "area on the WGS 84 spheroid (geo, Karney)".to_owned()
         }

@@ -162,6 +162,9 @@ pub enum GeoExpr {
         segments: u32,
     },
     Centroid,
+    /// The geometry made valid when it is not (GEOS `MakeValid`, keeping the parts of the
+    /// input's dimension); valid and NULL geometries unchanged.
+    MakeValid,
     Simplify {
         tolerance: f64,
         preserve_topology: bool,

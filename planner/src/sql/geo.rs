@@ -77,6 +77,9 @@ pub fn geo_sql(expr: &GeoExpr, g: &str, dialect: Dialect) -> Result<String, Stri
             )
         }
         (GeoExpr::Centroid, _) => format!("ST_Centroid({g})"),
+        (GeoExpr::MakeValid, _) => format!(
+            "CASE WHEN ST_IsValid({g}) THEN {g} ELSE ST_CollectionExtract(ST_MakeValid({g}), ST_Dimension({g}) + 1) END"
+        ),
         (GeoExpr::ConvexHull, _) => format!("ST_ConvexHull({g})"),
         (
             GeoExpr::Simplify {

@@ -65,7 +65,7 @@ pub fn emit(plan: &Plan, dialect: Dialect) -> Result<Script, PlanError> {
         step: String::new(),
         reason: "the plan has a cycle".into(),
     })?;
-    // Stages in order of first appearance; a node without a stage is a stage of its own.
+    // Stages grouped in topological order; a node without a stage is a stage of its own.
     let mut stages: Vec<(Option<usize>, Vec<NodeIndex>)> = Vec::new();
     let mut stage_slot: BTreeMap<usize, usize> = BTreeMap::new();
     for &index in &order {
@@ -85,6 +85,11 @@ pub fn emit(plan: &Plan, dialect: Dialect) -> Result<Script, PlanError> {
             }
         }
     }
+    // A stage runs once all it reads exists: in the order of its last node (a step's chain
+    // can start before the stage of its second input, a mask say, is made).
+    let position: BTreeMap<NodeIndex, usize> =
+        order.iter().enumerate().map(|(at, n)| (*n, at)).collect();
+    stages.sort_by_key(|(_, nodes)| nodes.last().and_then(|n| position.get(n)).copied());
     let mut statements = Vec::new();
     for (_, nodes) in &stages {
         statements.push(stage_statement(plan, nodes, dialect)?);
