@@ -51,6 +51,9 @@ def jitter_ring(coords, rng, amplitude):
         smooth[:, 0] += np.sin(2 * np.pi * k * t + phase[0]) / k
         smooth[:, 1] += np.cos(2 * np.pi * k * t + phase[1]) / k
     moved = coords[:-1] + amplitude * (smooth + rng.normal(0, 0.15, (n, 2)))
+    # Noise never pushes a vertex off the globe (real files stay within ±180, ±90).
+    moved[:, 0] = np.clip(moved[:, 0], -180, 180)
+    moved[:, 1] = np.clip(moved[:, 1], -90, 90)
     return np.vstack([moved, moved[:1]])
 
 

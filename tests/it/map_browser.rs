@@ -9,7 +9,7 @@ use crate::common;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Server, multipart_body, world_gpkg};
+use common::{Server, world_gpkg};
 use serde_json::{Value, json};
 
 /// Debian's chromedriver on a free port, killed when dropped.
@@ -117,18 +117,8 @@ async fn draw_map(
     name: &str,
     layer: &str,
 ) -> (usize, f64) {
-    let (content_type, body) = multipart_body(&[(name, std::fs::read(file).unwrap())], None);
     let client = reqwest::Client::new();
-    let dataset: Value = client
-        .post(server.url("/datasets/upload"))
-        .header("content-type", content_type)
-        .body(body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let dataset = server.upload(file, name).await;
     let page = server.url(&format!(
         "/ogc/collections/{}.{layer}/map",
         dataset["id"].as_str().unwrap()

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{Server, gdal, multipart_body, world_gpkg};
+use common::{Server, gdal, world_gpkg};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -21,18 +21,9 @@ async fn world() -> World {
     let client = reqwest::Client::new();
     let scratch = tempfile::tempdir().unwrap();
     let gpkg = world_gpkg(scratch.path());
-    let (content_type, body) =
-        multipart_body(&[("world.gpkg", std::fs::read(&gpkg).unwrap())], None);
-    let dataset: Value = client
-        .post(server.url("/datasets/upload"))
-        .header("content-type", content_type)
-        .body(body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let dataset = server
+        .upload(std::path::Path::new(&gpkg), "world.gpkg")
+        .await;
     let dataset_id = dataset["id"].as_str().unwrap().to_owned();
     World {
         server,
@@ -261,19 +252,7 @@ async fn the_api_follows_the_standard_and_refuses_bad_parameters() {
 
     // A projected layer is kept, and can be asked for, in its own CRS (New York's feet).
     let zip = common::shared("nybb_16a.zip");
-    let (content_type, body) =
-        multipart_body(&[("nybb_16a.zip", std::fs::read(&zip).unwrap())], None);
-    let boroughs: Value = world
-        .client
-        .post(world.server.url("/datasets/upload"))
-        .header("content-type", content_type)
-        .body(body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let boroughs = world.server.upload(&zip, "nybb_16a.zip").await;
     let layer = boroughs["layers"][0]["name"].as_str().unwrap();
     let nybb = format!("{}.{layer}", boroughs["id"].as_str().unwrap());
     let (_, _, described) = world.get(&format!("/ogc/collections/{nybb}")).await;

@@ -224,18 +224,7 @@ async fn gdal_copies_a_large_collection_from_a_server_with_default_settings() {
         common::Server::start(&[("GEOMILL_RATE_LIMIT", "300"), ("GEOMILL_TIER", "community")]);
     let work = tempfile::tempdir().unwrap();
     let (_, points) = real_layers(work.path(), 6_000, 3.5);
-    let (content_type, body) =
-        common::multipart_body(&[("points.parquet", std::fs::read(&points).unwrap())], None);
-    let dataset: Value = reqwest::Client::new()
-        .post(server.url("/datasets/upload"))
-        .header("content-type", content_type)
-        .body(body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let dataset = server.upload(&points, "points.parquet").await;
     let layer = dataset["layers"][0]["name"].as_str().unwrap().to_owned();
     let collection = format!("{}.{layer}", dataset["id"].as_str().unwrap());
     let copy = work.path().join("copy.gpkg").display().to_string();

@@ -139,6 +139,19 @@ fn create_layer_table(
     connection.execute_batch(&create)
 }
 
+/// The type of the source's geometry column as DuckDB's reader gives it (with its CRS, as
+/// `GEOMETRY('EPSG:4326')` for GeoParquet), read before the table is made: a table in
+/// PostgreSQL (persistent mode) shows DuckDB a plain `GEOMETRY`.
+fn source_geometry_type(connection: &Connection, source: &SourceFile, layer: &str) -> String {
+    let sql = format!(
+        "SELECT column_type FROM (DESCRIBE SELECT * FROM {}) WHERE column_type LIKE 'GEOMETRY%' LIMIT 1",
+        read_call(source, Some(layer))
+    );
+    connection
+        .query_row(&sql, [], |r| r.get::<_, String>(0))
+        .unwrap_or_default()
+}
+
 /// The geometry type of a layer GDAL did not describe (GeoParquet), named as GDAL names types
 /// (`Point`, `Multi Polygon`; `Unknown (any)` for several), read from its rows.
 fn geometry_type_of_rows(
@@ -191,6 +204,7 @@ pub(super) fn load_layers(
     for (position, layer) in layers.iter().enumerate() {
         let table_name = format!("l_{compact}_{position}");
         let table = store.layer(&table_name);
+        let source_type = source_geometry_type(connection, source, &layer.name);
         if let Err(error) = create_layer_table(connection, &table, source, &layer.name) {
             return Ok(Err(RejectedFile(format!(
                 "layer {} cannot be read: {error}",
@@ -259,6 +273,7 @@ pub(super) fn load_layers(
             geometry_type,
             feature_count: Some(feature_count),
             crs: epsg(field.and_then(|f| f.crs.as_ref()))
+                .or_else(|| crs_of_type(&source_type))
                 .or_else(|| crs_of_type(&geometry_type_name)),
         };
         let insert = format!(

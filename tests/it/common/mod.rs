@@ -132,6 +132,25 @@ impl Server {
         format!("{}{path}", self.base_url)
     }
 
+    /// Uploads the file at `path` (as `name`) through `/datasets/upload`; answers the dataset.
+    pub async fn upload(&self, path: &std::path::Path, name: &str) -> serde_json::Value {
+        let bytes = std::fs::read(path).expect("the file to upload");
+        let (content_type, body) = multipart_body(&[(name, bytes)], None);
+        let response = reqwest::Client::new()
+            .post(self.url("/datasets/upload"))
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+            .await
+            .expect("upload");
+        assert_eq!(
+            response.status(),
+            reqwest::StatusCode::CREATED,
+            "upload of {name}"
+        );
+        response.json().await.expect("the dataset as JSON")
+    }
+
     /// Sends SIGTERM and waits for the exit status.
     pub fn terminate(&mut self) -> std::process::ExitStatus {
         let pid = self.child.id().to_string();
