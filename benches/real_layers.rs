@@ -8,7 +8,8 @@
 //! and against the hand-written SQL.
 //!
 //! `make bench-real` (a throw-away PostGIS; GEOMILL_BENCH_SCALE shrinks the points,
-//! GEOMILL_BENCH_RUNS sets the runs, GEOMILL_BENCH_LIMIT_S the longest run).
+//! GEOMILL_BENCH_RUNS sets the runs, GEOMILL_BENCH_LIMIT_S the longest run,
+//! GEOMILL_BENCH_ONLY=<words> the workloads whose label holds them).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -294,7 +295,11 @@ fn main() {
     ];
     let postgis = persistent.postgis().unwrap().clone();
     let mut answers: Vec<(String, (i64, i64))> = Vec::new();
+    let only = std::env::var("GEOMILL_BENCH_ONLY").unwrap_or_default();
     for (label, steps, is_aggregate) in workloads {
+        if !label.contains(only.as_str()) {
+            continue;
+        }
         let mut run_engine = |state: &AppState, sources: &[(String, String)], engine: &str| {
             let plan = pipeline(sources, steps.clone());
             let mut last = None;
@@ -362,14 +367,21 @@ fn main() {
                 ("GeoPandas", &python),
             ],
         );
+        if is_aggregate {
+            print_answers(&answers);
+        }
     }
-    println!("\npoint in polygon answers (total count, total sum):");
-    for (engine, (count, hundredths)) in &answers {
+}
+
+/// Each engine's total count and sum of the point-in-polygon answer, and whether they agree.
+fn print_answers(answers: &[(String, (i64, i64))]) {
+    println!("    answers (total count, total sum):");
+    for (engine, (count, hundredths)) in answers {
         println!(
-            "  {engine:<12} {count:>10} {:>16.2}",
+            "      {engine:<12} {count:>10} {:>16.2}",
             *hundredths as f64 / 100.0
         );
     }
     let same = answers.windows(2).all(|pair| pair[0].1 == pair[1].1);
-    println!("  {}", if same { "all equal" } else { "DIFFERENT" });
+    println!("      {}", if same { "all equal" } else { "DIFFERENT" });
 }
