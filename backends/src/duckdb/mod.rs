@@ -27,7 +27,7 @@ pub use features::{FeaturePage, OutputCrs, lon_lat_geometry};
 pub use fields::FieldStats;
 pub use jobs::JobRecord;
 pub use location::{PG_CATALOG_SCHEMA, PG_LAYER_SCHEMA, StoreLocation};
-pub use ogc::tile_bounds;
+pub use ogc::{MAX_TILE_LATITUDE, tile_bounds};
 pub use published::Publication;
 pub use remote::RemoteLayer;
 pub use rules::RuleRecord;

@@ -12,6 +12,9 @@ use crate::BackendError;
 const EXTENT: u32 = 4096;
 const BUFFER: u32 = 256;
 
+/// The latitude Web Mercator's tile matrix ends at (north and south).
+pub const MAX_TILE_LATITUDE: f64 = 85.051_128_779_806_6;
+
 /// The WGS 84 bounds `[west, south, east, north]` of Web Mercator tile z/x/y, widened by
 /// `margin` tile widths (clipped to the valid range).
 pub fn tile_bounds(z: u32, x: u32, y: u32, margin: f64) -> [f64; 4] {
@@ -26,9 +29,9 @@ pub fn tile_bounds(z: u32, x: u32, y: u32, margin: f64) -> [f64; 4] {
     let (x, y) = (f64::from(x), f64::from(y));
     [
         lon(x - margin).max(-180.0),
-        lat(y + 1.0 + margin).max(-85.051_128_779_806_6),
+        lat(y + 1.0 + margin).max(-MAX_TILE_LATITUDE),
         lon(x + 1.0 + margin).min(180.0),
-        lat(y - margin).min(85.051_128_779_806_6),
+        lat(y - margin).min(MAX_TILE_LATITUDE),
     ]
 }
 

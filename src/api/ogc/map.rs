@@ -29,7 +29,7 @@ pub async fn map_page(
     let bounds = crate::api::datasets::blocking(move || engine.display_extent(&record))
         .await?
         .map(|[west, south, east, north]| {
-            const LIMIT: f64 = 85.051_128_779_806_6;
+            use geomill_backends::duckdb::MAX_TILE_LATITUDE as LIMIT;
             [
                 west.max(-180.0),
                 south.clamp(-LIMIT, LIMIT),

@@ -59,7 +59,7 @@ pub async fn tilejson(
     if let Some([west, south, east, north]) = bounds {
         // Within the tile matrix (a real layer's noisy edge can pass ±180 and ±90, which map
         // clients refuse as bounds).
-        const LIMIT: f64 = 85.051_128_779_806_6;
+        use geomill_backends::duckdb::MAX_TILE_LATITUDE as LIMIT;
         document["bounds"] = json!([
             west.clamp(-180.0, 180.0),
             south.clamp(-LIMIT, LIMIT),
