@@ -3,7 +3,7 @@
 `python benches/real_layers.py OUT_DIR [--points N] [--cell DEGREES]` writes:
 
 - `regions.gpkg`, layer `regions`: the Natural Earth countries cut by a grid of CELL-degree cells
-  (about 3,000 pieces at the default 3.5), every edge densified to 0.02 degrees and its
+  (about 3,000 pieces at the default 3.5; `--max-lat` keeps them within a latitude), every edge densified to 0.02 degrees and its
   vertices moved by seeded noise, as digitised coastlines and borders are. The layer mixes
   polygons and multipolygons (islands), has holes (lakes), a few invalid polygons (bow ties,
   holes touching or crossing their shell, as real files have), a few NULL and empty
@@ -94,13 +94,13 @@ def invalid(polygon, rng, kind):
     return Polygon(coords)
 
 
-def regions(cell, seed=20261124):
+def regions(cell, max_lat=90.0, seed=20261124):
     rng = np.random.default_rng(seed)
     world = gpd.read_file(countries_path())[["name", "continent", "pop_est", "geometry"]]
     cells = []
     for x in np.arange(-180, 180, cell):
-        for y in np.arange(-90, 90, cell):
-            cells.append(shapely.box(x, y, min(x + cell, 180), min(y + cell, 90)))
+        for y in np.arange(-max_lat, max_lat, cell):
+            cells.append(shapely.box(x, y, min(x + cell, 180), min(y + cell, max_lat)))
     grid = gpd.GeoDataFrame(geometry=cells, crs=world.crs)
     pieces = gpd.overlay(world, grid, how="intersection", keep_geom_type=True)
     pieces = pieces[~pieces.geometry.is_empty].reset_index(drop=True)
@@ -160,9 +160,15 @@ def main():
     parser.add_argument("out_dir")
     parser.add_argument("--points", type=int, default=1_000_000)
     parser.add_argument("--cell", type=float, default=3.5)
+    parser.add_argument(
+        "--max-lat",
+        type=float,
+        default=90.0,
+        help="keep the regions within this latitude north and south (84: Web Mercator's domain)",
+    )
     args = parser.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
-    layer = regions(args.cell)
+    layer = regions(args.cell, args.max_lat)
     layer.to_file(os.path.join(args.out_dir, "regions.gpkg"), layer="regions", driver="GPKG",
                   engine="pyogrio", promote_to_multi=False, geometry_type="Unknown",
                   VERSION="1.2")
