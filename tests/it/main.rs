@@ -33,6 +33,7 @@ mod hybrid_mode;
 mod map_browser;
 mod ogc_api;
 mod ogc_html_results;
+mod ogc_tiles;
 mod persistent_mode;
 mod postgis_engine;
 mod rate_limit;
