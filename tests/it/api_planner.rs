@@ -97,7 +97,7 @@ async fn sql_preview_in_the_query_string() {
     assert_eq!(status, StatusCode::OK, "{body}");
     let sql = body["sql"].as_str().unwrap();
     assert!(
-        sql.contains("ST_Buffer(ST_Transform(\"geom\", 'EPSG:4326', '+proj=aeqd"),
+        sql.contains("ST_Transform(\"geom\", '+proj=longlat +R=1 +no_defs', '+proj=aeqd +R=1"),
         "{sql}"
     );
     assert!(sql.contains("FROM \"input\""), "{sql}");

@@ -20,21 +20,12 @@ use geomill_planner::spec::Vars;
 use geomill_planner::sql::{Dialect, emit};
 
 /// Cases whose geometries may differ by more, and why (see `golden_on_postgis.rs`).
-const LOOSER: [(&str, f64, &str); 2] = [
-    (
-        "simplify",
-        0.1,
-        "the native backend links Debian's GEOS 3.11, DuckDB's spatial a newer one: each result \
+const LOOSER: [(&str, f64, &str); 1] = [(
+    "simplify",
+    0.1,
+    "the native backend links Debian's GEOS 3.11, DuckDB's spatial a newer one: each result \
          stays within the 0.1 degree tolerance of the input",
-    ),
-    (
-        "filter_pushdown_below_buffer",
-        0.001,
-        "a 500 m buffer of whole countries: the native local frame and PROJ's ellipsoidal aeqd \
-         part by e²-order terms thousands of kilometres from the centroid (metres on the \
-         buffer's edge; centroids within 0.001 degree)",
-    ),
-];
+)];
 
 /// Cases whose every native stage must run natively (by a geometry kernel, or by DataFusion for
 /// relational steps), none declining its data.

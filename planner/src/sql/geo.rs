@@ -5,11 +5,103 @@ use super::dialect::Dialect;
 use super::quote::number;
 use crate::plan::operator::{GeoExpr, SpatialPredicate};
 
-/// The PROJ string of an azimuthal equidistant projection centred on `g`'s centroid (metres).
-fn local_projection(g: &str) -> String {
+/// WGS 84 as a PROJ string. Given as text rather than `EPSG:4326`, a per-feature
+/// transformation is set up without a lookup in PROJ's database: a third of the cost of the
+/// set-up DuckDB pays per feature (measured on 3,000 regions: 7.1 s for `EPSG:4326`, 2.2 s for
+/// this string, the same coordinates).
+const WGS84: &str = "'+proj=longlat +datum=WGS84 +no_defs'";
+
+/// WGS 84's semi-major axis (m) and first eccentricity squared, as the native frame uses them.
+const SEMI_MAJOR: &str = "6378137.0";
+const ECCENTRICITY2: &str = "0.006694379990141317";
+
+/// The PROJ string of the ellipsoidal azimuthal equidistant projection centred on point `g`
+/// (metres): distances from the point are geodesic, so a point's buffer is a geodesic circle.
+fn point_projection(g: &str) -> String {
     format!(
-        "'+proj=aeqd +lat_0=' || ST_Y(ST_Centroid({g})) || ' +lon_0=' || ST_X(ST_Centroid({g})) || ' +datum=WGS84 +units=m +no_defs'"
+        "'+proj=aeqd +lat_0=' || ST_Y({g}) || ' +lon_0=' || ST_X({g}) || ' +datum=WGS84 +units=m +no_defs'"
     )
+}
+
+/// The local frame of a line or polygon around its centroid, built as the native backend's
+/// `LocalFrame`: the spherical azimuthal equidistant projection on the unit sphere (PROJ's
+/// `+R=1`, cheap per vertex, where the ellipsoidal one solves a geodesic per vertex), scaled
+/// east-west by the ellipsoid's prime-vertical radius N and north-south by its meridional
+/// radius M at the centre. Both engines and the native backend compute the same frame, so their
+/// buffers agree to rounding; against PROJ's ellipsoidal aeqd it differs by e²-order terms
+/// (0.2 m on a 1,000 m buffer 200 km from the centroid).
+struct CentroidFrame {
+    /// The frame's PROJ string, the unit sphere's longitude/latitude, and the same with
+    /// longitudes continuous around the centre (`+lon_wrap`: a buffer crossing the
+    /// antimeridian stays one valid polygon, its longitudes passing ±180).
+    projection: String,
+    sphere: &'static str,
+    wrapped: String,
+    /// N and M (metres per radian) at the centre, as SQL.
+    east: String,
+    north: String,
+}
+
+impl CentroidFrame {
+    fn of(g: &str) -> Self {
+        let (lon, lat) = (
+            format!("ST_X(ST_Centroid({g}))"),
+            format!("ST_Y(ST_Centroid({g}))"),
+        );
+        let w = format!("sqrt(1 - {ECCENTRICITY2} * pow(sin(radians({lat})), 2))");
+        Self {
+            projection: format!(
+                "'+proj=aeqd +R=1 +lat_0=' || {lat} || ' +lon_0=' || {lon} || ' +no_defs'"
+            ),
+            sphere: "'+proj=longlat +R=1 +no_defs'",
+            wrapped: format!("'+proj=longlat +R=1 +lon_wrap=' || {lon} || ' +no_defs'"),
+            east: format!("({SEMI_MAJOR} / {w})"),
+            north: format!("({SEMI_MAJOR} * (1 - {ECCENTRICITY2}) / pow({w}, 3))"),
+        }
+    }
+
+    /// `inner(x)` applied to `g` carried into the frame, the answer carried back.
+    fn around(&self, g: &str, dialect: Dialect, inner: impl Fn(&str) -> String) -> String {
+        let (east, north) = (&self.east, &self.north);
+        let into = transform(g, self.sphere, &self.projection, dialect);
+        let scaled = format!("ST_Affine({into}, {east}, 0, 0, {north}, 0, 0)");
+        let done = inner(&scaled);
+        let unscaled = format!("ST_Affine({done}, 1 / {east}, 0, 0, 1 / {north}, 0, 0)");
+        transform(&unscaled, &self.projection, &self.wrapped, dialect)
+    }
+}
+
+/// `g` carried from the PROJ definition `from` to `to` (both SQL text expressions).
+fn transform(g: &str, from: &str, to: &str, dialect: Dialect) -> String {
+    match dialect {
+        Dialect::Duckdb => format!("ST_Transform({g}, {from}, {to}, always_xy := true)"),
+        Dialect::Postgis => format!("ST_Transform({g}, {from}, {to})"),
+    }
+}
+
+/// The geodesic buffer of `g` by `distance` metres: of a point, the circle of its ellipsoidal
+/// aeqd (exact); of anything else, the buffer in its [`CentroidFrame`]. Empty geometries have
+/// no centroid and give NULL, as in the native backend.
+fn geodesic_buffer(g: &str, distance: &str, segments: u32, dialect: Dialect) -> String {
+    let point = point_projection(g);
+    let wrapped = format!("'+proj=longlat +datum=WGS84 +lon_wrap=' || ST_X({g}) || ' +no_defs'");
+    let circle = transform(
+        &format!(
+            "ST_Buffer({}, {distance}, {segments})",
+            transform(g, WGS84, &point, dialect)
+        ),
+        &point,
+        &wrapped,
+        dialect,
+    );
+    let framed = CentroidFrame::of(g).around(g, dialect, |x| {
+        format!("ST_Buffer({x}, {distance}, {segments})")
+    });
+    let is_point = match dialect {
+        Dialect::Duckdb => format!("ST_GeometryType({g}) = 'POINT'"),
+        Dialect::Postgis => format!("GeometryType({g}) = 'POINT'"),
+    };
+    format!("CASE WHEN {is_point} THEN {circle} ELSE {framed} END")
 }
 
 fn epsg_number(crs: &str) -> Result<&str, String> {
@@ -24,12 +116,6 @@ fn scaled(sql: String, factor: f64) -> Result<String, String> {
     } else {
         Ok(format!("{sql} * {}", number(factor)?))
     }
-}
-
-/// Geographic WGS 84 with longitudes continuous around `g` (`+lon_wrap`): a buffer crossing
-/// the antimeridian stays one valid polygon (its longitudes may pass ±180).
-fn wrapped_lonlat(g: &str) -> String {
-    format!("'+proj=longlat +datum=WGS84 +lon_wrap=' || ST_X(ST_Centroid({g})) || ' +no_defs'")
 }
 
 /// `expr` applied to the geometry SQL `g`.
@@ -56,11 +142,8 @@ pub fn geo_sql(expr: &GeoExpr, g: &str, dialect: Dialect) -> Result<String, Stri
         ) => {
             // Projections built per feature leave the result without a CRS; the cast declares
             // it WGS 84 again (as ST_SetSRID does for PostGIS), so files written carry EPSG:4326.
-            let (p, w) = (local_projection(g), wrapped_lonlat(g));
-            format!(
-                "CAST(ST_Transform(ST_Buffer(ST_Transform({g}, 'EPSG:4326', {p}, always_xy := true), {}, {segments}), {p}, {w}, always_xy := true) AS GEOMETRY('EPSG:4326'))",
-                number(*distance)?
-            )
+            let buffer = geodesic_buffer(g, &number(*distance)?, *segments, Duckdb);
+            format!("CAST({buffer} AS GEOMETRY('EPSG:4326'))")
         }
         (
             GeoExpr::Buffer {
@@ -70,11 +153,8 @@ pub fn geo_sql(expr: &GeoExpr, g: &str, dialect: Dialect) -> Result<String, Stri
             },
             Postgis,
         ) => {
-            let (p, w) = (local_projection(g), wrapped_lonlat(g));
-            format!(
-                "ST_SetSRID(ST_Transform(ST_Buffer(ST_Transform(ST_SetSRID({g}, 4326), {p}), {}, {segments}), {p}, {w}), 4326)",
-                number(*distance)?
-            )
+            let buffer = geodesic_buffer(g, &number(*distance)?, *segments, Postgis);
+            format!("ST_SetSRID({buffer}, 4326)")
         }
         (GeoExpr::Centroid, _) => format!("ST_Centroid({g})"),
         (GeoExpr::MakeValid, _) => format!(
