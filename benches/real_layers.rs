@@ -185,6 +185,24 @@ g.to_file(os.path.join(tempfile.mkdtemp(), 'out.gpkg'), engine='pyogrio')
 print(time.perf_counter() - start)
 ";
 
+// The same buffer with honest metres everywhere, as a GeoPandas user does it on a layer spanning
+// the world: each feature in the UTM zone of its centroid (`estimate_utm_crs` per zone).
+const GEOPANDAS_BUFFER_UTM: &str = r"
+import sys, os, tempfile, time, geopandas as gpd, numpy as np, pandas as pd
+start = time.perf_counter()
+g = gpd.read_file(sys.argv[1], engine='pyogrio')
+c = g.geometry.centroid
+zone = (np.floor((c.x + 180) / 6) % 60 + 1).fillna(0).astype(int)
+epsg = np.where(c.y >= 0, 32600, 32700) + zone
+parts = []
+for code, rows in g.groupby(epsg).groups.items():
+    geometry = g.geometry.loc[rows]
+    parts.append(geometry if code % 100 == 0 else geometry.to_crs(int(code)).buffer(1000).to_crs(4326))
+g['geometry'] = pd.concat(parts).reindex(g.index)
+g.to_file(os.path.join(tempfile.mkdtemp(), 'out.gpkg'), engine='pyogrio')
+print(time.perf_counter() - start)
+";
+
 const GEOPANDAS_DISSOLVE: &str = r"
 import sys, os, tempfile, time, geopandas as gpd
 start = time.perf_counter()
@@ -318,17 +336,23 @@ fn main() {
         if !chosen("GEOMILL_BENCH_ONLY", label) {
             continue;
         }
+        let mut stages: Vec<(String, Vec<[f64; 3]>)> = Vec::new();
         let mut run_engine = |state: &AppState, sources: &[(String, String)], engine: &str| {
             if !chosen("GEOMILL_BENCH_ENGINES", engine) {
                 return Timing::Absent;
             }
             let plan = pipeline(sources, steps.clone());
             let mut last = None;
+            let mut seconds = Vec::new();
             let timing = timed(runs, limit, || {
                 let answer = runtime.block_on(execute(state, &plan, engine))?;
+                seconds.extend(native_seconds(&answer));
                 last = Some(answer);
                 Ok(())
             });
+            if !seconds.is_empty() {
+                stages.push((engine.to_owned(), seconds));
+            }
             if let (true, Some(answer)) = (is_aggregate, last) {
                 let path = answer["result_path"]
                     .as_str()
@@ -365,14 +389,17 @@ fn main() {
             } else {
                 GEOPANDAS_DISSOLVE
             };
-            let mut samples = Vec::new();
-            for _ in 0..runs {
-                samples.push(match geopandas(script, &[&regions_file]) {
-                    Ok(took) => Timing::Took(took),
-                    Err(reason) => Timing::Failed(reason),
-                });
+            let python = geopandas_runs(script, &regions_file, runs, limit);
+            if label.starts_with("buffer") {
+                let utm = geopandas_runs(GEOPANDAS_BUFFER_UTM, &regions_file, runs, limit);
+                let utm = match utm {
+                    Timing::Took(d) => format!("{:.3} s", d.as_secs_f64()),
+                    Timing::Failed(reason) => format!("failed: {reason}"),
+                    _ => "stopped at the limit".to_owned(),
+                };
+                println!("    GeoPandas, metres per UTM zone (honest metres, as geomill's): {utm}");
             }
-            (Timing::Absent, Timing::Absent, median(samples, limit))
+            (Timing::Absent, Timing::Absent, python)
         };
         print_row(
             label,
@@ -391,7 +418,44 @@ fn main() {
         if is_aggregate {
             print_answers(&answers);
         }
+        for (engine, seconds) in &stages {
+            let part = |i: usize| {
+                let mut values: Vec<f64> = seconds.iter().map(|s| s[i]).collect();
+                values.sort_by(f64::total_cmp);
+                values[values.len() / 2]
+            };
+            println!(
+                "    {engine} run's native stages (median): read {:.2} s, kernels {:.2} s, store {:.2} s",
+                part(0),
+                part(1),
+                part(2)
+            );
+        }
     }
+}
+
+/// The native stages' seconds of a run's answer, summed: read, kernels, store.
+fn native_seconds(answer: &Value) -> Option<[f64; 3]> {
+    let stages = answer["native"].as_array()?;
+    let mut total = [0.0; 3];
+    for stage in stages {
+        for (i, key) in ["read", "kernels", "store"].iter().enumerate() {
+            total[i] += stage["seconds"][key].as_f64()?;
+        }
+    }
+    (!stages.is_empty()).then_some(total)
+}
+
+/// `runs` runs of a GeoPandas script on `file`, as one timing.
+fn geopandas_runs(script: &str, file: &Path, runs: usize, limit: Duration) -> Timing {
+    let mut samples = Vec::new();
+    for _ in 0..runs {
+        samples.push(match geopandas(script, &[file]) {
+            Ok(took) => Timing::Took(took),
+            Err(reason) => Timing::Failed(reason),
+        });
+    }
+    median(samples, limit)
 }
 
 /// Each engine's total count and sum of the point-in-polygon answer, and whether they agree.

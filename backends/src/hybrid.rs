@@ -62,7 +62,7 @@ impl HybridRun<'_> {
             let schema = self.schema.to_owned();
             let scratch = self.scratch.to_path_buf();
             let stage_copy = stage.clone();
-            let declined = tokio::task::spawn_blocking(move || {
+            let (declined, timings) = tokio::task::spawn_blocking(move || {
                 crate::native::stage::run_on_postgis(&engine, &dsn, &schema, &stage_copy, &scratch)
             })
             .await
@@ -76,6 +76,7 @@ impl HybridRun<'_> {
             }
             native.push(NativeStepReport {
                 relation: stage.relation.clone(),
+                timings: declined.is_none().then_some(timings),
                 declined,
             });
         }

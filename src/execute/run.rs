@@ -53,6 +53,17 @@ pub struct NativeStageReport {
     /// Why the kernel declined.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub declined: Option<String>,
+    /// Where a stage its kernels ran spent its time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<StageSeconds>,
+}
+
+/// Seconds a native stage spent moving its inputs in, in its kernels, and storing its result.
+#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
+pub struct StageSeconds {
+    pub read: f64,
+    pub kernels: f64,
+    pub store: f64,
 }
 
 impl From<geomill_backends::duckdb::NativeStepReport> for NativeStageReport {
@@ -65,6 +76,11 @@ impl From<geomill_backends::duckdb::NativeStepReport> for NativeStageReport {
                 "sql"
             },
             declined: report.declined,
+            seconds: report.timings.map(|t| StageSeconds {
+                read: t.read.as_secs_f64(),
+                kernels: t.kernels.as_secs_f64(),
+                store: t.store.as_secs_f64(),
+            }),
         }
     }
 }

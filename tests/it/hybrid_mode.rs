@@ -98,6 +98,14 @@ async fn hybrid_runs_split_the_plan_and_equal_embedded() {
             native.iter().all(|stage| stage["ran"] == "native"),
             "{name}: {hybrid}"
         );
+        // Each stage says where its time went: moving rows out of PostGIS, kernels, back.
+        for stage in &native {
+            let seconds = ["read", "kernels", "store"].map(|k| stage["seconds"][k].as_f64());
+            assert!(
+                seconds.iter().all(|s| s.is_some_and(|s| s >= 0.0)),
+                "{name}: {stage}"
+            );
+        }
         let embedded = execute(&api, &dataset, &pipeline, "embedded").await;
         assert!(embedded.get("native").is_none(), "{embedded}");
         assert_eq!(

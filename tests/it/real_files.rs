@@ -311,3 +311,62 @@ print(g.make_valid().union_all().area)
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert!(body.to_string().contains("on_invalid"), "{body}");
 }
+
+#[tokio::test]
+async fn buffers_in_metres_agree_with_geopandas_in_utm_zones_on_both_engines() {
+    let work = tempfile::tempdir().unwrap();
+    let (regions, _) = real_layers(work.path(), 0, 10.0);
+    let (_dir, state) = test_state();
+    let dataset = upload(&state, &regions, "regions.gpkg").await;
+    let id = dataset["id"].as_str().unwrap();
+    let mut results = vec![regions.display().to_string()];
+    for engine in ["embedded", "native"] {
+        let request = json!({"dataset_id": id, "engine": engine, "pipeline": {"name": "halo",
+            "steps": [{"id": "halo", "capability": "buffer", "params": {"distance": 1000, "unit": "meters"}}]}});
+        let (status, run) = call(&state, post("/api/pipelines/execute", &request)).await;
+        assert_eq!(status, StatusCode::OK, "{engine}: {run}");
+        results.push(run["result_path"].as_str().unwrap().to_owned());
+    }
+    // The independent answer: Shapely's make_valid, then each region buffered 1,000 m in the UTM
+    // zone of its centroid (regions within 80° of latitude, where UTM holds, and off the
+    // antimeridian, where GeoPandas' buffer comes back wrapped round the world). Compared: the area
+    // the buffer adds (the ring, ~perimeter x 1 km), in square degrees as both are lon/lat.
+    let report = run_python(
+        r#"
+import sys, warnings, geopandas as gpd, numpy as np
+warnings.filterwarnings("ignore")
+src = gpd.read_file(sys.argv[1]).set_index("id")
+src = src[src.geometry.notna() & ~src.geometry.is_empty]
+b = src.geometry.bounds
+src = src[(b.miny > -80) & (b.maxy < 80) & (b.minx > -179.9) & (b.maxx < 179.9)]
+valid = src.geometry.make_valid()
+c = valid.centroid
+zone = (np.floor((c.x + 180) / 6) % 60 + 1).astype(int)
+epsg = np.where(c.y >= 0, 32600, 32700) + zone
+ring = {}
+for code, rows in valid.groupby(epsg).groups.items():
+    part = valid.loc[rows]
+    ring.update((part.to_crs(int(code)).buffer(1000).to_crs(4326).area - part.area).to_dict())
+expected = sum(ring.values())
+for path in sys.argv[2:]:
+    out = gpd.read_file(path).set_index("id").geometry
+    got = (out.loc[valid.index].area - valid.area).sum()
+    print(len(valid), expected, got, abs(got - expected) / expected)
+"#,
+        &results.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    for (engine, line) in ["embedded", "native"].iter().zip(report.lines()) {
+        let fields: Vec<f64> = line.split(' ').map(|f| f.parse().unwrap()).collect();
+        assert!(
+            fields[0] > 100.0,
+            "{engine}: too few regions compared: {line}"
+        );
+        // UTM's scale (0.9996 to ~1.001 across a zone) bounds the reference's own error.
+        assert!(
+            fields[3] < 3e-3,
+            "{engine}: ring area {} against GeoPandas {} ({line})",
+            fields[2],
+            fields[1]
+        );
+    }
+}

@@ -41,6 +41,9 @@ pub struct NativeStepReport {
     pub relation: String,
     /// `None`: by its kernels; otherwise why a kernel declined, and the stage ran as SQL.
     pub declined: Option<String>,
+    /// Where the time of a stage its kernels ran went.
+    #[cfg(feature = "native")]
+    pub timings: Option<crate::native::stage::StageTimings>,
 }
 
 /// What a run produced.
@@ -139,10 +142,11 @@ impl EmbeddedEngine {
                     .and_then(|f| std::path::Path::new(f).parent())
                     .map_or_else(std::env::temp_dir, std::path::Path::to_path_buf);
                 match crate::native::stage::run_on_duckdb(&connection, stage, &scratch) {
-                    Ok(()) => {
+                    Ok(timings) => {
                         native.push(NativeStepReport {
                             relation: stage.relation.clone(),
                             declined: None,
+                            timings: Some(timings),
                         });
                         rows_after.push(count_rows(&connection, step.count.as_deref())?);
                         continue;
@@ -151,6 +155,7 @@ impl EmbeddedEngine {
                         native.push(NativeStepReport {
                             relation: stage.relation.clone(),
                             declined: Some(reason),
+                            timings: None,
                         });
                     }
                     Err(error) => return Err(error.into()),

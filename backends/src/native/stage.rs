@@ -5,6 +5,7 @@
 
 #[cfg(feature = "duckdb")]
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use geomill_planner::plan::operator::Operator;
 use geomill_planner::plan::{EngineKind, Plan};
@@ -102,19 +103,35 @@ impl NativeStage {
     }
 }
 
+/// Where a native stage's time went: moving its inputs in, its kernels, and storing its result
+/// where the statements after it read it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StageTimings {
+    pub read: Duration,
+    pub kernels: Duration,
+    pub store: Duration,
+}
+
 /// Reads a table of a run, by name and with its CRS, as a layer.
 pub type ReadTable<'a> = dyn Fn(&str, Option<String>) -> Result<Layer, NativeError> + 'a;
 
-/// Computes the stage's layer, reading its inputs through `read`.
-pub fn compute(stage: &NativeStage, read: &ReadTable<'_>) -> Result<Layer, NativeError> {
+/// Computes the stage's layer, reading its inputs through `read`; adds the time spent reading
+/// and in kernels to `timings`.
+pub fn compute(
+    stage: &NativeStage,
+    read: &ReadTable<'_>,
+    timings: &mut StageTimings,
+) -> Result<Layer, NativeError> {
     let mut outputs: Vec<Layer> = Vec::with_capacity(stage.nodes.len());
     for node in &stage.nodes {
         let mut read_here = Vec::new();
+        let reading = Instant::now();
         for input in &node.inputs {
             if let StageInput::Table { name, crs } = input {
                 read_here.push(read(name, crs.clone())?);
             }
         }
+        timings.read += reading.elapsed();
         let mut fresh = read_here.iter();
         let inputs: Vec<&Layer> = node
             .inputs
@@ -125,7 +142,9 @@ pub fn compute(stage: &NativeStage, read: &ReadTable<'_>) -> Result<Layer, Nativ
             })
             .collect::<Option<_>>()
             .ok_or_else(|| NativeError::Unsupported("a stage reading a later node".into()))?;
+        let computing = Instant::now();
         let output = run_node(node, &inputs)?;
+        timings.kernels += computing.elapsed();
         outputs.push(output);
     }
     outputs
@@ -135,11 +154,12 @@ pub fn compute(stage: &NativeStage, read: &ReadTable<'_>) -> Result<Layer, Nativ
 
 #[cfg(feature = "duckdb")]
 /// Runs the stage on `connection`: its result becomes the temporary table of its relation.
+/// Answers where the time went.
 pub fn run_on_duckdb(
     connection: &duckdb::Connection,
     stage: &NativeStage,
     scratch: &Path,
-) -> Result<(), NativeError> {
+) -> Result<StageTimings, NativeError> {
     let read = |name: &str, crs: Option<String>| {
         query_layer_on(
             connection,
@@ -148,8 +168,12 @@ pub fn run_on_duckdb(
             crs,
         )
     };
-    let layer = compute(stage, &read)?;
-    store_layer_on(connection, &layer, &stage.relation, scratch, true)
+    let mut timings = StageTimings::default();
+    let layer = compute(stage, &read, &mut timings)?;
+    let storing = Instant::now();
+    store_layer_on(connection, &layer, &stage.relation, scratch, true)?;
+    timings.store = storing.elapsed();
+    Ok(timings)
 }
 
 #[cfg(feature = "duckdb")]
@@ -162,14 +186,15 @@ fn srid(crs: Option<&str>) -> Option<u32> {
 /// Runs the stage for a run on PostGIS whose tables are in `schema`: inputs come out of
 /// PostgreSQL through `engine`'s postgres extension (binary COPY) into Arrow, and the result
 /// goes back as the ordinary table `schema.<relation>` with a GiST index. Answers why a
-/// kernel declined the data, if one did (nothing is written then: the stage's SQL is to run).
+/// kernel declined the data, if one did (nothing is written then: the stage's SQL is to run),
+/// and where the time went.
 pub fn run_on_postgis(
     engine: &crate::duckdb::EmbeddedEngine,
     dsn: &str,
     schema: &str,
     stage: &NativeStage,
     scratch: &Path,
-) -> Result<Option<String>, crate::BackendError> {
+) -> Result<(Option<String>, StageTimings), crate::BackendError> {
     static LOCAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let local = || {
         let n = LOCAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -186,7 +211,10 @@ pub fn run_on_postgis(
             .map_err(|e| NativeError::Duckdb(e.to_string()))?;
         super::duck::table_layer(engine, &table, GEOM, crs)
     };
-    let outcome = compute(stage, &read).and_then(|layer| {
+    let mut timings = StageTimings::default();
+    let outcome = compute(stage, &read, &mut timings);
+    let storing = Instant::now();
+    let outcome = outcome.and_then(|layer| {
         let table = local();
         if let Ok(mut made) = made.lock() {
             made.push(table.clone());
@@ -206,10 +234,11 @@ pub fn run_on_postgis(
         Err(NativeError::Unsupported(reason)) => Ok(Some(reason)),
         Err(error) => Err(error.into()),
     };
+    timings.store = storing.elapsed();
     for table in made.into_inner().unwrap_or_default() {
         let _ = engine.execute_batch(&format!("DROP TABLE IF EXISTS {}", ident(&table)));
     }
-    outcome
+    outcome.map(|declined| (declined, timings))
 }
 
 #[cfg(feature = "duckdb")]
