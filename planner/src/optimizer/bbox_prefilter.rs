@@ -1,8 +1,9 @@
 //! Bbox pre-filtering: a bbox filter above a planar buffer cannot move below it, but it implies
 //! a cheaper one that can — if `buffer(g, r)` meets box B, then `g` meets B grown by r — so the
-//! rule adds that filter below the buffer and keeps the exact one above.
+//! rule adds that filter below the buffer and keeps the exact one above. Only where the filter
+//! is the buffer's one reader: another reader of the buffer wants every row.
 
-use super::OptimizerRule;
+use super::{OptimizerRule, only_consumer};
 use crate::error::PlanError;
 use crate::expr::SqlExpr;
 use crate::plan::operator::{GeoExpr, Operator, ValueExpr};
@@ -46,6 +47,9 @@ impl OptimizerRule for BboxPrefilter {
             let Some(distance) = plan.node(map).and_then(|m| buffer_distance(&m.op)) else {
                 continue;
             };
+            if only_consumer(plan, map) != Some(index) {
+                continue;
+            }
             let Some(below) = plan.inputs(map).first().copied() else {
                 continue;
             };

@@ -1,4 +1,6 @@
-//! The planner's integration tests, as one binary: golden files and property tests.
+//! The planner's integration tests, as one binary: golden files, one module per optimizer
+//! rule, and property tests.
 
 mod golden;
+mod optimizer_rules;
 mod proptest_pipelines;

@@ -1,0 +1,193 @@
+//! Each optimizer rule on its own: a pipeline lowered to a plan, the one rule run until it
+//! changes nothing more, and the plan's text compared with what the rule must make of it (plan
+//! in, plan text out). A case where a rule must leave the plan alone says so.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
+
+use geomill_planner::optimizer::{
+    AssignEngine, BboxPrefilter, ConstantFold, EngineMode, FilterPushdown, FuseStages,
+    OptimizerRule, PruneColumns,
+};
+use geomill_planner::plan::Plan;
+use geomill_planner::plan_document;
+use geomill_planner::schema::Catalog;
+use geomill_planner::spec::Vars;
+use serde_json::{Value, json};
+
+fn catalog() -> Catalog {
+    let path = std::env::current_dir()
+        .unwrap()
+        .join("../golden/catalog.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// `pipeline` lowered, not optimized.
+fn lowered(pipeline: &Value) -> Plan {
+    let vars = Vars::from_pairs(["output_dir=/out"]).unwrap();
+    let mut plans = plan_document(pipeline, &catalog(), &vars).unwrap();
+    plans.remove(0).1
+}
+
+/// The plan's text after `rule` ran on it until it changed nothing more (as the optimizer runs
+/// a rule), with its schemas re-inferred and its invariants checked after each change.
+fn after(rule: &dyn OptimizerRule, mut plan: Plan) -> String {
+    for _ in 0..64 {
+        if !rule.rewrite(&mut plan).unwrap() {
+            break;
+        }
+        plan.infer_schemas();
+        plan.check().unwrap();
+    }
+    plan.explain()
+}
+
+/// Asserts the plan text, line by line (for a readable failure).
+fn assert_plan(actual: &str, expected: &str) {
+    let actual: Vec<&str> = actual.lines().map(str::trim_end).collect();
+    let expected: Vec<&str> = expected
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(actual, expected, "\nactual plan:\n{}", actual.join("\n"));
+}
+
+fn steps(steps: Value) -> Value {
+    json!({"name": "case", "steps": steps})
+}
+
+#[test]
+fn constant_fold_folds_arithmetic_and_drops_true_filters() {
+    let plan = lowered(&steps(json!([
+        {"id": "always", "capability": "filter", "input": "countries", "params": {"where": "1 < 2"}},
+        {"id": "big", "capability": "filter", "params": {"where": "pop_est > 2 * 1000"}}
+    ])));
+    assert_plan(
+        &after(&ConstantFold, plan),
+        r#"
+        01)Filter "pop_est" > 2000 step=big [result]
+        02)--Scan source=countries
+        "#,
+    );
+}
+
+#[test]
+fn filter_pushdown_moves_an_attribute_filter_below_a_buffer() {
+    let plan = lowered(&steps(json!([
+        {"id": "ring", "capability": "buffer", "input": "boroughs", "params": {"distance": 10, "unit": "crs"}},
+        {"id": "queens", "capability": "filter", "params": {"where": "BoroName = 'Queens'"}}
+    ])));
+    assert_plan(
+        &after(&FilterPushdown, plan),
+        r#"
+        01)Map set=[geom=Buffer(10 crs units, 8 seg)] step=ring [result]
+        02)--Map set=[geom=MakeValid] step=ring
+        03)----Filter "BoroName" = 'Queens' step=queens
+        04)------Scan source=boroughs
+        "#,
+    );
+}
+
+#[test]
+fn filter_pushdown_leaves_a_filter_on_the_geometry_a_buffer_makes() {
+    let pipeline = steps(json!([
+        {"id": "ring", "capability": "buffer", "input": "boroughs", "params": {"distance": 10, "unit": "crs"}},
+        {"id": "big", "capability": "filter", "params": {"where": "ST_Area(geom) > 1000"}}
+    ]));
+    let plan = lowered(&pipeline);
+    let before = plan.explain();
+    assert_eq!(after(&FilterPushdown, plan), before);
+}
+
+#[test]
+fn bbox_prefilter_adds_a_grown_box_below_a_planar_buffer() {
+    let plan = lowered(&steps(json!([
+        {"id": "ring", "capability": "buffer", "input": "boroughs", "params": {"distance": 1000, "unit": "crs"}},
+        {"id": "box", "capability": "filter", "params": {"where": "ST_Intersects(geom, ST_MakeEnvelope(990000, 190000, 1000000, 200000))"}}
+    ])));
+    assert_plan(
+        &after(&BboxPrefilter, plan),
+        r#"
+        01)Filter ST_Intersects("geom", ST_MakeEnvelope(990000, 190000, 1000000, 200000)) step=box [result]
+        02)--Map set=[geom=Buffer(1000 crs units, 8 seg)] step=ring
+        03)----Filter ST_Intersects("geom", ST_MakeEnvelope(989000, 189000, 1001000, 201000)) step=box
+        04)------Map set=[geom=MakeValid] step=ring
+        05)--------Scan source=boroughs
+        "#,
+    );
+}
+
+#[test]
+fn bbox_prefilter_leaves_a_buffer_another_step_also_reads() {
+    // `all` reads every ring: a box below the buffer would take rings from it.
+    let pipeline = steps(json!([
+        {"id": "ring", "capability": "buffer", "input": "boroughs", "params": {"distance": 1000, "unit": "crs"}},
+        {"id": "box", "capability": "filter", "params": {"where": "ST_Intersects(geom, ST_MakeEnvelope(990000, 190000, 1000000, 200000))"}},
+        {"id": "save", "capability": "export", "params": {"destination": "{output_dir}/near.gpkg"}},
+        {"id": "all", "capability": "calculate", "input": "ring", "params": {"expressions": {"label": "upper(BoroName)"}}}
+    ]));
+    let plan = lowered(&pipeline);
+    let before = plan.explain();
+    assert_eq!(after(&BboxPrefilter, plan), before);
+}
+
+#[test]
+fn prune_columns_folds_a_drop_into_the_scan() {
+    let plan = lowered(&steps(json!([
+        {"id": "rich", "capability": "filter", "input": "countries", "params": {"where": "gdp_md_est > 1000000"}},
+        {"id": "slim", "capability": "drop_field", "params": {"fields": ["iso_a3", "pop_est"]}}
+    ])));
+    assert_plan(
+        &after(&PruneColumns, plan),
+        r#"
+        01)Filter "gdp_md_est" > 1000000 step=rich [result]
+        02)--Scan source=countries columns=[continent, name, gdp_md_est, geom]
+        "#,
+    );
+}
+
+#[test]
+fn assign_engine_in_hybrid_mode_sends_joins_native_and_attribute_work_to_postgis() {
+    let plan = lowered(&steps(json!([
+        {"id": "big", "capability": "filter", "input": "countries", "params": {"where": "pop_est > 1000"}},
+        {"id": "counted", "capability": "spatial_aggregate", "params": {"ref_layer": "cities", "predicate": "within", "agg": {"*": "count"}}}
+    ])));
+    let text = after(
+        &AssignEngine {
+            mode: EngineMode::Hybrid,
+        },
+        plan,
+    );
+    let line = |word: &str| text.lines().find(|l| l.contains(word)).unwrap().to_owned();
+    assert!(line("SpatialAggregate").contains("engine=native"), "{text}");
+    assert!(line("Filter").contains("engine=postgis"), "{text}");
+    assert!(
+        line("Scan source=countries").contains("engine=postgis"),
+        "{text}"
+    );
+}
+
+#[test]
+fn fuse_stages_runs_consecutive_nodes_of_one_engine_as_one_stage() {
+    let pipeline = steps(json!([
+        {"id": "big", "capability": "filter", "input": "countries", "params": {"where": "pop_est > 1000"}},
+        {"id": "named", "capability": "calculate", "params": {"expressions": {"label": "upper(name)"}}}
+    ]));
+    let mut plan = lowered(&pipeline);
+    for _ in 0..64 {
+        if !(AssignEngine {
+            mode: EngineMode::Embedded,
+        })
+        .rewrite(&mut plan)
+        .unwrap()
+        {
+            break;
+        }
+    }
+    let text = after(&FuseStages, plan);
+    assert!(
+        text.lines()
+            .filter(|l| !l.contains("Scan"))
+            .all(|l| l.contains("stage=1")),
+        "{text}"
+    );
+}
