@@ -20,6 +20,7 @@ pub mod measures;
 pub mod overlay;
 pub mod polygons;
 pub mod relational;
+mod ring_bands;
 pub mod stage;
 pub mod wkb;
 

@@ -1,11 +1,13 @@
 //! Polygons prepared for point queries: flat ring storage, a grid of part envelopes for points
-//! and an R-tree for distances, exact point location (inside, on the boundary, outside) and
-//! point-to-polygon distance.
+//! and an R-tree for distances, bands over the edges of long rings, exact point location
+//! (inside, on the boundary, outside) and point-to-polygon distance.
 
 use geo::MultiPolygon;
 use geo::kernels::{Kernel, Orientation, RobustKernel};
 use rstar::primitives::{GeomWithData, Rectangle};
 use rstar::{AABB, RTree};
+
+use super::ring_bands::RingBands;
 
 /// Where a point lies relative to a polygon (boundary as OGC defines it: rings and holes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +24,8 @@ type Entry = GeomWithData<Rectangle<[f64; 2]>, u32>;
 pub struct PreparedPolygons {
     coords: Vec<geo::Coord<f64>>,
     rings: Vec<(u32, u32)>,
+    /// For each ring, its edges by horizontal band (long rings only).
+    bands: Vec<Option<RingBands>>,
     parts: Vec<(u32, u32)>,
     part_row: Vec<u32>,
     tree: RTree<Entry>,
@@ -34,6 +38,7 @@ impl PreparedPolygons {
     pub fn new(shapes: Vec<Option<MultiPolygon<f64>>>) -> Self {
         let mut coords = Vec::new();
         let mut rings = Vec::new();
+        let mut bands = Vec::new();
         let mut parts = Vec::new();
         let mut part_row = Vec::new();
         let mut entries = Vec::new();
@@ -53,6 +58,7 @@ impl PreparedPolygons {
                         coords.push(*c);
                     }
                     rings.push((start, coords.len() as u32));
+                    bands.push(RingBands::new(&ring.0));
                 }
                 let part = parts.len() as u32;
                 parts.push((first_ring, rings.len() as u32));
@@ -66,6 +72,7 @@ impl PreparedPolygons {
         Self {
             coords,
             rings,
+            bands,
             parts,
             part_row,
             tree: RTree::bulk_load(entries),
@@ -104,16 +111,27 @@ impl PreparedPolygons {
         &self.coords[start as usize..end as usize]
     }
 
+    /// The location of `(x, y)` relative to ring `ring`, through its bands when it has them.
+    fn locate_in(&self, ring: u32, x: f64, y: f64) -> Location {
+        let coords = self.ring(ring);
+        match &self.bands[ring as usize] {
+            Some(bands) => {
+                locate_by_edges(coords, bands.edges_at(y).iter().map(|&e| e as usize), x, y)
+            }
+            None => locate_in_ring(coords, x, y),
+        }
+    }
+
     /// The exact location of `(x, y)` relative to part `part` (robust orientation tests, so a
     /// point on an edge or a vertex is on the boundary, as in GEOS).
     pub fn locate(&self, part: u32, x: f64, y: f64) -> Location {
         let (first, end) = self.parts[part as usize];
-        match locate_in_ring(self.ring(first), x, y) {
+        match self.locate_in(first, x, y) {
             Location::Inside => {}
             other => return other,
         }
         for hole in first + 1..end {
-            match locate_in_ring(self.ring(hole), x, y) {
+            match self.locate_in(hole, x, y) {
                 Location::Outside => {}
                 Location::Boundary => return Location::Boundary,
                 Location::Inside => return Location::Outside,
@@ -153,10 +171,21 @@ fn segment_distance_2(x: f64, y: f64, a: geo::Coord<f64>, b: geo::Coord<f64>) ->
 
 /// Winding-number location of a point in a closed ring, with exact boundary detection.
 pub fn locate_in_ring(ring: &[geo::Coord<f64>], x: f64, y: f64) -> Location {
+    locate_by_edges(ring, 0..ring.len().saturating_sub(1), x, y)
+}
+
+/// [`locate_in_ring`] counting only the edges starting at `edges` (all those whose y-range
+/// holds `y`, and any others: they add nothing).
+fn locate_by_edges(
+    ring: &[geo::Coord<f64>],
+    edges: impl Iterator<Item = usize>,
+    x: f64,
+    y: f64,
+) -> Location {
     let p = geo::Coord { x, y };
     let mut winding = 0i32;
-    for edge in ring.windows(2) {
-        let (a, b) = (edge[0], edge[1]);
+    for e in edges {
+        let (a, b) = (ring[e], ring[e + 1]);
         if a == p {
             return Location::Boundary;
         }
@@ -227,5 +256,35 @@ mod tests {
         assert_eq!(p.candidates_at(3.0, 3.0).count(), 1);
         assert_eq!(p.candidates_at(4.0, 4.0).count(), 1);
         assert_eq!(p.candidates_at(4.5, 4.0).count(), 0);
+    }
+
+    proptest::proptest! {
+        /// Long rings (banded) locate every point as a whole-ring scan does: vertices, points
+        /// on edges, and points on a grid of the same coordinates (so many share a vertex's y).
+        #[test]
+        fn banded_rings_locate_as_a_whole_scan(
+            steps in proptest::collection::vec((-3i32..=3, -3i32..=3), 40..200),
+            probes in proptest::collection::vec((-40i32..=40, -40i32..=40), 1..200),
+        ) {
+            let mut at = (0i32, 0i32);
+            let mut coords = vec![(0.0, 0.0)];
+            for (dx, dy) in steps {
+                at = (at.0 + dx, at.1 + dy);
+                coords.push((f64::from(at.0), f64::from(at.1)));
+            }
+            coords.push((0.0, 0.0));
+            let ring = LineString::from(coords.clone());
+            let prepared = PreparedPolygons::new(vec![Some(MultiPolygon(vec![Polygon::new(ring.clone(), vec![])]))]);
+            proptest::prop_assert!(prepared.bands[0].is_some());
+            let edge_midpoints = coords.windows(2).map(|w| ((w[0].0 + w[1].0) / 2.0, (w[0].1 + w[1].1) / 2.0));
+            let grid = probes.iter().map(|&(x, y)| (f64::from(x) / 2.0, f64::from(y) / 2.0));
+            for (x, y) in coords.iter().copied().chain(edge_midpoints).chain(grid) {
+                proptest::prop_assert_eq!(
+                    prepared.locate(0, x, y),
+                    locate_in_ring(&ring.0, x, y),
+                    "at ({}, {})", x, y
+                );
+            }
+        }
     }
 }
