@@ -138,7 +138,12 @@ pub fn main(
             "only one --input may be a bare PATH; name the others NAME=PATH",
         );
     }
-    let engine = RunEngine::parse(engine);
+    let Some(engine) = RunEngine::parse(engine) else {
+        return fail(
+            2,
+            &format!("--engine {engine}: use embedded, native, postgis or hybrid"),
+        );
+    };
     let mut config = Config::with_data_dir(std::env::temp_dir());
     if engine.on_postgis() {
         match std::env::var("GEOMILL_POSTGIS_DSN") {

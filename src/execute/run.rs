@@ -127,14 +127,15 @@ impl RunEngine {
         }
     }
 
-    /// The engine a stored name stands for (`embedded` for anything else).
-    pub fn parse(name: &str) -> Self {
-        match name {
+    /// The engine a name stands for (`None` for any other name: never a silent default).
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "embedded" => Self::Embedded,
             "postgis" => Self::Postgis,
             "native" => Self::Native,
             "hybrid" => Self::Hybrid,
-            _ => Self::Embedded,
-        }
+            _ => return None,
+        })
     }
 
     /// Whether the run's statements execute on PostgreSQL.

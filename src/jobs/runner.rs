@@ -245,6 +245,10 @@ async fn attempt(
     feed: &Arc<JobFeed>,
     control: &Control,
 ) -> Attempt {
+    let Some(engine) = crate::execute::RunEngine::parse(&job.engine) else {
+        let reason = format!("job {} names an unknown engine {:?}", job.id, job.engine);
+        return Attempt::Done(Err(ApiError::internal(&reason)));
+    };
     let interrupter = Arc::new(Interrupter::default());
     let progress_feed = feed.clone();
     let progress = Arc::new(move |done: usize, total: usize| {
@@ -258,7 +262,7 @@ async fn attempt(
         job_id: Some(job.id.clone()),
         interrupter: Some(interrupter.clone()),
         progress: Some(progress),
-        engine: crate::execute::RunEngine::parse(&job.engine),
+        engine,
         ..RunRequest::default()
     };
     let run_state = state.clone();
