@@ -116,7 +116,7 @@ fn serve(config: Config) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(crate::server::serve(config)) {
+    match runtime.block_on(crate::api::server::serve(config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("geomill: {error}");

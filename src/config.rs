@@ -180,7 +180,7 @@ impl Config {
             return Err(ConfigError::BadDsn(dsn.clone()));
         }
         if let Some(url) = &self.redis_url
-            && crate::api::health::redis_address(url).is_none()
+            && crate::config::redis_address(url).is_none()
         {
             return Err(ConfigError::BadRedisUrl(url.clone()));
         }
@@ -206,6 +206,23 @@ impl Config {
     /// The embedded engine's database file.
     pub fn duckdb_path(&self) -> PathBuf {
         self.data_dir.join("geomill.duckdb")
+    }
+}
+
+/// `host:port` of a `redis://[user:pass@]host[:port][/db]` URL, or `None` if it is not one.
+pub fn redis_address(url: &str) -> Option<String> {
+    let rest = url.strip_prefix("redis://")?;
+    let authority = rest.split('/').next()?;
+    let host_port = authority.rsplit('@').next()?;
+    if host_port.is_empty() {
+        return None;
+    }
+    if host_port.contains(':') && !host_port.ends_with(']') {
+        let (host, port) = host_port.rsplit_once(':')?;
+        port.parse::<u16>().ok()?;
+        (!host.is_empty()).then(|| host_port.to_owned())
+    } else {
+        Some(format!("{host_port}:6379"))
     }
 }
 
@@ -255,5 +272,20 @@ mod tests {
         config.engine = Engine::Hybrid;
         config.postgis_dsn = Some("mysql://x".into());
         assert!(matches!(config.validate(), Err(ConfigError::BadDsn(_))));
+    }
+
+    #[test]
+    fn redis_urls() {
+        assert_eq!(
+            redis_address("redis://localhost").as_deref(),
+            Some("localhost:6379")
+        );
+        assert_eq!(
+            redis_address("redis://:pw@cache:6380/2").as_deref(),
+            Some("cache:6380")
+        );
+        assert_eq!(redis_address("redis://cache:notaport"), None);
+        assert_eq!(redis_address("http://cache"), None);
+        assert_eq!(redis_address("redis://"), None);
     }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use geomill_backends::duckdb::DatasetRecord;
 
-use crate::api::datasets::blocking;
+use crate::blocking::blocking;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -131,7 +131,7 @@ async fn load(state: &AppState) -> Result<Vec<Example>, ApiError> {
             Some(dataset) => dataset.id.clone(),
             None => {
                 let key = uuid::Uuid::new_v4().to_string();
-                match crate::api::ingest::ingest_stored(state, &key, id.clone(), &path).await {
+                match crate::datasets::ingest::ingest_stored(state, &key, id.clone(), &path).await {
                     Ok(dataset) => dataset.id,
                     Err(error) if error.status.is_client_error() => {
                         tracing::warn!(file = %file, message = %error.message, "examples: a file cannot be read; left out");

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod blocking;
 pub mod cli;
 pub mod config;
 pub mod cql2;
@@ -13,10 +14,10 @@ pub mod examples;
 pub mod execute;
 pub mod jobs;
 pub mod plan_cli;
+pub mod query_string;
 pub mod rules;
 pub mod run_cli;
 pub mod schedules;
-pub mod server;
 pub mod sessions;
 pub mod state;
 pub mod telemetry;

@@ -9,8 +9,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::extract::{ApiJson, ApiQuery};
+use crate::blocking::{blocking, engine_error};
+use crate::datasets::lookup::{find, find_layer};
 use crate::datasets::model::{Dataset, DatasetPage};
-use crate::datasets::{remote, upload};
+use crate::datasets::upload;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -26,16 +28,6 @@ pub fn routes() -> Router<AppState> {
             "/api/portal/datasets/{id}/layers/{layer}/features",
             get(features),
         )
-}
-
-/// Runs a blocking engine call off the async threads.
-pub(crate) async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, geomill_backends::BackendError> + Send + 'static,
-) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| ApiError::internal(&e))?
-        .map_err(engine_error)
 }
 
 /// A page of a stored layer's features in WGS 84 lon/lat: read by PostgreSQL itself in
@@ -68,22 +60,6 @@ pub(crate) fn page_features(
         .collect()
 }
 
-/// The PostgreSQL store unreachable (persistent mode) is a 503 naming it; data a file format
-/// cannot hold is a 422 saying why; any other engine failure is unexpected (500).
-pub(crate) fn engine_error(error: geomill_backends::BackendError) -> ApiError {
-    match error {
-        geomill_backends::BackendError::Unsupported(reason) => ApiError::new(
-            axum::http::StatusCode::UNPROCESSABLE_ENTITY,
-            "unsupported_by_format",
-            reason,
-        ),
-        geomill_backends::BackendError::Unavailable {
-            engine: "postgis", ..
-        } => crate::execute::postgis::postgis_error(error),
-        other => ApiError::internal(&other),
-    }
-}
-
 /// 409 `read_only` for a dataset holding an example.
 async fn refuse_example(state: &AppState, id: &str) -> Result<(), ApiError> {
     if crate::examples::is_example(state, id).await? {
@@ -94,64 +70,6 @@ async fn refuse_example(state: &AppState, id: &str) -> Result<(), ApiError> {
         ));
     }
     Ok(())
-}
-
-fn check_id(id: &str) -> Result<(), ApiError> {
-    uuid::Uuid::parse_str(id)
-        .map(|_| ())
-        .map_err(|_| ApiError::bad_request(format!("dataset id {id:?} is not a UUID")))
-}
-
-pub(crate) async fn find(
-    state: &AppState,
-    id: &str,
-) -> Result<geomill_backends::duckdb::DatasetRecord, ApiError> {
-    check_id(id)?;
-    let engine = state.embedded();
-    let key = id.to_owned();
-    blocking(move || engine.dataset(&key))
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("no dataset {id}")))
-}
-
-/// A layer of a dataset, its features loaded (a remote layer is fetched on first use); 404
-/// naming the layers when there is no such layer.
-pub(crate) async fn find_layer(
-    state: &AppState,
-    id: &str,
-    layer: &str,
-) -> Result<geomill_backends::duckdb::LayerRecord, ApiError> {
-    Ok(find_dataset_layer(state, id, layer).await?.1)
-}
-
-/// [`find_layer`] with the dataset it belongs to (as it is once the layer is loaded).
-pub(crate) async fn find_dataset_layer(
-    state: &AppState,
-    id: &str,
-    layer: &str,
-) -> Result<
-    (
-        geomill_backends::duckdb::DatasetRecord,
-        geomill_backends::duckdb::LayerRecord,
-    ),
-    ApiError,
-> {
-    let missing = |dataset: &geomill_backends::duckdb::DatasetRecord| {
-        let known: Vec<&str> = dataset.layers.iter().map(|l| l.name.as_str()).collect();
-        ApiError::not_found(format!(
-            "dataset {id} has no layer {layer:?} (layers: {})",
-            known.join(", ")
-        ))
-    };
-    let dataset = find(state, id).await?;
-    if !dataset.layers.iter().any(|l| l.name == layer) {
-        return Err(missing(&dataset));
-    }
-    let dataset = remote::ensure_loaded(state, dataset).await?;
-    match dataset.layers.iter().find(|l| l.name == layer).cloned() {
-        Some(found) => Ok((dataset, found)),
-        None => Err(missing(&dataset)),
-    }
 }
 
 /// The stored layer a copy request names (`layer`, default the dataset's first) and the table

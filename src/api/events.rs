@@ -15,10 +15,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tokio::sync::broadcast::{self, error::RecvError};
 
-use super::extract::query_pairs;
 use crate::error::ApiError;
 use crate::events::Event;
 use crate::events::filter::Filter;
+use crate::query_string::query_pairs;
 use crate::state::AppState;
 
 const PING_EVERY: Duration = Duration::from_secs(30);

@@ -10,8 +10,9 @@ use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::datasets::{blocking, lon_lat_page};
+use super::datasets::lon_lat_page;
 use super::extract::{ApiJson, ApiQuery};
+use crate::blocking::blocking;
 use crate::datasets::model::Dataset;
 use crate::error::ApiError;
 use crate::examples::{self, Example};

@@ -77,13 +77,6 @@ fn query_rejection(rejection: &QueryRejection) -> ApiError {
     ApiError::bad_request(format!("invalid query string: {}", source_text(rejection)))
 }
 
-/// The decoded `name=value` pairs of a raw query string, repeated names kept in order.
-pub fn query_pairs(query: &str) -> Vec<(String, String)> {
-    reqwest::Url::parse(&format!("http://query.invalid/?{query}"))
-        .map(|url| url.query_pairs().into_owned().collect())
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use axum::Router;

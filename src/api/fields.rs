@@ -9,9 +9,10 @@ use geomill_planner::schema::FieldType;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::datasets::{blocking, find_layer};
 use super::extract::{ApiJson, ApiQuery};
+use crate::blocking::blocking;
 use crate::datasets::breaks;
+use crate::datasets::lookup::find_layer;
 use crate::error::ApiError;
 use crate::state::AppState;
 

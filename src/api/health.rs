@@ -1,5 +1,6 @@
 //! `GET /health`: the service's own view of its parts, each measured for real on every call.
 
+use crate::config::redis_address;
 use std::path::Path;
 use std::time::Duration;
 
@@ -179,41 +180,4 @@ async fn check_redis(url: Option<&str>) -> bool {
         tokio::time::timeout(CHECK_TIMEOUT, ping).await,
         Ok(Ok(true))
     )
-}
-
-/// `host:port` of a `redis://[user:pass@]host[:port][/db]` URL, or `None` if it is not one.
-pub fn redis_address(url: &str) -> Option<String> {
-    let rest = url.strip_prefix("redis://")?;
-    let authority = rest.split('/').next()?;
-    let host_port = authority.rsplit('@').next()?;
-    if host_port.is_empty() {
-        return None;
-    }
-    if host_port.contains(':') && !host_port.ends_with(']') {
-        let (host, port) = host_port.rsplit_once(':')?;
-        port.parse::<u16>().ok()?;
-        (!host.is_empty()).then(|| host_port.to_owned())
-    } else {
-        Some(format!("{host_port}:6379"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::redis_address;
-
-    #[test]
-    fn redis_urls() {
-        assert_eq!(
-            redis_address("redis://localhost").as_deref(),
-            Some("localhost:6379")
-        );
-        assert_eq!(
-            redis_address("redis://:pw@cache:6380/2").as_deref(),
-            Some("cache:6380")
-        );
-        assert_eq!(redis_address("redis://cache:notaport"), None);
-        assert_eq!(redis_address("http://cache"), None);
-        assert_eq!(redis_address("redis://"), None);
-    }
 }

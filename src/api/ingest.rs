@@ -9,11 +9,11 @@ use axum::extract::{DefaultBodyLimit, Multipart, State};
 use axum::http::StatusCode;
 use axum::routing::post;
 use serde::Deserialize;
-use serde_json::json;
 
-use super::datasets::blocking;
 use super::extract::ApiJson;
+use crate::blocking::blocking;
 use crate::datasets::fetch::UrlPolicy;
+use crate::datasets::ingest::{announce_created, ingest_stored};
 use crate::datasets::model::Dataset;
 use crate::datasets::{inspect, remote, upload};
 use crate::error::ApiError;
@@ -108,40 +108,6 @@ async fn receive(
         .filter(|n| !n.trim().is_empty())
         .unwrap_or(file_name);
     ingest_stored(state, id, name, &path).await
-}
-
-/// Publishes `dataset_created` on the event bus.
-fn announce_created(state: &AppState, dataset: &Dataset) {
-    let layers: Vec<&str> = dataset.layers.iter().map(|l| l.name.as_str()).collect();
-    state.events().publish(
-        "dataset_created",
-        json!({"dataset_id": dataset.id, "name": dataset.name, "format": dataset.format, "layers": layers}),
-    );
-}
-
-/// Loads a file already in the dataset's folder; a file GDAL cannot read is a 422.
-pub(crate) async fn ingest_stored(
-    state: &AppState,
-    id: &str,
-    name: String,
-    path: &std::path::Path,
-) -> Result<Dataset, ApiError> {
-    let source = upload::source_for(path);
-    let engine = state.embedded();
-    let (key, stored_path) = (id.to_owned(), path.display().to_string());
-    let result = blocking(move || engine.ingest(&key, &name, &stored_path, &source)).await?;
-    match result {
-        Ok(record) => {
-            let dataset: Dataset = record.into();
-            announce_created(state, &dataset);
-            Ok(dataset)
-        }
-        Err(rejected) => Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "unreadable_file",
-            rejected.0,
-        )),
-    }
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]

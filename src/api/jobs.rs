@@ -15,8 +15,9 @@ use geomill_backends::duckdb::JobRecord;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::datasets::{MAX_LIMIT, blocking};
+use super::datasets::MAX_LIMIT;
 use super::extract::{ApiJson, ApiQuery};
+use crate::blocking::blocking;
 use crate::datasets::export::{ExportSource, ExportedFile, export, file_stem};
 use crate::datasets::model::Dataset;
 use crate::error::ApiError;

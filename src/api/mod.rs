@@ -22,6 +22,7 @@ pub mod projects;
 pub mod rules;
 pub mod scenarios;
 pub mod schedules;
+pub mod server;
 pub mod sessions;
 pub mod sql;
 pub mod tracking;

@@ -8,7 +8,7 @@ use geomill_planner::optimizer::EngineMode;
 use geomill_planner::schema::Catalog;
 use geomill_planner::spec::Vars;
 use geomill_planner::sql::Dialect;
-use geomill_planner::{PlanError, Preview, Problem};
+use geomill_planner::{PlanError, Preview};
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
@@ -156,12 +156,4 @@ pub fn validation_json(result: &Result<usize, PlanError>) -> Result<Value, ApiEr
         Err(PlanError::Invalid(problems)) => Ok(json!({ "valid": false, "errors": problems })),
         Err(other) => Err(ApiError::internal(other)),
     }
-}
-
-/// Problems with their paths prefixed (`[2].` for the third rule of a batch).
-pub fn prefixed(problems: &[Problem], prefix: &str) -> Vec<Problem> {
-    problems
-        .iter()
-        .map(|p| Problem::new(format!("{prefix}{}", p.path), p.message.clone()))
-        .collect()
 }

@@ -14,8 +14,8 @@ use geomill_backends::duckdb::ScenarioRecord;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::datasets::blocking;
 use super::extract::{ApiJson, ApiQuery};
+use crate::blocking::blocking;
 use crate::error::ApiError;
 use crate::jobs::runner::{COMPLETED, PENDING, RUNNING};
 use crate::state::AppState;

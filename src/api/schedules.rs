@@ -12,8 +12,8 @@ use geomill_backends::duckdb::ScheduleRecord;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::datasets::blocking;
 use super::extract::ApiJson;
+use crate::blocking::blocking;
 use crate::error::ApiError;
 use crate::schedules::{Skip, fire, next_after, parse_cron};
 use crate::state::AppState;

@@ -9,9 +9,9 @@ use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::datasets::blocking;
 use super::extract::ApiJson;
 use super::sql::{DEFAULT_ROWS, MAX_ROWS, failed, rows_body};
+use crate::blocking::blocking;
 use crate::error::ApiError;
 use crate::sessions::{DEFAULT_IDLE_TIMEOUT_S, MAX_IDLE_TIMEOUT_S, Session};
 use crate::state::AppState;

@@ -33,7 +33,7 @@ fn layer_example() -> Value {
 async fn layer_of(state: &AppState, id: &str, body: TrackingBody) -> Result<String, ApiError> {
     match body.layer {
         Some(layer) => Ok(layer),
-        None => crate::api::datasets::find(state, id)
+        None => crate::datasets::lookup::find(state, id)
             .await?
             .layers
             .first()

@@ -87,7 +87,7 @@ pub(crate) async fn dry_run_layer(state: &AppState, body: &Value) -> Result<Valu
             "the trigger must watch a stored layer (dataset_id, layer)",
         ));
     };
-    let record = super::datasets::find_layer(state, dataset_id, layer).await?;
+    let record = crate::datasets::lookup::find_layer(state, dataset_id, layer).await?;
     let mut rows = tracking::layer_rows(state, &record.table_name).await?;
     let total = rows.len();
     rows.truncate(MAX_LAYER_ROWS);
@@ -255,9 +255,9 @@ pub async fn evaluate(
     let (mut rows, from_layer) = match (given_rows(&state, &run).await?, &run.dataset_id) {
         (Some(rows), None) => (rows, false),
         (None, Some(dataset_id)) => {
-            let dataset = super::datasets::find(&state, dataset_id).await?;
+            let dataset = crate::datasets::lookup::find(&state, dataset_id).await?;
             let layer = match &run.layer {
-                Some(name) => super::datasets::find_layer(&state, dataset_id, name).await?,
+                Some(name) => crate::datasets::lookup::find_layer(&state, dataset_id, name).await?,
                 None => dataset.layers.first().cloned().ok_or_else(|| {
                     ApiError::not_found(format!("dataset {dataset_id} has no layer"))
                 })?,

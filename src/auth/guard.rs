@@ -61,7 +61,7 @@ fn presented_key<'a>(
         return Some(bearer.trim().to_owned());
     }
     if websocket {
-        return crate::api::extract::query_pairs(query?)
+        return crate::query_string::query_pairs(query?)
             .into_iter()
             .find(|(name, _)| name == "token")
             .map(|(_, value)| value);

@@ -130,7 +130,7 @@ pub async fn export(
                 engine.export_file(path, layer_name, &destination, format)
             }
         }
-        .map_err(crate::api::datasets::engine_error)?;
+        .map_err(crate::blocking::engine_error)?;
         match format {
             ExportFormat::Shp => zip_folder(&target),
             _ => std::fs::read(&target),

@@ -4,7 +4,9 @@
 pub mod breaks;
 pub mod export;
 pub mod fetch;
+pub mod ingest;
 pub mod inspect;
+pub mod lookup;
 pub mod model;
 pub mod remote;
 pub mod upload;

@@ -313,7 +313,7 @@ pub async fn ensure_loaded(
     let _one_at_a_time = state.remote_loads().lock().await;
     let engine = state.embedded();
     let id = record.id.clone();
-    let current = crate::api::datasets::blocking(move || engine.dataset(&id))
+    let current = crate::blocking::blocking(move || engine.dataset(&id))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no dataset {}", record.id)))?;
     let Some(remote) = current.remote.clone().filter(|r| r.loaded_at.is_none()) else {
@@ -374,7 +374,7 @@ async fn load(
     let source = upload::source_for(path);
     let engine = state.embedded();
     let key = id.to_owned();
-    match crate::api::datasets::blocking(move || engine.load_remote(&key, &source)).await? {
+    match crate::blocking::blocking(move || engine.load_remote(&key, &source)).await? {
         Ok(record) => {
             crate::triggers::tracking::record_loaded(state, &record).await;
             Ok(record)

@@ -18,7 +18,7 @@ use geomill_planner::{compile, document_sources};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::api::datasets::blocking;
+use crate::blocking::blocking;
 use crate::error::ApiError;
 use crate::state::AppState;
 

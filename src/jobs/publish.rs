@@ -3,7 +3,7 @@
 
 use geomill_backends::duckdb::{JobRecord, Publication};
 
-use crate::api::datasets::blocking;
+use crate::blocking::blocking;
 use crate::datasets::export::file_stem;
 use crate::datasets::model::Dataset;
 use crate::error::ApiError;
@@ -58,7 +58,8 @@ pub async fn publish(
             .await
             .map_err(|e| ApiError::internal(&e))?;
         let dataset =
-            crate::api::ingest::ingest_stored(state, &dataset_id, job.name.clone(), &copy).await?;
+            crate::datasets::ingest::ingest_stored(state, &dataset_id, job.name.clone(), &copy)
+                .await?;
         let engine = state.embedded();
         let (job_id, key) = (job.id.clone(), dataset_id.clone());
         blocking(move || engine.record_publication(&job_id, &key)).await?;

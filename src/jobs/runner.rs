@@ -103,7 +103,7 @@ pub fn feed_of(state: &AppState, job: &JobRecord) -> Arc<JobFeed> {
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, geomill_backends::BackendError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    crate::api::datasets::blocking(work).await
+    crate::blocking::blocking(work).await
 }
 
 /// Writes `job` if its stored status is one of `expected`; `false` when another transition won.

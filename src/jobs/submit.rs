@@ -120,7 +120,7 @@ async fn rules_document(state: &AppState, ids: &[String]) -> Result<Value, ApiEr
         return Err(ApiError::unprocessable("parameters.rule_ids is empty"));
     }
     let engine = state.embedded();
-    let all = crate::api::datasets::blocking(move || engine.rules()).await?;
+    let all = crate::blocking::blocking(move || engine.rules()).await?;
     let mut steps = Vec::new();
     let mut unknown = Vec::new();
     for id in ids {
@@ -330,7 +330,7 @@ async fn check_document(
         }
         let engine = state.embedded();
         let layer = binding.layer.clone();
-        let schema = crate::api::datasets::blocking(move || engine.layer_schema(&layer)).await?;
+        let schema = crate::blocking::blocking(move || engine.layer_schema(&layer)).await?;
         catalog.sources.insert(binding.source, schema);
     }
     geomill_planner::plan_document(document, &catalog, &loose)?;

@@ -7,7 +7,6 @@ use geomill_planner::spec::Vars;
 use geomill_planner::{PlanError, plan_document};
 use serde_json::{Map, Value, json};
 
-use crate::api::planning::prefixed;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -46,4 +45,12 @@ pub fn announce(state: &AppState, source: &str, rule: &Map<String, Value>, probl
     });
     // Nobody listening is not an error.
     let _ = state.rule_events().send(event);
+}
+
+/// Problems with their paths prefixed (`[2].` for the third rule of a batch).
+pub fn prefixed(problems: &[Problem], prefix: &str) -> Vec<Problem> {
+    problems
+        .iter()
+        .map(|p| Problem::new(format!("{prefix}{}", p.path), p.message.clone()))
+        .collect()
 }

@@ -5,7 +5,7 @@ use geomill_backends::duckdb::RuleRecord;
 use serde_json::{Map, Value, json};
 
 use super::check;
-use crate::api::datasets::blocking;
+use crate::blocking::blocking;
 use crate::error::ApiError;
 use crate::state::AppState;
 

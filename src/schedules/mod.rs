@@ -59,14 +59,14 @@ pub async fn fire(
     let _one_at_a_time = state.schedule_fires().lock().await;
     let engine = state.embedded();
     let key = id.to_owned();
-    let mut schedule = crate::api::datasets::blocking(move || engine.schedule(&key))
+    let mut schedule = crate::blocking::blocking(move || engine.schedule(&key))
         .await
         .map_err(Skip::Failed)?
         .ok_or_else(|| Skip::Failed(ApiError::not_found(format!("no schedule {id}"))))?;
     if let Some(previous) = &schedule.last_job_id {
         let engine = state.embedded();
         let key = previous.clone();
-        let job = crate::api::datasets::blocking(move || engine.job(&key))
+        let job = crate::blocking::blocking(move || engine.job(&key))
             .await
             .map_err(Skip::Failed)?;
         if job.is_some_and(|j| j.status == PENDING || j.status == RUNNING) {
@@ -87,7 +87,7 @@ pub async fn fire(
     }
     let engine = state.embedded();
     let stored = schedule.clone();
-    crate::api::datasets::blocking(move || engine.put_schedule(&stored))
+    crate::blocking::blocking(move || engine.put_schedule(&stored))
         .await
         .map_err(Skip::Failed)?;
     state.events().publish(

@@ -17,7 +17,7 @@ pub async fn run(state: AppState) {
     loop {
         tick.tick().await;
         let engine = state.embedded();
-        let schedules = match crate::api::datasets::blocking(move || engine.schedules()).await {
+        let schedules = match crate::blocking::blocking(move || engine.schedules()).await {
             Ok(schedules) => schedules,
             Err(error) => {
                 tracing::warn!(message = %error.message, "schedules: cannot read the catalog");
@@ -51,7 +51,7 @@ pub async fn run(state: AppState) {
 async fn advance(state: &AppState, id: &str) {
     let engine = state.embedded();
     let key = id.to_owned();
-    let _ = crate::api::datasets::blocking(move || {
+    let _ = crate::blocking::blocking(move || {
         if let Some(mut schedule) = engine.schedule(&key)? {
             schedule.next_run_at = parse_cron(&schedule.cron)
                 .ok()

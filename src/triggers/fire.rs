@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::actions;
 use super::store::{self, Reference, Trigger};
-use crate::api::datasets::blocking;
+use crate::blocking::blocking;
 use crate::error::ApiError;
 use crate::state::AppState;
 

@@ -49,10 +49,8 @@ async fn work_embedded(state: AppState) {
 pub async fn drain_embedded(state: &AppState) {
     loop {
         let engine = state.embedded();
-        let pending = match crate::api::datasets::blocking(move || {
-            engine.pending_layer_changes(BATCH)
-        })
-        .await
+        let pending = match crate::blocking::blocking(move || engine.pending_layer_changes(BATCH))
+            .await
         {
             Ok(pending) if !pending.is_empty() => pending,
             Ok(_) => return,
@@ -85,7 +83,7 @@ pub async fn drain_embedded(state: &AppState) {
             let ids: Vec<i64> = run.iter().map(|e| e.id).collect();
             let engine = state.embedded();
             if let Err(error) =
-                crate::api::datasets::blocking(move || engine.consume_changes(&ids)).await
+                crate::blocking::blocking(move || engine.consume_changes(&ids)).await
             {
                 tracing::warn!(message = %error.message, "triggers: cannot mark changes consumed");
                 return;

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::model::{FieldProblem, TriggerSpec, Watched, parse};
-use crate::api::datasets::blocking;
+use crate::blocking::blocking;
 use crate::error::ApiError;
 use crate::state::AppState;
 

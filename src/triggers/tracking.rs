@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::fire::{ChangeOp, ChangedFeature};
 use super::store::layer_table;
-use crate::api::datasets::blocking;
+use crate::blocking::blocking;
 use crate::error::ApiError;
 use crate::execute::postgis_error;
 use crate::state::AppState;
@@ -25,7 +25,9 @@ pub async fn postgis_table_of(
     if !state.embedded().store().is_postgis() {
         return None;
     }
-    let dataset = crate::api::datasets::find(state, dataset_id).await.ok()?;
+    let dataset = crate::datasets::lookup::find(state, dataset_id)
+        .await
+        .ok()?;
     let stored = dataset.layers.iter().find(|l| l.name == layer)?;
     Some((
         geomill_backends::duckdb::PG_LAYER_SCHEMA.to_owned(),
@@ -35,7 +37,7 @@ pub async fn postgis_table_of(
 
 /// The dataset's layer named `layer`, checked (404 for an unknown dataset or layer).
 async fn checked_layer(state: &AppState, dataset_id: &str, layer: &str) -> Result<(), ApiError> {
-    let dataset = crate::api::datasets::find(state, dataset_id).await?;
+    let dataset = crate::datasets::lookup::find(state, dataset_id).await?;
     if dataset.layers.iter().any(|l| l.name == layer) {
         return Ok(());
     }
@@ -109,7 +111,7 @@ pub async fn disable(state: &AppState, dataset_id: &str, layer: &str) -> Result<
 
 /// The tracked layers of a dataset: `{dataset_id, layers: [{layer, table, engine, pending}]}`.
 pub async fn status(state: &AppState, dataset_id: &str) -> Result<Value, ApiError> {
-    crate::api::datasets::find(state, dataset_id).await?;
+    crate::datasets::lookup::find(state, dataset_id).await?;
     let engine = state.embedded();
     let key = dataset_id.to_owned();
     let mut layers: Vec<Value> = blocking(move || engine.tracked_layers(&key))

@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use super::crs::{CRS84, crs_uri, storage_crs, supported_crs};
 use super::html::{self, Encoding, negotiate};
 use super::wire::{GEOJSON, HTML, JSON, base_url, layers, link, resolve, typed, urlencode};
-use crate::api::datasets::blocking;
 use crate::api::extract::ApiQuery;
+use crate::blocking::blocking;
 use crate::error::ApiError;
 use crate::state::AppState;
 

@@ -12,8 +12,9 @@ use super::collections::queryable_columns;
 use super::crs::{CRS84, parse_crs, with_content_crs};
 use super::html::{self, Encoding, negotiate};
 use super::wire::{GEOJSON, JSON, base_url, link, resolve, typed, urlencode};
-use crate::api::datasets::{MAX_LIMIT, blocking, parse_bbox};
+use crate::api::datasets::{MAX_LIMIT, parse_bbox};
 use crate::api::extract::ApiQuery;
+use crate::blocking::blocking;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -269,6 +270,6 @@ async fn filtered_page(
         geomill_backends::BackendError::Query { reason, .. } if filtered => {
             ApiError::bad_request(format!("filter cannot be evaluated: {reason}"))
         }
-        other => crate::api::datasets::engine_error(other),
+        other => crate::blocking::engine_error(other),
     })
 }

@@ -26,7 +26,7 @@ pub async fn map_page(
     let record = layer.clone();
     // MapLibre refuses latitudes past ±90 (a real layer's noisy polar edge can pass them) and
     // cannot show past Web Mercator's ±85.05.
-    let bounds = crate::api::datasets::blocking(move || engine.display_extent(&record))
+    let bounds = crate::blocking::blocking(move || engine.display_extent(&record))
         .await?
         .map(|[west, south, east, north]| {
             use geomill_backends::duckdb::MAX_TILE_LATITUDE as LIMIT;

@@ -8,7 +8,7 @@ use geomill_planner::schema::FieldType;
 use serde_json::{Value, json};
 
 use super::wire::{JSON, base_url, data_version, resolve, typed, urlencode};
-use crate::api::datasets::blocking;
+use crate::blocking::blocking;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::tile_cache::TileKey;

@@ -1,0 +1,44 @@
+//! Loading a file already in a dataset's folder into the store, and announcing new datasets.
+
+use axum::http::StatusCode;
+use serde_json::json;
+
+use crate::blocking::blocking;
+use crate::datasets::model::Dataset;
+use crate::datasets::upload;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Publishes `dataset_created` on the event bus.
+pub fn announce_created(state: &AppState, dataset: &Dataset) {
+    let layers: Vec<&str> = dataset.layers.iter().map(|l| l.name.as_str()).collect();
+    state.events().publish(
+        "dataset_created",
+        json!({"dataset_id": dataset.id, "name": dataset.name, "format": dataset.format, "layers": layers}),
+    );
+}
+
+/// Loads a file already in the dataset's folder; a file GDAL cannot read is a 422.
+pub async fn ingest_stored(
+    state: &AppState,
+    id: &str,
+    name: String,
+    path: &std::path::Path,
+) -> Result<Dataset, ApiError> {
+    let source = upload::source_for(path);
+    let engine = state.embedded();
+    let (key, stored_path) = (id.to_owned(), path.display().to_string());
+    let result = blocking(move || engine.ingest(&key, &name, &stored_path, &source)).await?;
+    match result {
+        Ok(record) => {
+            let dataset: Dataset = record.into();
+            announce_created(state, &dataset);
+            Ok(dataset)
+        }
+        Err(rejected) => Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unreadable_file",
+            rejected.0,
+        )),
+    }
+}
