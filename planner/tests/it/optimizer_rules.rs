@@ -27,17 +27,29 @@ fn lowered(pipeline: &Value) -> Plan {
     plans.remove(0).1
 }
 
-/// The plan's text after `rule` ran on it until it changed nothing more (as the optimizer runs
-/// a rule), with its schemas re-inferred and its invariants checked after each change.
-fn after(rule: &dyn OptimizerRule, mut plan: Plan) -> String {
+/// Runs `rule` on `plan` until it changes nothing more (as the optimizer runs a rule), with
+/// the schemas re-inferred and the invariants checked after each change.
+fn run(rule: &dyn OptimizerRule, plan: &mut Plan) {
     for _ in 0..64 {
-        if !rule.rewrite(&mut plan).unwrap() {
+        if !rule.rewrite(plan).unwrap() {
             break;
         }
         plan.infer_schemas();
         plan.check().unwrap();
     }
+}
+
+/// The plan's text after [`run`].
+fn after(rule: &dyn OptimizerRule, mut plan: Plan) -> String {
+    run(rule, &mut plan);
     plan.explain()
+}
+
+/// Asserts that `rule` leaves the plan of `pipeline` as it was lowered.
+fn assert_unchanged(rule: &dyn OptimizerRule, pipeline: &Value) {
+    let plan = lowered(pipeline);
+    let before = plan.explain();
+    assert_eq!(after(rule, plan), before);
 }
 
 /// Asserts the plan text, line by line (for a readable failure).
@@ -93,9 +105,7 @@ fn filter_pushdown_leaves_a_filter_on_the_geometry_a_buffer_makes() {
         {"id": "ring", "capability": "buffer", "input": "boroughs", "params": {"distance": 10, "unit": "crs"}},
         {"id": "big", "capability": "filter", "params": {"where": "ST_Area(geom) > 1000"}}
     ]));
-    let plan = lowered(&pipeline);
-    let before = plan.explain();
-    assert_eq!(after(&FilterPushdown, plan), before);
+    assert_unchanged(&FilterPushdown, &pipeline);
 }
 
 #[test]
@@ -125,9 +135,7 @@ fn bbox_prefilter_leaves_a_buffer_another_step_also_reads() {
         {"id": "save", "capability": "export", "params": {"destination": "{output_dir}/near.gpkg"}},
         {"id": "all", "capability": "calculate", "input": "ring", "params": {"expressions": {"label": "upper(BoroName)"}}}
     ]));
-    let plan = lowered(&pipeline);
-    let before = plan.explain();
-    assert_eq!(after(&BboxPrefilter, plan), before);
+    assert_unchanged(&BboxPrefilter, &pipeline);
 }
 
 #[test]
@@ -173,16 +181,12 @@ fn fuse_stages_runs_consecutive_nodes_of_one_engine_as_one_stage() {
         {"id": "named", "capability": "calculate", "params": {"expressions": {"label": "upper(name)"}}}
     ]));
     let mut plan = lowered(&pipeline);
-    for _ in 0..64 {
-        if !(AssignEngine {
+    run(
+        &AssignEngine {
             mode: EngineMode::Embedded,
-        })
-        .rewrite(&mut plan)
-        .unwrap()
-        {
-            break;
-        }
-    }
+        },
+        &mut plan,
+    );
     let text = after(&FuseStages, plan);
     assert!(
         text.lines()
