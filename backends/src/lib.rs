@@ -4,6 +4,12 @@
 pub mod bbox;
 pub mod error;
 
+/// Geometry code the embedded engine's SQL functions and the native kernels share.
+#[cfg(any(feature = "duckdb", feature = "native"))]
+pub mod geodesic;
+#[cfg(any(feature = "duckdb", feature = "native"))]
+pub mod wkb;
+
 #[cfg(feature = "duckdb")]
 pub mod duckdb;
 

@@ -84,6 +84,8 @@ impl EmbeddedEngine {
                     ))
                 })?;
         }
+        super::functions::register(&connection)
+            .map_err(|e| open_error(format!("registering geomill's SQL functions: {e}")))?;
         Ok(Self {
             connection: Mutex::new(connection),
             catalog: super::catalog_cache::CatalogCache::default(),

@@ -4,6 +4,7 @@ mod catalog_cache;
 mod engine;
 mod features;
 mod fields;
+mod functions;
 mod jobs;
 mod load;
 mod location;

@@ -5,13 +5,12 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, BinaryArray, BinaryBuilder, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
-use geo::{Destination, Geodesic, LineString, MultiPolygon, Point, Polygon};
 use geos::{Geom, Geometry, GeometryTypes};
 use rayon::prelude::*;
 
+use super::NativeError;
 use super::layer::{Layer, Wkb};
-use super::local_frame::LocalFrame;
-use super::{NativeError, wkb};
+use crate::geodesic::GeodesicBuffer;
 
 /// Replaces each geometry with `f(wkb)` (NULL stays NULL), every other column shared as is.
 pub(crate) fn map_geometry<F>(layer: &Layer, f: F) -> Result<Layer, NativeError>
@@ -59,28 +58,9 @@ pub(crate) fn to_wkb(geometry: &Geometry) -> Result<Vec<u8>, NativeError> {
         .map_err(NativeError::geos)
 }
 
-/// The vertices GEOS puts on a circle of `radius` around the origin (`segments` per quarter).
-fn circle(radius: f64, segments: u32) -> Result<Vec<(f64, f64)>, NativeError> {
-    let mut origin = Vec::new();
-    wkb::write_point(0.0, 0.0, &mut origin);
-    let disc = to_geos(&origin, 0)?
-        .buffer(radius, segments as i32)
-        .map_err(NativeError::geos)?;
-    let shape =
-        wkb::read_polygonal(&to_wkb(&disc)?).map_err(|e| NativeError::Geos(e.to_string()))?;
-    Ok(shape
-        .0
-        .first()
-        .map(|p| p.exterior().0.iter().map(|c| (c.x, c.y)).collect())
-        .unwrap_or_default())
-}
-
 /// Buffers each geometry by `distance`: in CRS units, or with `geodesic` in metres on
-/// longitude/latitude. Geodesic buffers of points are the circle of a local azimuthal
-/// equidistant frame, each vertex placed by the direct geodesic problem on WGS 84; of lines and
-/// polygons, the GEOS buffer in a [`LocalFrame`] centred on the feature's centroid (as the SQL
-/// engines centre their per-feature projection), brought back with longitudes continuous
-/// around the centre.
+/// longitude/latitude ([`GeodesicBuffer`], the definition DuckDB's `geomill_geodesic_buffer`
+/// shares).
 pub fn buffer(
     layer: &Layer,
     distance: f64,
@@ -95,66 +75,12 @@ pub fn buffer(
             to_wkb(&out).map(Some)
         });
     }
-    let ring = circle(distance.abs(), segments)?;
+    let geodesic = GeodesicBuffer::new(distance, segments).map_err(NativeError::Geos)?;
     map_geometry(layer, |bytes, row| {
-        if wkb::geometry_type(bytes).is_ok_and(|t| t != 1) {
-            return framed_buffer(bytes, row, distance, segments);
-        }
-        let point = wkb::read_point(bytes).map_err(|e| NativeError::Geometry {
-            row,
-            reason: e.to_string(),
-        })?;
-        let Some((lon0, lat0)) = point else {
-            return Ok(None);
-        };
-        if distance <= 0.0 {
-            return Ok(None);
-        }
-        let centre = Point::new(lon0, lat0);
-        let coords: Vec<(f64, f64)> = ring
-            .iter()
-            .map(|&(x, y)| {
-                let to = Geodesic.destination(centre, x.atan2(y).to_degrees(), x.hypot(y));
-                let lon = lon0 + (to.x() - lon0 + 180.0).rem_euclid(360.0) - 180.0;
-                (lon, to.y())
-            })
-            .collect();
-        let mut out = Vec::with_capacity(9 + 16 * coords.len());
-        let polygon = Polygon::new(LineString::from(coords), vec![]);
-        wkb::write_polygonal(&MultiPolygon(vec![polygon]), &mut out);
-        Ok(Some(out))
+        geodesic
+            .apply(bytes)
+            .map_err(|reason| NativeError::Geometry { row, reason })
     })
-}
-
-/// The geodesic buffer of a line, polygon or collection: GEOS's buffer in the local frame of
-/// its centroid (an empty geometry has no centroid to centre a projection on: NULL, as in the
-/// SQL engines' per-feature projection).
-fn framed_buffer(
-    bytes: &[u8],
-    row: usize,
-    distance: f64,
-    segments: u32,
-) -> Result<Option<Vec<u8>>, NativeError> {
-    let geometry = to_geos(bytes, row)?;
-    if geometry.is_empty().map_err(NativeError::geos)? {
-        return Ok(None);
-    }
-    let centroid = geometry.get_centroid().map_err(NativeError::geos)?;
-    let (lon0, lat0) = (
-        centroid.get_x().map_err(NativeError::geos)?,
-        centroid.get_y().map_err(NativeError::geos)?,
-    );
-    let frame = LocalFrame::new(lon0, lat0);
-    let planar = geometry
-        .transform_xy(|lon, lat| Some(frame.forward(lon, lat)))
-        .map_err(NativeError::geos)?;
-    let buffered = planar
-        .buffer(distance, segments as i32)
-        .map_err(NativeError::geos)?;
-    let back = buffered
-        .transform_xy(|x, y| Some(frame.inverse(x, y)))
-        .map_err(NativeError::geos)?;
-    to_wkb(&back).map(Some)
 }
 
 /// Each invalid geometry made valid by GEOS `MakeValid`, keeping the parts of the input's

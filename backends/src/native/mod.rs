@@ -15,16 +15,16 @@ pub mod geometry_ops;
 pub mod grid;
 pub mod joins;
 pub mod layer;
-pub mod local_frame;
 pub mod measures;
 pub mod overlay;
 pub mod polygons;
 pub mod relational;
 mod ring_bands;
 pub mod stage;
-pub mod wkb;
 
 use rayon::prelude::*;
+
+use crate::wkb;
 
 pub use layer::{Layer, Wkb, read_geoparquet, write_geoparquet};
 pub use polygons::{Location, PreparedPolygons};

@@ -11,6 +11,13 @@ use crate::plan::operator::{GeoExpr, SpatialPredicate};
 /// this string, the same coordinates).
 const WGS84: &str = "'+proj=longlat +datum=WGS84 +no_defs'";
 
+/// The SQL function the embedded engine registers in its DuckDB database
+/// (`backends/src/duckdb/functions.rs`): `(wkb BLOB, metres DOUBLE, quadrant_segments INTEGER)
+/// -> BLOB`, the native backend's geodesic buffer of one feature. DuckDB's buffers in metres
+/// call it instead of building two PROJ transformations per feature (2.2 s of the 3.4 s the
+/// PROJ form took on 3,000 regions), and match the native answer vertex for vertex.
+pub const DUCKDB_GEODESIC_BUFFER: &str = "geomill_geodesic_buffer";
+
 /// WGS 84's semi-major axis (m) and first eccentricity squared, as the native frame uses them.
 const SEMI_MAJOR: &str = "6378137.0";
 const ECCENTRICITY2: &str = "0.006694379990141317";
@@ -23,8 +30,8 @@ fn point_projection(g: &str) -> String {
     )
 }
 
-/// The local frame of a line or polygon around its centroid, built as the native backend's
-/// `LocalFrame`: the spherical azimuthal equidistant projection on the unit sphere (PROJ's
+/// The local frame of a line or polygon around its centroid, built on PostGIS as the native
+/// backend's `LocalFrame`: the spherical azimuthal equidistant projection on the unit sphere (PROJ's
 /// `+R=1`, cheap per vertex, where the ellipsoidal one solves a geodesic per vertex), scaled
 /// east-west by the ellipsoid's prime-vertical radius N and north-south by its meridional
 /// radius M at the centre. Both engines and the native backend compute the same frame, so their
@@ -61,47 +68,38 @@ impl CentroidFrame {
     }
 
     /// `inner(x)` applied to `g` carried into the frame, the answer carried back.
-    fn around(&self, g: &str, dialect: Dialect, inner: impl Fn(&str) -> String) -> String {
+    fn around(&self, g: &str, inner: impl Fn(&str) -> String) -> String {
         let (east, north) = (&self.east, &self.north);
-        let into = transform(g, self.sphere, &self.projection, dialect);
+        let into = transform(g, self.sphere, &self.projection);
         let scaled = format!("ST_Affine({into}, {east}, 0, 0, {north}, 0, 0)");
         let done = inner(&scaled);
         let unscaled = format!("ST_Affine({done}, 1 / {east}, 0, 0, 1 / {north}, 0, 0)");
-        transform(&unscaled, &self.projection, &self.wrapped, dialect)
+        transform(&unscaled, &self.projection, &self.wrapped)
     }
 }
 
-/// `g` carried from the PROJ definition `from` to `to` (both SQL text expressions).
-fn transform(g: &str, from: &str, to: &str, dialect: Dialect) -> String {
-    match dialect {
-        Dialect::Duckdb => format!("ST_Transform({g}, {from}, {to}, always_xy := true)"),
-        Dialect::Postgis => format!("ST_Transform({g}, {from}, {to})"),
-    }
+/// `g` carried from the PROJ definition `from` to `to` (both SQL text expressions) on PostGIS.
+fn transform(g: &str, from: &str, to: &str) -> String {
+    format!("ST_Transform({g}, {from}, {to})")
 }
 
-/// The geodesic buffer of `g` by `distance` metres: of a point, the circle of its ellipsoidal
-/// aeqd (exact); of anything else, the buffer in its [`CentroidFrame`]. Empty geometries have
-/// no centroid and give NULL, as in the native backend.
-fn geodesic_buffer(g: &str, distance: &str, segments: u32, dialect: Dialect) -> String {
+/// The geodesic buffer of `g` by `distance` metres on PostGIS: of a point, the circle of its
+/// ellipsoidal aeqd (exact); of anything else, the buffer in its [`CentroidFrame`]. Empty
+/// geometries have no centroid and give NULL, as in the native backend.
+fn postgis_geodesic_buffer(g: &str, distance: &str, segments: u32) -> String {
     let point = point_projection(g);
     let wrapped = format!("'+proj=longlat +datum=WGS84 +lon_wrap=' || ST_X({g}) || ' +no_defs'");
     let circle = transform(
         &format!(
             "ST_Buffer({}, {distance}, {segments})",
-            transform(g, WGS84, &point, dialect)
+            transform(g, WGS84, &point)
         ),
         &point,
         &wrapped,
-        dialect,
     );
-    let framed = CentroidFrame::of(g).around(g, dialect, |x| {
-        format!("ST_Buffer({x}, {distance}, {segments})")
-    });
-    let is_point = match dialect {
-        Dialect::Duckdb => format!("ST_GeometryType({g}) = 'POINT'"),
-        Dialect::Postgis => format!("GeometryType({g}) = 'POINT'"),
-    };
-    format!("CASE WHEN {is_point} THEN {circle} ELSE {framed} END")
+    let framed =
+        CentroidFrame::of(g).around(g, |x| format!("ST_Buffer({x}, {distance}, {segments})"));
+    format!("CASE WHEN GeometryType({g}) = 'POINT' THEN {circle} ELSE {framed} END")
 }
 
 fn epsg_number(crs: &str) -> Result<&str, String> {
@@ -140,10 +138,12 @@ pub fn geo_sql(expr: &GeoExpr, g: &str, dialect: Dialect) -> Result<String, Stri
             },
             Duckdb,
         ) => {
-            // Projections built per feature leave the result without a CRS; the cast declares
-            // it WGS 84 again (as ST_SetSRID does for PostGIS), so files written carry EPSG:4326.
-            let buffer = geodesic_buffer(g, &number(*distance)?, *segments, Duckdb);
-            format!("CAST({buffer} AS GEOMETRY('EPSG:4326'))")
+            // The function's WKB carries no CRS; the cast declares it WGS 84 again (as
+            // ST_SetSRID does for PostGIS), so files written carry EPSG:4326.
+            format!(
+                "CAST(ST_GeomFromWKB({DUCKDB_GEODESIC_BUFFER}(ST_AsWKB({g}), {}, {segments})) AS GEOMETRY('EPSG:4326'))",
+                number(*distance)?
+            )
         }
         (
             GeoExpr::Buffer {
@@ -153,7 +153,7 @@ pub fn geo_sql(expr: &GeoExpr, g: &str, dialect: Dialect) -> Result<String, Stri
             },
             Postgis,
         ) => {
-            let buffer = geodesic_buffer(g, &number(*distance)?, *segments, Postgis);
+            let buffer = postgis_geodesic_buffer(g, &number(*distance)?, *segments);
             format!("ST_SetSRID({buffer}, 4326)")
         }
         (GeoExpr::Centroid, _) => format!("ST_Centroid({g})"),

@@ -8,4 +8,5 @@ mod script;
 pub mod select;
 
 pub use dialect::Dialect;
+pub use geo::DUCKDB_GEODESIC_BUFFER;
 pub use script::{FgbIndex, Script, Statement, duckdb_copy, emit};

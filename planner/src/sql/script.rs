@@ -12,7 +12,7 @@ use super::quote::{ident, string};
 use super::select::{Input, select};
 use crate::error::PlanError;
 use crate::plan::native::native_kernel;
-use crate::plan::operator::{ExportFormat, ExportOp, Operator};
+use crate::plan::operator::{ExportFormat, ExportOp, Operator, ValueExpr};
 use crate::plan::{EngineKind, Plan};
 
 /// One statement of a script.
@@ -118,6 +118,23 @@ fn from_item(plan: &Plan, index: NodeIndex) -> String {
     }
 }
 
+/// Whether `op` computes its rows' geometries (making them valid, buffering, ...). PostgreSQL
+/// inlines a CTE read once into its reader, copying the CTE's expression into every place the
+/// reader names the column: a geodesic buffer names its input geometry fifteen times, so a
+/// make-valid step below it ran `ST_IsValid` fifteen times per feature (9.6 s where 3.2 s is
+/// the work, on 3,000 regions). Such CTEs are `MATERIALIZED` on PostGIS: computed once per row,
+/// and nothing is lost, as a computed geometry has no index to use anyway. DuckDB computes a
+/// CTE's expressions once.
+fn computes_geometry(op: &Operator) -> bool {
+    match op {
+        Operator::Map(map) => map
+            .set
+            .iter()
+            .any(|(_, value, _)| matches!(value, ValueExpr::Geo(_))),
+        _ => false,
+    }
+}
+
 fn stage_statement(
     plan: &Plan,
     nodes: &[NodeIndex],
@@ -175,9 +192,9 @@ fn stage_statement(
         if !node.step.is_empty() && !steps.contains(&node.step) {
             steps.push(node.step.clone());
         }
-        queries.push((node.relation.clone(), query));
+        queries.push((node.relation.clone(), query, computes_geometry(&node.op)));
     }
-    let Some((relation, last)) = queries.pop() else {
+    let Some((relation, last, _)) = queries.pop() else {
         return Err(PlanError::Emit {
             dialect: dialect.as_str(),
             step: String::new(),
@@ -189,7 +206,10 @@ fn stage_statement(
     } else {
         let ctes: Vec<String> = queries
             .iter()
-            .map(|(name, q)| format!("{} AS ({q})", ident(name)))
+            .map(|(name, q, computed)| match dialect {
+                Dialect::Postgis if *computed => format!("{} AS MATERIALIZED ({q})", ident(name)),
+                _ => format!("{} AS ({q})", ident(name)),
+            })
             .collect();
         format!("WITH {}\n{last}", ctes.join(",\n"))
     };

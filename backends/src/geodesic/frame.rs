@@ -1,7 +1,7 @@
 //! A local azimuthal equidistant frame on WGS 84, in metres around a centre: the frame every
-//! engine buffers lines and polygons in (the SQL engines build the same one with PROJ's
-//! spherical `+proj=aeqd +R=1` and `ST_Affine`, `planner/src/sql/geo.rs`), computed here
-//! without PROJ.
+//! engine buffers lines and polygons in (the native kernels and DuckDB's
+//! `geomill_geodesic_buffer` use this code; PostGIS builds the same frame with PROJ's spherical
+//! `+proj=aeqd +R=1` and `ST_Affine`, `planner/src/sql/geo.rs`), computed here without PROJ.
 //!
 //! The spherical azimuthal equidistant formulas on the unit sphere, scaled east-west by the
 //! ellipsoid's prime-vertical radius of curvature N and north-south by its meridional radius M
