@@ -97,8 +97,8 @@ fn run_hybrid(
     let start = Instant::now();
     let outcome = runtime.block_on(hybrid.run_steps(steps, &[], &|| start.elapsed() >= limit));
     match outcome {
-        Ok(reports) if reports.iter().any(|r| r.declined.is_some()) => {
-            Timing::Failed(format!("a kernel declined: {reports:?}"))
+        Ok(outcome) if outcome.native.iter().any(|r| r.declined.is_some()) => {
+            Timing::Failed(format!("a kernel declined: {:?}", outcome.native))
         }
         Ok(_) => Timing::Took(start.elapsed()),
         Err(geomill_backends::BackendError::Interrupted { .. }) => Timing::Stopped,

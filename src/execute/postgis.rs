@@ -150,56 +150,95 @@ async fn run_in(
     for (index, export) in run.exports.iter().enumerate() {
         keep.push((export.relation.clone(), format!("__export_{index}")));
     }
-    let native = run_steps(run, schema, &keep).await?;
+    let outcome = run_steps(run, schema, &keep).await?;
     let local = format!("postgis_{}", run.job_id.replace('-', ""));
-    let mut writes: Vec<(String, String)> = vec![(
+    let mut writes: Vec<(String, CopyFrom)> = Vec::new();
+    let result_file = string(&run.result_file);
+    writes.push((
         "__result".to_owned(),
-        format!(
-            "COPY (SELECT * FROM {}) TO {} (FORMAT GDAL, DRIVER 'GPKG', LAYER_NAME 'result')",
-            ident(&local),
-            string(&run.result_file)
-        ),
-    )];
+        Box::new(move |from| {
+            format!(
+                "COPY (SELECT * FROM {}) TO {result_file} (FORMAT GDAL, DRIVER 'GPKG', LAYER_NAME 'result')",
+                ident(from)
+            )
+        }),
+    ));
     for (index, export) in run.exports.iter().enumerate() {
+        let (destination, format) = (export.destination.clone(), export.format);
         writes.push((
             format!("__export_{index}"),
-            duckdb_copy(
-                &ident(&local),
-                &export.destination,
-                export.format,
-                None,
-                FgbIndex::Skip,
-            ),
+            Box::new(move |from| {
+                duckdb_copy(&ident(from), &destination, format, None, FgbIndex::Skip)
+            }),
         ));
     }
     let mut result_rows = 0;
     for (position, (kept, copy)) in writes.into_iter().enumerate() {
         if stopped() {
+            drop_local_tables(run, &outcome.local).await;
             return Err(interrupted());
         }
+        // A table the run's last native stage left in the embedded database is read there;
+        // the others come out of PostgreSQL.
+        let here = outcome
+            .local
+            .iter()
+            .find(|(name, _)| *name == kept)
+            .map(|(_, table)| table.clone());
         let (engine, dsn, local) = (run.embedded.clone(), dsn.clone(), local.clone());
         let schema = schema.to_owned();
-        let rows = blocking(move || {
-            let rows = engine.copy_from_postgis(&dsn, (&schema, &kept), &local)?;
-            let written = engine.execute_batch(&copy);
-            let dropped = engine.execute_batch(&format!("DROP TABLE IF EXISTS {}", ident(&local)));
-            written.and(dropped).map(|()| rows)
+        let rows = blocking(move || match here {
+            Some(table) => {
+                let rows = engine.query_i64(&format!("SELECT count(*) FROM {}", ident(&table)))?;
+                engine.execute_batch(&copy(&table)).map(|()| rows)
+            }
+            None => {
+                let rows = engine.copy_from_postgis(&dsn, (&schema, &kept), &local)?;
+                let written = engine.execute_batch(&copy(&local));
+                let dropped =
+                    engine.execute_batch(&format!("DROP TABLE IF EXISTS {}", ident(&local)));
+                written.and(dropped).map(|()| rows)
+            }
         })
-        .await?
-        .map_err(fail)?;
+        .await?;
+        let rows = match rows {
+            Ok(rows) => rows,
+            Err(error) => {
+                drop_local_tables(run, &outcome.local).await;
+                return Err(fail(error));
+            }
+        };
         if position == 0 {
             result_rows = rows;
         }
     }
+    drop_local_tables(run, &outcome.local).await;
+    let native = outcome.native;
     Ok((result_rows, native))
 }
 
 /// Runs the steps through the hybrid dispatcher (a plain PostGIS run is one script).
+/// The COPY that writes a kept table, given the embedded table it is read from.
+type CopyFrom = Box<dyn Fn(&str) -> String + Send>;
+
+/// Drops the tables a run's last native stage left in the embedded database.
+async fn drop_local_tables(run: &PostgisRun<'_>, local: &[(String, String)]) {
+    let mut tables: Vec<String> = local.iter().map(|(_, table)| table.clone()).collect();
+    tables.dedup();
+    for table in tables {
+        let engine = run.embedded.clone();
+        let drop = format!("DROP TABLE IF EXISTS {}", ident(&table));
+        if let Ok(Err(error)) = blocking(move || engine.execute_batch(&drop)).await {
+            tracing::warn!(%error, table, "a hybrid run's local result table was not dropped");
+        }
+    }
+}
+
 async fn run_steps(
     run: &PostgisRun<'_>,
     schema: &str,
     keep: &[(String, String)],
-) -> Result<Vec<NativeStepReport>, ApiError> {
+) -> Result<geomill_backends::hybrid::HybridOutcome, ApiError> {
     let stopped = || {
         run.interrupter
             .as_deref()

@@ -42,6 +42,15 @@ fn pipelines() -> Vec<(&'static str, Value)> {
                  "params": {"distance": 50000, "unit": "meters"}},
                 {"id": "merged", "capability": "union", "params": {}}]}),
         ),
+        (
+            // The last stage is native and exported: written from the embedded database.
+            "buffer_export",
+            json!({"name": "halos_saved", "steps": [
+                {"id": "halo", "capability": "buffer", "input": "cities",
+                 "params": {"distance": 20000, "unit": "meters"}},
+                {"id": "save", "capability": "export",
+                 "params": {"destination": "{output_dir}/halos.gpkg"}}]}),
+        ),
     ]
 }
 
@@ -49,7 +58,8 @@ async fn execute(api: &HttpApi, dataset: &str, pipeline: &Value, engine: &str) -
     let (status, run) = api
         .post(
             "/api/pipelines/execute",
-            &json!({"dataset_id": dataset, "pipeline": pipeline, "engine": engine}),
+            &json!({"dataset_id": dataset, "pipeline": pipeline, "engine": engine,
+                    "vars": {"output_dir": format!("exports/{engine}")}}),
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{engine}: {run}");
@@ -88,7 +98,8 @@ async fn hybrid_runs_split_the_plan_and_equal_embedded() {
         let (status, hybrid) = api
             .post(
                 "/api/pipelines/execute",
-                &json!({"dataset_id": dataset, "pipeline": pipeline}),
+                &json!({"dataset_id": dataset, "pipeline": pipeline,
+                        "vars": {"output_dir": "exports/hybrid"}}),
             )
             .await;
         assert_eq!(status, StatusCode::OK, "{name}: {hybrid}");
@@ -126,5 +137,21 @@ async fn hybrid_runs_split_the_plan_and_equal_embedded() {
             None,
         );
         assert!(found.is_empty(), "{name}: {}", found.join("; "));
+        // Exported files hold the result too, on both engines.
+        for run in [&hybrid, &embedded] {
+            let exports = usize::from(name == "buffer_export");
+            assert_eq!(
+                run["outputs"].as_array().map(Vec::len),
+                Some(exports),
+                "{run}"
+            );
+            for output in run["outputs"].as_array().into_iter().flatten() {
+                let path = output.as_str().unwrap();
+                let features = compare
+                    .query_i64(&format!("SELECT count(*) FROM ST_Read('{path}')"))
+                    .unwrap();
+                assert_eq!(json!(features), run["result_features"], "{name}: {path}");
+            }
+        }
     }
 }

@@ -183,17 +183,29 @@ fn srid(crs: Option<&str>) -> Option<u32> {
 }
 
 #[cfg(feature = "duckdb")]
+/// Where a stage of a run on PostGIS leaves its result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivery {
+    /// Back in PostgreSQL, as the ordinary table `schema.<relation>` with a GiST index, for the
+    /// SQL after the stage.
+    Postgis,
+    /// In the embedded database as this table, for the run's last stage: its result (and the
+    /// exports of it) are written from there, without a round trip through PostgreSQL.
+    Local(String),
+}
+
+#[cfg(feature = "duckdb")]
 /// Runs the stage for a run on PostGIS whose tables are in `schema`: inputs come out of
 /// PostgreSQL through `engine`'s postgres extension (binary COPY) into Arrow, and the result
-/// goes back as the ordinary table `schema.<relation>` with a GiST index. Answers why a
-/// kernel declined the data, if one did (nothing is written then: the stage's SQL is to run),
-/// and where the time went.
+/// goes to `deliver`. Answers why a kernel declined the data, if one did (nothing is written
+/// then: the stage's SQL is to run), and where the time went.
 pub fn run_on_postgis(
     engine: &crate::duckdb::EmbeddedEngine,
     dsn: &str,
     schema: &str,
     stage: &NativeStage,
     scratch: &Path,
+    deliver: &Delivery,
 ) -> Result<(Option<String>, StageTimings), crate::BackendError> {
     static LOCAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let local = || {
@@ -215,14 +227,21 @@ pub fn run_on_postgis(
     let outcome = compute(stage, &read, &mut timings);
     let storing = Instant::now();
     let outcome = outcome.and_then(|layer| {
-        let table = local();
-        if let Ok(mut made) = made.lock() {
-            made.push(table.clone());
-        }
+        let table = match deliver {
+            Delivery::Local(table) => table.clone(),
+            Delivery::Postgis => {
+                let table = local();
+                if let Ok(mut made) = made.lock() {
+                    made.push(table.clone());
+                }
+                table
+            }
+        };
         super::duck::store_layer(engine, &layer, &table, scratch)?;
         Ok((table, layer.crs))
     });
     let outcome = match outcome {
+        Ok(_) if matches!(deliver, Delivery::Local(_)) => Ok(None),
         Ok((table, crs)) => engine
             .copy_to_postgis(
                 dsn,
