@@ -10,8 +10,9 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::datasets::upload::source_for;
 use crate::error::ApiError;
-use crate::execute::{RunEngine, RunRequest, run};
+use crate::execute::{RunRequest, run};
 use crate::state::AppState;
+use geomill_planner::optimizer::EngineMode;
 
 fn fail(code: u8, message: &str) -> ExitCode {
     eprintln!("geomill run: {message}");
@@ -138,7 +139,7 @@ pub fn main(
             "only one --input may be a bare PATH; name the others NAME=PATH",
         );
     }
-    let Some(engine) = RunEngine::parse(engine) else {
+    let Some(engine) = EngineMode::parse(engine) else {
         return fail(
             2,
             &format!("--engine {engine}: use embedded, native, postgis or hybrid"),
@@ -212,7 +213,7 @@ fn run_in(
     config: Config,
     document: serde_json::Value,
     inputs: &[InputFile],
-    engine: RunEngine,
+    engine: EngineMode,
     vars: std::collections::BTreeMap<String, String>,
     output: Option<&Path>,
 ) -> ExitCode {

@@ -170,11 +170,11 @@ impl AppState {
     }
 
     /// The engine a run uses when it names none: PostGIS in persistent mode, else embedded.
-    pub fn default_run_engine(&self) -> crate::execute::RunEngine {
+    pub fn default_run_engine(&self) -> geomill_planner::optimizer::EngineMode {
         match self.inner.config.engine {
-            crate::config::Engine::Embedded => crate::execute::RunEngine::Embedded,
-            crate::config::Engine::Postgis => crate::execute::RunEngine::Postgis,
-            crate::config::Engine::Hybrid => crate::execute::RunEngine::Hybrid,
+            crate::config::Engine::Embedded => geomill_planner::optimizer::EngineMode::Embedded,
+            crate::config::Engine::Postgis => geomill_planner::optimizer::EngineMode::Postgis,
+            crate::config::Engine::Hybrid => geomill_planner::optimizer::EngineMode::Hybrid,
         }
     }
 

@@ -141,7 +141,7 @@ struct ExecuteBody {
     vars: Option<BTreeMap<String, String>>,
     /// `embedded`, `native`, `postgis` or `hybrid` (default: the server's engine).
     #[serde(default)]
-    engine: Option<crate::execute::RunEngine>,
+    engine: Option<geomill_planner::optimizer::EngineMode>,
 }
 
 /// Run a pipeline and answer when it is done: on the embedded engine, or on PostGIS with
@@ -189,7 +189,7 @@ fn run_request(
 ) -> Result<crate::execute::RunRequest, ApiError> {
     // Step-by-step runs are the embedded engine's; others default to the server's engine.
     let default_engine = if step_by_step {
-        crate::execute::RunEngine::Embedded
+        geomill_planner::optimizer::EngineMode::Embedded
     } else {
         state.default_run_engine()
     };

@@ -96,64 +96,6 @@ pub struct StatementReport {
     pub sql: String,
 }
 
-/// The engine a run executes on.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, Serialize, utoipa::ToSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum RunEngine {
-    /// DuckDB in-process, where the datasets are stored.
-    #[default]
-    Embedded,
-    /// PostgreSQL + PostGIS (`GEOMILL_POSTGIS_DSN`): the layers the run reads are copied there
-    /// in bulk, and the result comes back the same way.
-    Postgis,
-    /// The native backend's parallel kernels for the steps they compute (spatial joins and
-    /// aggregates, nearest, per-feature geometry, dissolve, clip, erase), DuckDB in process for
-    /// the relational rest.
-    Native,
-    /// PostGIS for the data and the relational steps, the native backend for the heavy
-    /// geometry steps (the cost rule of the planner's engine assignment).
-    Hybrid,
-}
-
-impl RunEngine {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Embedded => "embedded",
-            Self::Postgis => "postgis",
-            Self::Native => "native",
-            Self::Hybrid => "hybrid",
-        }
-    }
-
-    /// The engine a name stands for (`None` for any other name: never a silent default).
-    pub fn parse(name: &str) -> Option<Self> {
-        Some(match name {
-            "embedded" => Self::Embedded,
-            "postgis" => Self::Postgis,
-            "native" => Self::Native,
-            "hybrid" => Self::Hybrid,
-            _ => return None,
-        })
-    }
-
-    /// Whether the run's statements execute on PostgreSQL.
-    pub fn on_postgis(self) -> bool {
-        matches!(self, Self::Postgis | Self::Hybrid)
-    }
-
-    /// How the planner assigns the plan's nodes for this engine.
-    pub fn mode(self) -> EngineMode {
-        match self {
-            Self::Embedded => EngineMode::Embedded,
-            Self::Postgis => EngineMode::Postgis,
-            Self::Native => EngineMode::Native,
-            Self::Hybrid => EngineMode::Hybrid,
-        }
-    }
-}
-
 /// A run request: the document, the dataset `input` stands for, run variables.
 #[derive(Clone, Default)]
 pub struct RunRequest {
@@ -173,7 +115,7 @@ pub struct RunRequest {
     /// Stops the run from outside (cancel, time-out).
     pub interrupter: Option<std::sync::Arc<geomill_backends::duckdb::Interrupter>>,
     /// The engine that runs the statements.
-    pub engine: RunEngine,
+    pub engine: EngineMode,
 }
 
 /// The layer a source name stands for: `input` (the request's dataset), a layer of the
@@ -321,7 +263,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
     } else {
         None
     };
-    if request.engine != RunEngine::Embedded && request.step_by_step {
+    if request.engine != EngineMode::Embedded && request.step_by_step {
         return Err(ApiError::unprocessable(
             "step-by-step runs are for the embedded engine; leave out engine or use \"embedded\"",
         ));
@@ -347,7 +289,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         values: request.vars,
         strict: true,
     };
-    let planned = compile(&request.document, &catalog, &strict, request.engine.mode())?;
+    let planned = compile(&request.document, &catalog, &strict, request.engine)?;
     let step_by_step = request.step_by_step;
     let mut optimized = planned
         .into_iter()

@@ -245,7 +245,7 @@ async fn attempt(
     feed: &Arc<JobFeed>,
     control: &Control,
 ) -> Attempt {
-    let Some(engine) = crate::execute::RunEngine::parse(&job.engine) else {
+    let Some(engine) = geomill_planner::optimizer::EngineMode::parse(&job.engine) else {
         let reason = format!("job {} names an unknown engine {:?}", job.id, job.engine);
         return Attempt::Done(Err(ApiError::internal(&reason)));
     };

@@ -51,9 +51,9 @@ pub struct JobBody {
     /// Publish the result as a dataset (an OGC API collection) when the job completes.
     #[serde(default)]
     pub publish: Option<bool>,
-    /// `embedded` (default) or `postgis`.
+    /// `embedded`, `native`, `postgis` or `hybrid` (default: the server's engine).
     #[serde(default)]
-    pub engine: Option<crate::execute::RunEngine>,
+    pub engine: Option<geomill_planner::optimizer::EngineMode>,
 }
 
 /// `parameters` of a job submission.
@@ -73,7 +73,7 @@ pub struct JobParameters {
     #[serde(default)]
     pub publish: Option<bool>,
     #[serde(default)]
-    pub engine: Option<crate::execute::RunEngine>,
+    pub engine: Option<geomill_planner::optimizer::EngineMode>,
 }
 
 /// Settings that may be given in `parameters`, at the top level, or in the query string.
@@ -83,7 +83,7 @@ struct RunSettings {
     timeout_s: Option<u64>,
     vars: Option<BTreeMap<String, String>>,
     publish: Option<bool>,
-    engine: Option<crate::execute::RunEngine>,
+    engine: Option<geomill_planner::optimizer::EngineMode>,
 }
 
 impl RunSettings {
@@ -110,8 +110,8 @@ pub struct JobQuery {
     pub timeout_s: Option<u64>,
     /// Publish the result as a dataset when the job completes.
     pub publish: Option<bool>,
-    /// `embedded` (default) or `postgis`.
-    pub engine: Option<crate::execute::RunEngine>,
+    /// `embedded`, `native`, `postgis` or `hybrid` (default: the server's engine).
+    pub engine: Option<geomill_planner::optimizer::EngineMode>,
 }
 
 /// The document stored rules make: a rules file, one step per rule.

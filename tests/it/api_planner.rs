@@ -97,7 +97,7 @@ async fn sql_preview_in_the_query_string() {
     assert_eq!(status, StatusCode::OK, "{body}");
     let sql = body["sql"].as_str().unwrap();
     assert!(
-        sql.contains("ST_Transform(\"geom\", '+proj=longlat +R=1 +no_defs', '+proj=aeqd +R=1"),
+        sql.contains("geomill_geodesic_buffer(ST_AsWKB(\"geom\"), 500, 8)"),
         "{sql}"
     );
     assert!(sql.contains("FROM \"input\""), "{sql}");
@@ -152,7 +152,7 @@ async fn a_native_preview_says_which_steps_run_natively_and_by_what_kernel() {
         "{sql}"
     );
     // The SQL that runs if the kernel declines the data is still shown.
-    assert!(sql.contains("ST_Buffer("), "{sql}");
+    assert!(sql.contains("geomill_geodesic_buffer("), "{sql}");
     let kernel = body["statements"][0]["native"].as_str().unwrap();
     assert!(kernel.contains("geodesic buffer"), "{kernel}");
 

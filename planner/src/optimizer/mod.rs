@@ -21,19 +21,42 @@ pub use filter_pushdown::FilterPushdown;
 pub use fuse_stages::FuseStages;
 pub use prune_columns::PruneColumns;
 
-/// Where a pipeline runs: decides the engine of each node.
+/// The engine a pipeline runs on, the one engine name of geomill (run requests, jobs, the
+/// command line, the planner's engine assignment of each node).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum EngineMode {
+    /// DuckDB in-process, where the datasets are stored.
     #[default]
     Embedded,
+    /// PostgreSQL + PostGIS (`GEOMILL_POSTGIS_DSN`): the layers the run reads are copied there
+    /// in bulk (or read in place in persistent mode), and the result comes back the same way.
     Postgis,
+    /// PostGIS for the data and the relational steps, the native backend for the heavy
+    /// geometry steps (the cost rule of [`AssignEngine`]).
     Hybrid,
-    /// The native backend's kernels where they apply, DuckDB in process for the rest.
+    /// The native backend's parallel kernels for the steps they compute (spatial joins and
+    /// aggregates, nearest, per-feature geometry, dissolve, clip, erase), DuckDB in process for
+    /// the relational rest.
     Native,
 }
 
 impl EngineMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Embedded => "embedded",
+            Self::Postgis => "postgis",
+            Self::Native => "native",
+            Self::Hybrid => "hybrid",
+        }
+    }
+
+    /// Whether the run's statements execute on PostgreSQL.
+    pub fn on_postgis(self) -> bool {
+        matches!(self, Self::Postgis | Self::Hybrid)
+    }
+
     /// The mode an engine or dialect name stands for: `embedded` (or `duckdb`), `native`,
     /// `postgis` (or `postgres`, `postgresql`), `hybrid`.
     pub fn parse(name: &str) -> Option<Self> {
