@@ -81,3 +81,67 @@ impl VArrowScalar for GeodesicBufferFunction {
         )]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use geos::{Geom, Geometry};
+
+    use crate::duckdb::{EmbeddedEngine, EmbeddedOptions};
+    use crate::geodesic::GeodesicBuffer;
+
+    const POLYGON: &str = "POLYGON ((10 50, 10.2 50, 10.2 50.1, 10 50.1, 10 50))";
+
+    fn engine() -> EmbeddedEngine {
+        EmbeddedEngine::open(&EmbeddedOptions::default()).expect("DuckDB with spatial")
+    }
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    #[test]
+    fn duckdb_buffers_give_the_native_bytes() {
+        let input = Geometry::new_from_wkt(POLYGON).unwrap().to_wkb().unwrap();
+        let expected = GeodesicBuffer::new(1000.0, 8)
+            .unwrap()
+            .apply(input.as_ref())
+            .unwrap()
+            .unwrap();
+        let same = engine()
+            .query_i64(&format!(
+                "SELECT (geomill_geodesic_buffer(ST_AsWKB(ST_GeomFromText('{POLYGON}')), 1000, 8) \
+                 = from_hex('{}'))::INTEGER",
+                hex(&expected)
+            ))
+            .unwrap();
+        assert_eq!(same, 1);
+    }
+
+    #[test]
+    fn nulls_and_empty_geometries_give_null_and_bad_input_names_the_function() {
+        let engine = engine();
+        let nulls = engine
+            .query_i64(
+                "SELECT count(*) FILTER (WHERE b IS NULL) FROM (VALUES \
+                 (geomill_geodesic_buffer(NULL, 1000, 8)), \
+                 (geomill_geodesic_buffer(ST_AsWKB(ST_GeomFromText('POINT EMPTY')), 1000, 8)), \
+                 (geomill_geodesic_buffer(ST_AsWKB(ST_GeomFromText('POLYGON EMPTY')), 1000, 8)), \
+                 (geomill_geodesic_buffer(ST_AsWKB(ST_Point(1, 2)), -5, 8)), \
+                 (geomill_geodesic_buffer(ST_AsWKB(ST_Point(1, 2)), NULL, 8))) AS v(b)",
+            )
+            .unwrap();
+        assert_eq!(nulls, 5);
+        for bad in [
+            "geomill_geodesic_buffer('\\x01'::BLOB, 1000, 8)",
+            "geomill_geodesic_buffer(ST_AsWKB(ST_Point(1, 2)), 1000, 0)",
+            "geomill_geodesic_buffer(ST_AsWKB(ST_Point(1, 2)), 'inf'::DOUBLE, 8)",
+        ] {
+            let error = engine
+                .query_i64(&format!("SELECT octet_length({bad})"))
+                .unwrap_err();
+            // The function's own message (`<name>: <why>`), not DuckDB echoing the query.
+            let said = error.to_string();
+            assert!(said.contains("geomill_geodesic_buffer: "), "{bad}: {said}");
+        }
+    }
+}
