@@ -1,9 +1,10 @@
 //! One plan node computed by its native kernel (or, for relational steps, by DataFusion): the
-//! operator's inputs as layers in, its output as a layer out. What the planner marks native ([`native_support`]) lands here; data a kernel
+//! operator's inputs as layers in, its output as a layer out. The kernels are the ones the
+//! planner declares ([`NativeKernel`]), matched here one by one; data a kernel
 //! cannot take (lines where points are expected, say) is declined with
 //! [`NativeError::Unsupported`] before any work, so the caller can run the node's SQL instead.
 
-use geomill_planner::plan::native::{is_relational, native_support};
+use geomill_planner::plan::native::{NativeKernel, native_support};
 use geomill_planner::plan::operator::{GeoExpr, Operator, ValueExpr};
 use geomill_planner::schema::GEOM;
 
@@ -43,29 +44,28 @@ fn input<'a>(inputs: &[&'a Layer], index: usize, op: &Operator) -> Result<&'a La
     })
 }
 
-/// Computes `node` over `inputs` (its inputs' layers, in order).
+/// Computes `node` over `inputs` (its inputs' layers, in order), by the kernel the planner
+/// declares for it (one arm per [`NativeKernel`], no wildcard).
 pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeError> {
     let op = &node.op;
-    native_support(op).map_err(NativeError::Unsupported)?;
-    if is_relational(op) {
-        return relational::run(op, inputs, &node.input_schemas, node.output.as_ref());
-    }
-    let main = input(inputs, 0, op)?;
-    match op {
-        Operator::SpatialAggregate(a) => {
+    let kernel = native_support(op).map_err(NativeError::Unsupported)?;
+    let main = || input(inputs, 0, op);
+    match kernel {
+        NativeKernel::PointInPolygonAggregate(a) => {
             let others = input(inputs, 1, op)?;
+            let main = main()?;
             require(main, POLYGONS, "first", "polygons")?;
             require(others, POINTS, "second", "points")?;
             aggregate::spatial_aggregate(main, others, a.predicate, &a.aggregates)
         }
-        Operator::SpatialJoin(j) => {
-            let polygons = input(inputs, 1, op)?;
+        NativeKernel::PointPolygonJoin(j) => {
+            let (main, polygons) = (main()?, input(inputs, 1, op)?);
             require(main, POINTS, "first", "points")?;
             require(polygons, POLYGONS, "second", "polygons")?;
             joins::points_polygons_join(main, polygons, j.predicate, j.distance, &j.columns)
         }
-        Operator::Nearest(n) => {
-            let polygons = input(inputs, 1, op)?;
+        NativeKernel::NearestPolygon(n) => {
+            let (main, polygons) = (main()?, input(inputs, 1, op)?);
             require(main, POINTS, "first", "points")?;
             require(polygons, POLYGONS, "second", "polygons")?;
             joins::nearest(
@@ -77,11 +77,11 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
                 &n.columns,
             )
         }
-        Operator::Aggregate(_) => geometry_ops::dissolve(main),
-        Operator::Overlay(o) => overlay::overlay(main, input(inputs, 1, op)?, o.mode),
-        Operator::Map(map) => {
-            let mut layer = main.clone();
-            for (name, value, _) in &map.set {
+        NativeKernel::Dissolve => geometry_ops::dissolve(main()?),
+        NativeKernel::Overlay(o) => overlay::overlay(main()?, input(inputs, 1, op)?, o.mode),
+        NativeKernel::GeometryMap(set) => {
+            let mut layer = main()?.clone();
+            for (name, value, _) in set {
                 let ValueExpr::Geo(expr) = value else {
                     return Err(NativeError::Unsupported(format!("computing {name}")));
                 };
@@ -89,7 +89,9 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
             }
             Ok(layer)
         }
-        other => Err(NativeError::Unsupported(other.name().to_owned())),
+        NativeKernel::Relational => {
+            relational::run(op, inputs, &node.input_schemas, node.output.as_ref())
+        }
     }
 }
 

@@ -38,7 +38,7 @@ fn assign(mode: EngineMode, op: &Operator) -> (EngineKind, Option<String>) {
         EngineMode::Postgis => (EngineKind::Postgis, None),
         EngineMode::Native if scan => (EngineKind::Duckdb, Some("read from the store".into())),
         EngineMode::Native => match native_support(op) {
-            Ok(()) => (EngineKind::Native, Some("native kernel".into())),
+            Ok(_) => (EngineKind::Native, Some("native kernel".into())),
             Err(declined) => (EngineKind::Duckdb, Some(declined)),
         },
         EngineMode::Hybrid if scan => (EngineKind::Postgis, Some("data lives in PostGIS".into())),
@@ -47,7 +47,7 @@ fn assign(mode: EngineMode, op: &Operator) -> (EngineKind, Option<String>) {
             Some("attribute work stays next to the data".into()),
         ),
         EngineMode::Hybrid => match native_support(op) {
-            Ok(()) => (EngineKind::Native, Some(hybrid_native_reason(op).into())),
+            Ok(_) => (EngineKind::Native, Some(hybrid_native_reason(op).into())),
             Err(declined) => (
                 EngineKind::Postgis,
                 Some(format!("stays next to the data: {declined}")),

@@ -1,16 +1,24 @@
 //! What the native backend runs: for each operator, whether a geometry kernel or its
-//! relational engine (DataFusion) computes it, and which. Engine assignment decides with
-//! [`native_support`] (hybrid mode keeps [`is_relational`] work in PostGIS); `sql-preview`
-//! prints [`native_kernel`] for the steps that run natively. The backend implements exactly
-//! these.
+//! relational engine (DataFusion) computes it, and which ([`NativeKernel`]). Engine assignment
+//! decides with [`native_support`] (hybrid mode keeps [`is_relational`] work in PostGIS);
+//! `sql-preview` prints [`native_kernel`] for the steps that run natively.
+//!
+//! This is the one declaration of the native backend's reach: the backend's dispatcher
+//! (`backends/src/native/dispatch.rs`) matches on [`NativeKernel`] without a wildcard, so a
+//! kernel declared here and not implemented there does not compile. It lives with the plan
+//! algebra rather than behind a trait the backend implements because plans are made where no
+//! backend is linked (`geomill preview`, the planner's own tests).
 
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{BinaryOperator, Expr, visit_expressions};
 
-use super::operator::{AggFunc, GeoExpr, JoinHow, Operator, SpatialPredicate, ValueExpr};
+use super::operator::{
+    AggFunc, GeoExpr, JoinHow, NearestOp, Operator, OverlayOp, SpatialAggregateOp, SpatialJoinOp,
+    SpatialPredicate, ValueExpr,
+};
 use crate::expr::SqlExpr;
-use crate::schema::GEOM;
+use crate::schema::{FieldType, GEOM};
 
 /// Functions DataFusion computes as DuckDB does (same names, arguments and results); an
 /// expression calling any other runs on DuckDB.
@@ -86,8 +94,8 @@ pub fn is_relational(op: &Operator) -> bool {
     }
 }
 
-/// `Ok` when DataFusion computes the relational `op` as DuckDB does.
-fn relational_support(op: &Operator) -> Result<(), String> {
+/// DataFusion's kernel when it computes the relational `op` as DuckDB does.
+fn relational_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
     let decline = |what: String| Err(format!("{} {what}", op.name()));
     let exprs: Vec<&SqlExpr> = match op {
         Operator::Filter { predicate } => vec![predicate],
@@ -110,7 +118,7 @@ fn relational_support(op: &Operator) -> Result<(), String> {
     };
     match exprs.into_iter().find_map(datafusion_differs) {
         Some(problem) => decline(format!("with an expression that {problem}")),
-        None => Ok(()),
+        None => Ok(NativeKernel::Relational),
     }
 }
 
@@ -131,10 +139,30 @@ fn native_geo(expr: &GeoExpr) -> bool {
     !matches!(expr, GeoExpr::Transform { .. })
 }
 
-/// `Ok` when the native backend computes `op`; otherwise why not, naming the operator.
+/// The native computation of one operator, with the operator's parameters it needs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NativeKernel<'a> {
+    /// Points aggregated into the polygons that hold them (an R-tree over the polygon parts).
+    PointInPolygonAggregate(&'a SpatialAggregateOp),
+    /// Points joined to the polygons they match.
+    PointPolygonJoin(&'a SpatialJoinOp),
+    /// Each point's nearest polygon.
+    NearestPolygon(&'a NearestOp),
+    /// Per-feature geometry functions written over the geometry column (or measures into
+    /// other columns), in order.
+    GeometryMap(&'a [(String, ValueExpr, FieldType)]),
+    /// The union of every geometry of the layer.
+    Dissolve,
+    /// Clip or erase by the second input.
+    Overlay(&'a OverlayOp),
+    /// Relational work, planned and run by DataFusion from the operator's SELECT.
+    Relational,
+}
+
+/// The kernel that computes `op` natively; otherwise why none does, naming the operator.
 /// Data the kernels cannot take (a point kernel given polygons) is only known at run time:
 /// such a stage then runs as SQL, and the run says so.
-pub fn native_support(op: &Operator) -> Result<(), String> {
+pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
     let decline = |what: &str| Err(format!("{} {what}", op.name()));
     match op {
         Operator::SpatialAggregate(a) => {
@@ -150,17 +178,21 @@ pub fn native_support(op: &Operator) -> Result<(), String> {
             {
                 return decline("with an aggregate of no column other than count");
             }
-            Ok(())
+            Ok(NativeKernel::PointInPolygonAggregate(a))
         }
         Operator::SpatialJoin(j) => match (j.predicate, j.how) {
-            (SpatialPredicate::Dwithin, JoinHow::Inner) if j.distance.is_some() => Ok(()),
-            (SpatialPredicate::Intersects | SpatialPredicate::Within, JoinHow::Inner) => Ok(()),
+            (SpatialPredicate::Dwithin, JoinHow::Inner) if j.distance.is_some() => {
+                Ok(NativeKernel::PointPolygonJoin(j))
+            }
+            (SpatialPredicate::Intersects | SpatialPredicate::Within, JoinHow::Inner) => {
+                Ok(NativeKernel::PointPolygonJoin(j))
+            }
             _ => decline(&format!(
                 "with predicate {:?} and how {:?} (native: inner joins by intersects, within or dwithin)",
                 j.predicate, j.how
             )),
         },
-        Operator::Nearest(_) => Ok(()),
+        Operator::Nearest(n) => Ok(NativeKernel::NearestPolygon(n)),
         Operator::Map(_) if is_relational(op) => relational_support(op),
         Operator::Map(map) => {
             let all_native = !map.set.is_empty()
@@ -171,7 +203,7 @@ pub fn native_support(op: &Operator) -> Result<(), String> {
                     .iter()
                     .all(|(_, value, _)| matches!(value, ValueExpr::Geo(g) if native_geo(g)));
             if all_native {
-                Ok(())
+                Ok(NativeKernel::GeometryMap(&map.set))
             } else {
                 decline(
                     "mixing geometry and attribute values, or computing a geometry function without a kernel",
@@ -180,13 +212,15 @@ pub fn native_support(op: &Operator) -> Result<(), String> {
         }
         Operator::Aggregate(a) if a.union_geometry && a.group_by.is_empty() => {
             if a.aggregates.is_empty() {
-                Ok(())
+                Ok(NativeKernel::Dissolve)
             } else {
                 decline("with attribute aggregates")
             }
         }
         Operator::Overlay(o) => match o.mode {
-            super::operator::OverlayMode::Clip | super::operator::OverlayMode::Erase => Ok(()),
+            super::operator::OverlayMode::Clip | super::operator::OverlayMode::Erase => {
+                Ok(NativeKernel::Overlay(o))
+            }
             super::operator::OverlayMode::Intersection => {
                 decline("intersection (native: clip and erase)")
             }
@@ -198,27 +232,25 @@ pub fn native_support(op: &Operator) -> Result<(), String> {
 
 /// The kernel that computes `op` natively, in a line (`None` when none does).
 pub fn native_kernel(op: &Operator) -> Option<String> {
-    native_support(op).ok()?;
-    Some(match op {
-        Operator::SpatialAggregate(a) => format!(
+    Some(match native_support(op).ok()? {
+        NativeKernel::PointInPolygonAggregate(a) => format!(
             "point-in-polygon aggregation ({:?}): an R-tree over the polygon parts, points read straight from WKB in parallel batches, {} aggregate(s) accumulated per polygon",
             a.predicate,
             a.aggregates.len()
         ),
-        Operator::SpatialJoin(j) => format!(
+        NativeKernel::PointPolygonJoin(j) => format!(
             "point-to-polygon join ({:?}{}): an R-tree over the polygon parts, points in parallel batches, matched rows gathered with Arrow take",
             j.predicate,
             j.distance.map(|d| format!(" {d}")).unwrap_or_default()
         ),
-        Operator::Nearest(n) => format!(
+        NativeKernel::NearestPolygon(n) => format!(
             "nearest polygon of each point: best-first search of an R-tree by envelope distance, exact distances to the parts{}",
             n.max_distance
                 .map(|d| format!(", at most {d} away"))
                 .unwrap_or_default()
         ),
-        Operator::Map(map) => {
-            let kernels: Vec<String> = map
-                .set
+        NativeKernel::GeometryMap(set) => {
+            let kernels: Vec<String> = set
                 .iter()
                 .map(|(name, value, _)| match value {
                     ValueExpr::Geo(g) => format!("{name} = {}", geo_kernel(g)),
@@ -227,19 +259,18 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
                 .collect();
             format!("per-feature geometry, rows in parallel: {}", kernels.join("; "))
         }
-        op if is_relational(op) => format!(
+        NativeKernel::Relational => format!(
             "DataFusion over the Arrow batches: {} (the SQL below, planned and run by DataFusion)",
             op.name()
         ),
-        Operator::Aggregate(_) => {
+        NativeKernel::Dissolve => {
             "dissolve: rows sorted along x, one cascaded GEOS union per core, the partial unions unioned"
                 .to_owned()
         }
-        Operator::Overlay(o) => format!(
+        NativeKernel::Overlay(o) => format!(
             "{:?}: an R-tree over the second input, each feature cut by the GEOS union of the parts it meets, rows in parallel",
             o.mode
         ),
-        _ => return None,
     })
 }
 
@@ -298,7 +329,11 @@ mod tests {
 
     #[test]
     fn a_declined_node_says_what_it_lacks() {
-        assert_eq!(native_support(&aggregate(SpatialPredicate::Within)), Ok(()));
+        let within = aggregate(SpatialPredicate::Within);
+        assert!(matches!(
+            native_support(&within),
+            Ok(NativeKernel::PointInPolygonAggregate(_))
+        ));
         assert!(native_kernel(&aggregate(SpatialPredicate::Within)).is_some());
         let declined = native_support(&aggregate(SpatialPredicate::Contains)).unwrap_err();
         assert!(
@@ -312,7 +347,7 @@ mod tests {
             }],
             limit: None,
         };
-        assert_eq!(native_support(&sort), Ok(()));
+        assert_eq!(native_support(&sort), Ok(NativeKernel::Relational));
         assert!(native_kernel(&sort).unwrap().contains("DataFusion"));
         assert!(is_relational(&sort));
         let divide = Operator::Filter {
