@@ -1,8 +1,8 @@
 //! A user's messy files through the upload path: a real-shaped polygon layer (multipolygons,
 //! holes, invalid polygons, NULL and empty geometries, "Unknown (any)" geometry type, made by
 //! `benches/real_layers.py`), exported to every format, cut into tiles at every zoom, queried
-//! across the antimeridian, and copied by GDAL through OGC API Features from a server with
-//! default settings.
+//! across the antimeridian, copied by GDAL through OGC API Features from a server with
+//! default settings, dissolved, and buffered in metres on every engine against GeoPandas.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
 use crate::common;
@@ -251,6 +251,9 @@ async fn gdal_copies_a_large_collection_from_a_server_with_default_settings() {
     assert_eq!(copied, 6_000, "{text}");
 }
 
+/// Every engine a run can name (PostGIS and hybrid on the test's PostgreSQL).
+const ENGINES: [&str; 4] = ["embedded", "native", "postgis", "hybrid"];
+
 /// Area (planar, in square degrees) of every geometry of a result file together, by GeoPandas.
 fn area_by_geopandas(path: &str) -> f64 {
     run_python(
@@ -312,15 +315,18 @@ print(g.make_valid().union_all().area)
     assert!(body.to_string().contains("on_invalid"), "{body}");
 }
 
-#[tokio::test]
-async fn buffers_in_metres_agree_with_geopandas_in_utm_zones_on_both_engines() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn buffers_in_metres_agree_with_geopandas_in_utm_zones_on_every_engine() {
     let work = tempfile::tempdir().unwrap();
     let (regions, _) = real_layers(work.path(), 0, 10.0);
-    let (_dir, state) = test_state();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = geomill::config::Config::with_data_dir(dir.path());
+    config.postgis_dsn = Some(common::postgis::fresh_database("buffers").await);
+    let state = geomill::state::AppState::open(config).unwrap();
     let dataset = upload(&state, &regions, "regions.gpkg").await;
     let id = dataset["id"].as_str().unwrap();
     let mut results = vec![regions.display().to_string()];
-    for engine in ["embedded", "native"] {
+    for engine in ENGINES {
         let request = json!({"dataset_id": id, "engine": engine, "pipeline": {"name": "halo",
             "steps": [{"id": "halo", "capability": "buffer", "params": {"distance": 1000, "unit": "meters"}}]}});
         let (status, run) = call(&state, post("/api/pipelines/execute", &request)).await;
@@ -355,7 +361,8 @@ for path in sys.argv[2:]:
 "#,
         &results.iter().map(String::as_str).collect::<Vec<_>>(),
     );
-    for (engine, line) in ["embedded", "native"].iter().zip(report.lines()) {
+    assert_eq!(report.lines().count(), ENGINES.len(), "{report}");
+    for (engine, line) in ENGINES.iter().zip(report.lines()) {
         let fields: Vec<f64> = line.split(' ').map(|f| f.parse().unwrap()).collect();
         assert!(
             fields[0] > 100.0,

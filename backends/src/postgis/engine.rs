@@ -73,6 +73,14 @@ impl PostgisEngine {
         })?;
         config.connect_timeout(CONNECT_TIMEOUT);
         config.application_name("geomill");
+        // PostGIS sends a NOTICE for every invalid geometry `ST_IsValid` looks at (hundreds per
+        // run on a real layer, each a log line); warnings and errors still come through.
+        let quiet = "-c client_min_messages=warning";
+        let options = match config.get_options() {
+            Some(given) => format!("{given} {quiet}"),
+            None => quiet.to_owned(),
+        };
+        config.options(&options);
         let manager = Manager::from_config(
             config,
             NoTls,
