@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use geomill_planner::plan::operator::Operator;
 use geomill_planner::plan::{EngineKind, Plan};
 use geomill_planner::schema::{GEOM, Schema};
+use geomill_planner::sql::NativeStatement;
 use geomill_planner::sql::quote::ident;
 
 use super::dispatch::run_node;
@@ -46,21 +47,12 @@ pub struct NativeStage {
 }
 
 impl NativeStage {
-    /// The stage of `plan` whose statement makes `relation`, when every node of it is
-    /// assigned to the native backend.
-    pub fn of(plan: &Plan, relation: &str) -> Option<Self> {
-        let order = plan.topological()?;
-        let last = order
-            .iter()
-            .copied()
-            .find(|&i| plan.node(i).is_some_and(|n| n.relation == relation))?;
-        let stage = plan.node(last)?.stage?;
-        let members: Vec<_> = order
-            .into_iter()
-            .filter(|&i| plan.node(i).is_some_and(|n| n.stage == Some(stage)))
-            .collect();
+    /// The stage the statement's native part names (its nodes of `plan`, all assigned to the
+    /// native backend), making `relation`.
+    pub fn of(plan: &Plan, native: &NativeStatement, relation: &str) -> Option<Self> {
+        let members = &native.nodes;
         let mut nodes = Vec::with_capacity(members.len());
-        for &index in &members {
+        for &index in members {
             let node = plan.node(index)?;
             if node.engine != Some(EngineKind::Native) {
                 return None;
@@ -283,7 +275,7 @@ pub fn steps_of(
             native: s
                 .native
                 .as_ref()
-                .and_then(|_| NativeStage::of(plan, &s.relation)),
+                .and_then(|native| NativeStage::of(plan, native, &s.relation)),
         })
         .collect()
 }

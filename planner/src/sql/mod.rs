@@ -9,4 +9,4 @@ pub mod select;
 
 pub use dialect::Dialect;
 pub use geo::DUCKDB_GEODESIC_BUFFER;
-pub use script::{FgbIndex, Script, Statement, duckdb_copy, emit};
+pub use script::{FgbIndex, NativeStatement, Script, Statement, duckdb_copy, emit};

@@ -23,11 +23,35 @@ pub struct Statement {
     /// The table it creates (or, for an export, reads).
     pub relation: String,
     pub sql: String,
-    /// Set when the stage runs natively: the kernels that compute it, in order. The SQL is
-    /// then what runs instead when a kernel declines the data (e.g. polygons where points are
-    /// expected).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub native: Option<String>,
+    /// Set when the stage runs natively: its plan nodes and the kernels that compute them. The
+    /// SQL is then what runs instead when a kernel declines the data (e.g. polygons where
+    /// points are expected). Serialised as the kernels' line.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "NativeStatement::serialize_kernels"
+    )]
+    pub native: Option<NativeStatement>,
+}
+
+/// The native part of a statement: what the executor hands the native backend.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NativeStatement {
+    /// The stage's plan nodes, in execution order (every one assigned to the native backend).
+    pub nodes: Vec<NodeIndex>,
+    /// Their kernels in a line, joined with "; then " (what `sql-preview` prints).
+    pub kernels: String,
+}
+
+impl NativeStatement {
+    fn serialize_kernels<S: serde::Serializer>(
+        native: &Option<Self>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match native {
+            Some(native) => serializer.serialize_str(&native.kernels),
+            None => serializer.serialize_none(),
+        }
+    }
 }
 
 /// The statements of a plan, in execution order.
@@ -45,8 +69,8 @@ impl Script {
         let mut out = String::new();
         for (i, statement) in self.statements.iter().enumerate() {
             let _ = writeln!(out, "-- {}: {}", i + 1, statement.steps.join(", "));
-            if let Some(kernels) = &statement.native {
-                let _ = writeln!(out, "-- runs natively: {kernels}");
+            if let Some(native) = &statement.native {
+                let _ = writeln!(out, "-- runs natively: {}", native.kernels);
                 let _ = writeln!(
                     out,
                     "-- (the SQL below runs instead if a kernel declines the data)"
@@ -142,7 +166,7 @@ fn stage_statement(
 ) -> Result<Statement, PlanError> {
     let mut queries = Vec::new();
     let mut steps: Vec<String> = Vec::new();
-    let native = native_kernels(plan, nodes);
+    let native = native_statement(plan, nodes);
     for &index in nodes {
         let Some(node) = plan.node(index) else {
             continue;
@@ -224,8 +248,8 @@ fn stage_statement(
     })
 }
 
-/// The kernels of a stage whose every node runs natively, joined with "; then ".
-fn native_kernels(plan: &Plan, nodes: &[NodeIndex]) -> Option<String> {
+/// The native part of a stage whose every node runs natively.
+fn native_statement(plan: &Plan, nodes: &[NodeIndex]) -> Option<NativeStatement> {
     let kernels: Vec<String> = nodes
         .iter()
         .map(|&index| {
@@ -235,7 +259,10 @@ fn native_kernels(plan: &Plan, nodes: &[NodeIndex]) -> Option<String> {
                 .flatten()
         })
         .collect::<Option<_>>()?;
-    (!kernels.is_empty()).then(|| kernels.join("; then "))
+    (!kernels.is_empty()).then(|| NativeStatement {
+        nodes: nodes.to_vec(),
+        kernels: kernels.join("; then "),
+    })
 }
 
 fn export_sql(export: &ExportOp, from: &str, dialect: Dialect) -> String {
