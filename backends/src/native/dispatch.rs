@@ -5,11 +5,9 @@
 //! [`NativeError::Unsupported`] before any work, so the caller can run the node's SQL instead.
 
 use geomill_planner::plan::native::{NativeKernel, native_support};
-use geomill_planner::plan::operator::{GeoExpr, Operator, ValueExpr};
-use geomill_planner::schema::GEOM;
+use geomill_planner::plan::operator::{Operator, ValueExpr};
 
 use super::layer::{Layer, Wkb};
-use super::measures::{self, Measure};
 use super::stage::NativeNode;
 use super::{NativeError, aggregate, geometry_ops, joins, overlay, relational, wkb};
 
@@ -85,43 +83,12 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
                 let ValueExpr::Geo(expr) = value else {
                     return Err(NativeError::Unsupported(format!("computing {name}")));
                 };
-                layer = map_one(&layer, name, expr)?;
+                layer = geometry_ops::map_one(&layer, name, expr)?;
             }
             Ok(layer)
         }
         NativeKernel::Relational => {
             relational::run(op, inputs, &node.input_schemas, node.output.as_ref())
         }
-    }
-}
-
-/// One computed column of a map: a geometry function written over `geom`, or a measure.
-fn map_one(layer: &Layer, name: &str, expr: &GeoExpr) -> Result<Layer, NativeError> {
-    let geometry_out = !matches!(expr, GeoExpr::Area { .. } | GeoExpr::Length { .. });
-    if geometry_out && name != GEOM {
-        return Err(NativeError::Unsupported(format!(
-            "a geometry written to column {name} (native maps replace {GEOM})"
-        )));
-    }
-    match *expr {
-        GeoExpr::Buffer {
-            distance,
-            geodesic,
-            segments,
-        } => geometry_ops::buffer(layer, distance, geodesic, segments),
-        GeoExpr::Simplify {
-            tolerance,
-            preserve_topology,
-        } => geometry_ops::simplify(layer, tolerance, preserve_topology),
-        GeoExpr::Centroid => measures::centroid(layer),
-        GeoExpr::ConvexHull => measures::convex_hull(layer),
-        GeoExpr::Area { geodesic, factor } => {
-            measures::measure(layer, name, Measure::Area, geodesic, factor)
-        }
-        GeoExpr::Length { geodesic, factor } => {
-            measures::measure(layer, name, Measure::Length, geodesic, factor)
-        }
-        GeoExpr::Transform { .. } => Err(NativeError::Unsupported("reprojection".into())),
-        GeoExpr::MakeValid => geometry_ops::make_valid(layer),
     }
 }

@@ -10,7 +10,10 @@ use rayon::prelude::*;
 
 use super::NativeError;
 use super::layer::{Layer, Wkb};
+use super::measures::{self, Measure};
 use crate::geodesic::GeodesicBuffer;
+use geomill_planner::plan::operator::GeoExpr;
+use geomill_planner::schema::GEOM;
 
 /// Replaces each geometry with `f(wkb)` (NULL stays NULL), every other column shared as is.
 pub(crate) fn map_geometry<F>(layer: &Layer, f: F) -> Result<Layer, NativeError>
@@ -231,4 +234,36 @@ pub fn dissolve(layer: &Layer) -> Result<Layer, NativeError> {
     let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(builder.finish())])
         .map_err(NativeError::arrow)?;
     Layer::new(schema, vec![batch], &layer.geometry, layer.crs.clone())
+}
+
+/// One computed column of a map (the native side of `GeoExpr`; a new per-feature kernel is
+/// an arm here): a geometry function written over `geom`, or a measure.
+pub(crate) fn map_one(layer: &Layer, name: &str, expr: &GeoExpr) -> Result<Layer, NativeError> {
+    let geometry_out = !matches!(expr, GeoExpr::Area { .. } | GeoExpr::Length { .. });
+    if geometry_out && name != GEOM {
+        return Err(NativeError::Unsupported(format!(
+            "a geometry written to column {name} (native maps replace {GEOM})"
+        )));
+    }
+    match *expr {
+        GeoExpr::Buffer {
+            distance,
+            geodesic,
+            segments,
+        } => buffer(layer, distance, geodesic, segments),
+        GeoExpr::Simplify {
+            tolerance,
+            preserve_topology,
+        } => simplify(layer, tolerance, preserve_topology),
+        GeoExpr::Centroid => measures::centroid(layer),
+        GeoExpr::ConvexHull => measures::convex_hull(layer),
+        GeoExpr::Area { geodesic, factor } => {
+            measures::measure(layer, name, Measure::Area, geodesic, factor)
+        }
+        GeoExpr::Length { geodesic, factor } => {
+            measures::measure(layer, name, Measure::Length, geodesic, factor)
+        }
+        GeoExpr::Transform { .. } => Err(NativeError::Unsupported("reprojection".into())),
+        GeoExpr::MakeValid => make_valid(layer),
+    }
 }

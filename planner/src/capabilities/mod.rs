@@ -7,36 +7,52 @@ pub mod registry;
 pub use common::{CommonParams, Group, LowerContext, OnEmpty, Tier};
 pub use registry::{Capability, CapabilityParams, Registered, all_capabilities, find, suggest};
 
-mod add_field;
-mod area_length;
-mod buffer;
-mod calculate;
-mod case_when;
-mod cast_field;
-mod centroid;
 pub mod checks;
 pub mod invalid;
 mod listing;
 pub use listing::{CapabilityInfo, listing};
-mod clip;
-mod coalesce_fields;
-mod convex_hull;
-mod deduplicate;
-mod dissolve;
-mod drop_field;
-mod erase;
-mod export;
-mod filter;
-mod intersects;
-mod merge_layers;
-mod nearest_neighbor;
-mod overlay_intersection;
-mod random_sample;
-mod rename_field;
-mod reproject;
-mod simplify;
-mod sort;
-mod spatial_aggregate;
-mod spatial_join;
-mod top_n;
-mod union;
+
+/// Declares each capability's module and registers its params type: adding a capability is
+/// its file and one line here.
+macro_rules! capabilities {
+    ($($module:ident :: $params:ident),* $(,)?) => {
+        $(mod $module;)*
+
+        /// One registration per capability, in declaration order.
+        fn registered() -> Vec<Box<dyn Capability>> {
+            vec![$(Box::new(Registered::<$module::$params>::new())),*]
+        }
+    };
+}
+
+capabilities! {
+    add_field::AddField,
+    area_length::AreaLength,
+    buffer::Buffer,
+    calculate::Calculate,
+    case_when::CaseWhen,
+    cast_field::CastField,
+    centroid::Centroid,
+    clip::Clip,
+    coalesce_fields::CoalesceFields,
+    convex_hull::ConvexHull,
+    deduplicate::Deduplicate,
+    dissolve::Dissolve,
+    drop_field::DropField,
+    erase::Erase,
+    export::Export,
+    filter::Filter,
+    intersects::Intersects,
+    merge_layers::MergeLayers,
+    nearest_neighbor::NearestNeighbor,
+    overlay_intersection::OverlayIntersection,
+    random_sample::RandomSample,
+    rename_field::RenameField,
+    reproject::Reproject,
+    simplify::Simplify,
+    sort::Sort,
+    spatial_aggregate::SpatialAggregate,
+    spatial_join::SpatialJoin,
+    top_n::TopN,
+    union::Union,
+}

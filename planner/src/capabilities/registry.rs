@@ -127,38 +127,7 @@ impl<P: CapabilityParams> Capability for Registered<P> {
 pub fn all_capabilities() -> &'static [Box<dyn Capability>] {
     static REGISTRY: OnceLock<Vec<Box<dyn Capability>>> = OnceLock::new();
     REGISTRY.get_or_init(|| {
-        use super::*;
-        let mut list: Vec<Box<dyn Capability>> = vec![
-            Box::new(Registered::<add_field::AddField>::new()),
-            Box::new(Registered::<area_length::AreaLength>::new()),
-            Box::new(Registered::<buffer::Buffer>::new()),
-            Box::new(Registered::<calculate::Calculate>::new()),
-            Box::new(Registered::<case_when::CaseWhen>::new()),
-            Box::new(Registered::<cast_field::CastField>::new()),
-            Box::new(Registered::<centroid::Centroid>::new()),
-            Box::new(Registered::<clip::Clip>::new()),
-            Box::new(Registered::<coalesce_fields::CoalesceFields>::new()),
-            Box::new(Registered::<convex_hull::ConvexHull>::new()),
-            Box::new(Registered::<deduplicate::Deduplicate>::new()),
-            Box::new(Registered::<dissolve::Dissolve>::new()),
-            Box::new(Registered::<drop_field::DropField>::new()),
-            Box::new(Registered::<erase::Erase>::new()),
-            Box::new(Registered::<export::Export>::new()),
-            Box::new(Registered::<filter::Filter>::new()),
-            Box::new(Registered::<intersects::Intersects>::new()),
-            Box::new(Registered::<merge_layers::MergeLayers>::new()),
-            Box::new(Registered::<nearest_neighbor::NearestNeighbor>::new()),
-            Box::new(Registered::<overlay_intersection::OverlayIntersection>::new()),
-            Box::new(Registered::<random_sample::RandomSample>::new()),
-            Box::new(Registered::<rename_field::RenameField>::new()),
-            Box::new(Registered::<reproject::Reproject>::new()),
-            Box::new(Registered::<simplify::Simplify>::new()),
-            Box::new(Registered::<sort::Sort>::new()),
-            Box::new(Registered::<spatial_aggregate::SpatialAggregate>::new()),
-            Box::new(Registered::<spatial_join::SpatialJoin>::new()),
-            Box::new(Registered::<top_n::TopN>::new()),
-            Box::new(Registered::<union::Union>::new()),
-        ];
+        let mut list = super::registered();
         list.sort_by_key(|c| c.name());
         list
     })

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use petgraph::stable_graph::NodeIndex;
 
 use super::graph::{Plan, PlanNode};
-use super::operator::{AggItem, GeoExpr, Operator, OverlayMode, ValueExpr};
+use super::operator::{AggItem, Operator, OverlayMode, ValueExpr};
 
 impl Plan {
     /// One line per node: `01)Map set=[...] step=buffer_1`, inputs indented by `--`. A node
@@ -70,32 +70,7 @@ fn value(value: &ValueExpr) -> String {
     match value {
         ValueExpr::Sql(expr) => expr.to_sql(),
         ValueExpr::Cast { column, to } => format!("CAST({column} AS {})", to.sql()),
-        ValueExpr::Geo(geo) => match geo {
-            GeoExpr::Buffer {
-                distance,
-                geodesic: true,
-                segments,
-            } => {
-                format!("Buffer({distance} m geodesic, {segments} seg)")
-            }
-            GeoExpr::Buffer {
-                distance, segments, ..
-            } => format!("Buffer({distance} crs units, {segments} seg)"),
-            GeoExpr::Centroid => "Centroid".into(),
-            GeoExpr::Simplify {
-                tolerance,
-                preserve_topology,
-            } => {
-                format!("Simplify({tolerance}, preserve_topology={preserve_topology})")
-            }
-            GeoExpr::ConvexHull => "ConvexHull".into(),
-            GeoExpr::MakeValid => "MakeValid".into(),
-            GeoExpr::Transform { from, to } => format!("Transform({from} → {to})"),
-            GeoExpr::Area { geodesic, factor } => format!("Area(geodesic={geodesic}, ×{factor})"),
-            GeoExpr::Length { geodesic, factor } => {
-                format!("Length(geodesic={geodesic}, ×{factor})")
-            }
-        },
+        ValueExpr::Geo(geo) => geo.explain(),
     }
 }
 

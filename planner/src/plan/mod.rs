@@ -3,6 +3,7 @@
 
 mod check;
 mod explain;
+mod geo_expr;
 pub mod graph;
 pub mod lower;
 pub mod native;

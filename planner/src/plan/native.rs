@@ -14,7 +14,7 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{BinaryOperator, Expr, visit_expressions};
 
 use super::operator::{
-    AggFunc, GeoExpr, JoinHow, NearestOp, Operator, OverlayOp, SpatialAggregateOp, SpatialJoinOp,
+    AggFunc, JoinHow, NearestOp, Operator, OverlayOp, SpatialAggregateOp, SpatialJoinOp,
     SpatialPredicate, ValueExpr,
 };
 use crate::expr::SqlExpr;
@@ -134,11 +134,6 @@ fn point_in_polygon_predicate(predicate: SpatialPredicate) -> bool {
     )
 }
 
-/// The geometry functions a native map computes.
-fn native_geo(expr: &GeoExpr) -> bool {
-    !matches!(expr, GeoExpr::Transform { .. })
-}
-
 /// The native computation of one operator, with the operator's parameters it needs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum NativeKernel<'a> {
@@ -201,7 +196,7 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
                 && map
                     .set
                     .iter()
-                    .all(|(_, value, _)| matches!(value, ValueExpr::Geo(g) if native_geo(g)));
+                    .all(|(_, value, _)| matches!(value, ValueExpr::Geo(g) if g.native_kernel().is_some()));
             if all_native {
                 Ok(NativeKernel::GeometryMap(&map.set))
             } else {
@@ -253,7 +248,9 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
             let kernels: Vec<String> = set
                 .iter()
                 .map(|(name, value, _)| match value {
-                    ValueExpr::Geo(g) => format!("{name} = {}", geo_kernel(g)),
+                    ValueExpr::Geo(g) => {
+                        format!("{name} = {}", g.native_kernel().unwrap_or_default())
+                    }
                     _ => String::new(),
                 })
                 .collect();
@@ -272,42 +269,6 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
             o.mode
         ),
     })
-}
-
-fn geo_kernel(expr: &GeoExpr) -> String {
-    match expr {
-        GeoExpr::Buffer {
-            distance,
-            geodesic: true,
-            ..
-        } => format!(
-            "geodesic buffer of {distance} m (points: circle vertices by the direct geodesic problem on WGS 84; lines and polygons: GEOS buffer in a local azimuthal equidistant frame at the centroid)"
-        ),
-        GeoExpr::Buffer { distance, .. } => format!("GEOS buffer of {distance}"),
-        GeoExpr::Centroid => "centroid (geo)".to_owned(),
-        GeoExpr::Simplify {
-            tolerance,
-            preserve_topology,
-        } => format!(
-            "GEOS {}simplify, tolerance {tolerance}",
-            if *preserve_topology {
-                "topology-preserving "
-            } else {
-                ""
-            }
-        ),
-        GeoExpr::ConvexHull => "convex hull (GEOS)".to_owned(),
-        GeoExpr::MakeValid => "make valid (GEOS MakeValid of invalid geometries)".to_owned(),
-        GeoExpr::Area { geodesic: true, .. } => {
-            "area on the WGS 84 spheroid (geo, Karney)".to_owned()
-        }
-        GeoExpr::Area { factor, .. } => format!("planar area × {factor}"),
-        GeoExpr::Length { geodesic: true, .. } => {
-            "length on the WGS 84 spheroid (geo, Karney)".to_owned()
-        }
-        GeoExpr::Length { factor, .. } => format!("planar length × {factor}"),
-        GeoExpr::Transform { .. } => String::new(),
-    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 use crate::expr::SqlExpr;
 use crate::schema::FieldType;
 
+pub use super::geo_expr::GeoExpr;
+
 /// One node's work.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Operator {
@@ -149,41 +151,6 @@ impl ValueExpr {
             Self::Geo(_) => vec![crate::schema::GEOM.to_owned()],
         }
     }
-}
-
-/// Geometry functions of `geom`. Distances are in the CRS's units unless `geodesic`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum GeoExpr {
-    /// Buffer by `distance`; `geodesic`: `distance` is in metres on geographic (lon/lat)
-    /// coordinates, computed in a local azimuthal equidistant projection around each feature.
-    Buffer {
-        distance: f64,
-        geodesic: bool,
-        segments: u32,
-    },
-    Centroid,
-    /// The geometry made valid when it is not (GEOS `MakeValid`, keeping the parts of the
-    /// input's dimension); valid and NULL geometries unchanged.
-    MakeValid,
-    Simplify {
-        tolerance: f64,
-        preserve_topology: bool,
-    },
-    ConvexHull,
-    Transform {
-        from: String,
-        to: String,
-    },
-    /// Area in square metres (`geodesic`: on the WGS 84 spheroid; else CRS units² × factor).
-    Area {
-        geodesic: bool,
-        factor: f64,
-    },
-    /// Length of lines, perimeter of polygons, in metres (`geodesic` as for `Area`).
-    Length {
-        geodesic: bool,
-        factor: f64,
-    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

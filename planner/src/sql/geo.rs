@@ -1,9 +1,10 @@
-//! Geometry functions per dialect. Geodesic work uses the same method in both dialects (a local
-//! azimuthal equidistant projection; spheroidal area and length) so that engines agree.
+//! The SQL pieces geometry functions share (`plan/geo_expr.rs` writes each function's SQL):
+//! geodesic buffers, CRS codes, scale factors, spatial predicates. Geodesic work uses the same
+//! method in both dialects (a local azimuthal equidistant frame; spheroidal area and length)
+//! so that engines agree.
 
-use super::dialect::Dialect;
 use super::quote::number;
-use crate::plan::operator::{GeoExpr, SpatialPredicate};
+use crate::plan::operator::SpatialPredicate;
 
 /// WGS 84 as a PROJ string. Given as text rather than `EPSG:4326`, a per-feature
 /// transformation is set up without a lookup in PROJ's database: a third of the cost of the
@@ -86,7 +87,7 @@ fn transform(g: &str, from: &str, to: &str) -> String {
 /// The geodesic buffer of `g` by `distance` metres on PostGIS: of a point, the circle of its
 /// ellipsoidal aeqd (exact); of anything else, the buffer in its [`CentroidFrame`]. Empty
 /// geometries have no centroid and give NULL, as in the native backend.
-fn postgis_geodesic_buffer(g: &str, distance: &str, segments: u32) -> String {
+pub(crate) fn postgis_geodesic_buffer(g: &str, distance: &str, segments: u32) -> String {
     let point = point_projection(g);
     let wrapped = format!("'+proj=longlat +datum=WGS84 +lon_wrap=' || ST_X({g}) || ' +no_defs'");
     let circle = transform(
@@ -102,159 +103,18 @@ fn postgis_geodesic_buffer(g: &str, distance: &str, segments: u32) -> String {
     format!("CASE WHEN GeometryType({g}) = 'POINT' THEN {circle} ELSE {framed} END")
 }
 
-fn epsg_number(crs: &str) -> Result<&str, String> {
+pub(crate) fn epsg_number(crs: &str) -> Result<&str, String> {
     crs.strip_prefix("EPSG:")
         .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
         .ok_or_else(|| format!("{crs:?} is not of the form EPSG:<number>"))
 }
 
-fn scaled(sql: String, factor: f64) -> Result<String, String> {
+pub(crate) fn scaled(sql: String, factor: f64) -> Result<String, String> {
     if (factor - 1.0).abs() < f64::EPSILON {
         Ok(sql)
     } else {
         Ok(format!("{sql} * {}", number(factor)?))
     }
-}
-
-/// `expr` applied to the geometry SQL `g`.
-pub fn geo_sql(expr: &GeoExpr, g: &str, dialect: Dialect) -> Result<String, String> {
-    use Dialect::{Duckdb, Postgis};
-    Ok(match (expr, dialect) {
-        (
-            GeoExpr::Buffer {
-                distance,
-                geodesic: false,
-                segments,
-            },
-            _,
-        ) => {
-            format!("ST_Buffer({g}, {}, {segments})", number(*distance)?)
-        }
-        (
-            GeoExpr::Buffer {
-                distance,
-                geodesic: true,
-                segments,
-            },
-            Duckdb,
-        ) => {
-            // The function's WKB carries no CRS; the cast declares it WGS 84 again (as
-            // ST_SetSRID does for PostGIS), so files written carry EPSG:4326.
-            format!(
-                "CAST(ST_GeomFromWKB({DUCKDB_GEODESIC_BUFFER}(ST_AsWKB({g}), {}, {segments})) AS GEOMETRY('EPSG:4326'))",
-                number(*distance)?
-            )
-        }
-        (
-            GeoExpr::Buffer {
-                distance,
-                geodesic: true,
-                segments,
-            },
-            Postgis,
-        ) => {
-            let buffer = postgis_geodesic_buffer(g, &number(*distance)?, *segments);
-            format!("ST_SetSRID({buffer}, 4326)")
-        }
-        (GeoExpr::Centroid, _) => format!("ST_Centroid({g})"),
-        (GeoExpr::MakeValid, _) => format!(
-            "CASE WHEN ST_IsValid({g}) THEN {g} ELSE ST_CollectionExtract(ST_MakeValid({g}), ST_Dimension({g}) + 1) END"
-        ),
-        (GeoExpr::ConvexHull, _) => format!("ST_ConvexHull({g})"),
-        (
-            GeoExpr::Simplify {
-                tolerance,
-                preserve_topology,
-            },
-            _,
-        ) => {
-            let function = if *preserve_topology {
-                "ST_SimplifyPreserveTopology"
-            } else {
-                "ST_Simplify"
-            };
-            format!("{function}({g}, {})", number(*tolerance)?)
-        }
-        (GeoExpr::Transform { from, to }, Duckdb) => {
-            epsg_number(from)?;
-            epsg_number(to)?;
-            format!(
-                "ST_Transform({g}, {}, {}, always_xy := true)",
-                super::quote::string(from),
-                super::quote::string(to)
-            )
-        }
-        (GeoExpr::Transform { from, to }, Postgis) => {
-            format!(
-                "ST_Transform(ST_SetSRID({g}, {}), {})",
-                epsg_number(from)?,
-                epsg_number(to)?
-            )
-        }
-        (
-            GeoExpr::Area {
-                geodesic: false,
-                factor,
-            },
-            _,
-        ) => scaled(format!("ST_Area({g})"), *factor)?,
-        (
-            GeoExpr::Area {
-                geodesic: true,
-                factor,
-            },
-            Duckdb,
-        ) => scaled(
-            format!("ST_Area_Spheroid(ST_FlipCoordinates({g}))"),
-            *factor,
-        )?,
-        (
-            GeoExpr::Area {
-                geodesic: true,
-                factor,
-            },
-            Postgis,
-        ) => scaled(
-            format!("ST_Area(CAST(ST_SetSRID({g}, 4326) AS geography))"),
-            *factor,
-        )?,
-        (
-            GeoExpr::Length {
-                geodesic: false,
-                factor,
-            },
-            _,
-        ) => scaled(
-            format!(
-                "(CASE WHEN ST_Dimension({g}) = 2 THEN ST_Perimeter({g}) ELSE ST_Length({g}) END)"
-            ),
-            *factor,
-        )?,
-        (
-            GeoExpr::Length {
-                geodesic: true,
-                factor,
-            },
-            Duckdb,
-        ) => scaled(
-            format!(
-                "(CASE WHEN ST_Dimension({g}) = 2 THEN ST_Perimeter_Spheroid(ST_FlipCoordinates({g})) ELSE ST_Length_Spheroid(ST_FlipCoordinates({g})) END)"
-            ),
-            *factor,
-        )?,
-        (
-            GeoExpr::Length {
-                geodesic: true,
-                factor,
-            },
-            Postgis,
-        ) => scaled(
-            format!(
-                "(CASE WHEN ST_Dimension({g}) = 2 THEN ST_Perimeter(CAST(ST_SetSRID({g}, 4326) AS geography)) ELSE ST_Length(CAST(ST_SetSRID({g}, 4326) AS geography)) END)"
-            ),
-            *factor,
-        )?,
-    })
 }
 
 /// `predicate(a, b)` (with the distance for `dwithin`).

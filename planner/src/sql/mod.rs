@@ -1,7 +1,7 @@
 //! SQL emitters for the DuckDB spatial and PostGIS dialects, and the quoting helpers.
 
 pub mod dialect;
-mod geo;
+pub(crate) mod geo;
 pub mod guard;
 pub mod quote;
 mod script;

@@ -1,7 +1,7 @@
 //! One SELECT per operator, reading its inputs by name (`t` is the main input, `r` the other).
 
 use super::dialect::Dialect;
-use super::geo::{geo_sql, predicate_sql};
+use super::geo::predicate_sql;
 use super::quote::{ident, number, string};
 use crate::plan::operator::{
     AggFunc, AggItem, JoinHow, MapOp, NearestOp, Operator, OverlayMode, SortKey,
@@ -29,7 +29,7 @@ fn value_sql(value: &ValueExpr, qualifier: &str, dialect: Dialect) -> Result<Str
             ident(column),
             to.sql()
         )),
-        ValueExpr::Geo(geo) => geo_sql(geo, &geom, dialect),
+        ValueExpr::Geo(geo) => geo.sql(&geom, dialect),
     }
 }
 
