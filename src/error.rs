@@ -103,6 +103,43 @@ impl IntoResponse for ApiError {
     }
 }
 
+impl From<geomill_backends::BackendError> for ApiError {
+    /// The one mapping of engine failures to HTTP: data a file format cannot hold is a 422
+    /// saying why; an engine that is unreachable (PostgreSQL down) or busy is a 503 naming it,
+    /// as is work stopped on request; anything else (a statement geomill wrote that failed, an
+    /// engine that would not open) is unexpected: 500, the cause in the log. Callers that know
+    /// the failure is the request's own (a user's SQL, a run's step) map `Query` themselves.
+    fn from(error: geomill_backends::BackendError) -> Self {
+        use geomill_backends::BackendError;
+        match error {
+            BackendError::Unsupported(reason) => Self::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "unsupported_by_format",
+                reason,
+            ),
+            BackendError::Unavailable {
+                engine: "postgis",
+                reason,
+            } => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "postgis_unavailable",
+                format!("the PostGIS engine is unavailable: {reason}"),
+            ),
+            BackendError::Unavailable { engine, reason } => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "engine_unavailable",
+                format!("the {engine} engine is unavailable: {reason}"),
+            ),
+            BackendError::Interrupted { .. } => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "interrupted",
+                "the run was stopped before it finished",
+            ),
+            other => Self::internal(&other),
+        }
+    }
+}
+
 impl From<geomill_planner::PlanError> for ApiError {
     /// Invalid specs are 422 with every problem's path; a plan a dialect cannot express is 422
     /// naming the step; an optimizer failure is a bug, so 500.

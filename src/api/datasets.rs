@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::extract::{ApiJson, ApiQuery};
-use crate::blocking::{blocking, engine_error};
+use crate::blocking::blocking;
 use crate::datasets::lookup::{find, find_layer};
 use crate::datasets::model::{Dataset, DatasetPage};
 use crate::datasets::upload;
@@ -44,7 +44,7 @@ pub(crate) async fn lon_lat_page(
         return postgis
             .stored_features(&layer, bbox, (limit, offset))
             .await
-            .map_err(engine_error);
+            .map_err(ApiError::from);
     }
     let engine = state.embedded();
     blocking(move || engine.features(&layer, bbox, limit, offset)).await

@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::ApiJson;
 use crate::error::ApiError;
-use crate::execute::postgis_error;
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -82,7 +81,7 @@ async fn find(engine: &PostgisEngine, id: &str) -> Result<ProjectRecord, ApiErro
     engine
         .project(id)
         .await
-        .map_err(postgis_error)?
+        .map_err(ApiError::from)?
         .ok_or_else(|| ApiError::not_found(format!("no project {id}")))
 }
 
@@ -131,7 +130,7 @@ pub async fn create(
             "duplicate",
             format!("a project named {name:?} exists already"),
         )),
-        Err(ProjectError::Backend(error)) => Err(postgis_error(error)),
+        Err(ProjectError::Backend(error)) => Err(ApiError::from(error)),
     }
 }
 
@@ -146,7 +145,7 @@ pub struct ProjectList {
 #[utoipa::path(get, path = "/projects", tag = "projects",
     responses((status = 200, body = ProjectList), (status = 503, body = crate::error::ErrorBody)))]
 pub async fn list(State(state): State<AppState>) -> Result<Json<ProjectList>, ApiError> {
-    let projects = postgis(&state)?.projects().await.map_err(postgis_error)?;
+    let projects = postgis(&state)?.projects().await.map_err(ApiError::from)?;
     Ok(Json(ProjectList {
         total: projects.len(),
         projects: projects.into_iter().map(Project::from).collect(),
@@ -176,7 +175,7 @@ pub async fn layers(
     let layers = engine
         .project_layers(&project.schema)
         .await
-        .map_err(postgis_error)?;
+        .map_err(ApiError::from)?;
     Ok(Json(
         layers.into_iter().map(ProjectLayerView::from).collect(),
     ))
@@ -226,11 +225,11 @@ pub async fn add_layer(
     })
     .await
     .map_err(|e| ApiError::internal(&e))?;
-    copy.map_err(postgis_error)?;
+    copy.map_err(ApiError::from)?;
     let layers = engine
         .project_layers(&project.schema)
         .await
-        .map_err(postgis_error)?;
+        .map_err(ApiError::from)?;
     let added = layers
         .into_iter()
         .find(|l| l.name == table)

@@ -68,7 +68,7 @@ pub(crate) fn failed(error: geomill_backends::BackendError) -> ApiError {
             "query_failed",
             reason.lines().next().unwrap_or_default().to_owned(),
         ),
-        other => crate::blocking::engine_error(other),
+        other => ApiError::from(other),
     }
 }
 

@@ -130,7 +130,7 @@ pub async fn export(
                 engine.export_file(path, layer_name, &destination, format)
             }
         }
-        .map_err(crate::blocking::engine_error)?;
+        .map_err(ApiError::from)?;
         match format {
             ExportFormat::Shp => zip_folder(&target),
             _ => std::fs::read(&target),

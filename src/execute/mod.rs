@@ -4,6 +4,5 @@
 pub(crate) mod postgis;
 mod run;
 
-pub(crate) use postgis::postgis_error;
 pub use run::{Execution, RunRequest, StatementReport, run};
 pub(crate) use run::{all_datasets, bind_loaded, bind_sources, stored_catalog};

@@ -63,35 +63,17 @@ fn scratch_schema(job_id: &str) -> String {
     format!("geomill_run_{}", job_id.replace('-', ""))
 }
 
-/// PostgreSQL unreachable as the client sees it (503 naming the engine); any other engine
-/// failure outside a run is unexpected (500).
-pub(crate) fn postgis_error(error: BackendError) -> ApiError {
-    match error {
-        BackendError::Unavailable { reason, .. } => ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "postgis_unavailable",
-            format!("the PostGIS engine is unavailable: {reason}"),
-        ),
-        other => ApiError::internal(&other),
-    }
-}
-
 /// A run's engine failure as the client sees it: a statement the database refused fails the
 /// run, a stop ends it, PostgreSQL unreachable is a 503.
 fn api_error(error: BackendError, job_id: &str) -> ApiError {
     match error {
-        BackendError::Interrupted { .. } => ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "interrupted",
-            "the run was stopped before it finished",
-        ),
         BackendError::Query { reason, .. } => ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "execution_failed",
             format!("the pipeline failed on PostGIS: {reason}"),
         )
         .with_detail(serde_json::json!({ "job_id": job_id, "status": "FAILED" })),
-        other => postgis_error(other),
+        other => ApiError::from(other),
     }
 }
 

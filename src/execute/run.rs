@@ -413,14 +413,10 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         Ok(outcome) => outcome,
         Err(error) => {
             let _ = tokio::fs::remove_dir_all(&results_dir).await;
-            let reason = match &error {
-                geomill_backends::BackendError::Query { reason, .. } => reason.clone(),
-                geomill_backends::BackendError::Interrupted { .. } => {
-                    return Err(ApiError::new(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        "interrupted",
-                        "the run was stopped before it finished",
-                    ));
+            let reason = match error {
+                geomill_backends::BackendError::Query { reason, .. } => reason,
+                stopped @ geomill_backends::BackendError::Interrupted { .. } => {
+                    return Err(ApiError::from(stopped));
                 }
                 other => other.to_string(),
             };

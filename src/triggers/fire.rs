@@ -115,7 +115,7 @@ async fn intersects(
                     geomill_backends::BackendError::Query { reason, .. } => {
                         ApiError::unprocessable(format!("{name}: {reason}"))
                     }
-                    other => crate::execute::postgis_error(other),
+                    other => ApiError::from(other),
                 })?
                 .ok_or_else(|| ApiError::unprocessable(format!("{name} has no geometry column")))
         }

@@ -11,7 +11,6 @@ use super::fire::{ChangeOp, ChangedFeature};
 use super::store::layer_table;
 use crate::blocking::blocking;
 use crate::error::ApiError;
-use crate::execute::postgis_error;
 use crate::state::AppState;
 
 /// The PostgreSQL table (`schema`, `table`) a dataset layer is stored in, when it lives in
@@ -64,7 +63,7 @@ pub async fn enable_table(
         .await
         .map_err(|e| match e {
             geomill_backends::BackendError::Query { reason, .. } => ApiError::unprocessable(reason),
-            other => postgis_error(other),
+            other => ApiError::from(other),
         })?;
     super::listen::start(state);
     Ok(tracked)
@@ -95,7 +94,7 @@ pub async fn disable(state: &AppState, dataset_id: &str, layer: &str) -> Result<
         engine
             .disable_tracking(&schema, &table)
             .await
-            .map_err(postgis_error)?
+            .map_err(ApiError::from)?
     } else {
         let engine = state.embedded();
         let (key, name) = (dataset_id.to_owned(), layer.to_owned());
@@ -243,7 +242,7 @@ pub async fn ensure_table_tracked(
     let engine = state.postgis().ok_or_else(|| {
         ApiError::unprocessable("table: a PostgreSQL table needs GEOMILL_POSTGIS_DSN")
     })?;
-    let tracked = engine.tracked_tables().await.map_err(postgis_error)?;
+    let tracked = engine.tracked_tables().await.map_err(ApiError::from)?;
     if tracked.iter().any(|t| t.table == spec.table) {
         super::listen::start(state);
         return Ok(());

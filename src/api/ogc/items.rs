@@ -270,6 +270,6 @@ async fn filtered_page(
         geomill_backends::BackendError::Query { reason, .. } if filtered => {
             ApiError::bad_request(format!("filter cannot be evaluated: {reason}"))
         }
-        other => crate::blocking::engine_error(other),
+        other => ApiError::from(other),
     })
 }
