@@ -28,8 +28,9 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use geomill::config::{Config, Engine};
+use geomill::config::Config;
 use geomill::state::AppState;
+use geomill_planner::optimizer::EngineMode;
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
@@ -258,7 +259,7 @@ fn main() {
     portable_config.postgis_dsn = Some(dsn.clone());
     let portable = AppState::open(portable_config).unwrap();
     let mut persistent_config = Config::with_data_dir(work.path().join("persistent"));
-    persistent_config.engine = Engine::Postgis;
+    persistent_config.engine = EngineMode::Postgis;
     persistent_config.postgis_dsn = Some(dsn);
     let persistent = AppState::open(persistent_config).unwrap();
     let mut sources = Vec::new();

@@ -4,29 +4,18 @@
 use std::net::IpAddr;
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
-use serde::Serialize;
+use geomill_planner::optimizer::EngineMode;
 
-/// Which engine runs pipelines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Engine {
-    /// DuckDB in-process with `spatial` ("portable mode").
-    Embedded,
-    /// PostgreSQL + PostGIS ("persistent mode").
-    Postgis,
-    /// Per step: PostGIS, DuckDB or the native backend.
-    Hybrid,
-}
+/// The engines `GEOMILL_ENGINE` names, as clap lists them.
+const ENGINE_NAMES: [&str; 4] = ["embedded", "native", "postgis", "hybrid"];
 
-impl Engine {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Embedded => "embedded",
-            Self::Postgis => "postgis",
-            Self::Hybrid => "hybrid",
-        }
-    }
+/// `GEOMILL_ENGINE`'s parser: one of [`ENGINE_NAMES`], as the planner's [`EngineMode`].
+fn engine_parser() -> impl TypedValueParser<Value = EngineMode> {
+    PossibleValuesParser::new(ENGINE_NAMES).try_map(|name: String| {
+        EngineMode::parse(&name).ok_or_else(|| format!("unknown engine {name}"))
+    })
 }
 
 /// Log line format.
@@ -49,9 +38,10 @@ pub struct Config {
     /// Directory for uploaded files, the embedded database and the catalog (created if missing).
     #[arg(long, env = "GEOMILL_DATA_DIR", default_value = "data")]
     pub data_dir: PathBuf,
-    /// Engine that runs pipelines.
-    #[arg(long, env = "GEOMILL_ENGINE", value_enum, default_value_t = Engine::Embedded)]
-    pub engine: Engine,
+    /// Engine that runs pipelines when a run names none: embedded and native keep the data in
+    /// the embedded database (portable mode), postgis and hybrid in PostgreSQL (persistent).
+    #[arg(long, env = "GEOMILL_ENGINE", default_value = "embedded", value_parser = engine_parser())]
+    pub engine: EngineMode,
     /// PostgreSQL connection string for the postgis and hybrid engines,
     /// e.g. `postgresql://user:pass@localhost:5432/geomill`.
     #[arg(long, env = "GEOMILL_POSTGIS_DSN")]
@@ -138,7 +128,7 @@ impl Config {
             bind: IpAddr::from([127, 0, 0, 1]),
             port: 0,
             data_dir: data_dir.into(),
-            engine: Engine::Embedded,
+            engine: EngineMode::Embedded,
             postgis_dsn: None,
             redis_url: None,
             log_filter: "info".into(),
@@ -169,7 +159,7 @@ impl Config {
 
     /// Checks what clap's parsers cannot: combinations and formats. Creates the data directory.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if matches!(self.engine, Engine::Postgis | Engine::Hybrid) && self.postgis_dsn.is_none() {
+        if self.engine.on_postgis() && self.postgis_dsn.is_none() {
             return Err(ConfigError::MissingDsn {
                 engine: self.engine.as_str(),
             });
@@ -245,7 +235,7 @@ mod tests {
     #[test]
     fn postgis_without_dsn_names_the_variable() {
         let (_dir, mut config) = config();
-        config.engine = Engine::Postgis;
+        config.engine = EngineMode::Postgis;
         let message = config
             .validate()
             .err()
@@ -269,7 +259,7 @@ mod tests {
             Err(ConfigError::BadLogFilter { .. })
         ));
         config.log_filter = "debug".into();
-        config.engine = Engine::Hybrid;
+        config.engine = EngineMode::Hybrid;
         config.postgis_dsn = Some("mysql://x".into());
         assert!(matches!(config.validate(), Err(ConfigError::BadDsn(_))));
     }

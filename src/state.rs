@@ -57,10 +57,8 @@ impl AppState {
     pub fn open(config: Config) -> Result<Self, StartError> {
         config.validate()?;
         // Persistent and hybrid modes: the datasets and their catalog live in PostgreSQL.
-        let store = match (&config.engine, &config.postgis_dsn) {
-            (crate::config::Engine::Postgis | crate::config::Engine::Hybrid, Some(dsn)) => {
-                StoreLocation::Postgis { dsn: dsn.clone() }
-            }
+        let store = match &config.postgis_dsn {
+            Some(dsn) if config.engine.on_postgis() => StoreLocation::Postgis { dsn: dsn.clone() },
             _ => StoreLocation::Embedded,
         };
         // A query may spill to disk up to half the space free at start, and never into the
@@ -169,13 +167,9 @@ impl AppState {
         self.inner.postgis.as_ref()
     }
 
-    /// The engine a run uses when it names none: PostGIS in persistent mode, else embedded.
+    /// The engine a run uses when it names none (`GEOMILL_ENGINE`).
     pub fn default_run_engine(&self) -> geomill_planner::optimizer::EngineMode {
-        match self.inner.config.engine {
-            crate::config::Engine::Embedded => geomill_planner::optimizer::EngineMode::Embedded,
-            crate::config::Engine::Postgis => geomill_planner::optimizer::EngineMode::Postgis,
-            crate::config::Engine::Hybrid => geomill_planner::optimizer::EngineMode::Hybrid,
-        }
+        self.inner.config.engine
     }
 
     pub fn embedded(&self) -> Arc<EmbeddedEngine> {

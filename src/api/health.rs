@@ -13,8 +13,8 @@ use serde::Serialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use utoipa::ToSchema;
 
-use crate::config::Engine;
 use crate::state::AppState;
+use geomill_planner::optimizer::EngineMode;
 
 const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -24,7 +24,7 @@ pub struct Health {
     /// `ok` when every required component is ok, `degraded` otherwise (then the status is 503).
     pub status: &'static str,
     pub version: &'static str,
-    pub engine: Engine,
+    pub engine: EngineMode,
     pub components: Components,
 }
 

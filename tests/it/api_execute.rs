@@ -224,3 +224,25 @@ async fn examples_are_valid_pipelines() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_server_started_with_the_native_engine_runs_pipelines_natively_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = geomill::config::Config::with_data_dir(dir.path());
+    config.engine = geomill_planner::optimizer::EngineMode::Native;
+    let state = AppState::open(config).unwrap();
+    let (status, health) = call(&state, common::get("/health")).await;
+    assert_eq!(health["engine"], "native", "{status} {health}");
+    let gpkg = common::world_gpkg(dir.path());
+    let dataset = upload_world(&state, &gpkg).await;
+    let request = json!({"dataset_id": dataset, "pipeline": {"name": "halo", "steps": [
+        {"id": "halo", "capability": "buffer", "input": "cities",
+         "params": {"distance": 10000, "unit": "meters"}}]}});
+    let (status, run) = call(&state, post("/api/pipelines/execute", &request)).await;
+    assert_eq!(status, StatusCode::OK, "{run}");
+    let stages = run["native"].as_array().cloned().unwrap_or_default();
+    assert!(
+        !stages.is_empty() && stages.iter().all(|s| s["ran"] == "native"),
+        "{run}"
+    );
+}

@@ -37,7 +37,7 @@ fn a_bad_engine_value_is_refused_naming_the_variable() {
     assert_eq!(output.status.code(), Some(2));
     let text = String::from_utf8(output.stderr).unwrap();
     assert!(
-        text.contains("bogus") && text.contains("embedded, postgis, hybrid"),
+        text.contains("bogus") && text.contains("embedded, native, postgis, hybrid"),
         "{text}"
     );
     assert!(

@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use common::live::{connect, next_event, send, serve, upload_world};
 use common::postgis::{fresh_database, psql};
-use geomill::config::{Config, Engine};
+use geomill::config::Config;
 use geomill::state::AppState;
+use geomill_planner::optimizer::EngineMode;
 use reqwest::Method;
 use serde_json::json;
 
@@ -21,7 +22,7 @@ async fn a_city_inserted_with_psql_fires_the_trigger_of_the_cities_layer_only() 
     let dsn = fresh_database("triggers_persistent").await;
     let dir = tempfile::tempdir().unwrap();
     let mut config = Config::with_data_dir(dir.path());
-    config.engine = Engine::Postgis;
+    config.engine = EngineMode::Postgis;
     config.postgis_dsn = Some(dsn.clone());
     let state = AppState::open(config).unwrap();
     let address = serve(&state).await;
