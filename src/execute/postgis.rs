@@ -133,7 +133,23 @@ async fn run_in(
         keep.push((export.relation.clone(), format!("__export_{index}")));
     }
     let outcome = run_steps(run, schema, &keep).await?;
-    let local = format!("postgis_{}", run.job_id.replace('-', ""));
+    let written = write_results(run, schema, &outcome.local, &stopped).await;
+    drop_local_tables(run, &outcome.local).await;
+    Ok((written?, outcome.native))
+}
+
+/// Writes the result GeoPackage and the exports from the kept tables: those a run's last
+/// native stage left in the embedded database (`local`) from there, the others out of
+/// PostgreSQL. Answers the result's rows.
+async fn write_results(
+    run: &PostgisRun<'_>,
+    schema: &str,
+    local: &[(String, String)],
+    stopped: &(dyn Fn() -> bool + Sync),
+) -> Result<i64, ApiError> {
+    let fail = |e: BackendError| api_error(e, run.job_id);
+    let dsn = run.postgis.dsn().to_owned();
+    let scratch = format!("postgis_{}", run.job_id.replace('-', ""));
     let mut writes: Vec<(String, CopyFrom)> = Vec::new();
     let result_file = string(&run.result_file);
     writes.push((
@@ -157,17 +173,13 @@ async fn run_in(
     let mut result_rows = 0;
     for (position, (kept, copy)) in writes.into_iter().enumerate() {
         if stopped() {
-            drop_local_tables(run, &outcome.local).await;
-            return Err(interrupted());
+            return Err(fail(BackendError::Interrupted { engine: "postgis" }));
         }
-        // A table the run's last native stage left in the embedded database is read there;
-        // the others come out of PostgreSQL.
-        let here = outcome
-            .local
+        let here = local
             .iter()
             .find(|(name, _)| *name == kept)
             .map(|(_, table)| table.clone());
-        let (engine, dsn, local) = (run.embedded.clone(), dsn.clone(), local.clone());
+        let (engine, dsn, scratch) = (run.embedded.clone(), dsn.clone(), scratch.clone());
         let schema = schema.to_owned();
         let rows = blocking(move || match here {
             Some(table) => {
@@ -175,31 +187,22 @@ async fn run_in(
                 engine.execute_batch(&copy(&table)).map(|()| rows)
             }
             None => {
-                let rows = engine.copy_from_postgis(&dsn, (&schema, &kept), &local)?;
-                let written = engine.execute_batch(&copy(&local));
+                let rows = engine.copy_from_postgis(&dsn, (&schema, &kept), &scratch)?;
+                let written = engine.execute_batch(&copy(&scratch));
                 let dropped =
-                    engine.execute_batch(&format!("DROP TABLE IF EXISTS {}", ident(&local)));
+                    engine.execute_batch(&format!("DROP TABLE IF EXISTS {}", ident(&scratch)));
                 written.and(dropped).map(|()| rows)
             }
         })
-        .await?;
-        let rows = match rows {
-            Ok(rows) => rows,
-            Err(error) => {
-                drop_local_tables(run, &outcome.local).await;
-                return Err(fail(error));
-            }
-        };
+        .await?
+        .map_err(fail)?;
         if position == 0 {
             result_rows = rows;
         }
     }
-    drop_local_tables(run, &outcome.local).await;
-    let native = outcome.native;
-    Ok((result_rows, native))
+    Ok(result_rows)
 }
 
-/// Runs the steps through the hybrid dispatcher (a plain PostGIS run is one script).
 /// The COPY that writes a kept table, given the embedded table it is read from.
 type CopyFrom = Box<dyn Fn(&str) -> String + Send>;
 
@@ -216,6 +219,7 @@ async fn drop_local_tables(run: &PostgisRun<'_>, local: &[(String, String)]) {
     }
 }
 
+/// Runs the steps through the hybrid dispatcher (a plain PostGIS run is one script).
 async fn run_steps(
     run: &PostgisRun<'_>,
     schema: &str,
