@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 
 use std::sync::Arc;
 
-use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions, ScriptStep};
-use geomill_backends::hybrid::HybridRun;
-use geomill_backends::native::stage::steps_of;
+use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
+use geomill_backends::executor::steps_of;
+use geomill_backends::executor::{HybridRun, ScriptStep};
 use geomill_backends::postgis::PostgisEngine;
 use geomill_planner::optimizer::EngineMode;
 use geomill_planner::plan::Plan;
@@ -95,7 +95,8 @@ fn run_hybrid(
     limit: Duration,
 ) -> Timing {
     let start = Instant::now();
-    let outcome = runtime.block_on(hybrid.run_steps(steps, &[], &|| start.elapsed() >= limit));
+    let stop = std::sync::Arc::new(move || start.elapsed() >= limit);
+    let outcome = runtime.block_on(hybrid.run_steps(steps, &[], stop));
     match outcome {
         Ok(outcome) if outcome.native.iter().any(|r| r.declined.is_some()) => {
             Timing::Failed(format!("a kernel declined: {:?}", outcome.native))

@@ -19,9 +19,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
-use geomill_backends::native::{
-    aggregate, duck, geometry_ops, joins, read_geoparquet, write_geoparquet,
-};
+use geomill_backends::executor;
+use geomill_backends::native::{aggregate, geometry_ops, joins, read_geoparquet, write_geoparquet};
 use geomill_backends::postgis::PostgisEngine;
 use geomill_planner::plan::operator::{AggFunc, AggItem, SpatialPredicate};
 
@@ -168,7 +167,7 @@ fn main() {
         PostgisEngine::new(dsn).unwrap()
     });
     let crs = Some("EPSG:4326".to_owned());
-    let layer = |t: &str| duck::table_layer(&duck, t, "geom", crs.clone()).unwrap();
+    let layer = |t: &str| executor::table_layer(&duck, t, "geom", crs.clone()).unwrap();
     let loaded = Instant::now();
     let (zones_20k, zones_100k) = (layer("zones_20k"), layer("zones_100k"));
     let (points_1m, points_100k) = (layer("points_1m"), layer("points_100k"));

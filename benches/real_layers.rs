@@ -85,7 +85,7 @@ async fn upload(state: &AppState, path: &Path) -> Value {
 /// `<dataset id>/<layer>` of an uploaded dataset's first layer, and its stored table.
 fn source(state: &AppState, dataset: &Value) -> (String, String) {
     let id = dataset["id"].as_str().unwrap();
-    let (_, records) = state.embedded().datasets(i64::MAX, 0).unwrap();
+    let (_, records) = state.store().datasets(i64::MAX, 0).unwrap();
     let record = records.into_iter().find(|d| d.id == id).unwrap();
     let layer = &record.layers[0];
     (format!("{id}/{}", layer.name), layer.table_name.clone())

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use geomill_backends::duckdb::DatasetRecord;
+use geomill_backends::store::DatasetRecord;
 
 use crate::blocking::blocking;
 use crate::error::ApiError;
@@ -62,7 +62,7 @@ pub async fn find(state: &AppState, id: &str) -> Result<(Example, DatasetRecord)
         .find(|e| e.id == id)
         .cloned()
         .ok_or_else(|| ApiError::not_found(format!("no example {id:?}")))?;
-    let engine = state.embedded();
+    let engine = state.store();
     let key = example.dataset_id.clone();
     let dataset = blocking(move || engine.dataset(&key))
         .await?

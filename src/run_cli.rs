@@ -185,7 +185,7 @@ fn load(state: &AppState, input: &InputFile) -> Result<String, ExitCode> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let name = input.name.clone().unwrap_or_else(|| file_name.clone());
-    match state.embedded().ingest(
+    match state.store().ingest(
         &id,
         &name,
         &input.path.display().to_string(),

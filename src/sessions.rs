@@ -127,7 +127,7 @@ pub async fn sweep(state: crate::state::AppState) {
     loop {
         ticks.tick().await;
         for id in state.sessions().take_expired() {
-            let engine = state.embedded();
+            let engine = state.store();
             let key = id.clone();
             match tokio::task::spawn_blocking(move || engine.close_session(&key)).await {
                 Ok(Ok(())) => tracing::info!(session = %id, "session expired and closed"),

@@ -1,9 +1,12 @@
-//! The shared state every handler sees: configuration and the engines, opened once at start.
+//! The shared state every handler sees: configuration, the store and the engines, opened once
+//! at start.
 
 use std::sync::Arc;
 
-use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions, StoreLocation};
+use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
 use geomill_backends::postgis::PostgisEngine;
+use geomill_backends::store::postgres::PostgresStore;
+use geomill_backends::store::{Store, StoreLocation};
 
 use crate::config::Config;
 
@@ -19,9 +22,13 @@ pub struct AppState {
 #[derive(Debug)]
 struct Inner {
     config: Config,
+    /// The catalog and the stored layers.
+    store: Arc<Store>,
     embedded: Arc<EmbeddedEngine>,
     /// PostgreSQL + PostGIS, when `GEOMILL_POSTGIS_DSN` is set.
     postgis: Option<PostgisEngine>,
+    /// What the store keeps in PostgreSQL (projects, change tracking), with the same DSN.
+    postgres_store: Option<PostgresStore>,
     /// Held while a remote layer is fetched, so each is fetched once.
     remote_loads: tokio::sync::Mutex<()>,
     jobs: crate::jobs::runner::JobRunner,
@@ -71,9 +78,10 @@ impl AppState {
             database_path: Some(config.duckdb_path()),
             extension_directory: config.duckdb_extension_dir.clone(),
             max_spill_mb: Some(max_spill_mb),
-            store,
+            attachment: store.attachment(),
         })?;
-        embedded.init_store()?;
+        let embedded = Arc::new(embedded);
+        let store = Store::open(Arc::clone(&embedded), store)?;
         // The pool connects on first use: a database that is down at start is reported by
         // /health and answered with 503s until it is back.
         let postgis = config
@@ -81,13 +89,16 @@ impl AppState {
             .as_deref()
             .map(PostgisEngine::new)
             .transpose()?;
+        let postgres_store = postgis.clone().map(PostgresStore::new);
         let auth = crate::auth::AuthState::open(&config.auth, &config.data_dir, config.port)?;
         let concurrency = usize::try_from(config.max_concurrent_jobs).unwrap_or(1);
         Ok(Self {
             inner: Arc::new(Inner {
                 config,
-                embedded: Arc::new(embedded),
+                store: Arc::new(store),
+                embedded,
                 postgis,
+                postgres_store,
                 remote_loads: tokio::sync::Mutex::new(()),
                 jobs: crate::jobs::runner::JobRunner::new(concurrency),
                 rule_events: tokio::sync::broadcast::Sender::new(256),
@@ -172,6 +183,17 @@ impl AppState {
         self.inner.config.engine
     }
 
+    /// The store's part in PostgreSQL (projects, change tracking), when a DSN is configured.
+    pub fn postgres_store(&self) -> Option<&PostgresStore> {
+        self.inner.postgres_store.as_ref()
+    }
+
+    /// The catalog and the stored layers.
+    pub fn store(&self) -> Arc<Store> {
+        Arc::clone(&self.inner.store)
+    }
+
+    /// The embedded DuckDB engine (runs, SQL queries, exports of query results).
     pub fn embedded(&self) -> Arc<EmbeddedEngine> {
         Arc::clone(&self.inner.embedded)
     }

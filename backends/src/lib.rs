@@ -1,5 +1,10 @@
-//! geomill's execution backends: the embedded DuckDB engine (feature `duckdb`), PostGIS (feature
-//! `postgis`), the native kernels (feature `native`) and the hybrid dispatcher (all three).
+//! geomill's execution: the engines (embedded DuckDB, feature `duckdb`; PostGIS, feature
+//! `postgis`; the native kernels, feature `native`), the executor that hands a run's stages to
+//! them, and the store (catalog and stored layers) kept in the embedded database and, in
+//! persistent mode, PostgreSQL.
+//!
+//! Dependencies point one way: `store` → engines (their connections), `executor` → engines,
+//! engines → the planner. No engine module imports another's.
 
 pub mod bbox;
 pub mod error;
@@ -19,7 +24,10 @@ pub mod postgis;
 #[cfg(feature = "native")]
 pub mod native;
 
-#[cfg(all(feature = "duckdb", feature = "postgis", feature = "native"))]
-pub mod hybrid;
+#[cfg(all(feature = "duckdb", feature = "native"))]
+pub mod executor;
+
+#[cfg(feature = "duckdb")]
+pub mod store;
 
 pub use error::BackendError;

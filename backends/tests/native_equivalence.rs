@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use arrow::array::{Array, Float64Array, Int64Array};
 use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
-use geomill_backends::native::{self, Layer, aggregate, duck, geometry_ops, joins};
+use geomill_backends::executor;
+use geomill_backends::native::{self, Layer, aggregate, geometry_ops, joins};
 use geomill_planner::plan::operator::{AggFunc, AggItem, SpatialPredicate};
 use proptest::prelude::*;
 
@@ -57,8 +58,8 @@ fn fixtures(duck: &EmbeddedEngine, seed: u32) {
 fn layers(duck: &EmbeddedEngine) -> (Layer, Layer) {
     let crs = Some("EPSG:4326".to_owned());
     (
-        duck::table_layer(duck, "zones", "geom", crs.clone()).unwrap(),
-        duck::table_layer(duck, "pts", "geom", crs).unwrap(),
+        executor::table_layer(duck, "zones", "geom", crs.clone()).unwrap(),
+        executor::table_layer(duck, "pts", "geom", crs).unwrap(),
     )
 }
 
@@ -89,7 +90,7 @@ fn float_column(layer: &Layer, name: &str) -> Vec<Option<f64>> {
 }
 
 fn sql_rows(duck: &EmbeddedEngine, sql: &str, columns: &[&str]) -> Vec<Vec<Option<i64>>> {
-    let layer = duck::query_layer(
+    let layer = executor::query_layer(
         duck,
         &format!("SELECT *, NULL::GEOMETRY AS g FROM ({sql})"),
         "g",
@@ -224,7 +225,7 @@ fn distance_join_and_nearest_equal_duckdb() {
 /// The symmetric difference of `native` (stored back into DuckDB) and the SQL result, relative
 /// to the SQL result's area, per id; NULL where either side is NULL.
 fn relative_difference(duck: &EmbeddedEngine, native: &Layer, sql: &str) -> f64 {
-    duck::store_layer(duck, native, "native_out", &std::env::temp_dir()).unwrap();
+    executor::store_layer(duck, native, "native_out", &std::env::temp_dir()).unwrap();
     duck.execute_batch(&format!("CREATE OR REPLACE TABLE sql_out AS {sql}"))
         .unwrap();
     let rows = sql_rows(
@@ -257,7 +258,7 @@ fn buffer_in_metres_dissolve_and_simplify_match_duckdb() {
     assert!(d < 1e-6, "buffer differs by {d}");
 
     let dissolved = geometry_ops::dissolve(&buffered).unwrap();
-    duck::store_layer(&duck, &dissolved, "diss", &std::env::temp_dir()).unwrap();
+    executor::store_layer(&duck, &dissolved, "diss", &std::env::temp_dir()).unwrap();
     let rows = sql_rows(&duck, "SELECT CAST(1e12 * ST_Area(ST_SymDifference(a.geom, b.geom)) / ST_Area(b.geom) AS BIGINT) AS d
         FROM diss a, (SELECT ST_Union_Agg(geom) AS geom FROM native_out) b", &["d"]);
     assert!(rows[0][0].unwrap() < 1000, "dissolve differs: {rows:?}");
@@ -270,7 +271,7 @@ fn buffer_in_metres_dissolve_and_simplify_match_duckdb() {
         (false, "ST_Simplify"),
     ] {
         let simplified = geometry_ops::simplify(&zones, 0.05, preserve).unwrap();
-        duck::store_layer(&duck, &simplified, "native_out", &std::env::temp_dir()).unwrap();
+        executor::store_layer(&duck, &simplified, "native_out", &std::env::temp_dir()).unwrap();
         let rows = sql_rows(
             &duck,
             &format!("SELECT count(*) FILTER (NOT ST_Covers(ST_Buffer(a.geom, 0.1), {function}(b.geom, 0.05))
@@ -323,7 +324,7 @@ fn bad_wkb_is_an_error_not_a_panic_and_geoparquet_round_trips() {
     let duck = engine();
     fixtures(&duck, 5);
     let (zones, _) = layers(&duck);
-    let bad = duck::query_layer(
+    let bad = executor::query_layer(
         &duck,
         "SELECT 1 AS id, 2 AS value, ST_GeomFromText('LINESTRING(0 0, 1 1)') AS geom",
         "geom",

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use geomill_backends::duckdb::{EmbeddedEngine, Interrupter, ScriptStep};
+use geomill_backends::duckdb::{EmbeddedEngine, Interrupter};
+use geomill_backends::executor::{ScriptStep, run_embedded};
 use geomill_backends::postgis::PostgisEngine;
 
 /// A number from the environment variable `name`, or `default`.
@@ -76,7 +77,15 @@ pub fn run_duckdb(
         })
     };
     let start = Instant::now();
-    let outcome = engine.run_script(&[], steps, result, None, &|_, _| {}, Some(&interrupter));
+    let outcome = run_embedded(
+        engine,
+        &[],
+        steps,
+        result,
+        None,
+        &|_, _| {},
+        Some(&interrupter),
+    );
     let took = start.elapsed();
     let stopped = took >= limit;
     interrupter.interrupt();

@@ -34,25 +34,25 @@ pub fn routes() -> Router<AppState> {
 /// persistent mode (through the GiST index), by the embedded engine otherwise.
 pub(crate) async fn lon_lat_page(
     state: &AppState,
-    layer: geomill_backends::duckdb::LayerRecord,
+    layer: geomill_backends::store::LayerRecord,
     bbox: Option<[f64; 4]>,
     (limit, offset): (i64, i64),
-) -> Result<geomill_backends::duckdb::FeaturePage, ApiError> {
-    if state.embedded().store().is_postgis()
-        && let Some(postgis) = state.postgis()
+) -> Result<geomill_backends::store::FeaturePage, ApiError> {
+    if state.store().location().is_postgis()
+        && let Some(postgis) = state.postgres_store()
     {
         return postgis
             .stored_features(&layer, bbox, (limit, offset))
             .await
             .map_err(ApiError::from);
     }
-    let engine = state.embedded();
+    let engine = state.store();
     blocking(move || engine.features(&layer, bbox, limit, offset)).await
 }
 
 /// A page's features as JSON values (each is GeoJSON text from the engine).
 pub(crate) fn page_features(
-    page: &geomill_backends::duckdb::FeaturePage,
+    page: &geomill_backends::store::FeaturePage,
 ) -> Result<Vec<Value>, ApiError> {
     page.features
         .iter()
@@ -79,7 +79,7 @@ pub(crate) async fn layer_to_copy(
     dataset_id: &str,
     layer: Option<&str>,
     name: Option<&str>,
-) -> Result<(geomill_backends::duckdb::LayerRecord, String), ApiError> {
+) -> Result<(geomill_backends::store::LayerRecord, String), ApiError> {
     let dataset = find(state, dataset_id).await?;
     let layer_name = layer
         .map(str::to_owned)
@@ -136,7 +136,7 @@ pub async fn list(
 ) -> Result<Json<DatasetPage>, ApiError> {
     let (limit, offset) = page(query.limit, query.offset)?;
     let examples = crate::examples::dataset_ids(&state).await?;
-    let engine = state.embedded();
+    let engine = state.store();
     let (total, records) =
         blocking(move || engine.datasets_except(limit, offset, &examples)).await?;
     Ok(Json(DatasetPage {
@@ -184,7 +184,7 @@ pub async fn rename(
     }
     find(&state, &id).await?;
     refuse_example(&state, &id).await?;
-    let engine = state.embedded();
+    let engine = state.store();
     let key = id.clone();
     blocking(move || engine.rename_dataset(&key, &name)).await?;
     Ok(Json(find(&state, &id).await?.into()))
@@ -202,7 +202,7 @@ pub async fn remove(
     let dataset = find(&state, &id).await?;
     refuse_example(&state, &id).await?;
     crate::triggers::tracking::record_deleting(&state, &dataset).await;
-    let engine = state.embedded();
+    let engine = state.store();
     let key = id.clone();
     blocking(move || engine.delete_dataset(&key)).await?;
     let _ = tokio::fs::remove_dir_all(upload::folder(&state.config().uploads_dir(), &id)).await;

@@ -48,7 +48,7 @@ pub struct ExampleList {
     pub examples: Vec<ExampleDataset>,
 }
 
-fn view(example: Example, dataset: geomill_backends::duckdb::DatasetRecord) -> ExampleDataset {
+fn view(example: Example, dataset: geomill_backends::store::DatasetRecord) -> ExampleDataset {
     ExampleDataset {
         id: example.id,
         file: example.file,
@@ -97,7 +97,7 @@ async fn example_layer(
     state: &AppState,
     id: &str,
     layer: Option<&str>,
-) -> Result<geomill_backends::duckdb::LayerRecord, ApiError> {
+) -> Result<geomill_backends::store::LayerRecord, ApiError> {
     let (_, dataset) = examples::find(state, id).await?;
     let found = match layer {
         Some(name) => dataset.layers.iter().find(|l| l.name == name),
@@ -165,7 +165,7 @@ pub async fn tile(
 ) -> Result<Response, ApiError> {
     let zxy = super::ogc::tiles::tile_index(&z, &x, &y)?;
     let layer = example_layer(&state, &id, query.layer.as_deref()).await?;
-    let engine = state.embedded();
+    let engine = state.store();
     let name = layer.name.clone();
     let bytes = blocking(move || engine.tile(&layer, &name, zxy)).await?;
     if bytes.is_empty() {

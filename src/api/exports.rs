@@ -48,7 +48,7 @@ async fn run(
     uuid::Uuid::parse_str(&body.dataset_id).map_err(|_| {
         ApiError::unprocessable(format!("dataset_id {:?} is not a UUID", body.dataset_id))
     })?;
-    let engine = state.embedded();
+    let engine = state.store();
     let id = body.dataset_id.clone();
     let dataset = tokio::task::spawn_blocking(move || engine.dataset(&id))
         .await

@@ -4,7 +4,7 @@ use axum::Json;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::routing::{get, post};
-use geomill_backends::duckdb::LayerRecord;
+use geomill_backends::store::LayerRecord;
 use geomill_planner::schema::FieldType;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -37,7 +37,7 @@ async fn field_of(
     field: &str,
 ) -> Result<(LayerRecord, FieldType), ApiError> {
     let record = find_layer(state, id, layer).await?;
-    let engine = state.embedded();
+    let engine = state.store();
     let probe = record.clone();
     let schema = blocking(move || engine.layer_schema(&probe)).await?;
     let ty = schema
@@ -90,7 +90,7 @@ pub async fn distinct(
         )));
     }
     let (record, _) = field_of(&state, &id, &layer, &field).await?;
-    let engine = state.embedded();
+    let engine = state.store();
     let name = field.clone();
     let (total, values) = blocking(move || engine.distinct_values(&record, &name, limit)).await?;
     let values: Vec<Value> = values
@@ -113,7 +113,7 @@ pub async fn stats(
 ) -> Result<Json<Value>, ApiError> {
     let (record, ty) = field_of(&state, &id, &layer, &field).await?;
     numeric(&field, ty)?;
-    let engine = state.embedded();
+    let engine = state.store();
     let name = field.clone();
     let s = blocking(move || engine.field_stats(&record, &name)).await?;
     let q = |i: usize| s.quantiles.get(i).copied().flatten();
@@ -160,7 +160,7 @@ pub async fn class_breaks(
     }
     let (record, ty) = field_of(&state, &id, &layer, &body.field).await?;
     numeric(&body.field, ty)?;
-    let engine = state.embedded();
+    let engine = state.store();
     let (name, cap) = (
         body.field.clone(),
         if method == "jenks" {

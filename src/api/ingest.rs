@@ -213,13 +213,13 @@ pub async fn register_ogc(
         .name
         .filter(|n| !n.trim().is_empty())
         .unwrap_or_else(|| layer.clone());
-    let record = geomill_backends::duckdb::RemoteLayer {
+    let record = geomill_backends::store::RemoteLayer {
         service_type: service.label().to_owned(),
         url: base,
         layer_name: layer,
         loaded_at: None,
     };
-    let engine = state.embedded();
+    let engine = state.store();
     let dataset: Dataset =
         blocking(move || engine.register_remote(&id, &name, crs.as_deref(), &record))
             .await?

@@ -11,7 +11,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures_util::{Stream, StreamExt};
-use geomill_backends::duckdb::JobRecord;
+use geomill_backends::store::JobRecord;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -43,7 +43,7 @@ pub fn routes() -> Router<AppState> {
 async fn find(state: &AppState, id: &str) -> Result<JobRecord, ApiError> {
     uuid::Uuid::parse_str(id)
         .map_err(|_| ApiError::bad_request(format!("job id {id:?} is not a UUID")))?;
-    let engine = state.embedded();
+    let engine = state.store();
     let key = id.to_owned();
     blocking(move || engine.job(&key))
         .await?
@@ -107,7 +107,7 @@ pub async fn list(
             STATUSES.join(", ")
         )));
     }
-    let engine = state.embedded();
+    let engine = state.store();
     let (total, jobs) = blocking(move || engine.jobs(status.as_deref(), limit, offset)).await?;
     Ok(Json(JobPage {
         jobs: jobs.into_iter().map(Job::from).collect(),
@@ -258,7 +258,7 @@ pub async fn features(
 ) -> Result<Json<Value>, ApiError> {
     let (limit, offset) = super::datasets::page(query.limit, query.offset)?;
     let (_, path) = result_path(&state, &id).await?;
-    let engine = state.embedded();
+    let engine = state.store();
     let page = blocking(move || engine.file_features(&path, limit.min(MAX_LIMIT), offset)).await?;
     let features: Vec<Value> = page
         .features

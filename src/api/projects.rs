@@ -6,8 +6,8 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::get;
-use geomill_backends::postgis::{
-    PostgisEngine, ProjectError, ProjectLayer, ProjectRecord, valid_project_name,
+use geomill_backends::store::postgres::{
+    PostgresStore, ProjectError, ProjectLayer, ProjectRecord, valid_project_name,
 };
 use serde::{Deserialize, Serialize};
 
@@ -67,8 +67,8 @@ impl From<ProjectLayer> for ProjectLayerView {
 }
 
 /// The PostGIS engine, or a 503 saying projects need one.
-fn postgis(state: &AppState) -> Result<PostgisEngine, ApiError> {
-    state.postgis().cloned().ok_or_else(|| {
+fn postgis(state: &AppState) -> Result<PostgresStore, ApiError> {
+    state.postgres_store().cloned().ok_or_else(|| {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "postgis_not_configured",
@@ -77,7 +77,7 @@ fn postgis(state: &AppState) -> Result<PostgisEngine, ApiError> {
     })
 }
 
-async fn find(engine: &PostgisEngine, id: &str) -> Result<ProjectRecord, ApiError> {
+async fn find(engine: &PostgresStore, id: &str) -> Result<ProjectRecord, ApiError> {
     engine
         .project(id)
         .await
@@ -214,14 +214,14 @@ pub async fn add_layer(
         body.name.as_deref(),
     )
     .await?;
-    let (embedded, dsn, schema, target) = (
-        state.embedded(),
+    let (store, dsn, schema, target) = (
+        state.store(),
         engine.dsn().to_owned(),
         project.schema.clone(),
         table.clone(),
     );
     let copy = tokio::task::spawn_blocking(move || {
-        embedded.copy_layer_to_postgis(&dsn, &layer, (&schema, &target))
+        store.copy_layer_to_postgis(&dsn, &layer, (&schema, &target))
     })
     .await
     .map_err(|e| ApiError::internal(&e))?;

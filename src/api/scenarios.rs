@@ -10,7 +10,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use geomill_backends::duckdb::ScenarioRecord;
+use geomill_backends::store::ScenarioRecord;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -133,7 +133,7 @@ pub async fn create(
         nodes: serde_json::to_string(&body.nodes).map_err(|e| ApiError::internal(&e))?,
         created_at: crate::timestamp::now(),
     };
-    let engine = state.embedded();
+    let engine = state.store();
     let stored = record.clone();
     blocking(move || engine.insert_scenario(&stored)).await?;
     Ok((StatusCode::CREATED, Json(record.into())))
@@ -149,7 +149,7 @@ pub struct ScenarioList {
 /// List the scenarios, oldest first.
 #[utoipa::path(get, path = "/scenarios", tag = "scenarios", responses((status = 200, body = ScenarioList)))]
 pub async fn list(State(state): State<AppState>) -> Result<Json<ScenarioList>, ApiError> {
-    let engine = state.embedded();
+    let engine = state.store();
     let scenarios: Vec<Scenario> = blocking(move || engine.scenarios(None))
         .await?
         .into_iter()
@@ -198,7 +198,7 @@ async fn submit(state: &AppState, node: &Node) -> Result<String, NodeOutcome> {
 /// Waits until the job has ended; answers its outcome.
 async fn finished(state: &AppState, node: &Node, job_id: String) -> NodeOutcome {
     loop {
-        let engine = state.embedded();
+        let engine = state.store();
         let key = job_id.clone();
         match blocking(move || engine.job(&key)).await {
             Ok(Some(job)) if job.status != PENDING && job.status != RUNNING => {
@@ -259,7 +259,7 @@ async fn run_nodes(state: &AppState, nodes: &[Node], mode: Mode) -> Vec<NodeOutc
 }
 
 async fn scenario(state: &AppState, id: &str) -> Result<Scenario, ApiError> {
-    let engine = state.embedded();
+    let engine = state.store();
     let key = id.to_owned();
     blocking(move || engine.scenarios(Some(&key)))
         .await?

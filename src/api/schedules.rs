@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::{SecondsFormat, Utc};
-use geomill_backends::duckdb::ScheduleRecord;
+use geomill_backends::store::ScheduleRecord;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -149,7 +149,7 @@ async fn check_job(state: &AppState, job: &Value) -> Result<(), ApiError> {
 }
 
 async fn stored(state: &AppState, id: &str) -> Result<ScheduleRecord, ApiError> {
-    let engine = state.embedded();
+    let engine = state.store();
     let key = id.to_owned();
     blocking(move || engine.schedule(&key))
         .await?
@@ -157,7 +157,7 @@ async fn stored(state: &AppState, id: &str) -> Result<ScheduleRecord, ApiError> 
 }
 
 async fn save(state: &AppState, record: ScheduleRecord) -> Result<ScheduleRecord, ApiError> {
-    let engine = state.embedded();
+    let engine = state.store();
     let copy = record.clone();
     blocking(move || engine.put_schedule(&copy)).await?;
     Ok(record)
@@ -210,7 +210,7 @@ pub struct ScheduleList {
 /// List the schedules, oldest first.
 #[utoipa::path(get, path = "/schedules", tag = "schedules", responses((status = 200, body = ScheduleList)))]
 pub async fn list(State(state): State<AppState>) -> Result<Json<ScheduleList>, ApiError> {
-    let engine = state.embedded();
+    let engine = state.store();
     let schedules: Vec<Schedule> = blocking(move || engine.schedules())
         .await?
         .into_iter()
@@ -272,7 +272,7 @@ pub async fn remove(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let engine = state.embedded();
+    let engine = state.store();
     let key = id.clone();
     if !blocking(move || engine.delete_schedule(&key)).await? {
         return Err(ApiError::not_found(format!("no schedule {id}")));

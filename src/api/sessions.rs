@@ -67,7 +67,7 @@ pub async fn create(
         )));
     }
     let id = uuid::Uuid::new_v4().to_string();
-    let (engine, key) = (state.embedded(), id.clone());
+    let (engine, key) = (state.store(), id.clone());
     blocking(move || engine.open_session(&key)).await?;
     let session = state.sessions().insert(&id, body.name, idle_timeout_s);
     Ok((StatusCode::CREATED, Json(session)))
@@ -110,7 +110,7 @@ pub async fn remove(
     if !state.sessions().remove(&id) {
         return Err(ApiError::not_found(format!("no session {id}")));
     }
-    let (engine, key) = (state.embedded(), id.clone());
+    let (engine, key) = (state.store(), id.clone());
     blocking(move || engine.close_session(&key)).await?;
     Ok(Json(json!({ "deleted": id })))
 }
@@ -154,7 +154,7 @@ pub async fn add_layer(
         body.name.as_deref(),
     )
     .await?;
-    let (engine, key, table) = (state.embedded(), id.clone(), name.clone());
+    let (engine, key, table) = (state.store(), id.clone(), name.clone());
     let rows = blocking(move || engine.copy_into_session(&key, &layer, &table)).await?;
     Ok((StatusCode::CREATED, Json(SessionTable { name, rows })))
 }
@@ -167,7 +167,7 @@ pub async fn layers(
     Path(id): Path<String>,
 ) -> Result<Json<Vec<SessionTable>>, ApiError> {
     live(&state, &id)?;
-    let engine = state.embedded();
+    let engine = state.store();
     let tables = blocking(move || engine.session_tables(&id)).await?;
     Ok(Json(
         tables
@@ -208,7 +208,7 @@ pub async fn query(
         )));
     }
     super::sql::guarded(&body.query)?;
-    let engine = state.embedded();
+    let engine = state.store();
     let timeout = std::time::Duration::from_secs(state.config().sql_timeout_s);
     let result =
         tokio::task::spawn_blocking(move || engine.session_query(&id, &body.query, limit, timeout))

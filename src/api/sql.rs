@@ -55,7 +55,7 @@ pub(crate) fn guarded(query: &str) -> Result<ReadOnlyQuery, ApiError> {
 async fn bindings(
     state: &AppState,
     query: &str,
-) -> Result<Vec<geomill_backends::duckdb::Binding>, ApiError> {
+) -> Result<Vec<geomill_backends::store::Binding>, ApiError> {
     let checked = guarded(query)?;
     bind_loaded(state, &checked.tables, None).await
 }
@@ -90,12 +90,14 @@ pub async fn execute(
             "limit must be at most {MAX_ROWS}, got {limit}"
         )));
     }
-    let bindings = bindings(&state, &body.query).await?;
+    let views = state
+        .store()
+        .source_views(&bindings(&state, &body.query).await?);
     let engine = state.embedded();
     let timeout = std::time::Duration::from_secs(state.config().sql_timeout_s);
     let query = body.query.clone();
     let result =
-        tokio::task::spawn_blocking(move || engine.query_rows(&bindings, &query, limit, timeout))
+        tokio::task::spawn_blocking(move || engine.query_rows(&views, &query, limit, timeout))
             .await
             .map_err(|e| ApiError::internal(&e))?
             .map_err(failed)?;
@@ -144,7 +146,9 @@ pub async fn export(
             "query results export as gpkg, geojson, fgb, parquet, csv, kml or gml",
         ));
     }
-    let bindings = bindings(&state, &body.query).await?;
+    let views = state
+        .store()
+        .source_views(&bindings(&state, &body.query).await?);
     let scratch = state
         .config()
         .data_dir
@@ -157,7 +161,7 @@ pub async fn export(
     let engine = state.embedded();
     let (query, path) = (body.query.clone(), target.display().to_string());
     let written =
-        tokio::task::spawn_blocking(move || engine.export_query(&bindings, &query, &path, format))
+        tokio::task::spawn_blocking(move || engine.export_query(&views, &query, &path, format))
             .await
             .map_err(|e| ApiError::internal(&e))
             .and_then(|r| r.map_err(failed));

@@ -148,7 +148,7 @@ async fn given_rows(
         let wkb = if geometry.is_null() {
             None
         } else {
-            let engine = state.embedded();
+            let engine = state.store();
             let text = geometry.to_string();
             let converted = tokio::task::spawn_blocking(move || engine.geojson_wkb(&text))
                 .await

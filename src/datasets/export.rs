@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use geomill_backends::duckdb::LayerRecord;
+use geomill_backends::store::LayerRecord;
 use geomill_planner::plan::operator::ExportFormat;
 
 use crate::error::ApiError;
@@ -116,7 +116,7 @@ pub async fn export(
         .map_err(|e| ApiError::internal(&e))?;
     let stem = file_stem(dataset_name);
     let file_name = format!("{stem}_{}.{}", source.name(), extension(format));
-    let engine = state.embedded();
+    let (store, engine) = (state.store(), state.embedded());
     let folder = scratch.clone();
     let written = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, ApiError> {
         let target = match format {
@@ -125,7 +125,7 @@ pub async fn export(
         };
         let destination = target.display().to_string();
         match &source {
-            ExportSource::Layer(layer) => engine.export_layer(layer, &destination, format),
+            ExportSource::Layer(layer) => store.export_layer(layer, &destination, format),
             ExportSource::File { path, layer_name } => {
                 engine.export_file(path, layer_name, &destination, format)
             }

@@ -26,7 +26,7 @@ pub async fn ingest_stored(
     path: &std::path::Path,
 ) -> Result<Dataset, ApiError> {
     let source = upload::source_for(path);
-    let engine = state.embedded();
+    let engine = state.store();
     let (key, stored_path) = (id.to_owned(), path.display().to_string());
     let result = blocking(move || engine.ingest(&key, &name, &stored_path, &source)).await?;
     match result {

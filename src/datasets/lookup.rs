@@ -16,9 +16,9 @@ pub fn check_id(id: &str) -> Result<(), ApiError> {
 pub async fn find(
     state: &AppState,
     id: &str,
-) -> Result<geomill_backends::duckdb::DatasetRecord, ApiError> {
+) -> Result<geomill_backends::store::DatasetRecord, ApiError> {
     check_id(id)?;
-    let engine = state.embedded();
+    let engine = state.store();
     let key = id.to_owned();
     blocking(move || engine.dataset(&key))
         .await?
@@ -31,7 +31,7 @@ pub async fn find_layer(
     state: &AppState,
     id: &str,
     layer: &str,
-) -> Result<geomill_backends::duckdb::LayerRecord, ApiError> {
+) -> Result<geomill_backends::store::LayerRecord, ApiError> {
     Ok(find_dataset_layer(state, id, layer).await?.1)
 }
 
@@ -42,12 +42,12 @@ pub async fn find_dataset_layer(
     layer: &str,
 ) -> Result<
     (
-        geomill_backends::duckdb::DatasetRecord,
-        geomill_backends::duckdb::LayerRecord,
+        geomill_backends::store::DatasetRecord,
+        geomill_backends::store::LayerRecord,
     ),
     ApiError,
 > {
-    let missing = |dataset: &geomill_backends::duckdb::DatasetRecord| {
+    let missing = |dataset: &geomill_backends::store::DatasetRecord| {
         let known: Vec<&str> = dataset.layers.iter().map(|l| l.name.as_str()).collect();
         ApiError::not_found(format!(
             "dataset {id} has no layer {layer:?} (layers: {})",

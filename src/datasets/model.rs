@@ -1,6 +1,6 @@
 //! The Dataset and Layer resources as the API shows them.
 
-use geomill_backends::duckdb::DatasetRecord;
+use geomill_backends::store::DatasetRecord;
 use serde::Serialize;
 use utoipa::ToSchema;
 

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use axum::http::StatusCode;
-use geomill_backends::duckdb::{DatasetRecord, RemoteLayer};
+use geomill_backends::store::{DatasetRecord, RemoteLayer};
 use reqwest::Url;
 use serde_json::Value;
 
@@ -311,7 +311,7 @@ pub async fn ensure_loaded(
         return Ok(record);
     }
     let _one_at_a_time = state.remote_loads().lock().await;
-    let engine = state.embedded();
+    let engine = state.store();
     let id = record.id.clone();
     let current = crate::blocking::blocking(move || engine.dataset(&id))
         .await?
@@ -372,7 +372,7 @@ async fn load(
     let shown = format!("the {} answer for {layer:?}", service.label());
     inspect::check_files(vec![(shown, path.to_path_buf())], limit).await?;
     let source = upload::source_for(path);
-    let engine = state.embedded();
+    let engine = state.store();
     let key = id.to_owned();
     match crate::blocking::blocking(move || engine.load_remote(&key, &source)).await? {
         Ok(record) => {

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use geomill_backends::duckdb::{Reader, SourceFile};
+use geomill_backends::store::{Reader, SourceFile};
 use tokio::io::AsyncWriteExt;
 
 use crate::error::ApiError;

@@ -1,7 +1,6 @@
-//! Running pipelines: planning against the stored layers, then executing on the engine the
-//! request names (embedded DuckDB, or PostGIS with the data moved there in bulk).
+//! Running pipelines: binding sources to the stored layers, planning against their schemas,
+//! then handing the plan to the executor for the engine the request names.
 
-pub(crate) mod postgis;
 mod run;
 
 pub use run::{Execution, RunRequest, StatementReport, run};

@@ -6,8 +6,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
 use axum::http::StatusCode;
-use geomill_backends::duckdb::{Binding, DatasetRecord, LayerRecord};
-use geomill_backends::native::stage::steps_of;
+use geomill_backends::BackendError;
+use geomill_backends::executor::{
+    ExportTarget, PostgisRun, PostgisSource, run_embedded, run_postgis, steps_of,
+};
+use geomill_backends::store::{Binding, DatasetRecord, LayerRecord, StoreLocation};
 use geomill_planner::optimizer::EngineMode;
 use geomill_planner::plan::lower::DEFAULT_INPUT;
 use geomill_planner::plan::operator::Operator;
@@ -66,8 +69,8 @@ pub struct StageSeconds {
     pub store: f64,
 }
 
-impl From<geomill_backends::duckdb::NativeStepReport> for NativeStageReport {
-    fn from(report: geomill_backends::duckdb::NativeStepReport) -> Self {
+impl From<geomill_backends::executor::NativeStepReport> for NativeStageReport {
+    fn from(report: geomill_backends::executor::NativeStepReport) -> Self {
         Self {
             relation: report.relation,
             ran: if report.declined.is_none() {
@@ -151,7 +154,7 @@ fn resolve(
 
 /// Every stored dataset (the names sources may use).
 pub(crate) async fn all_datasets(state: &AppState) -> Result<Vec<DatasetRecord>, ApiError> {
-    let engine = state.embedded();
+    let engine = state.store();
     Ok(blocking(move || engine.datasets(i64::MAX, 0)).await?.1)
 }
 
@@ -242,12 +245,56 @@ pub(crate) async fn stored_catalog(
     let bindings = bind_loaded(state, &sources, dataset_id).await?;
     let mut catalog = Catalog::default();
     for binding in &bindings {
-        let engine = state.embedded();
+        let engine = state.store();
         let layer = binding.layer.clone();
         let schema = blocking(move || engine.layer_schema(&layer)).await?;
         catalog.sources.insert(binding.source.clone(), schema);
     }
     Ok((bindings, catalog))
+}
+
+/// Where each source of a PostGIS run comes from: in persistent mode the stored layer's own
+/// table in the same database, else its rows in the embedded database.
+fn postgis_sources(state: &AppState, bindings: &[Binding]) -> Vec<(String, PostgisSource)> {
+    let store = state.store();
+    let location = store.location();
+    bindings
+        .iter()
+        .map(|b| {
+            let source = if location.is_postgis() {
+                PostgisSource::InPlace {
+                    table: StoreLocation::postgis_table(&b.layer.table_name),
+                }
+            } else {
+                PostgisSource::Embedded {
+                    rows: location.layer_rows(&b.layer.table_name),
+                    srid: b.layer.epsg_code(),
+                }
+            };
+            (b.source.clone(), source)
+        })
+        .collect()
+}
+
+/// A run's failure as the client sees it: a statement the engine refused fails the run (422
+/// with the job's id), and so does any other failure of the embedded engine; a stop, or
+/// PostgreSQL unreachable in a PostGIS run, is mapped as engine failures are (503).
+fn run_failed(error: BackendError, job_id: &str, on_postgis: bool) -> ApiError {
+    let failed = |reason: String| {
+        let on = if on_postgis { " on PostGIS" } else { "" };
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "execution_failed",
+            format!("the pipeline failed{on}: {reason}"),
+        )
+        .with_detail(json!({ "job_id": job_id, "status": "FAILED" }))
+    };
+    match error {
+        BackendError::Query { reason, .. } => failed(reason),
+        stopped @ BackendError::Interrupted { .. } => ApiError::from(stopped),
+        other if on_postgis => ApiError::from(other),
+        other => failed(other.to_string()),
+    }
 }
 
 /// Plans and runs `request`.
@@ -363,11 +410,11 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         .clone()
         .unwrap_or_else(|| std::sync::Arc::new(|_, _| {}));
     if let Some(postgis) = &postgis {
-        let result_rows = super::postgis::run(super::postgis::PostgisRun {
+        let result_rows = run_postgis(PostgisRun {
             postgis,
             embedded: engine,
             job_id: &job_id,
-            bindings: &bindings,
+            sources: postgis_sources(state, &bindings),
             steps: statements,
             result,
             exports: export_targets(&optimized),
@@ -379,7 +426,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
             Ok(outcome) => outcome,
             Err(error) => {
                 let _ = tokio::fs::remove_dir_all(&results_dir).await;
-                return Err(error);
+                return Err(run_failed(error, &job_id, true));
             }
         };
         tokio::fs::rename(&partial, &final_path)
@@ -397,9 +444,11 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         });
     }
     let interrupter = request.interrupter.clone();
+    let views = state.store().source_views(&bindings);
     let run = tokio::task::spawn_blocking(move || {
-        engine.run_script(
-            &bindings,
+        run_embedded(
+            &engine,
+            &views,
             &statements,
             &result,
             Some(&partial_text),
@@ -413,19 +462,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         Ok(outcome) => outcome,
         Err(error) => {
             let _ = tokio::fs::remove_dir_all(&results_dir).await;
-            let reason = match error {
-                geomill_backends::BackendError::Query { reason, .. } => reason,
-                stopped @ geomill_backends::BackendError::Interrupted { .. } => {
-                    return Err(ApiError::from(stopped));
-                }
-                other => other.to_string(),
-            };
-            return Err(ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "execution_failed",
-                format!("the pipeline failed: {reason}"),
-            )
-            .with_detail(json!({ "job_id": job_id, "status": "FAILED" })));
+            return Err(run_failed(error, &job_id, false));
         }
     };
     tokio::fs::rename(&partial, &final_path)
@@ -461,7 +498,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
 }
 
 /// The files a plan's export steps write, with the table each one reads.
-fn export_targets(plan: &geomill_planner::plan::Plan) -> Vec<super::postgis::ExportTarget> {
+fn export_targets(plan: &geomill_planner::plan::Plan) -> Vec<ExportTarget> {
     let Some(order) = plan.topological() else {
         return Vec::new();
     };
@@ -473,7 +510,7 @@ fn export_targets(plan: &geomill_planner::plan::Plan) -> Vec<super::postgis::Exp
                 return None;
             };
             let input = plan.inputs(index).into_iter().next()?;
-            Some(super::postgis::ExportTarget {
+            Some(ExportTarget {
                 relation: plan.node(input)?.relation.clone(),
                 destination: export.destination.clone(),
                 format: export.format,

@@ -1,6 +1,6 @@
 //! The Job resource as the API shows it.
 
-use geomill_backends::duckdb::JobRecord;
+use geomill_backends::store::JobRecord;
 use serde::Serialize;
 use utoipa::ToSchema;
 

@@ -1,7 +1,7 @@
 //! Publishing a job's result: the result file becomes a dataset of its own (so an OGC API
 //! collection, tiles and a map), once per job, whether asked for at submission or later.
 
-use geomill_backends::duckdb::{JobRecord, Publication};
+use geomill_backends::store::{JobRecord, Publication};
 
 use crate::blocking::blocking;
 use crate::datasets::export::file_stem;
@@ -17,14 +17,14 @@ pub struct Published {
 
 /// Asks for the result of `job_id` to be published when the job completes.
 pub async fn mark(state: &AppState, job_id: &str) -> Result<(), ApiError> {
-    let engine = state.embedded();
+    let engine = state.store();
     let key = job_id.to_owned();
     blocking(move || engine.mark_for_publication(&key)).await
 }
 
 /// Whether `job_id` was marked for publication at submission and is not published yet.
 pub async fn is_pending(state: &AppState, job_id: &str) -> Result<bool, ApiError> {
-    let engine = state.embedded();
+    let engine = state.store();
     let key = job_id.to_owned();
     Ok(blocking(move || engine.publication(&key)).await? == Publication::Pending)
 }
@@ -36,10 +36,10 @@ pub async fn publish(
     job: &JobRecord,
     result_path: &str,
 ) -> Result<Published, ApiError> {
-    let engine = state.embedded();
+    let engine = state.store();
     let key = job.id.clone();
     if let Publication::Dataset(id) = blocking(move || engine.publication(&key)).await? {
-        let engine = state.embedded();
+        let engine = state.store();
         if let Some(record) = blocking(move || engine.dataset(&id)).await? {
             return Ok(Published {
                 dataset: record.into(),
@@ -60,7 +60,7 @@ pub async fn publish(
         let dataset =
             crate::datasets::ingest::ingest_stored(state, &dataset_id, job.name.clone(), &copy)
                 .await?;
-        let engine = state.embedded();
+        let engine = state.store();
         let (job_id, key) = (job.id.clone(), dataset_id.clone());
         blocking(move || engine.record_publication(&job_id, &key)).await?;
         Ok(dataset)

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use geomill_backends::duckdb::{Interrupter, JobRecord};
+use geomill_backends::duckdb::Interrupter;
+use geomill_backends::store::JobRecord;
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, watch};
 
@@ -108,7 +109,7 @@ async fn blocking<T: Send + 'static>(
 
 /// Writes `job` if its stored status is one of `expected`; `false` when another transition won.
 async fn write_if(state: &AppState, job: &JobRecord, expected: &[&'static str]) -> bool {
-    let engine = state.embedded();
+    let engine = state.store();
     let (job, expected) = (job.clone(), expected.to_vec());
     blocking(move || engine.update_job_if(&job, &expected))
         .await
@@ -119,7 +120,7 @@ async fn write_if(state: &AppState, job: &JobRecord, expected: &[&'static str]) 
 }
 
 async fn read(state: &AppState, id: &str) -> Option<JobRecord> {
-    let engine = state.embedded();
+    let engine = state.store();
     let key = id.to_owned();
     blocking(move || engine.job(&key)).await.ok().flatten()
 }
@@ -168,7 +169,7 @@ pub async fn submit(
     if publish {
         super::publish::mark(state, &job.id).await?;
     }
-    let engine = state.embedded();
+    let engine = state.store();
     let stored = job.clone();
     blocking(move || engine.insert_job(&stored)).await?;
     let feed = Arc::new(JobFeed::new(Some(log_path(state, &job.id))));
@@ -183,7 +184,7 @@ pub async fn submit(
 /// Takes up the jobs an earlier run of the server left: RUNNING ones are requeued when retries
 /// remain and FAILED (`interrupted`) otherwise; every PENDING job is started again.
 pub async fn resume(state: &AppState) -> Result<(), ApiError> {
-    let engine = state.embedded();
+    let engine = state.store();
     let left = blocking(move || engine.jobs_in(&[RUNNING, PENDING])).await?;
     for mut job in left {
         let feed = Arc::new(JobFeed::new(Some(log_path(state, &job.id))));

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use geomill_backends::duckdb::JobRecord;
+use geomill_backends::store::JobRecord;
 use geomill_planner::schema::Catalog;
 use geomill_planner::spec::Vars;
 use serde::Deserialize;
@@ -119,7 +119,7 @@ async fn rules_document(state: &AppState, ids: &[String]) -> Result<Value, ApiEr
     if ids.is_empty() {
         return Err(ApiError::unprocessable("parameters.rule_ids is empty"));
     }
-    let engine = state.embedded();
+    let engine = state.store();
     let all = crate::blocking::blocking(move || engine.rules()).await?;
     let mut steps = Vec::new();
     let mut unknown = Vec::new();
@@ -328,7 +328,7 @@ async fn check_document(
         if unfetched {
             continue;
         }
-        let engine = state.embedded();
+        let engine = state.store();
         let layer = binding.layer.clone();
         let schema = crate::blocking::blocking(move || engine.layer_schema(&layer)).await?;
         catalog.sources.insert(binding.source, schema);

@@ -1,7 +1,7 @@
 //! Rules kept in the catalog: written only when valid (422 with every problem's path), names
 //! unique (409), answered in the form they were written (`config` or `params`).
 
-use geomill_backends::duckdb::RuleRecord;
+use geomill_backends::store::RuleRecord;
 use serde_json::{Map, Value, json};
 
 use super::check;
@@ -112,14 +112,14 @@ fn record(id: String, rule: &Map<String, Value>, created_at: String) -> RuleReco
 }
 
 pub async fn all(state: &AppState) -> Result<Vec<RuleRecord>, ApiError> {
-    let engine = state.embedded();
+    let engine = state.store();
     blocking(move || engine.rules()).await
 }
 
 pub async fn find(state: &AppState, id: &str) -> Result<RuleRecord, ApiError> {
     uuid::Uuid::parse_str(id)
         .map_err(|_| ApiError::bad_request(format!("rule id {id:?} is not a UUID")))?;
-    let engine = state.embedded();
+    let engine = state.store();
     let key = id.to_owned();
     blocking(move || engine.rule(&key))
         .await?
@@ -141,7 +141,7 @@ async fn put_unique(state: &AppState, rule: RuleRecord) -> Result<RuleRecord, Ap
             format!("rule {} already has the name {:?}", other.id, rule.name),
         ));
     }
-    let engine = state.embedded();
+    let engine = state.store();
     let stored = rule.clone();
     blocking(move || engine.put_rule(&stored)).await?;
     Ok(rule)
@@ -161,7 +161,7 @@ pub async fn replace(state: &AppState, id: &str, body: Value) -> Result<RuleReco
 
 pub async fn delete(state: &AppState, id: &str) -> Result<(), ApiError> {
     find(state, id).await?;
-    let engine = state.embedded();
+    let engine = state.store();
     let key = id.to_owned();
     blocking(move || engine.delete_rule(&key)).await?;
     Ok(())

@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use croner::Cron;
-use geomill_backends::duckdb::ScheduleRecord;
+use geomill_backends::store::ScheduleRecord;
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
@@ -57,14 +57,14 @@ pub async fn fire(
     scheduled_for: Option<String>,
 ) -> Result<ScheduleRecord, Skip> {
     let _one_at_a_time = state.schedule_fires().lock().await;
-    let engine = state.embedded();
+    let engine = state.store();
     let key = id.to_owned();
     let mut schedule = crate::blocking::blocking(move || engine.schedule(&key))
         .await
         .map_err(Skip::Failed)?
         .ok_or_else(|| Skip::Failed(ApiError::not_found(format!("no schedule {id}"))))?;
     if let Some(previous) = &schedule.last_job_id {
-        let engine = state.embedded();
+        let engine = state.store();
         let key = previous.clone();
         let job = crate::blocking::blocking(move || engine.job(&key))
             .await
@@ -85,7 +85,7 @@ pub async fn fire(
             .ok()
             .and_then(|cron| next_after(&cron, now));
     }
-    let engine = state.embedded();
+    let engine = state.store();
     let stored = schedule.clone();
     crate::blocking::blocking(move || engine.put_schedule(&stored))
         .await

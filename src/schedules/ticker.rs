@@ -16,7 +16,7 @@ pub async fn run(state: AppState) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
         tick.tick().await;
-        let engine = state.embedded();
+        let engine = state.store();
         let schedules = match crate::blocking::blocking(move || engine.schedules()).await {
             Ok(schedules) => schedules,
             Err(error) => {
@@ -49,7 +49,7 @@ pub async fn run(state: AppState) {
 
 /// Moves a schedule that did not fire to its next time after now.
 async fn advance(state: &AppState, id: &str) {
-    let engine = state.embedded();
+    let engine = state.store();
     let key = id.to_owned();
     let _ = crate::blocking::blocking(move || {
         if let Some(mut schedule) = engine.schedule(&key)? {

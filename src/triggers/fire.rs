@@ -100,13 +100,13 @@ async fn intersects(
         .map_err(ApiError::unprocessable)?
     {
         Reference::Layer { table_name } => {
-            let engine = state.embedded();
+            let engine = state.store();
             let wkb = wkb.to_vec();
             blocking(move || engine.layer_intersects(&table_name, &wkb)).await
         }
         Reference::Postgres { schema, table } => {
             let engine = state
-                .postgis()
+                .postgres_store()
                 .ok_or_else(|| ApiError::unprocessable("PostGIS is not configured"))?;
             engine
                 .table_intersects(&schema, &table, wkb, srid)

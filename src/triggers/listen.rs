@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use geomill_backends::postgis::{LoggedChange, PostgisEngine, TrackedTable};
+use geomill_backends::store::postgres::{LoggedChange, PostgresStore, TrackedTable};
 
 use super::fire::{Change, ChangeOp, ChangedFeature, on_change};
 use super::store::layer_table;
@@ -27,7 +27,7 @@ pub fn start(state: &AppState) {
     if state.triggers().start_draining() {
         tokio::spawn(work_embedded(state.clone()));
     }
-    if state.postgis().is_some() && state.triggers().start_listening() {
+    if state.postgres_store().is_some() && state.triggers().start_listening() {
         tokio::spawn(run(state.clone()));
     }
 }
@@ -48,7 +48,7 @@ async fn work_embedded(state: AppState) {
 /// them consumed.
 pub async fn drain_embedded(state: &AppState) {
     loop {
-        let engine = state.embedded();
+        let engine = state.store();
         let pending = match crate::blocking::blocking(move || engine.pending_layer_changes(BATCH))
             .await
         {
@@ -81,7 +81,7 @@ pub async fn drain_embedded(state: &AppState) {
                 on_change(state, change).await;
             }
             let ids: Vec<i64> = run.iter().map(|e| e.id).collect();
-            let engine = state.embedded();
+            let engine = state.store();
             if let Err(error) =
                 crate::blocking::blocking(move || engine.consume_changes(&ids)).await
             {
@@ -94,7 +94,7 @@ pub async fn drain_embedded(state: &AppState) {
 
 async fn run(state: AppState) {
     let mut backoff = MIN_BACKOFF;
-    while let Some(engine) = state.postgis().cloned() {
+    while let Some(engine) = state.postgres_store().cloned() {
         match engine.listen_changes().await {
             Ok(mut listener) => {
                 tracing::info!("triggers: listening for PostgreSQL changes");
@@ -149,7 +149,7 @@ fn change_of(entries: &[LoggedChange], tracked: &BTreeMap<String, TrackedTable>)
 }
 
 /// Hands every pending log entry to the triggers, in order, and marks them consumed.
-pub async fn drain(state: &AppState, engine: &PostgisEngine) {
+pub async fn drain(state: &AppState, engine: &PostgresStore) {
     loop {
         let pending = match engine.pending_changes(BATCH).await {
             Ok(pending) if !pending.is_empty() => pending,

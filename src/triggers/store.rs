@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use geomill_backends::duckdb::TriggerRecord;
+use geomill_backends::store::TriggerRecord;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -65,7 +65,7 @@ pub async fn reference(state: &AppState, name: &str) -> Result<Reference, String
             table_name: binding.layer.table_name,
         });
     }
-    match (name.split_once('.'), state.postgis()) {
+    match (name.split_once('.'), state.postgres_store()) {
         (Some((schema, table)), Some(_)) if !schema.is_empty() && !table.is_empty() => {
             Ok(Reference::Postgres {
                 schema: schema.to_owned(),
@@ -74,7 +74,7 @@ pub async fn reference(state: &AppState, name: &str) -> Result<Reference, String
         }
         _ => Err(format!(
             "{name:?} names no stored layer (use <dataset id or name>/<layer>, a dataset id or name{})",
-            if state.postgis().is_some() {
+            if state.postgres_store().is_some() {
                 ", or a PostgreSQL schema.table"
             } else {
                 "; schema.table needs GEOMILL_POSTGIS_DSN"
@@ -106,7 +106,7 @@ async fn resolve(
     let mut problems = Vec::new();
     match watched {
         (Some(dataset_id), layer, None) => {
-            let engine = state.embedded();
+            let engine = state.store();
             let key = dataset_id.clone();
             match blocking(move || engine.dataset(&key)).await {
                 Ok(Some(dataset)) => {
@@ -143,7 +143,7 @@ async fn resolve(
             }
         }
         (None, None, Some(table)) => {
-            if state.postgis().is_none() {
+            if state.postgres_store().is_none() {
                 problems.push(FieldProblem::new(
                     "table",
                     "a PostgreSQL table needs the server started with GEOMILL_POSTGIS_DSN",
@@ -162,7 +162,7 @@ async fn resolve(
         }
     }
     if let Some(rule_id) = &spec.rule_id {
-        let engine = state.embedded();
+        let engine = state.store();
         let key = rule_id.clone();
         if !matches!(blocking(move || engine.rule(&key)).await, Ok(Some(_))) {
             problems.push(FieldProblem::new(
@@ -218,7 +218,7 @@ pub fn invalid(problems: &[FieldProblem]) -> ApiError {
 
 /// One stored trigger; 404 when there is none.
 pub async fn load(state: &AppState, id: &str) -> Result<Trigger, ApiError> {
-    let engine = state.embedded();
+    let engine = state.store();
     let key = id.to_owned();
     let record = blocking(move || engine.trigger(&key))
         .await?
@@ -228,7 +228,7 @@ pub async fn load(state: &AppState, id: &str) -> Result<Trigger, ApiError> {
 
 /// Every stored trigger, oldest first.
 pub async fn all(state: &AppState) -> Result<Vec<Trigger>, ApiError> {
-    let engine = state.embedded();
+    let engine = state.store();
     blocking(move || engine.triggers())
         .await?
         .into_iter()
@@ -246,14 +246,14 @@ pub async fn save(state: &AppState, trigger: Trigger) -> Result<Trigger, ApiErro
         created_at: trigger.created_at.clone(),
         updated_at: trigger.updated_at.clone(),
     };
-    let engine = state.embedded();
+    let engine = state.store();
     blocking(move || engine.put_trigger(&record)).await?;
     Ok(trigger)
 }
 
 /// Deletes a trigger; 404 when there is none.
 pub async fn delete(state: &AppState, id: &str) -> Result<(), ApiError> {
-    let engine = state.embedded();
+    let engine = state.store();
     let key = id.to_owned();
     if blocking(move || engine.delete_trigger(&key)).await? {
         Ok(())

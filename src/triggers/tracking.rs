@@ -1,10 +1,10 @@
 //! Change tracking of dataset layers, one layer at a time. A layer stored in PostgreSQL is
-//! tracked by a row trigger there (see `geomill_backends::postgis` and [`super::listen`]); a
+//! tracked by a row trigger there (see `geomill_backends::store::postgres` and [`super::listen`]); a
 //! layer of the embedded engine is tracked by geomill itself: the writes geomill makes to it
 //! are logged in `meta.change_log` and handed to [`super::fire::on_change`] ([`record`]).
 
-use geomill_backends::duckdb::ChangedRow;
-use geomill_backends::postgis::TrackedTable;
+use geomill_backends::store::ChangedRow;
+use geomill_backends::store::postgres::TrackedTable;
 use serde_json::{Value, json};
 
 use super::fire::{ChangeOp, ChangedFeature};
@@ -21,7 +21,7 @@ pub async fn postgis_table_of(
     dataset_id: &str,
     layer: &str,
 ) -> Option<(String, String)> {
-    if !state.embedded().store().is_postgis() {
+    if !state.store().location().is_postgis() {
         return None;
     }
     let dataset = crate::datasets::lookup::find(state, dataset_id)
@@ -29,7 +29,7 @@ pub async fn postgis_table_of(
         .ok()?;
     let stored = dataset.layers.iter().find(|l| l.name == layer)?;
     Some((
-        geomill_backends::duckdb::PG_LAYER_SCHEMA.to_owned(),
+        geomill_backends::store::PG_LAYER_SCHEMA.to_owned(),
         stored.table_name.clone(),
     ))
 }
@@ -55,7 +55,7 @@ pub async fn enable_table(
     table: &str,
     dataset: Option<(&str, &str)>,
 ) -> Result<TrackedTable, ApiError> {
-    let engine = state.postgis().ok_or_else(|| {
+    let engine = state.postgres_store().ok_or_else(|| {
         ApiError::unprocessable("tracking a PostgreSQL table needs GEOMILL_POSTGIS_DSN")
     })?;
     let tracked = engine
@@ -75,7 +75,7 @@ pub async fn enable(state: &AppState, dataset_id: &str, layer: &str) -> Result<V
     if let Some((schema, table)) = postgis_table_of(state, dataset_id, layer).await {
         enable_table(state, &schema, &table, Some((dataset_id, layer))).await?;
     } else {
-        let engine = state.embedded();
+        let engine = state.store();
         let (key, name) = (dataset_id.to_owned(), layer.to_owned());
         let now = crate::timestamp::now();
         blocking(move || engine.track_layer(&key, &name, &now)).await?;
@@ -89,14 +89,14 @@ pub async fn disable(state: &AppState, dataset_id: &str, layer: &str) -> Result<
     checked_layer(state, dataset_id, layer).await?;
     let removed = if let Some((schema, table)) = postgis_table_of(state, dataset_id, layer).await {
         let engine = state
-            .postgis()
+            .postgres_store()
             .ok_or_else(|| ApiError::unprocessable("PostGIS is not configured"))?;
         engine
             .disable_tracking(&schema, &table)
             .await
             .map_err(ApiError::from)?
     } else {
-        let engine = state.embedded();
+        let engine = state.store();
         let (key, name) = (dataset_id.to_owned(), layer.to_owned());
         blocking(move || engine.untrack_layer(&key, &name)).await?
     };
@@ -111,7 +111,7 @@ pub async fn disable(state: &AppState, dataset_id: &str, layer: &str) -> Result<
 /// The tracked layers of a dataset: `{dataset_id, layers: [{layer, table, engine, pending}]}`.
 pub async fn status(state: &AppState, dataset_id: &str) -> Result<Value, ApiError> {
     crate::datasets::lookup::find(state, dataset_id).await?;
-    let engine = state.embedded();
+    let engine = state.store();
     let key = dataset_id.to_owned();
     let mut layers: Vec<Value> = blocking(move || engine.tracked_layers(&key))
         .await?
@@ -121,7 +121,7 @@ pub async fn status(state: &AppState, dataset_id: &str) -> Result<Value, ApiErro
                    "enabled_at": t.enabled_at, "pending": t.pending})
         })
         .collect();
-    if let Some(postgis) = state.postgis() {
+    if let Some(postgis) = state.postgres_store() {
         // PostgreSQL being down leaves its part out of the answer rather than failing it.
         if let Ok(tables) = postgis.tracked_tables().await {
             layers.extend(
@@ -149,7 +149,7 @@ pub async fn record(
     op: ChangeOp,
     rows: Vec<ChangedFeature>,
 ) {
-    let engine = state.embedded();
+    let engine = state.store();
     let (key, name) = (dataset_id.to_owned(), layer.to_owned());
     let logged: Vec<ChangedRow> = rows
         .into_iter()
@@ -170,7 +170,7 @@ pub async fn layer_rows(
     state: &AppState,
     table_name: &str,
 ) -> Result<Vec<ChangedFeature>, ApiError> {
-    let engine = state.embedded();
+    let engine = state.store();
     let table = table_name.to_owned();
     Ok(blocking(move || engine.layer_rows(&table))
         .await?
@@ -185,7 +185,7 @@ pub async fn layer_rows(
 
 /// The dataset's tracked layers of the embedded engine.
 async fn tracked_here(state: &AppState, dataset_id: &str) -> Vec<String> {
-    let engine = state.embedded();
+    let engine = state.store();
     let key = dataset_id.to_owned();
     blocking(move || engine.tracked_layers(&key))
         .await
@@ -195,7 +195,7 @@ async fn tracked_here(state: &AppState, dataset_id: &str) -> Vec<String> {
 
 /// A dataset's layers were loaded (a remote layer fetched): every row of each tracked layer
 /// is an insert.
-pub async fn record_loaded(state: &AppState, dataset: &geomill_backends::duckdb::DatasetRecord) {
+pub async fn record_loaded(state: &AppState, dataset: &geomill_backends::store::DatasetRecord) {
     for name in tracked_here(state, &dataset.id).await {
         let Some(layer) = dataset.layers.iter().find(|l| l.name == name) else {
             continue;
@@ -211,7 +211,7 @@ pub async fn record_loaded(state: &AppState, dataset: &geomill_backends::duckdb:
 
 /// A dataset is about to be deleted: every row of each tracked layer is a delete, and the
 /// layers stop being tracked.
-pub async fn record_deleting(state: &AppState, dataset: &geomill_backends::duckdb::DatasetRecord) {
+pub async fn record_deleting(state: &AppState, dataset: &geomill_backends::store::DatasetRecord) {
     for name in tracked_here(state, &dataset.id).await {
         if let Some(layer) = dataset.layers.iter().find(|l| l.name == name) {
             match layer_rows(state, &layer.table_name).await {
@@ -221,7 +221,7 @@ pub async fn record_deleting(state: &AppState, dataset: &geomill_backends::duckd
                 }
             }
         }
-        let engine = state.embedded();
+        let engine = state.store();
         let (key, layer) = (dataset.id.clone(), name.clone());
         let _ = blocking(move || engine.untrack_layer(&key, &layer)).await;
     }
@@ -239,7 +239,7 @@ pub async fn ensure_table_tracked(
     let Some((schema, table)) = spec.table.split_once('.') else {
         return Ok(());
     };
-    let engine = state.postgis().ok_or_else(|| {
+    let engine = state.postgres_store().ok_or_else(|| {
         ApiError::unprocessable("table: a PostgreSQL table needs GEOMILL_POSTGIS_DSN")
     })?;
     let tracked = engine.tracked_tables().await.map_err(ApiError::from)?;

@@ -11,8 +11,9 @@
 use crate::common;
 
 use common::compare::{differences, rows};
-use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions, ScriptStep};
-use geomill_backends::native::stage::steps_of;
+use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
+use geomill_backends::executor::steps_of;
+use geomill_backends::executor::{ScriptStep, run_embedded};
 use geomill_backends::postgis::PostgisEngine;
 use geomill_planner::optimizer::EngineMode;
 use geomill_planner::schema::{Catalog, Column, FieldType, Schema};
@@ -266,8 +267,7 @@ fn pipelines() -> Vec<(&'static str, Value)> {
 fn run_to_table(duck: &EmbeddedEngine, steps: &[ScriptStep], result: &str, table: &str) -> usize {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("result.gpkg").display().to_string();
-    let outcome = duck
-        .run_script(&[], steps, result, Some(&file), &|_, _| {}, None)
+    let outcome = run_embedded(duck, &[], steps, result, Some(&file), &|_, _| {}, None)
         .unwrap_or_else(|e| panic!("{table}: {e}"));
     duck.execute_batch(&format!(
         "CREATE OR REPLACE TABLE \"{table}\" AS SELECT * EXCLUDE (fid) FROM ST_Read('{file}')"

@@ -11,8 +11,9 @@ use std::path::Path;
 
 use common::compare::{differences, rows};
 use common::golden::{cases, duckdb_with_sources, repo};
-use geomill_backends::duckdb::{EmbeddedEngine, NativeStepReport};
-use geomill_backends::native::stage::steps_of;
+use geomill_backends::duckdb::EmbeddedEngine;
+use geomill_backends::executor::steps_of;
+use geomill_backends::executor::{NativeStepReport, run_embedded};
 use geomill_planner::compile;
 use geomill_planner::optimizer::EngineMode;
 use geomill_planner::schema::Catalog;
@@ -73,16 +74,16 @@ fn run(
         let script = emit(&planned.optimized, Dialect::Duckdb).unwrap();
         let steps = steps_of(&planned.optimized, &script);
         let job_file = file.with_extension(format!("{job}.gpkg"));
-        let outcome = engine
-            .run_script(
-                &[],
-                &steps,
-                script.result.as_deref().unwrap(),
-                Some(&job_file.display().to_string()),
-                &|_, _| {},
-                None,
-            )
-            .unwrap_or_else(|e| panic!("{mode:?}: {e}"));
+        let outcome = run_embedded(
+            engine,
+            &[],
+            &steps,
+            script.result.as_deref().unwrap(),
+            Some(&job_file.display().to_string()),
+            &|_, _| {},
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{mode:?}: {e}"));
         engine
             .execute_batch(&format!(
                 // The GeoPackage's fid numbers rows in the order written: not part of a result.

@@ -17,6 +17,7 @@ mod api_schedules;
 mod api_sessions;
 mod api_sql;
 mod api_triggers;
+mod architecture;
 mod auth_flows;
 mod auth_oidc;
 mod auth_routes;

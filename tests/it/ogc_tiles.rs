@@ -59,7 +59,7 @@ async fn tiles_decode_with_gdal_to_the_features_they_should_hold() {
         &["-ro", "-al", &format!("MVT:{}", tile.display())],
     );
     assert!(decoded.contains("Layer name: cities"), "{decoded}");
-    let [west, south, east, north] = geomill_backends::duckdb::tile_bounds(1, 1, 0, 256.0 / 4096.0);
+    let [west, south, east, north] = geomill_backends::store::tile_bounds(1, 1, 0, 256.0 / 4096.0);
     let spat = [west, south, east, north].map(|n| n.to_string());
     let expected = feature_count(&gdal(
         "ogrinfo",

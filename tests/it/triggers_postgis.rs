@@ -153,7 +153,12 @@ async fn a_row_inserted_with_psql_fires_the_trigger_of_its_table_only() {
         refused["error"]["detail"]["errors"][0]["path"], "table",
         "{refused}"
     );
-    let tracked = state.postgis().unwrap().tracked_tables().await.unwrap();
+    let tracked = state
+        .postgres_store()
+        .unwrap()
+        .tracked_tables()
+        .await
+        .unwrap();
     let names: Vec<&str> = tracked.iter().map(|t| t.table.as_str()).collect();
     assert_eq!(
         names,
@@ -256,7 +261,7 @@ async fn a_row_inserted_with_psql_fires_the_trigger_of_its_table_only() {
         .await
         .expect("trigger_fired after the restart");
     assert_eq!(event["data"]["fid"], json!(id), "{event}");
-    let engine = state.postgis().unwrap();
+    let engine = state.postgres_store().unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
         let tracked = engine.tracked_tables().await.unwrap();

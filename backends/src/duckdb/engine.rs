@@ -19,8 +19,29 @@ pub struct EmbeddedOptions {
     /// The most a query may spill to disk, in MiB (DuckDB's default is 90 % of the free space:
     /// a query that spills without end would fill the disk).
     pub max_spill_mb: Option<u64>,
-    /// Where datasets are stored (persistent mode: PostgreSQL + PostGIS).
-    pub store: super::StoreLocation,
+    /// A PostgreSQL database every connection sees (the store in persistent mode).
+    pub attachment: Option<Attachment>,
+}
+
+/// A PostgreSQL database attached to the embedded one through DuckDB's `postgres` extension,
+/// under a fixed alias, with statements run there once attached (the store's tables, created
+/// when missing). Attached on first use, so a database that is down at start is reported per
+/// request and picked up once back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attachment {
+    pub dsn: String,
+    pub alias: String,
+    /// PostgreSQL statements run after each attachment.
+    pub setup: String,
+}
+
+/// The error of a statement DuckDB refused.
+pub(crate) fn query_error(sql: &str) -> impl Fn(duckdb::Error) -> BackendError + '_ {
+    move |e| BackendError::Query {
+        engine: ENGINE,
+        reason: e.to_string(),
+        sql: sql.to_owned(),
+    }
 }
 
 /// What a health check learned about the spatial extension.
@@ -34,12 +55,9 @@ pub struct SpatialStatus {
 /// it through a mutex and run on blocking threads, never on the async runtime's threads.
 pub struct EmbeddedEngine {
     connection: Mutex<Connection>,
-    /// Catalog records read recently; cleared by every catalog write.
-    pub(super) catalog: super::catalog_cache::CatalogCache,
-    /// Where the catalog and the layers live.
-    pub(super) store: super::StoreLocation,
-    /// Whether the PostgreSQL store is attached (persistent mode; attached on first use, so a
-    /// database that is down at start is reported per request and picked up once back).
+    /// The PostgreSQL database every connection sees, if any.
+    attachment: Option<Attachment>,
+    /// Whether the attachment is in place.
     store_attached: std::sync::atomic::AtomicBool,
 }
 
@@ -88,25 +106,18 @@ impl EmbeddedEngine {
             .map_err(|e| open_error(format!("registering geomill's SQL functions: {e}")))?;
         Ok(Self {
             connection: Mutex::new(connection),
-            catalog: super::catalog_cache::CatalogCache::default(),
-            store: options.store.clone(),
+            attachment: options.attachment.clone(),
             store_attached: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
-    /// Where the catalog and the layers live.
-    pub fn store(&self) -> &super::StoreLocation {
-        &self.store
-    }
-
-    /// Attaches the PostgreSQL store when it is not yet (persistent mode); every connection of
-    /// the database sees an attachment. PostgreSQL unreachable is `Unavailable`.
+    /// Attaches the PostgreSQL database when it is not yet; every connection of the database
+    /// sees an attachment. PostgreSQL unreachable is `Unavailable`.
     fn attach_store(&self, connection: &Connection) -> Result<(), BackendError> {
         use std::sync::atomic::Ordering;
-        let super::StoreLocation::Postgis { dsn } = &self.store else {
+        let Some(Attachment { dsn, alias, setup }) = &self.attachment else {
             return Ok(());
         };
-        let alias = super::location::STORE_ALIAS;
         if self.store_attached.load(Ordering::Acquire) {
             // One round trip proves the attachment's connection is alive; after PostgreSQL
             // restarted it is not, and the store is attached afresh.
@@ -132,7 +143,7 @@ impl EmbeddedEngine {
         // schemas afresh.
         let ddl = format!(
             "CALL postgres_execute('{alias}', {}); CALL pg_clear_cache();",
-            geomill_planner::sql::quote::string(&super::location::catalog_ddl(&self.store)),
+            geomill_planner::sql::quote::string(setup),
         );
         if let Err(e) = connection.execute_batch(&ddl) {
             let _ = connection.execute_batch(&format!("DETACH DATABASE IF EXISTS {alias}"));
@@ -166,7 +177,7 @@ impl EmbeddedEngine {
     }
 
     /// The shared connection without the PostgreSQL store (local tables only).
-    pub(super) fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>, BackendError> {
+    pub(crate) fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>, BackendError> {
         self.connection
             .lock()
             .map_err(|_| BackendError::Unavailable {

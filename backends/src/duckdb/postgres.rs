@@ -8,7 +8,7 @@ use duckdb::Connection;
 use geomill_planner::sql::quote::{ident, string};
 
 use super::EmbeddedEngine;
-use super::store::{LayerRecord, query_error};
+use super::engine::query_error;
 use crate::BackendError;
 
 /// Aliases of attached PostgreSQL databases are shared by every connection of a DuckDB
@@ -106,18 +106,6 @@ impl EmbeddedEngine {
         connection
             .query_row(&count, [], |r| r.get(0))
             .map_err(query_error(&count))
-    }
-
-    /// Copies a stored layer into PostGIS as `schema.table` with the layer's SRID (see
-    /// [`Self::copy_to_postgis`]).
-    pub fn copy_layer_to_postgis(
-        &self,
-        dsn: &str,
-        layer: &LayerRecord,
-        target: (&str, &str),
-    ) -> Result<i64, BackendError> {
-        let select = self.store.layer_rows(&layer.table_name);
-        self.copy_to_postgis(dsn, &select, target, layer.epsg_code())
     }
 
     /// Loads the PostGIS table `schema.source` into this database as the table `table`,

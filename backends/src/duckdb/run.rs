@@ -1,198 +1,50 @@
-//! Running a planned script on the embedded engine: a connection of its own (temporary tables
-//! and views are per connection, so concurrent runs do not meet), the sources bound as views of
-//! their layer tables, then every statement in order.
+//! Running SQL on the embedded engine: statements on a connection of its own (temporary tables
+//! and views are per connection, so concurrent runs do not meet) with the run's sources bound as
+//! views, read-only queries under a time limit, and writing query results to files.
 
 use geomill_planner::plan::operator::ExportFormat;
-use geomill_planner::schema::{Column, FieldType, Schema};
 use geomill_planner::sql::quote::{ident, string};
 use geomill_planner::sql::{FgbIndex, duckdb_copy};
 
 use super::EmbeddedEngine;
-use super::store::LayerRecord;
 use crate::BackendError;
 
 const ENGINE: &str = "duckdb";
 
-/// A source name of the plan bound to a stored layer.
+/// The rows of a server-written file's first layer, without GDAL's feature id (a GeoPackage
+/// shows it as a `fid` column, which must not be written back as an attribute).
+pub fn file_source(path: &str) -> String {
+    format!(
+        "(SELECT COLUMNS(c -> c <> 'fid') FROM ST_Read({}))",
+        string(path)
+    )
+}
+
+/// A source name of a plan and the query giving its rows (a stored layer's, as the store
+/// names it), bound as a temporary view of the connection that runs the plan.
 #[derive(Debug, Clone)]
-pub struct Binding {
-    pub source: String,
-    pub layer: LayerRecord,
-}
-
-/// One statement of a run.
-#[derive(Debug, Clone, Default)]
-pub struct ScriptStep {
-    pub sql: String,
-    /// The table the statement makes (`None` for an export, which makes none).
-    pub makes: Option<String>,
-    /// A table whose rows are counted after the statement.
-    pub count: Option<String>,
-    /// Set when the statement's stage runs natively; `sql` then runs only if a kernel declines
-    /// the data.
-    #[cfg(feature = "native")]
-    pub native: Option<crate::native::stage::NativeStage>,
-}
-
-/// How a stage marked native ran.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NativeStepReport {
-    /// The table the stage made.
-    pub relation: String,
-    /// `None`: by its kernels; otherwise why a kernel declined, and the stage ran as SQL.
-    pub declined: Option<String>,
-    /// Where the time of a stage its kernels ran went.
-    #[cfg(feature = "native")]
-    pub timings: Option<crate::native::stage::StageTimings>,
-}
-
-/// What a run produced.
-#[derive(Debug, Clone)]
-pub struct RunOutcome {
-    pub result_rows: i64,
-    /// For each statement, the rows of the table it made, when asked to count.
-    pub rows_after: Vec<Option<i64>>,
-    /// The stages marked native, in order.
-    pub native: Vec<NativeStepReport>,
-}
-
-fn field_type(duckdb_type: &str) -> FieldType {
-    let upper = duckdb_type.to_ascii_uppercase();
-    match upper.as_str() {
-        t if t.starts_with("GEOMETRY") => FieldType::Geometry,
-        "VARCHAR" | "TEXT" | "STRING" => FieldType::Text,
-        "BOOLEAN" => FieldType::Boolean,
-        "DATE" => FieldType::Date,
-        t if t.starts_with("TIMESTAMP") => FieldType::Timestamp,
-        "TINYINT" | "SMALLINT" | "INTEGER" | "BIGINT" | "HUGEINT" | "UTINYINT" | "USMALLINT"
-        | "UINTEGER" | "UBIGINT" => FieldType::Integer,
-        t if t.starts_with("DECIMAL") || t == "DOUBLE" || t == "FLOAT" || t == "REAL" => {
-            FieldType::Double
-        }
-        _ => FieldType::Unknown,
-    }
+pub struct SourceView {
+    pub name: String,
+    pub rows: String,
 }
 
 impl EmbeddedEngine {
-    /// The planner's view of a stored layer: its columns and CRS.
-    pub fn layer_schema(&self, layer: &LayerRecord) -> Result<Schema, BackendError> {
-        let connection = self.connection()?;
-        let sql = format!(
-            "SELECT column_name, data_type FROM duckdb_columns() WHERE {} ORDER BY column_index",
-            self.store.layer_columns_filter(&layer.table_name)
-        );
-        let sql = sql.as_str();
-        let mut statement = connection.prepare(sql).map_err(|e| query_error(sql, &e))?;
-        let columns = statement
-            .query_map([], |r| {
-                Ok(Column {
-                    name: r.get::<_, String>(0)?,
-                    ty: field_type(&r.get::<_, String>(1)?),
-                })
-            })
-            .map_err(|e| query_error(sql, &e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| query_error(sql, &e))?;
-        Ok(Schema {
-            columns,
-            crs: layer.crs.clone(),
-        })
-    }
-
-    /// Runs `statements` after binding the sources, on a fresh connection; `result` is the
-    /// table to count and, with `result_file`, to write as a GeoPackage. `progress` hears
-    /// (statements done, statements) before each statement; a statement paired with a table name
-    /// has that table's rows counted after it.
-    /// `interrupter`, when given, can stop the script from another thread.
-    pub fn run_script(
+    /// A connection of its own to the database with `views` bound, for one run or query.
+    pub(crate) fn run_connection(
         &self,
-        bindings: &[Binding],
-        statements: &[ScriptStep],
-        result: &str,
-        result_file: Option<&str>,
-        progress: &(dyn Fn(usize, usize) + Send + Sync),
-        interrupter: Option<&Interrupter>,
-    ) -> Result<RunOutcome, BackendError> {
+        views: &[SourceView],
+    ) -> Result<duckdb::Connection, BackendError> {
         let connection = self
             .connection()?
             .try_clone()
-            .map_err(|e| query_error("connect", &e))?;
-        if let Some(interrupter) = interrupter {
-            interrupter.attach(&connection);
-        }
-        let stopped = || interrupter.is_some_and(Interrupter::is_interrupted);
-        let failed = |statement: &str, error: &duckdb::Error| {
-            if stopped() {
-                BackendError::Interrupted { engine: ENGINE }
-            } else {
-                query_error(statement, error)
-            }
-        };
-        bind(&connection, &self.store, bindings)?;
-        let mut rows_after = Vec::with_capacity(statements.len());
-        let mut native = Vec::new();
-        for (done, step) in statements.iter().enumerate() {
-            if stopped() {
-                return Err(BackendError::Interrupted { engine: ENGINE });
-            }
-            progress(done, statements.len());
-            #[cfg(feature = "native")]
-            if let Some(stage) = &step.native {
-                let scratch = result_file
-                    .and_then(|f| std::path::Path::new(f).parent())
-                    .map_or_else(std::env::temp_dir, std::path::Path::to_path_buf);
-                match crate::native::stage::run_on_duckdb(&connection, stage, &scratch) {
-                    Ok(timings) => {
-                        native.push(NativeStepReport {
-                            relation: stage.relation.clone(),
-                            declined: None,
-                            timings: Some(timings),
-                        });
-                        rows_after.push(count_rows(&connection, step.count.as_deref())?);
-                        continue;
-                    }
-                    Err(crate::native::NativeError::Unsupported(reason)) => {
-                        native.push(NativeStepReport {
-                            relation: stage.relation.clone(),
-                            declined: Some(reason),
-                            timings: None,
-                        });
-                    }
-                    Err(error) => return Err(error.into()),
-                }
-            }
-            connection
-                .execute_batch(&step.sql)
-                .map_err(|e| failed(&step.sql, &e))?;
-            rows_after.push(count_rows(&connection, step.count.as_deref())?);
-        }
-        if stopped() {
-            return Err(BackendError::Interrupted { engine: ENGINE });
-        }
-        let count = format!("SELECT count(*) FROM {}", ident(result));
-        let result_rows: i64 = connection
-            .query_row(&count, [], |r| r.get(0))
-            .map_err(|e| failed(&count, &e))?;
-        if let Some(file) = result_file {
-            let copy = format!(
-                "COPY (SELECT * FROM {}) TO {} (FORMAT GDAL, DRIVER 'GPKG', LAYER_NAME 'result')",
-                ident(result),
-                string(file)
-            );
-            connection
-                .execute_batch(&copy)
-                .map_err(|e| failed(&copy, &e))?;
-        }
-        Ok(RunOutcome {
-            result_rows,
-            rows_after,
-            native,
-        })
+            .map_err(|e| run_error("connect", &e))?;
+        bind(&connection, views)?;
+        Ok(connection)
     }
 }
 
 /// The rows of `table` on `connection` (`None` when there is nothing to count).
-fn count_rows(
+pub(crate) fn count_rows(
     connection: &duckdb::Connection,
     table: Option<&str>,
 ) -> Result<Option<i64>, BackendError> {
@@ -203,7 +55,7 @@ fn count_rows(
     connection
         .query_row(&count, [], |r| r.get::<_, i64>(0))
         .map(Some)
-        .map_err(|e| query_error(&count, &e))
+        .map_err(|e| run_error(&count, &e))
 }
 
 /// Stops a running script from another thread: before its next statement, and during one
@@ -238,14 +90,14 @@ impl Interrupter {
         self.stopped.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    fn attach(&self, connection: &duckdb::Connection) {
+    pub(crate) fn attach(&self, connection: &duckdb::Connection) {
         if let Ok(mut handle) = self.handle.lock() {
             *handle = Some(connection.interrupt_handle());
         }
     }
 }
 
-fn query_error(sql: &str, error: &duckdb::Error) -> BackendError {
+pub(crate) fn run_error(sql: &str, error: &duckdb::Error) -> BackendError {
     BackendError::Query {
         engine: ENGINE,
         reason: error.to_string(),
@@ -267,7 +119,7 @@ fn fgb_index(
         format!("SELECT count(*) FROM {from} AS t WHERE t.geom IS NULL OR ST_IsEmpty(t.geom)");
     let missing: i64 = connection
         .query_row(&sql, [], |r| r.get(0))
-        .map_err(|e| query_error(&sql, &e))?;
+        .map_err(|e| run_error(&sql, &e))?;
     Ok(if missing > 0 {
         FgbIndex::Skip
     } else {
@@ -278,7 +130,7 @@ fn fgb_index(
 /// Writes `from` (a parenthesised query or a table) to `destination` in `format` on
 /// `connection`; GDAL's refusals of the data (a Shapefile given two geometry types, say) are
 /// [`BackendError::Unsupported`] naming the format.
-fn copy_to_file(
+pub(crate) fn copy_to_file(
     connection: &duckdb::Connection,
     from: &str,
     destination: &str,
@@ -291,7 +143,7 @@ fn copy_to_file(
         let reason = e.to_string();
         match format_limit(format, &reason) {
             Some(limit) => BackendError::Unsupported(limit),
-            None => query_error(&copy, &e),
+            None => run_error(&copy, &e),
         }
     })
 }
@@ -321,24 +173,6 @@ fn format_limit(format: ExportFormat, reason: &str) -> Option<String> {
 }
 
 impl EmbeddedEngine {
-    /// Writes a stored layer to `destination` in `format` (for Shapefiles, a folder that gets
-    /// `<layer>.shp` and its companions).
-    pub fn export_layer(
-        &self,
-        layer: &LayerRecord,
-        destination: &str,
-        format: ExportFormat,
-    ) -> Result<(), BackendError> {
-        let from = format!("({})", self.store.layer_rows(&layer.table_name));
-        copy_to_file(
-            &*self.connection()?,
-            &from,
-            destination,
-            format,
-            &layer.name,
-        )
-    }
-
     /// Writes the first layer of the (trusted, server-written) file at `path` to `destination`.
     pub fn export_file(
         &self,
@@ -347,11 +181,11 @@ impl EmbeddedEngine {
         destination: &str,
         format: ExportFormat,
     ) -> Result<(), BackendError> {
-        let from = super::results::file_source(path);
+        let from = file_source(path);
         let connection = self
             .connection()?
             .try_clone()
-            .map_err(|e| query_error("connect", &e))?;
+            .map_err(|e| run_error("connect", &e))?;
         copy_to_file(&connection, &from, destination, format, layer_name)
     }
 }
@@ -372,32 +206,24 @@ impl EmbeddedEngine {
     /// `limit` rows, interrupted after `timeout`.
     pub fn query_rows(
         &self,
-        bindings: &[Binding],
+        views: &[SourceView],
         sql: &str,
         limit: usize,
         timeout: std::time::Duration,
     ) -> Result<QueryRows, BackendError> {
-        let connection = self
-            .connection()?
-            .try_clone()
-            .map_err(|e| query_error("connect", &e))?;
-        bind(&connection, &self.store, bindings)?;
+        let connection = self.run_connection(views)?;
         read_with_timeout(&connection, sql, limit, timeout)
     }
 
     /// Writes the result of a checked read-only `sql` over the bound layers to `destination`.
     pub fn export_query(
         &self,
-        bindings: &[Binding],
+        views: &[SourceView],
         sql: &str,
         destination: &str,
         format: ExportFormat,
     ) -> Result<(), BackendError> {
-        let connection = self
-            .connection()?
-            .try_clone()
-            .map_err(|e| query_error("connect", &e))?;
-        bind(&connection, &self.store, bindings)?;
+        let connection = self.run_connection(views)?;
         copy_to_file(
             &connection,
             &format!("({sql})"),
@@ -408,26 +234,22 @@ impl EmbeddedEngine {
     }
 }
 
-fn bind(
-    connection: &duckdb::Connection,
-    store: &super::StoreLocation,
-    bindings: &[Binding],
-) -> Result<(), BackendError> {
-    for binding in bindings {
+fn bind(connection: &duckdb::Connection, views: &[SourceView]) -> Result<(), BackendError> {
+    for view in views {
         let view = format!(
             "CREATE OR REPLACE TEMP VIEW {} AS {}",
-            ident(&binding.source),
-            store.layer_rows(&binding.layer.table_name)
+            ident(&view.name),
+            view.rows
         );
         connection
             .execute_batch(&view)
-            .map_err(|e| query_error(&view, &e))?;
+            .map_err(|e| run_error(&view, &e))?;
     }
     Ok(())
 }
 
 /// At most `limit` rows of `sql` on `connection`, interrupted after `timeout`.
-pub(super) fn read_with_timeout(
+pub fn read_with_timeout(
     connection: &duckdb::Connection,
     sql: &str,
     limit: usize,

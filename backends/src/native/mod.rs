@@ -9,8 +9,6 @@
 
 pub mod aggregate;
 pub mod dispatch;
-#[cfg(feature = "duckdb")]
-pub mod duck;
 pub mod geometry_ops;
 pub mod grid;
 pub mod joins;
@@ -46,8 +44,9 @@ pub enum NativeError {
     Geos(String),
     #[error("Arrow: {0}")]
     Arrow(String),
-    #[error("DuckDB: {0}")]
-    Duckdb(String),
+    /// Moving a layer in or out of the engine that holds the run's tables failed.
+    #[error("moving a layer: {0}")]
+    Transfer(String),
 }
 
 impl NativeError {

@@ -1,21 +1,15 @@
-//! A stage of the plan that runs natively, on the DuckDB connection of a run: its inputs read
-//! from that connection's tables as Arrow, each node computed by its kernel, and the stage's
-//! result stored back as the table its SQL would have made, so the statements after it read it
-//! as if DuckDB had made it.
+//! A stage of the plan that runs natively: its nodes, where each reads its inputs, and the
+//! computation of the stage's layer from input layers (the executor moves the layers in and
+//! out of the engine that holds the run's tables).
 
-#[cfg(feature = "duckdb")]
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use geomill_planner::plan::operator::Operator;
 use geomill_planner::plan::{EngineKind, Plan};
-use geomill_planner::schema::{GEOM, Schema};
+use geomill_planner::schema::Schema;
 use geomill_planner::sql::NativeStatement;
-use geomill_planner::sql::quote::ident;
 
 use super::dispatch::run_node;
-#[cfg(feature = "duckdb")]
-use super::duck::{query_layer_on, store_layer_on};
 use super::{Layer, NativeError};
 
 /// Where a node of a stage reads an input from.
@@ -142,140 +136,4 @@ pub fn compute(
     outputs
         .pop()
         .ok_or_else(|| NativeError::Unsupported("an empty stage".into()))
-}
-
-#[cfg(feature = "duckdb")]
-/// Runs the stage on `connection`: its result becomes the temporary table of its relation.
-/// Answers where the time went.
-pub fn run_on_duckdb(
-    connection: &duckdb::Connection,
-    stage: &NativeStage,
-    scratch: &Path,
-) -> Result<StageTimings, NativeError> {
-    let read = |name: &str, crs: Option<String>| {
-        query_layer_on(
-            connection,
-            &format!("SELECT * FROM {}", ident(name)),
-            GEOM,
-            crs,
-        )
-    };
-    let mut timings = StageTimings::default();
-    let layer = compute(stage, &read, &mut timings)?;
-    let storing = Instant::now();
-    store_layer_on(connection, &layer, &stage.relation, scratch, true)?;
-    timings.store = storing.elapsed();
-    Ok(timings)
-}
-
-#[cfg(feature = "duckdb")]
-/// The SRID of an `EPSG:<code>` CRS.
-fn srid(crs: Option<&str>) -> Option<u32> {
-    crs?.strip_prefix("EPSG:")?.parse().ok()
-}
-
-#[cfg(feature = "duckdb")]
-/// Where a stage of a run on PostGIS leaves its result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Delivery {
-    /// Back in PostgreSQL, as the ordinary table `schema.<relation>` with a GiST index, for the
-    /// SQL after the stage.
-    Postgis,
-    /// In the embedded database as this table, for the run's last stage: its result (and the
-    /// exports of it) are written from there, without a round trip through PostgreSQL.
-    Local(String),
-}
-
-#[cfg(feature = "duckdb")]
-/// Runs the stage for a run on PostGIS whose tables are in `schema`: inputs come out of
-/// PostgreSQL through `engine`'s postgres extension (binary COPY) into Arrow, and the result
-/// goes to `deliver`. Answers why a kernel declined the data, if one did (nothing is written
-/// then: the stage's SQL is to run), and where the time went.
-pub fn run_on_postgis(
-    engine: &crate::duckdb::EmbeddedEngine,
-    dsn: &str,
-    schema: &str,
-    stage: &NativeStage,
-    scratch: &Path,
-    deliver: &Delivery,
-) -> Result<(Option<String>, StageTimings), crate::BackendError> {
-    static LOCAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let local = || {
-        let n = LOCAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        format!("__hybrid_{}_{n}", std::process::id())
-    };
-    let made = std::sync::Mutex::new(Vec::new());
-    let read = |name: &str, crs: Option<String>| {
-        let table = local();
-        if let Ok(mut made) = made.lock() {
-            made.push(table.clone());
-        }
-        engine
-            .copy_from_postgis(dsn, (schema, name), &table)
-            .map_err(|e| NativeError::Duckdb(e.to_string()))?;
-        super::duck::table_layer(engine, &table, GEOM, crs)
-    };
-    let mut timings = StageTimings::default();
-    let outcome = compute(stage, &read, &mut timings);
-    let storing = Instant::now();
-    let outcome = outcome.and_then(|layer| {
-        let table = match deliver {
-            Delivery::Local(table) => table.clone(),
-            Delivery::Postgis => {
-                let table = local();
-                if let Ok(mut made) = made.lock() {
-                    made.push(table.clone());
-                }
-                table
-            }
-        };
-        super::duck::store_layer(engine, &layer, &table, scratch)?;
-        Ok((table, layer.crs))
-    });
-    let outcome = match outcome {
-        Ok(_) if matches!(deliver, Delivery::Local(_)) => Ok(None),
-        Ok((table, crs)) => engine
-            .copy_to_postgis(
-                dsn,
-                &format!("SELECT * FROM {}", ident(&table)),
-                (schema, &stage.relation),
-                srid(crs.as_deref()),
-            )
-            .map(|_| None),
-        Err(NativeError::Unsupported(reason)) => Ok(Some(reason)),
-        Err(error) => Err(error.into()),
-    };
-    timings.store = storing.elapsed();
-    for table in made.into_inner().unwrap_or_default() {
-        let _ = engine.execute_batch(&format!("DROP TABLE IF EXISTS {}", ident(&table)));
-    }
-    outcome.map(|declined| (declined, timings))
-}
-
-#[cfg(feature = "duckdb")]
-/// The statements of `script` (emitted from `plan`) as a run's steps: each native statement
-/// with its stage, each export marked as making no table, nothing counted.
-pub fn steps_of(
-    plan: &Plan,
-    script: &geomill_planner::sql::Script,
-) -> Vec<crate::duckdb::ScriptStep> {
-    let exports: Vec<&str> = plan
-        .graph
-        .node_weights()
-        .filter(|n| matches!(n.op, Operator::Export(_)))
-        .map(|n| n.relation.as_str())
-        .collect();
-    script
-        .statements
-        .iter()
-        .map(|s| crate::duckdb::ScriptStep {
-            sql: s.sql.clone(),
-            makes: (!exports.contains(&s.relation.as_str())).then(|| s.relation.clone()),
-            count: None,
-            native: s
-                .native
-                .as_ref()
-                .and_then(|native| NativeStage::of(plan, native, &s.relation)),
-        })
-        .collect()
 }

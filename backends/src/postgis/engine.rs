@@ -8,7 +8,7 @@ use tokio_postgres::NoTls;
 
 use crate::BackendError;
 
-pub(super) const ENGINE: &str = "postgis";
+pub(crate) const ENGINE: &str = "postgis";
 /// Longest wait for a connection (a new one, or a free one from the pool).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Connections kept at most.
@@ -21,8 +21,6 @@ const POOL_SIZE: usize = 16;
 pub struct PostgisEngine {
     pool: Pool,
     dsn: String,
-    /// Set once the `geomill` catalog schema is known to exist.
-    catalog_ready: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// What the database says of itself.
@@ -46,7 +44,7 @@ fn unavailable(reason: impl std::fmt::Display) -> BackendError {
     }
 }
 
-pub(super) fn query_error(sql: &str) -> impl Fn(tokio_postgres::Error) -> BackendError + '_ {
+pub(crate) fn query_error(sql: &str) -> impl Fn(tokio_postgres::Error) -> BackendError + '_ {
     move |e| {
         // A closed connection is the database going away, not the statement's fault.
         if e.is_closed() {
@@ -104,7 +102,6 @@ impl PostgisEngine {
         Ok(Self {
             pool,
             dsn: dsn.to_owned(),
-            catalog_ready: std::sync::Arc::default(),
         })
     }
 
@@ -113,17 +110,8 @@ impl PostgisEngine {
         &self.dsn
     }
 
-    pub(super) fn catalog_ready(&self) -> bool {
-        self.catalog_ready.load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    pub(super) fn set_catalog_ready(&self) {
-        self.catalog_ready
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-    }
-
     /// A connection from the pool; `Unavailable` when PostgreSQL cannot be reached.
-    pub(super) async fn client(&self) -> Result<Object, BackendError> {
+    pub(crate) async fn client(&self) -> Result<Object, BackendError> {
         self.pool
             .get()
             .await

@@ -4,7 +4,7 @@
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use geomill_backends::duckdb::{DatasetRecord, LayerRecord};
+use geomill_backends::store::{DatasetRecord, LayerRecord};
 use geomill_planner::schema::FieldType;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -103,7 +103,7 @@ async fn describe(
     let extent = if unfetched {
         None
     } else {
-        let engine = state.embedded();
+        let engine = state.store();
         let record = layer.clone();
         blocking(move || engine.layer_extent(&record)).await?
     };
@@ -187,7 +187,7 @@ pub(super) async fn queryable_columns(
     state: &AppState,
     layer: &LayerRecord,
 ) -> Result<Vec<(String, &'static str)>, ApiError> {
-    let engine = state.embedded();
+    let engine = state.store();
     let record = layer.clone();
     let schema = blocking(move || engine.layer_schema(&record)).await?;
     Ok(schema

@@ -3,7 +3,7 @@
 
 use axum::http::HeaderValue;
 use axum::response::Response;
-use geomill_backends::duckdb::{LayerRecord, OutputCrs};
+use geomill_backends::store::{LayerRecord, OutputCrs};
 
 use crate::error::ApiError;
 

@@ -4,7 +4,7 @@
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use geomill_backends::duckdb::{LayerRecord, OutputCrs};
+use geomill_backends::store::{LayerRecord, OutputCrs};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -89,7 +89,7 @@ async fn filter_condition(
     .map_err(|reason| ApiError::bad_request(format!("filter: {reason}")))?;
     let columns = queryable_columns(state, layer).await?;
     let names: Vec<String> = columns.iter().map(|(name, _)| name.clone()).collect();
-    let geometry = geomill_backends::duckdb::lon_lat_geometry(layer);
+    let geometry = geomill_backends::store::lon_lat_geometry(layer);
     let target = crate::cql2::Target {
         columns: &names,
         geometry_sql: &geometry,
@@ -139,7 +139,7 @@ pub async fn items(
                 ));
             }
             OutputCrs::Epsg(code) => {
-                let engine = state.embedded();
+                let engine = state.store();
                 Some(blocking(move || engine.bbox_to_crs84(bbox, code)).await?)
             }
         },
@@ -214,7 +214,7 @@ pub async fn item(
         Some(text) => parse_crs(text, "crs", &layer)?,
         None => OutputCrs::Crs84,
     };
-    let engine = state.embedded();
+    let engine = state.store();
     let text = blocking(move || engine.feature(&layer, number, output))
         .await?
         .ok_or_else(missing)?;
@@ -251,13 +251,13 @@ pub struct ItemQuery {
 /// A page read by the embedded engine: with a filter condition or in another CRS.
 async fn filtered_page(
     state: &AppState,
-    layer: geomill_backends::duckdb::LayerRecord,
+    layer: geomill_backends::store::LayerRecord,
     bbox: Option<[f64; 4]>,
     condition: Option<String>,
     (limit, offset): (i64, i64),
     output: OutputCrs,
-) -> Result<geomill_backends::duckdb::FeaturePage, ApiError> {
-    let engine = state.embedded();
+) -> Result<geomill_backends::store::FeaturePage, ApiError> {
+    let engine = state.store();
     let filtered = condition.is_some();
     tokio::task::spawn_blocking(move || {
         engine.features_in(&layer, bbox, condition.as_deref(), (limit, offset), output)

@@ -22,14 +22,14 @@ pub async fn map_page(
     Path(id): Path<String>,
 ) -> Result<Html<String>, ApiError> {
     let (dataset, layer) = super::wire::resolve(&state, &id).await?;
-    let engine = state.embedded();
+    let engine = state.store();
     let record = layer.clone();
     // MapLibre refuses latitudes past ±90 (a real layer's noisy polar edge can pass them) and
     // cannot show past Web Mercator's ±85.05.
     let bounds = crate::blocking::blocking(move || engine.display_extent(&record))
         .await?
         .map(|[west, south, east, north]| {
-            use geomill_backends::duckdb::MAX_TILE_LATITUDE as LIMIT;
+            use geomill_backends::store::MAX_TILE_LATITUDE as LIMIT;
             [
                 west.max(-180.0),
                 south.clamp(-LIMIT, LIMIT),

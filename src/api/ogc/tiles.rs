@@ -29,10 +29,10 @@ pub async fn tilejson(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let (_, layer) = resolve(&state, &id).await?;
-    let engine = state.embedded();
+    let engine = state.store();
     let (record, schema_layer) = (layer.clone(), layer.clone());
     let bounds = blocking(move || engine.layer_extent(&record)).await?;
-    let engine = state.embedded();
+    let engine = state.store();
     let schema = blocking(move || engine.layer_schema(&schema_layer)).await?;
     let fields: serde_json::Map<String, Value> = schema
         .columns
@@ -59,7 +59,7 @@ pub async fn tilejson(
     if let Some([west, south, east, north]) = bounds {
         // Within the tile matrix (a real layer's noisy edge can pass ±180 and ±90, which map
         // clients refuse as bounds).
-        use geomill_backends::duckdb::MAX_TILE_LATITUDE as LIMIT;
+        use geomill_backends::store::MAX_TILE_LATITUDE as LIMIT;
         document["bounds"] = json!([
             west.clamp(-180.0, 180.0),
             south.clamp(-LIMIT, LIMIT),
@@ -108,10 +108,10 @@ pub async fn tile(
 ) -> Result<Response, ApiError> {
     let (z, x, y) = tile_index(&z, &x, &y)?;
     let (dataset, layer) = resolve(&state, &id).await?;
-    if state.embedded().store().is_postgis() {
+    if state.store().location().is_postgis() {
         // Persistent mode: other clients of the database change the rows without geomill
         // knowing, so a tile is drawn from the table each time and not kept.
-        let engine = state.embedded();
+        let engine = state.store();
         let name = layer.name.clone();
         let bytes = blocking(move || engine.tile(&layer, &name, (z, x, y))).await?;
         let fresh = [(header::CACHE_CONTROL, "no-cache".to_owned())];
@@ -140,7 +140,7 @@ pub async fn tile(
     let bytes = match state.tiles().get(&key) {
         Some(bytes) => bytes,
         None => {
-            let engine = state.embedded();
+            let engine = state.store();
             let name = layer.name.clone();
             let bytes =
                 std::sync::Arc::new(blocking(move || engine.tile(&layer, &name, (z, x, y))).await?);

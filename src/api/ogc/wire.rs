@@ -3,7 +3,7 @@
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use geomill_backends::duckdb::{DatasetRecord, LayerRecord};
+use geomill_backends::store::{DatasetRecord, LayerRecord};
 use serde_json::{Value, json};
 
 use crate::error::ApiError;

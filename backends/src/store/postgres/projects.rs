@@ -4,8 +4,9 @@
 use geomill_planner::sql::quote::ident;
 use tokio_postgres::Row;
 
-use super::engine::{PostgisEngine, query_error};
+use super::PostgresStore;
 use crate::BackendError;
+use crate::postgis::query_error;
 
 const CATALOG_DDL: &str = "
 CREATE SCHEMA IF NOT EXISTS geomill;
@@ -69,15 +70,16 @@ pub fn valid_project_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
-impl PostgisEngine {
+impl PostgresStore {
     async fn project_catalog(&self) -> Result<deadpool_postgres::Object, BackendError> {
-        let client = self.client().await?;
-        if !self.catalog_ready() {
+        let client = self.postgis.client().await?;
+        if !self.catalog_ready.load(std::sync::atomic::Ordering::SeqCst) {
             client
                 .batch_execute(CATALOG_DDL)
                 .await
                 .map_err(query_error(CATALOG_DDL))?;
-            self.set_catalog_ready();
+            self.catalog_ready
+                .store(true, std::sync::atomic::Ordering::SeqCst);
         }
         Ok(client)
     }
@@ -134,7 +136,7 @@ impl PostgisEngine {
 
     /// The tables of `schema` with a geometry column, by name, with their row counts.
     pub async fn project_layers(&self, schema: &str) -> Result<Vec<ProjectLayer>, BackendError> {
-        let client = self.client().await?;
+        let client = self.postgis.client().await?;
         let sql = "SELECT f_table_name::text, type::text, srid FROM geometry_columns \
                    WHERE f_table_schema = $1 ORDER BY f_table_name";
         let rows = client

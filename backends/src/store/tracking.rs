@@ -2,8 +2,8 @@
 //! the change log of the writes geomill makes to them (`meta.change_log`, consumed once the
 //! triggers have seen each entry), and the spatial test a trigger predicate runs on a layer.
 
-use super::EmbeddedEngine;
-use super::store::query_error;
+use super::Store;
+use super::datasets::query_error;
 use crate::BackendError;
 
 pub(super) const TRACKING_DDL: &str = "
@@ -40,7 +40,7 @@ pub struct TrackedLayer {
     pub pending: i64,
 }
 
-impl EmbeddedEngine {
+impl Store {
     /// Starts tracking a layer (again): answers `false` when it was tracked already.
     pub fn track_layer(
         &self,
@@ -133,8 +133,8 @@ impl EmbeddedEngine {
     pub fn layer_rows(&self, table_name: &str) -> Result<Vec<ChangedRow>, BackendError> {
         let sql = format!(
             "SELECT CAST({id} AS VARCHAR), ST_AsWKB(geom) FROM {} ORDER BY {id}",
-            self.store.layer(table_name),
-            id = self.store.feature_id()
+            self.location.layer(table_name),
+            id = self.location.feature_id()
         );
         let connection = self.reader()?;
         let mut statement = connection.prepare(&sql).map_err(query_error(&sql))?;
@@ -156,7 +156,7 @@ impl EmbeddedEngine {
     pub fn layer_intersects(&self, table_name: &str, wkb: &[u8]) -> Result<bool, BackendError> {
         let sql = format!(
             "SELECT EXISTS (SELECT 1 FROM {} WHERE ST_Intersects(geom, ST_GeomFromWKB(?)))",
-            self.store.layer(table_name)
+            self.location.layer(table_name)
         );
         self.reader()?
             .query_row(&sql, [wkb], |r| r.get(0))
@@ -164,7 +164,7 @@ impl EmbeddedEngine {
     }
 }
 
-impl EmbeddedEngine {
+impl Store {
     /// A GeoJSON geometry as WKB (a `Query` error names what DuckDB refused).
     pub fn geojson_wkb(&self, geojson: &str) -> Result<Vec<u8>, BackendError> {
         let sql = "SELECT ST_AsWKB(ST_GeomFromGeoJSON(?))";
@@ -185,7 +185,7 @@ pub struct LoggedLayerChange {
     pub row: ChangedRow,
 }
 
-impl EmbeddedEngine {
+impl Store {
     /// Up to `limit` log entries not consumed yet, oldest first.
     pub fn pending_layer_changes(
         &self,

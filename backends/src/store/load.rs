@@ -5,8 +5,8 @@ use duckdb::Connection;
 use geomill_planner::sql::quote::{ident, string};
 use serde::Deserialize;
 
+use super::datasets::{LayerRecord, Reader, RejectedFile, SourceFile, query_error};
 use super::location::{PG_LAYER_SCHEMA, STORE_ALIAS, StoreLocation};
-use super::store::{LayerRecord, Reader, RejectedFile, SourceFile, query_error};
 use crate::BackendError;
 
 /// What GDAL says a file holds.

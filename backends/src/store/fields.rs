@@ -3,8 +3,8 @@
 
 use geomill_planner::sql::quote::ident;
 
-use super::EmbeddedEngine;
-use super::store::LayerRecord;
+use super::Store;
+use super::datasets::LayerRecord;
 use crate::BackendError;
 
 const ENGINE: &str = "duckdb";
@@ -30,7 +30,7 @@ fn failed(sql: &str) -> impl Fn(duckdb::Error) -> BackendError + '_ {
     }
 }
 
-impl EmbeddedEngine {
+impl Store {
     /// The `limit` most frequent values of `field` as JSON `{value, count}` objects, and the
     /// number of distinct values.
     pub fn distinct_values(
@@ -39,7 +39,7 @@ impl EmbeddedEngine {
         field: &str,
         limit: i64,
     ) -> Result<(i64, Vec<String>), BackendError> {
-        let (table, column) = (self.store.layer(&layer.table_name), ident(field));
+        let (table, column) = (self.location.layer(&layer.table_name), ident(field));
         let connection = self.connection()?;
         let total_sql = format!(
             "SELECT count(DISTINCT {column}) + max(CASE WHEN {column} IS NULL THEN 1 ELSE 0 END) FROM {table}"
@@ -67,7 +67,7 @@ impl EmbeddedEngine {
         layer: &LayerRecord,
         field: &str,
     ) -> Result<FieldStats, BackendError> {
-        let (table, c) = (self.store.layer(&layer.table_name), ident(field));
+        let (table, c) = (self.location.layer(&layer.table_name), ident(field));
         let sql = format!(
             "SELECT count({c}), count(*) - count({c}), min({c}), max({c}), avg({c}), stddev_samp({c}), \
              quantile_cont({c}, 0.05), quantile_cont({c}, 0.25), quantile_cont({c}, 0.5), quantile_cont({c}, 0.75), quantile_cont({c}, 0.95) \
@@ -96,10 +96,10 @@ impl EmbeddedEngine {
         field: &str,
         cap: i64,
     ) -> Result<Vec<f64>, BackendError> {
-        let (table, c) = (self.store.layer(&layer.table_name), ident(field));
+        let (table, c) = (self.location.layer(&layer.table_name), ident(field));
         let sql = format!(
             "SELECT v FROM (SELECT CAST({c} AS DOUBLE) AS v FROM {table} WHERE {c} IS NOT NULL ORDER BY hash({id}, 42) LIMIT ?) ORDER BY v",
-            id = self.store.feature_id()
+            id = self.location.feature_id()
         );
         let connection = self.connection()?;
         let mut statement = connection.prepare(&sql).map_err(failed(&sql))?;

@@ -3,8 +3,8 @@
 use duckdb::Row;
 use serde::Serialize;
 
-use super::EmbeddedEngine;
-use super::store::query_error;
+use super::Store;
+use super::datasets::query_error;
 use crate::BackendError;
 
 pub(super) const RULES_DDL: &str = "
@@ -53,7 +53,7 @@ fn from_row(r: &Row<'_>) -> Result<RuleRecord, duckdb::Error> {
     })
 }
 
-impl EmbeddedEngine {
+impl Store {
     /// Stores a rule, replacing the one with the same id.
     pub fn put_rule(&self, rule: &RuleRecord) -> Result<(), BackendError> {
         let sql = format!(

@@ -4,10 +4,10 @@
 
 use geomill_planner::sql::quote::ident;
 
-use super::EmbeddedEngine;
-use super::run::{QueryRows, read_with_timeout};
-use super::store::{LayerRecord, query_error};
+use super::Store;
+use super::datasets::{LayerRecord, query_error};
 use crate::BackendError;
+use crate::duckdb::{QueryRows, read_with_timeout};
 
 /// The catalog name of session `id`.
 fn catalog(id: &str) -> String {
@@ -15,7 +15,7 @@ fn catalog(id: &str) -> String {
     format!("session_{compact}")
 }
 
-impl EmbeddedEngine {
+impl Store {
     /// Attaches a new, empty in-memory database for session `id`.
     pub fn open_session(&self, id: &str) -> Result<(), BackendError> {
         let sql = format!("ATTACH ':memory:' AS {}", ident(&catalog(id)));
@@ -38,7 +38,7 @@ impl EmbeddedEngine {
         let target = format!("{}.main.{}", ident(&catalog(id)), ident(name));
         let sql = format!(
             "CREATE OR REPLACE TABLE {target} AS {}",
-            self.store.layer_rows(&layer.table_name)
+            self.location.layer_rows(&layer.table_name)
         );
         self.execute_batch(&sql)?;
         self.query_i64(&format!("SELECT count(*) FROM {target}"))

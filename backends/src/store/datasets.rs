@@ -4,7 +4,7 @@
 use geomill_planner::sql::quote::string;
 use serde::Serialize;
 
-use super::EmbeddedEngine;
+use super::Store;
 use super::load::{format_label, inspect, load_layers, refresh_store_schemas};
 use super::remote::{RemoteLayer, remote_layer};
 use crate::BackendError;
@@ -67,24 +67,18 @@ pub enum Reader {
 #[error("{0}")]
 pub struct RejectedFile(pub String);
 
-pub(super) fn query_error(sql: &str) -> impl Fn(duckdb::Error) -> BackendError + '_ {
-    move |e| BackendError::Query {
-        engine: ENGINE,
-        reason: e.to_string(),
-        sql: sql.to_owned(),
-    }
-}
+pub(super) use crate::duckdb::query_error;
 
-impl EmbeddedEngine {
+impl Store {
     /// Creates the catalog tables if they are missing.
     pub fn init_store(&self) -> Result<(), BackendError> {
         // Local work (jobs, rules, ...) always has its tables here; the dataset catalog too
         // unless it lives in PostgreSQL (created there when first attached).
         let local = "CREATE SCHEMA IF NOT EXISTS meta; CREATE SCHEMA IF NOT EXISTS layers;";
-        let catalog = if self.store.is_postgis() {
+        let catalog = if self.location.is_postgis() {
             String::new()
         } else {
-            super::location::catalog_ddl(&self.store)
+            super::location::catalog_ddl(&self.location)
         };
         let script = [
             local,
@@ -121,7 +115,7 @@ impl EmbeddedEngine {
         connection
             .execute_batch("BEGIN TRANSACTION")
             .map_err(query_error("BEGIN"))?;
-        let outcome = load_layers(&connection, &self.store, id, source, &driver, &layers);
+        let outcome = load_layers(&connection, &self.location, id, source, &driver, &layers);
         let records = match outcome {
             Ok(Ok(records)) => records,
             Ok(Err(rejected)) => {
@@ -149,7 +143,7 @@ impl EmbeddedEngine {
         let format = format_label(&driver);
         let insert = format!(
             "INSERT INTO {} (id, name, format, crs, path) VALUES (?, ?, ?, ?, ?)",
-            self.store.catalog("datasets")
+            self.location.catalog("datasets")
         );
         let inserted = connection
             .execute(&insert, duckdb::params![id, name, format, crs, stored_path])
@@ -163,7 +157,7 @@ impl EmbeddedEngine {
             let _ = connection.execute_batch("ROLLBACK");
             return Err(error);
         }
-        refresh_store_schemas(&connection, &self.store)?;
+        refresh_store_schemas(&connection, &self.location)?;
         drop(connection);
         self.catalog.invalidate();
         self.dataset(id)?.map(Ok).ok_or(BackendError::Unavailable {
@@ -189,7 +183,7 @@ impl EmbeddedEngine {
         except: &[String],
     ) -> Result<(i64, Vec<DatasetRecord>), BackendError> {
         let connection = self.connection()?;
-        let datasets = self.store.catalog("datasets");
+        let datasets = self.location.catalog("datasets");
         let excluded: Vec<String> = except.iter().map(|id| string(id)).collect();
         let filter = if excluded.is_empty() {
             String::new()
@@ -225,7 +219,7 @@ impl EmbeddedEngine {
     /// last read). In persistent mode the catalog is read each time: other servers
     /// and clients of the database change it.
     pub fn dataset(&self, id: &str) -> Result<Option<DatasetRecord>, BackendError> {
-        if self.store.is_postgis() {
+        if self.location.is_postgis() {
             return self.read_dataset(id);
         }
         if let Some(record) = self.catalog.get(id) {
@@ -243,7 +237,7 @@ impl EmbeddedEngine {
         let connection = self.connection()?;
         let sql = format!(
             "SELECT id, name, format, crs, path, CAST(created_at AS VARCHAR) FROM {} WHERE id = ?",
-            self.store.catalog("datasets")
+            self.location.catalog("datasets")
         );
         let row = connection.query_row(&sql, [id], |r| {
             Ok(DatasetRecord {
@@ -264,7 +258,7 @@ impl EmbeddedEngine {
         };
         let sql = format!(
             "SELECT name, table_name, geometry_type, feature_count, crs FROM {} WHERE dataset_id = ? ORDER BY position",
-            self.store.catalog("layers")
+            self.location.catalog("layers")
         );
         let mut statement = connection.prepare(&sql).map_err(query_error(&sql))?;
         record.layers = statement
@@ -280,7 +274,7 @@ impl EmbeddedEngine {
             .map_err(query_error(&sql))?
             .collect::<Result<_, _>>()
             .map_err(query_error(&sql))?;
-        record.remote = remote_layer(&connection, &self.store, id)?;
+        record.remote = remote_layer(&connection, &self.location, id)?;
         Ok(Some(record))
     }
 
@@ -288,7 +282,7 @@ impl EmbeddedEngine {
     pub fn rename_dataset(&self, id: &str, name: &str) -> Result<bool, BackendError> {
         let sql = format!(
             "UPDATE {} SET name = ? WHERE id = ?",
-            self.store.catalog("datasets")
+            self.location.catalog("datasets")
         );
         let changed = self
             .connection()?
@@ -307,15 +301,15 @@ impl EmbeddedEngine {
         for layer in &record.layers {
             script.push_str(&format!(
                 "DROP TABLE IF EXISTS {};\n",
-                self.store.layer(&layer.table_name)
+                self.location.layer(&layer.table_name)
             ));
         }
         script.push_str(&format!(
             "DELETE FROM {layers} WHERE dataset_id = {id};\nDELETE FROM {remote} WHERE dataset_id = {id};\nDELETE FROM {datasets} WHERE id = {id};\nCOMMIT;",
             id = string(id),
-            layers = self.store.catalog("layers"),
-            remote = self.store.catalog("remote_layers"),
-            datasets = self.store.catalog("datasets"),
+            layers = self.location.catalog("layers"),
+            remote = self.location.catalog("remote_layers"),
+            datasets = self.location.catalog("datasets"),
         ));
         let connection = self.connection()?;
         let outcome = connection.execute_batch(&script);

@@ -4,8 +4,8 @@
 use duckdb::Row;
 use serde::Serialize;
 
-use super::EmbeddedEngine;
-use super::store::query_error;
+use super::Store;
+use super::datasets::query_error;
 use crate::BackendError;
 
 pub(super) const JOBS_DDL: &str = "
@@ -95,7 +95,7 @@ fn status_list(statuses: &[&str]) -> String {
         .join(", ")
 }
 
-impl EmbeddedEngine {
+impl Store {
     /// Records a new job.
     pub fn insert_job(&self, job: &JobRecord) -> Result<(), BackendError> {
         let sql = format!(

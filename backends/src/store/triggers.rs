@@ -3,8 +3,8 @@
 
 use duckdb::Row;
 
-use super::EmbeddedEngine;
-use super::store::query_error;
+use super::Store;
+use super::datasets::query_error;
 use crate::BackendError;
 
 pub(super) const TRIGGERS_DDL: &str = "
@@ -42,7 +42,7 @@ fn from_row(r: &Row<'_>) -> Result<TriggerRecord, duckdb::Error> {
     })
 }
 
-impl EmbeddedEngine {
+impl Store {
     /// Stores a trigger, replacing the one with the same id.
     pub fn put_trigger(&self, t: &TriggerRecord) -> Result<(), BackendError> {
         let sql =

@@ -1,8 +1,8 @@
 //! Which job results are published as datasets (`meta.published_results`): a job marked for
 //! publication at submission has a row without a dataset until it completes.
 
-use super::EmbeddedEngine;
-use super::store::query_error;
+use super::Store;
+use super::datasets::query_error;
 use crate::BackendError;
 
 pub(super) const PUBLISHED_DDL: &str = "
@@ -22,7 +22,7 @@ pub enum Publication {
     Dataset(String),
 }
 
-impl EmbeddedEngine {
+impl Store {
     /// Asks for `job_id`'s result to be published when the job completes.
     pub fn mark_for_publication(&self, job_id: &str) -> Result<(), BackendError> {
         let sql = "INSERT OR IGNORE INTO meta.published_results (job_id) VALUES (?)";

@@ -3,8 +3,8 @@
 
 use geomill_planner::sql::quote::string;
 
-use super::EmbeddedEngine;
-use super::store::{LayerRecord, query_error};
+use super::Store;
+use super::datasets::{LayerRecord, query_error};
 use crate::BackendError;
 
 /// One page of features.
@@ -56,7 +56,7 @@ pub fn lon_lat_geometry(layer: &LayerRecord) -> String {
     }
 }
 
-impl EmbeddedEngine {
+impl Store {
     /// A page of a layer's features as GeoJSON (WGS 84 lon/lat when the layer's CRS is known),
     /// optionally only those meeting a lon/lat `bbox`; ordered by row, so pages are stable.
     pub fn features(
@@ -80,8 +80,8 @@ impl EmbeddedEngine {
         (limit, offset): (i64, i64),
         crs: OutputCrs,
     ) -> Result<FeaturePage, BackendError> {
-        let table = self.store.layer(&layer.table_name);
-        let (id, keys) = (self.store.feature_id(), self.store.key_columns());
+        let table = self.location.layer(&layer.table_name);
+        let (id, keys) = (self.location.feature_id(), self.location.key_columns());
         let geometry = lon_lat_geometry(layer);
         let output = crs.geometry(layer);
         let filter = match bbox {

@@ -2,22 +2,14 @@
 
 use geomill_planner::sql::quote::string;
 
-use super::EmbeddedEngine;
+use super::Store;
+use super::datasets::query_error;
 use super::features::FeaturePage;
 use super::load::crs_of_type;
-use super::store::query_error;
 use crate::BackendError;
+use crate::duckdb::file_source;
 
-/// The rows of a server-written file's first layer, without GDAL's feature id (a GeoPackage
-/// shows it as a `fid` column, which must not be written back as an attribute).
-pub(super) fn file_source(path: &str) -> String {
-    format!(
-        "(SELECT COLUMNS(c -> c <> 'fid') FROM ST_Read({}))",
-        string(path)
-    )
-}
-
-impl EmbeddedEngine {
+impl Store {
     /// A page of the features of the file at `path` (its first layer), ordered as stored.
     pub fn file_features(
         &self,

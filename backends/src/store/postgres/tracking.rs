@@ -5,8 +5,9 @@
 
 use geomill_planner::sql::quote::{ident, string};
 
-use super::engine::{PostgisEngine, query_error};
+use super::PostgresStore;
 use crate::BackendError;
+use crate::postgis::query_error;
 
 /// The channel change notifications are sent on.
 pub const CHANNEL: &str = "geomill_changes";
@@ -97,9 +98,9 @@ pub fn qualified(schema: &str, table: &str) -> String {
     format!("{schema}.{table}")
 }
 
-impl PostgisEngine {
+impl PostgresStore {
     async fn tracking_client(&self) -> Result<deadpool_postgres::Object, BackendError> {
-        let client = self.client().await?;
+        let client = self.postgis.client().await?;
         client
             .batch_execute(TRACKING_DDL)
             .await
@@ -125,7 +126,7 @@ impl PostgisEngine {
             .get(0);
         if !found {
             return Err(BackendError::Query {
-                engine: super::engine::ENGINE,
+                engine: crate::postgis::ENGINE,
                 reason: format!("no table {}", qualified(schema, table)),
                 sql: exists.to_owned(),
             });
@@ -218,7 +219,7 @@ impl PostgisEngine {
 
     /// Every tracked table with its pending log entries.
     pub async fn tracked_tables(&self) -> Result<Vec<TrackedTable>, BackendError> {
-        let client = self.client().await?;
+        let client = self.postgis.client().await?;
         let sql = "SELECT t.table_name, t.geometry_column, t.key_column, t.dataset_id, t.layer, \
             (SELECT count(*) FROM geomill.change_log c WHERE c.table_name = t.table_name AND c.consumed_at IS NULL) \
             FROM geomill.tracked_tables t ORDER BY t.table_name";
@@ -241,7 +242,7 @@ impl PostgisEngine {
 
     /// Up to `limit` log entries not consumed yet, oldest first.
     pub async fn pending_changes(&self, limit: i64) -> Result<Vec<LoggedChange>, BackendError> {
-        let client = self.client().await?;
+        let client = self.postgis.client().await?;
         let sql = "SELECT id, table_name, op, fid, ST_AsBinary(geom), ST_SRID(geom) \
                    FROM geomill.change_log WHERE consumed_at IS NULL ORDER BY id LIMIT $1";
         let rows = match client.query(sql, &[&limit]).await {
@@ -263,7 +264,7 @@ impl PostgisEngine {
 
     /// Marks log entries consumed.
     pub async fn consume_changes(&self, ids: &[i64]) -> Result<(), BackendError> {
-        let client = self.client().await?;
+        let client = self.postgis.client().await?;
         let sql = "UPDATE geomill.change_log SET consumed_at = now() WHERE id = ANY($1)";
         client
             .execute(sql, &[&ids])
@@ -282,7 +283,7 @@ impl PostgisEngine {
         wkb: &[u8],
         srid: Option<i32>,
     ) -> Result<Option<bool>, BackendError> {
-        let client = self.client().await?;
+        let client = self.postgis.client().await?;
         let geometry_sql = "SELECT f_geometry_column::text, srid FROM geometry_columns \
                             WHERE f_table_schema = $1 AND f_table_name = $2 ORDER BY 1 LIMIT 1";
         let Some(row) = client
@@ -324,7 +325,7 @@ impl PostgisEngine {
         let (client, mut connection) = tokio_postgres::connect(self.dsn(), tokio_postgres::NoTls)
             .await
             .map_err(|e| BackendError::Unavailable {
-                engine: super::engine::ENGINE,
+                engine: crate::postgis::ENGINE,
                 reason: format!("cannot connect to PostgreSQL: {e}"),
             })?;
         let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();

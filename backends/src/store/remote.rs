@@ -4,10 +4,10 @@
 use duckdb::Connection;
 use serde::Serialize;
 
-use super::EmbeddedEngine;
+use super::Store;
+use super::datasets::{DatasetRecord, ENGINE, RejectedFile, SourceFile, query_error};
 use super::load::{inspect, load_layers, refresh_store_schemas};
 use super::location::StoreLocation;
-use super::store::{DatasetRecord, ENGINE, RejectedFile, SourceFile, query_error};
 use crate::BackendError;
 
 /// Where a remote layer comes from, and whether its features are loaded.
@@ -72,7 +72,7 @@ fn in_transaction<T>(
     outcome
 }
 
-impl EmbeddedEngine {
+impl Store {
     /// Records a remote layer as dataset `id` with one layer named after it, not loaded yet.
     pub fn register_remote(
         &self,
@@ -85,7 +85,7 @@ impl EmbeddedEngine {
         let registered = in_transaction(&connection, || {
             let insert = format!(
                 "INSERT INTO {} (id, name, format, crs, path) VALUES (?, ?, ?, ?, ?)",
-                self.store.catalog("datasets")
+                self.location.catalog("datasets")
             );
             connection
                 .execute(
@@ -95,7 +95,7 @@ impl EmbeddedEngine {
                 .map_err(query_error(&insert))?;
             let insert = format!(
                 "INSERT INTO {} VALUES (?, 0, ?, ?, NULL, NULL, ?)",
-                self.store.catalog("layers")
+                self.location.catalog("layers")
             );
             connection
                 .execute(
@@ -105,7 +105,7 @@ impl EmbeddedEngine {
                 .map_err(query_error(&insert))?;
             let insert = format!(
                 "INSERT INTO {} VALUES (?, ?, ?, ?, NULL)",
-                self.store.catalog("remote_layers")
+                self.location.catalog("remote_layers")
             );
             connection
                 .execute(
@@ -138,7 +138,7 @@ impl EmbeddedEngine {
         source: &SourceFile,
     ) -> Result<Result<DatasetRecord, RejectedFile>, BackendError> {
         let connection = self.connection()?;
-        let Some(remote) = remote_layer(&connection, &self.store, id)? else {
+        let Some(remote) = remote_layer(&connection, &self.location, id)? else {
             return Err(BackendError::Unavailable {
                 engine: ENGINE,
                 reason: format!("dataset {id} is not a remote layer"),
@@ -153,43 +153,43 @@ impl EmbeddedEngine {
         let loaded = in_transaction(&connection, || {
             let clear = format!(
                 "DELETE FROM {layers} WHERE dataset_id = {id};\nDROP TABLE IF EXISTS {table};",
-                layers = self.store.catalog("layers"),
+                layers = self.location.catalog("layers"),
                 id = geomill_planner::sql::quote::string(id),
-                table = self.store.layer(&table_name(id)),
+                table = self.location.layer(&table_name(id)),
             );
             connection
                 .execute_batch(&clear)
                 .map_err(query_error(&clear))?;
-            let records = match load_layers(&connection, &self.store, id, source, &driver, &layers)?
-            {
-                Ok(records) => records,
-                Err(rejected) => return Ok(Err(rejected)),
-            };
+            let records =
+                match load_layers(&connection, &self.location, id, source, &driver, &layers)? {
+                    Ok(records) => records,
+                    Err(rejected) => return Ok(Err(rejected)),
+                };
             let crs = records.iter().find_map(|l| l.crs.clone());
             let update = format!(
                 "UPDATE {} SET name = ? WHERE dataset_id = ?;",
-                self.store.catalog("layers")
+                self.location.catalog("layers")
             );
             connection
                 .execute(&update, [remote.layer_name.as_str(), id])
                 .map_err(query_error(&update))?;
             let update = format!(
                 "UPDATE {} SET crs = coalesce(?, crs) WHERE id = ?",
-                self.store.catalog("datasets")
+                self.location.catalog("datasets")
             );
             connection
                 .execute(&update, duckdb::params![crs, id])
                 .map_err(query_error(&update))?;
             let update = format!(
                 "UPDATE {} SET loaded_at = current_timestamp WHERE dataset_id = ?",
-                self.store.catalog("remote_layers")
+                self.location.catalog("remote_layers")
             );
             connection
                 .execute(&update, [id])
                 .map_err(query_error(&update))?;
             Ok(Ok(()))
         });
-        refresh_store_schemas(&connection, &self.store)?;
+        refresh_store_schemas(&connection, &self.location)?;
         drop(connection);
         self.catalog.invalidate();
         if let Err(rejected) = loaded? {

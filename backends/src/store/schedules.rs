@@ -4,8 +4,8 @@
 use duckdb::Row;
 use serde::Serialize;
 
-use super::EmbeddedEngine;
-use super::store::query_error;
+use super::Store;
+use super::datasets::query_error;
 use crate::BackendError;
 
 pub(super) const SCHEDULES_DDL: &str = "
@@ -58,7 +58,7 @@ fn from_row(r: &Row<'_>) -> Result<ScheduleRecord, duckdb::Error> {
     })
 }
 
-impl EmbeddedEngine {
+impl Store {
     /// Stores a schedule, replacing the one with the same id.
     pub fn put_schedule(&self, s: &ScheduleRecord) -> Result<(), BackendError> {
         let sql = format!(

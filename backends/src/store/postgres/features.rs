@@ -4,9 +4,10 @@
 
 use geomill_planner::sql::quote::ident;
 
-use super::engine::{PostgisEngine, query_error};
+use super::PostgresStore;
 use crate::BackendError;
-use crate::duckdb::{FeaturePage, LayerRecord, PG_LAYER_SCHEMA};
+use crate::postgis::query_error;
+use crate::store::{FeaturePage, LayerRecord, PG_LAYER_SCHEMA};
 
 /// The layer's `geom` in WGS 84 longitude/latitude, in PostGIS SQL.
 fn lon_lat(srid: Option<u32>) -> String {
@@ -48,7 +49,7 @@ fn box_condition(srid: Option<u32>, [a, b, c, d]: [f64; 4]) -> String {
     )
 }
 
-impl PostgisEngine {
+impl PostgresStore {
     /// A page of a stored layer's features (persistent mode) as GeoJSON in WGS 84 lon/lat,
     /// optionally only those meeting a lon/lat `bbox`, ordered by `fid` (their ids).
     pub async fn stored_features(
@@ -60,7 +61,7 @@ impl PostgisEngine {
         let srid = layer.epsg_code();
         let table = format!("{PG_LAYER_SCHEMA}.{}", ident(&layer.table_name));
         let filter = bbox_filter(srid, bbox);
-        let client = self.client().await?;
+        let client = self.postgis.client().await?;
         let count = format!("SELECT count(*) FROM {table} AS t{filter}");
         let total: i64 = client
             .query_one(&count, &[])

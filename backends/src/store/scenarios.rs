@@ -4,8 +4,8 @@
 use duckdb::Row;
 use serde::Serialize;
 
-use super::EmbeddedEngine;
-use super::store::query_error;
+use super::Store;
+use super::datasets::query_error;
 use crate::BackendError;
 
 pub(super) const SCENARIOS_DDL: &str = "
@@ -39,7 +39,7 @@ fn from_row(r: &Row<'_>) -> Result<ScenarioRecord, duckdb::Error> {
     })
 }
 
-impl EmbeddedEngine {
+impl Store {
     /// Stores a new scenario.
     pub fn insert_scenario(&self, s: &ScenarioRecord) -> Result<(), BackendError> {
         let sql =

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::duckdb::EmbeddedEngine;
 
-use super::{Layer, NativeError, write_geoparquet};
+use crate::native::{Layer, NativeError, write_geoparquet};
 
 fn quoted(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
@@ -25,7 +25,7 @@ pub fn query_layer(
 ) -> Result<Layer, NativeError> {
     let connection = engine
         .connection()
-        .map_err(|e| NativeError::Duckdb(e.to_string()))?;
+        .map_err(|e| NativeError::Transfer(e.to_string()))?;
     query_layer_on(&connection, query, geometry, crs)
 }
 
@@ -40,10 +40,10 @@ pub fn query_layer_on(
     let sql = format!("SELECT * REPLACE (ST_AsWKB({g}) AS {g}) FROM ({query})");
     let mut statement = connection
         .prepare(&sql)
-        .map_err(|e| NativeError::Duckdb(e.to_string()))?;
+        .map_err(|e| NativeError::Transfer(e.to_string()))?;
     let arrow = statement
         .query_arrow([])
-        .map_err(|e| NativeError::Duckdb(e.to_string()))?;
+        .map_err(|e| NativeError::Transfer(e.to_string()))?;
     let schema = arrow.get_schema();
     let batches = arrow.collect();
     Layer::new(schema, batches, geometry, crs)
@@ -74,7 +74,7 @@ pub fn store_layer(
 ) -> Result<(), NativeError> {
     let connection = engine
         .connection()
-        .map_err(|e| NativeError::Duckdb(e.to_string()))?;
+        .map_err(|e| NativeError::Transfer(e.to_string()))?;
     store_layer_on(&connection, layer, table, scratch, false)
 }
 
@@ -106,7 +106,7 @@ pub fn store_layer_on(
     );
     let outcome = connection
         .execute_batch(&sql)
-        .map_err(|e| NativeError::Duckdb(e.to_string()));
+        .map_err(|e| NativeError::Transfer(e.to_string()));
     let _ = std::fs::remove_file(&file);
     outcome
 }

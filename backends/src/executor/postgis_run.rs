@@ -1,34 +1,51 @@
-//! A run on PostGIS: the bound layers are copied into a scratch schema of the run (binary COPY
-//! through DuckDB's postgres extension), the planner's PostGIS script runs there on one
-//! connection, and the result and the exported tables come back the same way to be written as
-//! files. The scratch schema is dropped whatever the outcome.
+//! A run on PostGIS (engines `postgis` and `hybrid`): the sources brought into a scratch schema
+//! of the run (copied in place in persistent mode, else by binary COPY through DuckDB's
+//! postgres extension), the steps walked there (native stages between, see `hybrid`), and the
+//! result and the exported tables written as files. The scratch schema is dropped whatever the
+//! outcome.
 
-use axum::http::StatusCode;
-use geomill_backends::BackendError;
-use geomill_backends::duckdb::{
-    Binding, EmbeddedEngine, Interrupter, NativeStepReport, ScriptStep,
-};
-use geomill_backends::postgis::PostgisEngine;
+use std::path::Path;
+use std::sync::Arc;
+
 use geomill_planner::plan::operator::ExportFormat;
 use geomill_planner::sql::quote::{ident, string};
 use geomill_planner::sql::{FgbIndex, duckdb_copy};
-use std::sync::Arc;
 
-use crate::error::ApiError;
+use super::hybrid::{HybridOutcome, HybridRun};
+use super::steps::{NativeStepReport, ScriptStep};
+use crate::BackendError;
+use crate::duckdb::{EmbeddedEngine, Interrupter};
+use crate::postgis::PostgisEngine;
+
+const ENGINE: &str = "postgis";
 
 /// A file an export step writes: the table it reads and where it goes.
+#[derive(Debug, Clone)]
 pub struct ExportTarget {
     pub relation: String,
     pub destination: String,
     pub format: ExportFormat,
 }
 
-/// What the PostGIS side of a run needs.
+/// Where a source of a PostGIS run comes from.
+#[derive(Debug, Clone)]
+pub enum PostgisSource {
+    /// A table of the same PostgreSQL database (persistent mode), copied in place without its
+    /// key column `fid`.
+    InPlace { table: String },
+    /// Rows of the embedded database (a query), copied over with their SRID.
+    Embedded { rows: String, srid: Option<u32> },
+}
+
+/// What a PostGIS run needs.
 pub struct PostgisRun<'a> {
     pub postgis: &'a PostgisEngine,
+    /// Moves rows between the embedded database and PostgreSQL, and writes the files.
     pub embedded: Arc<EmbeddedEngine>,
+    /// Names the run's scratch schema.
     pub job_id: &'a str,
-    pub bindings: &'a [Binding],
+    /// Each source name of the plan and where its rows come from.
+    pub sources: Vec<(String, PostgisSource)>,
     /// The statements in order; a stage marked native (hybrid runs) runs through the native
     /// backend, its SQL only if a kernel declines the data.
     pub steps: Vec<ScriptStep>,
@@ -40,21 +57,15 @@ pub struct PostgisRun<'a> {
     pub interrupter: Option<Arc<Interrupter>>,
 }
 
-/// A stored layer (persistent mode) copied into the run's scratch schema as `source`, without
-/// its key column, indexed like a copied layer.
-fn in_place_copy(
-    layer: &geomill_backends::duckdb::LayerRecord,
-    schema: &str,
-    source: &str,
-) -> String {
+/// A source copied into the run's scratch schema as `source`, indexed like a copied layer.
+fn in_place_copy(table: &str, schema: &str, source: &str) -> String {
     let target = format!("{}.{}", ident(schema), ident(source));
     let index = ident(&format!("{source}_geom_idx"));
     format!(
         "CREATE SCHEMA IF NOT EXISTS {schema_name}; DROP TABLE IF EXISTS {target}; \
-         CREATE TABLE {target} AS TABLE {stored}; ALTER TABLE {target} DROP COLUMN fid; \
+         CREATE TABLE {target} AS TABLE {table}; ALTER TABLE {target} DROP COLUMN fid; \
          CREATE INDEX {index} ON {target} USING gist (geom); ANALYZE {target}",
         schema_name = ident(schema),
-        stored = geomill_backends::duckdb::StoreLocation::postgis_table(&layer.table_name),
     )
 }
 
@@ -63,31 +74,23 @@ fn scratch_schema(job_id: &str) -> String {
     format!("geomill_run_{}", job_id.replace('-', ""))
 }
 
-/// A run's engine failure as the client sees it: a statement the database refused fails the
-/// run, a stop ends it, PostgreSQL unreachable is a 503.
-fn api_error(error: BackendError, job_id: &str) -> ApiError {
-    match error {
-        BackendError::Query { reason, .. } => ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "execution_failed",
-            format!("the pipeline failed on PostGIS: {reason}"),
-        )
-        .with_detail(serde_json::json!({ "job_id": job_id, "status": "FAILED" })),
-        other => ApiError::from(other),
-    }
-}
-
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, BackendError> + Send + 'static,
-) -> Result<Result<T, BackendError>, ApiError> {
+) -> Result<T, BackendError> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|e| ApiError::internal(&e))
+        .map_err(|e| BackendError::Query {
+            engine: ENGINE,
+            reason: format!("the run's worker thread failed: {e}"),
+            sql: String::new(),
+        })?
 }
 
-/// Runs the script on PostGIS and writes the result (and the exports); answers the result's
+/// Runs the steps on PostGIS and writes the result (and the exports); answers the result's
 /// row count and how the native stages ran.
-pub async fn run(run: PostgisRun<'_>) -> Result<(i64, Vec<NativeStepReport>), ApiError> {
+pub async fn run_postgis(
+    run: PostgisRun<'_>,
+) -> Result<(i64, Vec<NativeStepReport>), BackendError> {
     let schema = scratch_schema(run.job_id);
     let outcome = run_in(&run, &schema).await;
     if let Err(error) = run.postgis.drop_schema(&schema).await {
@@ -99,34 +102,30 @@ pub async fn run(run: PostgisRun<'_>) -> Result<(i64, Vec<NativeStepReport>), Ap
 async fn run_in(
     run: &PostgisRun<'_>,
     schema: &str,
-) -> Result<(i64, Vec<NativeStepReport>), ApiError> {
-    let fail = |e: BackendError| api_error(e, run.job_id);
+) -> Result<(i64, Vec<NativeStepReport>), BackendError> {
     let stopped = || {
         run.interrupter
             .as_deref()
             .is_some_and(Interrupter::is_interrupted)
     };
-    let interrupted = || api_error(BackendError::Interrupted { engine: "postgis" }, run.job_id);
     let dsn = run.postgis.dsn().to_owned();
-    for binding in run.bindings {
+    for (name, source) in &run.sources {
         if stopped() {
-            return Err(interrupted());
+            return Err(BackendError::Interrupted { engine: ENGINE });
         }
-        if run.embedded.store().is_postgis() {
-            // Persistent mode: the layer is in this database already; copied in place.
-            run.postgis
-                .execute(&in_place_copy(&binding.layer, schema, &binding.source))
-                .await
-                .map_err(fail)?;
-            continue;
+        match source {
+            PostgisSource::InPlace { table } => {
+                run.postgis
+                    .execute(&in_place_copy(table, schema, name))
+                    .await?;
+            }
+            PostgisSource::Embedded { rows, srid } => {
+                let (engine, dsn, schema) = (run.embedded.clone(), dsn.clone(), schema.to_owned());
+                let (name, rows, srid) = (name.clone(), rows.clone(), *srid);
+                blocking(move || engine.copy_to_postgis(&dsn, &rows, (&schema, &name), srid))
+                    .await?;
+            }
         }
-        let (engine, dsn, schema) = (run.embedded.clone(), dsn.clone(), schema.to_owned());
-        let binding = binding.clone();
-        blocking(move || {
-            engine.copy_layer_to_postgis(&dsn, &binding.layer, (&schema, &binding.source))
-        })
-        .await?
-        .map_err(fail)?;
     }
     let mut keep = vec![(run.result.clone(), "__result".to_owned())];
     for (index, export) in run.exports.iter().enumerate() {
@@ -146,8 +145,7 @@ async fn write_results(
     schema: &str,
     local: &[(String, String)],
     stopped: &(dyn Fn() -> bool + Sync),
-) -> Result<i64, ApiError> {
-    let fail = |e: BackendError| api_error(e, run.job_id);
+) -> Result<i64, BackendError> {
     let dsn = run.postgis.dsn().to_owned();
     let scratch = format!("postgis_{}", run.job_id.replace('-', ""));
     let mut writes: Vec<(String, CopyFrom)> = Vec::new();
@@ -173,7 +171,7 @@ async fn write_results(
     let mut result_rows = 0;
     for (position, (kept, copy)) in writes.into_iter().enumerate() {
         if stopped() {
-            return Err(fail(BackendError::Interrupted { engine: "postgis" }));
+            return Err(BackendError::Interrupted { engine: ENGINE });
         }
         let here = local
             .iter()
@@ -194,8 +192,7 @@ async fn write_results(
                 written.and(dropped).map(|()| rows)
             }
         })
-        .await?
-        .map_err(fail)?;
+        .await?;
         if position == 0 {
             result_rows = rows;
         }
@@ -213,7 +210,7 @@ async fn drop_local_tables(run: &PostgisRun<'_>, local: &[(String, String)]) {
     for table in tables {
         let engine = run.embedded.clone();
         let drop = format!("DROP TABLE IF EXISTS {}", ident(&table));
-        if let Ok(Err(error)) = blocking(move || engine.execute_batch(&drop)).await {
+        if let Err(error) = blocking(move || engine.execute_batch(&drop)).await {
             tracing::warn!(%error, table, "a hybrid run's local result table was not dropped");
         }
     }
@@ -224,22 +221,22 @@ async fn run_steps(
     run: &PostgisRun<'_>,
     schema: &str,
     keep: &[(String, String)],
-) -> Result<geomill_backends::hybrid::HybridOutcome, ApiError> {
-    let stopped = || {
-        run.interrupter
+) -> Result<HybridOutcome, BackendError> {
+    let interrupter = run.interrupter.clone();
+    let stopped: super::hybrid::Stop = Arc::new(move || {
+        interrupter
             .as_deref()
             .is_some_and(Interrupter::is_interrupted)
-    };
-    let scratch = std::path::Path::new(&run.result_file)
+    });
+    let scratch = Path::new(&run.result_file)
         .parent()
-        .map_or_else(std::env::temp_dir, std::path::Path::to_path_buf);
-    geomill_backends::hybrid::HybridRun {
+        .map_or_else(std::env::temp_dir, Path::to_path_buf);
+    HybridRun {
         postgis: run.postgis,
         embedded: run.embedded.clone(),
         schema,
         scratch: &scratch,
     }
-    .run_steps(&run.steps, keep, &stopped)
+    .run_steps(&run.steps, keep, stopped)
     .await
-    .map_err(|e| api_error(e, run.job_id))
 }

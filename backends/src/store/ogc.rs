@@ -3,9 +3,9 @@
 
 use geomill_planner::sql::quote::string;
 
-use super::EmbeddedEngine;
+use super::Store;
+use super::datasets::{LayerRecord, query_error};
 use super::features::{OutputCrs, lon_lat_geometry};
-use super::store::{LayerRecord, query_error};
 use crate::BackendError;
 
 /// Tile extent (MVT units per tile side) and the buffer kept around a tile, in those units.
@@ -35,13 +35,13 @@ pub fn tile_bounds(z: u32, x: u32, y: u32, margin: f64) -> [f64; 4] {
     ]
 }
 
-impl EmbeddedEngine {
+impl Store {
     /// The layer's extent in WGS 84 longitude/latitude; `None` when it has no geometry.
     pub fn layer_extent(&self, layer: &LayerRecord) -> Result<Option<[f64; 4]>, BackendError> {
         let sql = format!(
             "SELECT min(ST_XMin(g)), min(ST_YMin(g)), max(ST_XMax(g)), max(ST_YMax(g)) FROM (SELECT {} AS g FROM {})",
             lon_lat_geometry(layer),
-            self.store.layer(&layer.table_name)
+            self.location.layer(&layer.table_name)
         );
         let row: (Option<f64>, Option<f64>, Option<f64>, Option<f64>) = self
             .reader()?
@@ -68,7 +68,7 @@ impl EmbeddedEngine {
                min(CASE WHEN x1 < 0 THEN x0 + 360 ELSE x0 END), max(CASE WHEN x1 < 0 THEN x1 + 360 ELSE x1 END) \
              FROM parts WHERE x0 IS NOT NULL",
             lon_lat_geometry(layer),
-            self.store.layer(&layer.table_name)
+            self.location.layer(&layer.table_name)
         );
         type Row = (
             Option<f64>,
@@ -121,9 +121,9 @@ impl EmbeddedEngine {
              'properties', to_json(struct_pack(*COLUMNS(* EXCLUDE (geom{keys}))))) AS VARCHAR) \
              FROM {} WHERE {id} = ?",
             crs.geometry(layer),
-            self.store.layer(&layer.table_name),
-            id = self.store.feature_id(),
-            keys = self.store.key_columns(),
+            self.location.layer(&layer.table_name),
+            id = self.location.feature_id(),
+            keys = self.location.key_columns(),
         );
         match self.reader()?.query_row(&sql, [id], |r| r.get(0)) {
             Ok(feature) => Ok(Some(feature)),
@@ -196,8 +196,8 @@ impl EmbeddedEngine {
              FROM t",
             name = string(name),
             lon_lat = lon_lat_geometry(layer),
-            table = self.store.layer(&layer.table_name),
-            keys = self.store.key_columns(),
+            table = self.location.layer(&layer.table_name),
+            keys = self.location.key_columns(),
         );
         // ST_AsMVT of no rows is a tile with an empty layer, not nothing: count them.
         let (features, dropped, repaired, tile): (i64, i64, i64, Option<Vec<u8>>) = self

@@ -24,6 +24,19 @@ pub enum StoreLocation {
 }
 
 impl StoreLocation {
+    /// The PostgreSQL database the embedded engine attaches for this store (persistent mode),
+    /// with the catalog's tables created there when missing.
+    pub fn attachment(&self) -> Option<crate::duckdb::Attachment> {
+        match self {
+            Self::Embedded => None,
+            Self::Postgis { dsn } => Some(crate::duckdb::Attachment {
+                dsn: dsn.clone(),
+                alias: STORE_ALIAS.to_owned(),
+                setup: catalog_ddl(self),
+            }),
+        }
+    }
+
     /// Whether the store is PostgreSQL.
     pub fn is_postgis(&self) -> bool {
         matches!(self, Self::Postgis { .. })

@@ -1,0 +1,138 @@
+//! A run whose tables live in the embedded database (engines `embedded` and `native`): the
+//! sources bound as views on a connection of the run's own, the steps walked there (each SQL
+//! statement run as it comes, native stages' results stored as temporary tables of the
+//! connection), then the result counted and written as a GeoPackage.
+
+use std::path::{Path, PathBuf};
+
+use duckdb::Connection;
+use geomill_planner::schema::GEOM;
+use geomill_planner::sql::quote::{ident, string};
+
+use super::arrow::{query_layer_on, store_layer_on};
+use super::steps::{RunOutcome, ScriptStep};
+use super::walk::{TableEngine, walk};
+use crate::BackendError;
+use crate::duckdb::{EmbeddedEngine, Interrupter, SourceView, count_rows, run_error};
+use crate::native::{Layer, NativeError};
+
+const ENGINE: &str = "duckdb";
+
+/// The run's connection as the walk sees it.
+struct EmbeddedTables<'a> {
+    connection: Connection,
+    interrupter: Option<&'a Interrupter>,
+    /// Where native stages write the files DuckDB reads their results from.
+    scratch: PathBuf,
+    /// For each step, the rows of the table it made, when asked to count.
+    rows_after: Vec<Option<i64>>,
+}
+
+impl EmbeddedTables<'_> {
+    fn failed(&self, statement: &str, error: &duckdb::Error) -> BackendError {
+        if self.stopped() {
+            BackendError::Interrupted { engine: ENGINE }
+        } else {
+            run_error(statement, error)
+        }
+    }
+}
+
+impl TableEngine for EmbeddedTables<'_> {
+    fn name(&self) -> &'static str {
+        ENGINE
+    }
+
+    fn sql(&mut self, step: &ScriptStep) -> Result<(), BackendError> {
+        self.connection
+            .execute_batch(&step.sql)
+            .map_err(|e| self.failed(&step.sql, &e))?;
+        let rows = count_rows(&self.connection, step.count.as_deref())?;
+        self.rows_after.push(rows);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    fn read_layer(&self, table: &str, crs: Option<String>) -> Result<Layer, NativeError> {
+        let query = format!("SELECT * FROM {}", ident(table));
+        query_layer_on(&self.connection, &query, GEOM, crs)
+    }
+
+    fn write_layer(
+        &mut self,
+        layer: &Layer,
+        step: &ScriptStep,
+        _last: bool,
+    ) -> Result<(), BackendError> {
+        let relation = step
+            .native
+            .as_ref()
+            .map_or("", |stage| stage.relation.as_str());
+        store_layer_on(&self.connection, layer, relation, &self.scratch, true)?;
+        let rows = count_rows(&self.connection, step.count.as_deref())?;
+        self.rows_after.push(rows);
+        Ok(())
+    }
+
+    fn stopped(&self) -> bool {
+        self.interrupter.is_some_and(Interrupter::is_interrupted)
+    }
+}
+
+/// Runs `statements` after binding `views`, on a connection of its own; `result` is the
+/// table to count and, with `result_file`, to write as a GeoPackage. `progress` hears
+/// (statements done, statements) before each statement; a statement with a table to count has
+/// that table's rows counted after it. `interrupter`, when given, can stop the run from another
+/// thread.
+pub fn run_embedded(
+    engine: &EmbeddedEngine,
+    views: &[SourceView],
+    statements: &[ScriptStep],
+    result: &str,
+    result_file: Option<&str>,
+    progress: &(dyn Fn(usize, usize) + Send + Sync),
+    interrupter: Option<&Interrupter>,
+) -> Result<RunOutcome, BackendError> {
+    let connection = engine.run_connection(views)?;
+    if let Some(interrupter) = interrupter {
+        interrupter.attach(&connection);
+    }
+    let scratch = result_file
+        .and_then(|f| Path::new(f).parent())
+        .map_or_else(std::env::temp_dir, Path::to_path_buf);
+    let mut tables = EmbeddedTables {
+        connection,
+        interrupter,
+        scratch,
+        rows_after: Vec::with_capacity(statements.len()),
+    };
+    let native = walk(&mut tables, statements, progress)?;
+    let count = format!("SELECT count(*) FROM {}", ident(result));
+    let result_rows: i64 = tables
+        .connection
+        .query_row(&count, [], |r| r.get(0))
+        .map_err(|e| tables.failed(&count, &e))?;
+    if let Some(file) = result_file {
+        let copy = format!(
+            "COPY (SELECT * FROM {}) TO {} (FORMAT GDAL, DRIVER 'GPKG', LAYER_NAME 'result')",
+            ident(result),
+            string(file)
+        );
+        tables
+            .connection
+            .execute_batch(&copy)
+            .map_err(|e| tables.failed(&copy, &e))?;
+    }
+    Ok(RunOutcome {
+        result_rows,
+        rows_after: tables.rows_after,
+        native,
+    })
+}

@@ -1,0 +1,24 @@
+//! The executor: walks a planned run's statements and hands each to its engine. SQL goes to
+//! the engine that holds the run's tables (DuckDB for `embedded` and `native` runs, PostGIS
+//! for `postgis` and `hybrid` runs); a stage the planner gave the native backend has its
+//! inputs moved out of that engine as Arrow, runs by its kernels, and has its result stored
+//! back as the table its SQL would have made. The engines never call each other: only this
+//! module knows more than one of them.
+
+mod arrow;
+mod embedded;
+#[cfg(feature = "postgis")]
+mod hybrid;
+#[cfg(feature = "postgis")]
+mod postgis_run;
+mod steps;
+mod walk;
+
+pub use arrow::{query_layer, store_layer, table_layer};
+pub use embedded::run_embedded;
+#[cfg(feature = "postgis")]
+pub use hybrid::{HybridOutcome, HybridRun, Stop};
+#[cfg(feature = "postgis")]
+pub use postgis_run::{ExportTarget, PostgisRun, PostgisSource, run_postgis};
+pub use steps::{NativeStepReport, RunOutcome, ScriptStep, steps_of};
+pub use walk::{TableEngine, walk};

@@ -1,0 +1,125 @@
+//! The store: the catalog (datasets and their layers, jobs, rules, schedules, scenarios,
+//! triggers, sessions, publications, change tracking) and the stored layers themselves, with
+//! the reads served from them (features, tiles, extents, field statistics). It keeps them in
+//! the embedded DuckDB database file (portable mode) or in PostgreSQL + PostGIS (persistent
+//! mode: the catalog of datasets and the layers, attached to DuckDB through its `postgres`
+//! extension; `postgres/` for what PostgreSQL answers itself). The engines only execute.
+
+mod catalog_cache;
+mod datasets;
+mod features;
+mod fields;
+mod jobs;
+mod layers;
+mod load;
+mod location;
+mod ogc;
+#[cfg(feature = "postgis")]
+pub mod postgres;
+mod published;
+mod remote;
+mod results;
+mod rules;
+mod scenarios;
+mod schedules;
+mod sessions;
+mod tracking;
+mod triggers;
+
+use std::sync::{Arc, MutexGuard};
+
+use duckdb::Connection;
+
+use crate::BackendError;
+use crate::duckdb::{EmbeddedEngine, SourceView};
+
+pub use datasets::{DatasetRecord, LayerRecord, Reader, RejectedFile, SourceFile};
+pub use features::{FeaturePage, OutputCrs, lon_lat_geometry};
+pub use fields::FieldStats;
+pub use jobs::JobRecord;
+pub use location::{PG_CATALOG_SCHEMA, PG_LAYER_SCHEMA, StoreLocation};
+pub use ogc::{MAX_TILE_LATITUDE, tile_bounds};
+pub use published::Publication;
+pub use remote::RemoteLayer;
+pub use rules::RuleRecord;
+pub use scenarios::ScenarioRecord;
+pub use schedules::ScheduleRecord;
+pub use tracking::{ChangedRow, LoggedLayerChange, TrackedLayer};
+pub use triggers::TriggerRecord;
+
+/// A source name of a plan bound to a stored layer.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    pub source: String,
+    pub layer: LayerRecord,
+}
+
+/// The catalog and the stored layers, kept in the embedded database (which, in persistent
+/// mode, has the PostgreSQL store attached: see [`StoreLocation::attachment`]).
+pub struct Store {
+    engine: Arc<EmbeddedEngine>,
+    location: StoreLocation,
+    /// Catalog records read recently; cleared by every catalog write.
+    catalog: catalog_cache::CatalogCache,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("location", &self.location)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// The store kept in `engine`'s database at `location` (the engine opened with
+    /// `location.attachment()`), its tables created when missing.
+    pub fn open(
+        engine: Arc<EmbeddedEngine>,
+        location: StoreLocation,
+    ) -> Result<Self, BackendError> {
+        let store = Self {
+            engine,
+            location,
+            catalog: catalog_cache::CatalogCache::default(),
+        };
+        store.init_store()?;
+        Ok(store)
+    }
+
+    /// Where the catalog and the layers live.
+    pub fn location(&self) -> &StoreLocation {
+        &self.location
+    }
+
+    /// The views a run binds its sources as: each source's stored layer, as the store names it.
+    pub fn source_views(&self, bindings: &[Binding]) -> Vec<SourceView> {
+        bindings
+            .iter()
+            .map(|b| SourceView {
+                name: b.source.clone(),
+                rows: self.location.layer_rows(&b.layer.table_name),
+            })
+            .collect()
+    }
+
+    fn connection(&self) -> Result<MutexGuard<'_, Connection>, BackendError> {
+        self.engine.connection()
+    }
+
+    fn lock(&self) -> Result<MutexGuard<'_, Connection>, BackendError> {
+        self.engine.lock()
+    }
+
+    fn reader(&self) -> Result<Connection, BackendError> {
+        self.engine.reader()
+    }
+
+    fn execute_batch(&self, sql: &str) -> Result<(), BackendError> {
+        self.engine.execute_batch(sql)
+    }
+
+    fn query_i64(&self, sql: &str) -> Result<i64, BackendError> {
+        self.engine.query_i64(sql)
+    }
+}
