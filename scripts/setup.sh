@@ -111,6 +111,12 @@ if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then
     log "installing geopandas and pyarrow for the tests"
     "$venv/bin/pip" install -q --disable-pip-version-check geopandas pyarrow
   fi
+  # mapclassify (PySAL) and palettable (ColorBrewer's tables) are the references the
+  # classification tests compare class breaks and colours with.
+  if ! "$venv/bin/python" -c "import mapclassify, palettable; assert mapclassify.__version__ == '2.10.0'" 2>/dev/null; then
+    log "installing mapclassify and palettable for the tests"
+    "$venv/bin/pip" install -q --disable-pip-version-check "mapclassify==2.10.0" "palettable==3.3.3"
+  fi
   # schemathesis fuzzes the HTTP API against its own OpenAPI document (tests/it/schemathesis.rs).
   if ! "$venv/bin/python" -c "import schemathesis; assert schemathesis.__version__ == '4.32.5'" 2>/dev/null; then
     log "installing schemathesis for the tests"

@@ -7,6 +7,7 @@ pub mod error;
 pub mod expr;
 pub mod jsonschema;
 pub mod optimizer;
+pub mod palettes;
 pub mod plan;
 pub mod schema;
 pub mod spec;

@@ -4,14 +4,16 @@ use axum::Json;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::routing::{get, post};
+use geomill_backends::native::classify::breaks;
 use geomill_backends::store::LayerRecord;
+use geomill_planner::plan::operator::ClassMethod;
 use geomill_planner::schema::FieldType;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::extract::{ApiJson, ApiQuery};
 use crate::blocking::blocking;
-use crate::datasets::breaks;
+
 use crate::datasets::lookup::find_layer;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -127,7 +129,8 @@ pub async fn stats(
 #[serde(deny_unknown_fields)]
 pub struct BreaksBody {
     pub field: String,
-    /// `jenks`, `quantile` or `equal_interval`.
+    /// `jenks`, `quantile`, `equal_interval`, `std_dev`, `pretty` or `head_tail_breaks`
+    /// (computed as the `classify` capability and mapclassify compute them).
     pub method: String,
     /// Number of classes, 2 to 12 (default 5).
     #[serde(default)]
@@ -152,18 +155,18 @@ pub async fn class_breaks(
         )));
     }
     let method = body.method.to_ascii_lowercase();
-    if !["jenks", "quantile", "equal_interval"].contains(&method.as_str()) {
+    let Ok(class_method) = serde_json::from_value::<ClassMethod>(json!(method)) else {
         return Err(ApiError::unprocessable(format!(
-            "method must be jenks, quantile or equal_interval, got {:?}",
+            "method must be jenks, quantile, equal_interval, std_dev, pretty or head_tail_breaks, got {:?}",
             body.method
         )));
-    }
+    };
     let (record, ty) = field_of(&state, &id, &layer, &body.field).await?;
     numeric(&body.field, ty)?;
     let engine = state.store();
     let (name, cap) = (
         body.field.clone(),
-        if method == "jenks" {
+        if class_method == ClassMethod::Jenks {
             JENKS_SAMPLE
         } else {
             i64::MAX
@@ -176,11 +179,7 @@ pub async fn class_breaks(
             body.field
         )));
     }
-    let bounds = match method.as_str() {
-        "jenks" => breaks::jenks(&values, classes),
-        "quantile" => breaks::quantile(&values, classes),
-        _ => breaks::equal_interval(&values, classes),
-    };
+    let bounds = breaks(class_method, &values, classes);
     Ok(Json(
         json!({ "field": body.field, "method": method, "classes": bounds.len(), "min": values.first(), "breaks": bounds }),
     ))

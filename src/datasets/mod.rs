@@ -1,7 +1,6 @@
 //! Datasets: uploaded files kept in the data directory, their layers loaded into the embedded
 //! engine, and what the API shows of them.
 
-pub mod breaks;
 pub mod export;
 pub mod fetch;
 pub mod ingest;

@@ -119,7 +119,7 @@ async fn class_breaks_by_every_method() {
         (
             json!({"field": "pop_est", "method": "kmeans"}),
             StatusCode::UNPROCESSABLE_ENTITY,
-            "jenks, quantile or equal_interval",
+            "jenks, quantile, equal_interval, std_dev, pretty or head_tail_breaks",
         ),
         (
             json!({"field": "name", "method": "jenks"}),

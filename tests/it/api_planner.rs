@@ -186,6 +186,7 @@ fn preview_params(capability: &str) -> Value {
             json!({"field": "size", "cases": [{"when": "pop_est > 100", "then": "large"}], "else": "small"})
         }
         "cast_field" => json!({"field": "pop_est", "type": "integer"}),
+        "classify" | "head_tail_breaks" | "choropleth" => json!({"field": "pop_est"}),
         "centroid" | "convex_hull" | "dissolve" | "union" => json!({}),
         // Without a catalog the input's columns are unknown: name the ones that make a duplicate.
         "deduplicate" => json!({"fields": ["name"]}),

@@ -21,6 +21,7 @@ mod architecture;
 mod auth_flows;
 mod auth_oidc;
 mod auth_routes;
+mod classification;
 mod cli;
 mod common;
 mod docs_browser;

@@ -8,6 +8,7 @@
 //! azimuthal equidistant frame around each feature, here computed with geodesics).
 
 pub mod aggregate;
+pub mod classify;
 pub mod dispatch;
 pub mod geometry_ops;
 pub mod grid;

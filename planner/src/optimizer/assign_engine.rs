@@ -1,5 +1,6 @@
 //! Engine assignment: which backend runs each node, and why (printed in the plan text).
-//! Embedded and PostGIS modes run everything on their engine. Native mode runs every node the
+//! A node only the native backend computes (class breaks, say) runs natively in every mode.
+//! Otherwise embedded and PostGIS modes run everything on their engine. Native mode runs every node the
 //! native backend computes (geometry kernels, DataFusion for relational steps) natively and the
 //! rest on DuckDB, in process. Hybrid mode keeps the data in PostGIS and follows one cost rule:
 //! - scans, filters, attribute work and everything without a kernel stay in PostGIS, next to
@@ -12,7 +13,7 @@
 
 use super::{EngineMode, OptimizerRule};
 use crate::error::PlanError;
-use crate::plan::native::{is_relational, native_support};
+use crate::plan::native::{is_relational, native_only, native_support};
 use crate::plan::operator::Operator;
 use crate::plan::{EngineKind, Plan};
 
@@ -33,6 +34,12 @@ fn hybrid_native_reason(op: &Operator) -> &'static str {
 /// The engine of one node in `mode`, and why.
 fn assign(mode: EngineMode, op: &Operator) -> (EngineKind, Option<String>) {
     let scan = matches!(op, Operator::Scan { .. });
+    if native_only(op) {
+        return (
+            EngineKind::Native,
+            Some("only the native backend computes it".into()),
+        );
+    }
     match mode {
         EngineMode::Embedded => (EngineKind::Duckdb, None),
         EngineMode::Postgis => (EngineKind::Postgis, None),

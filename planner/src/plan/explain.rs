@@ -85,6 +85,22 @@ fn describe_op(op: &Operator) -> String {
             None => format!("{name} source={source}"),
         },
         Operator::Filter { predicate } => format!("{name} {predicate}"),
+        Operator::Classify(c) => format!(
+            "{name} field={} method={} classes={} output={}{}",
+            c.field,
+            c.method.as_str(),
+            c.classes,
+            c.output,
+            c.colors
+                .as_ref()
+                .map(|k| format!(
+                    " colors={}{}→{}",
+                    k.scheme,
+                    if k.reverse { " reversed" } else { "" },
+                    k.field
+                ))
+                .unwrap_or_default()
+        ),
         Operator::Map(map) => {
             let mut parts = vec![name.to_owned()];
             if !map.drop.is_empty() {

@@ -14,8 +14,8 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{BinaryOperator, Expr, visit_expressions};
 
 use super::operator::{
-    AggFunc, JoinHow, NearestOp, Operator, OverlayOp, SpatialAggregateOp, SpatialJoinOp,
-    SpatialPredicate, ValueExpr,
+    AggFunc, ClassifyOp, JoinHow, NearestOp, Operator, OverlayOp, SpatialAggregateOp,
+    SpatialJoinOp, SpatialPredicate, ValueExpr,
 };
 use crate::expr::SqlExpr;
 use crate::schema::{FieldType, GEOM};
@@ -152,6 +152,15 @@ pub enum NativeKernel<'a> {
     Overlay(&'a OverlayOp),
     /// Relational work, planned and run by DataFusion from the operator's SELECT.
     Relational,
+    /// Class breaks of a field over every row, then each row's class.
+    Classify(&'a ClassifyOp),
+}
+
+/// Whether only the native backend computes `op` (no SQL engine can): such a node runs
+/// natively whatever the engine mode, its data moved out of and back into the engine that
+/// holds the run's tables.
+pub fn native_only(op: &Operator) -> bool {
+    matches!(op, Operator::Classify(_))
 }
 
 /// The kernel that computes `op` natively; otherwise why none does, naming the operator.
@@ -188,6 +197,7 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
             )),
         },
         Operator::Nearest(n) => Ok(NativeKernel::NearestPolygon(n)),
+        Operator::Classify(c) => Ok(NativeKernel::Classify(c)),
         Operator::Map(_) if is_relational(op) => relational_support(op),
         Operator::Map(map) => {
             let all_native = !map.set.is_empty()
@@ -267,6 +277,12 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
         NativeKernel::Overlay(o) => format!(
             "{:?}: an R-tree over the second input, each feature cut by the GEOS union of the parts it meets, rows in parallel",
             o.mode
+        ),
+        NativeKernel::Classify(c) => format!(
+            "classify {} ({}, {} classes asked): breaks over every non-NULL value as mapclassify computes them, then each row's class by its bounds",
+            c.field,
+            c.method.as_str(),
+            c.classes
         ),
     })
 }

@@ -45,6 +45,9 @@ pub enum Operator {
     Distinct { columns: Vec<String> },
     /// A reproducible random sample of `rows` rows.
     Sample { rows: u64, seed: u64 },
+    /// Sort the values of a numeric field into classes (breaks computed from all the rows)
+    /// and add each row's class and its bounds.
+    Classify(ClassifyOp),
     /// Write the input to a file (a sink: nothing consumes it).
     Export(ExportOp),
 }
@@ -66,6 +69,7 @@ impl Operator {
             Self::Sort { .. } => "Sort",
             Self::Distinct { .. } => "Distinct",
             Self::Sample { .. } => "Sample",
+            Self::Classify(_) => "Classify",
             Self::Export(_) => "Export",
         }
     }
@@ -101,6 +105,7 @@ impl Operator {
             | Self::Overlay(OverlayOp { columns, .. })
             | Self::Distinct { columns } => columns.clone(),
             Self::Sort { keys, .. } => keys.iter().map(|k| k.column.clone()).collect(),
+            Self::Classify(c) => vec![c.field.clone()],
             Self::SpatialFilter(_) | Self::Concat | Self::Sample { .. } | Self::Export(_) => {
                 Vec::new()
             }
@@ -278,6 +283,78 @@ pub struct OverlayOp {
     pub mode: OverlayMode,
     /// For `Intersection`: columns of the second input to bring; empty: all of them.
     pub columns: Vec<String>,
+}
+
+/// How class breaks are computed (each as mapclassify computes it, so the breaks are the
+/// same).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassMethod {
+    /// Fisher–Jenks natural breaks: the exact optimum of within-class variance
+    /// (`mapclassify.FisherJenks`).
+    Jenks,
+    /// Classes of equal counts, at linearly interpolated percentiles (`mapclassify.Quantiles`).
+    Quantile,
+    /// Classes of equal width between the minimum and the maximum
+    /// (`mapclassify.EqualInterval`).
+    EqualInterval,
+    /// Breaks at the mean minus and plus one and two sample standard deviations, and the
+    /// maximum (`mapclassify.StdMean`); `classes` is ignored.
+    StdDev,
+    /// Equally spaced round breaks (1, 2 or 5 times a power of ten) covering the values
+    /// (`mapclassify.PrettyBreaks`); the count may differ from `classes`.
+    Pretty,
+    /// Head/tail breaks for heavy-tailed data: the mean, then the mean of the values above it,
+    /// and so on (`mapclassify.HeadTailBreaks`); `classes` is ignored.
+    HeadTailBreaks,
+}
+
+impl ClassMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Jenks => "jenks",
+            Self::Quantile => "quantile",
+            Self::EqualInterval => "equal_interval",
+            Self::StdDev => "std_dev",
+            Self::Pretty => "pretty",
+            Self::HeadTailBreaks => "head_tail_breaks",
+        }
+    }
+}
+
+/// A classification of `field`'s values: `output` gets each row's class (0 for the lowest,
+/// NULL for a NULL value), `<output>_lower` and `<output>_upper` its bounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassifyOp {
+    pub field: String,
+    pub method: ClassMethod,
+    /// Classes asked for (methods that choose their own count ignore it).
+    pub classes: u32,
+    pub output: String,
+    /// A colour per class, from a named scheme, into a text field.
+    pub colors: Option<ClassColors>,
+}
+
+/// The colours of a classification: one of the scheme's colours per class (as many as there
+/// are classes, see [`crate::palettes::colors`]), as `#rrggbb` in `field`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassColors {
+    pub scheme: String,
+    /// The scheme's colours from the high end down.
+    pub reverse: bool,
+    pub field: String,
+}
+
+impl ClassifyOp {
+    /// The columns the operator adds: class, lower bound, upper bound (and the colour's, see
+    /// [`ClassifyOp::colors`]).
+    pub fn output_columns(&self) -> [String; 3] {
+        [
+            self.output.clone(),
+            format!("{}_lower", self.output),
+            format!("{}_upper", self.output),
+        ]
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

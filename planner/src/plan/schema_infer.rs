@@ -131,6 +131,17 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
             })
         }
         Operator::SpatialJoin(join) => with_joined(main?, other, &join.columns),
+        Operator::Classify(classify) => {
+            let mut schema = main?.clone();
+            let [class, lower, upper] = classify.output_columns();
+            schema.set(&class, FieldType::Integer);
+            schema.set(&lower, FieldType::Double);
+            schema.set(&upper, FieldType::Double);
+            if let Some(colors) = &classify.colors {
+                schema.set(&colors.field, FieldType::Text);
+            }
+            Some(schema)
+        }
         Operator::SpatialAggregate(aggregate) => {
             let mut schema = main?.clone();
             for item in &aggregate.aggregates {

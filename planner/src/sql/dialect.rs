@@ -46,6 +46,18 @@ impl Dialect {
         }
     }
 
+    /// A one-row query that fails with `message` when it runs: the SQL of a step only the
+    /// native backend computes (it runs only if the kernel declines, which says why).
+    /// PostgreSQL has no function raising an error, so the message is a relation name that
+    /// does not exist.
+    pub fn fail(self, message: &str) -> String {
+        let message = super::quote::string(&format!("geomill: {message}"));
+        match self {
+            Self::Duckdb => format!("SELECT error({message})"),
+            Self::Postgis => format!("SELECT {message}::regclass"),
+        }
+    }
+
     /// `CREATE ... AS` for a step's output table.
     pub fn create_table(self, name: &str, query: &str) -> String {
         let name = super::quote::ident(name);

@@ -405,6 +405,14 @@ pub fn select(
             ),
             None => format!("SELECT * FROM {}", ident(source)),
         },
+        Operator::Classify(c) => format!(
+            "SELECT t.* FROM {} AS t, ({}) AS native_only",
+            main.from,
+            dialect.fail(&format!(
+                "classify ({}) runs on the native backend: no SQL engine computes its breaks",
+                c.method.as_str()
+            ))
+        ),
         Operator::Filter { predicate } => {
             format!(
                 "SELECT * FROM {} AS t WHERE {}",

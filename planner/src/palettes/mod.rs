@@ -1,0 +1,122 @@
+//! Named colour schemes for classes and ramps: the ColorBrewer 2.0 schemes (Cynthia Brewer,
+//! Mark Harrower and The Pennsylvania State University; Apache License 2.0), each as its sets of
+//! 3 to 9 (up to 12) colours, and matplotlib's perceptually uniform ramps (viridis, magma,
+//! inferno, plasma; CC0) as 256 steps. Colours are `0xRRGGBB`.
+
+mod data;
+
+use data::{BREWER, RAMPS};
+
+/// What a scheme is made for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SchemeKind {
+    /// Ordered values, light to dark.
+    Sequential,
+    /// Values around a midpoint.
+    Diverging,
+    /// Categories without order.
+    Qualitative,
+    /// A continuous perceptually uniform ramp.
+    Ramp,
+}
+
+/// Every scheme's name and kind.
+pub fn schemes() -> Vec<(&'static str, SchemeKind)> {
+    BREWER
+        .iter()
+        .map(|(name, kind, _)| (*name, *kind))
+        .chain(RAMPS.iter().map(|(name, _)| (*name, SchemeKind::Ramp)))
+        .collect()
+}
+
+/// `n` colours of the scheme `name` (matched without regard to case), from the low end:
+/// ColorBrewer's own set of `n` where it has one, else its largest set interpolated (or its
+/// smallest thinned out); for a ramp, matplotlib's sampling of its 256 steps at `n` evenly
+/// spaced points. `None` for an unknown name.
+pub fn colors(name: &str, n: usize) -> Option<Vec<u32>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    if let Some((_, _, sets)) = BREWER.iter().find(|(s, _, _)| s.eq_ignore_ascii_case(name)) {
+        let smallest = sets.first()?.len();
+        if let Some(set) = sets.get(n.wrapping_sub(smallest)) {
+            return Some(set.to_vec());
+        }
+        let stops = if n < smallest {
+            sets.first()?
+        } else {
+            sets.last()?
+        };
+        return Some(sample(stops, n));
+    }
+    let (_, steps) = RAMPS.iter().find(|(s, _)| s.eq_ignore_ascii_case(name))?;
+    Some(
+        (0..n)
+            .map(|i| {
+                let x = if n == 1 {
+                    0.0
+                } else {
+                    i as f64 / (n - 1) as f64
+                };
+                // matplotlib: floor(x * 256), the top end in the last step.
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let step = ((x * 256.0) as usize).min(255);
+                steps[step]
+            })
+            .collect(),
+    )
+}
+
+/// `n` colours evenly spaced along `stops`, interpolated in RGB.
+fn sample(stops: &[u32], n: usize) -> Vec<u32> {
+    let channel = |c: u32, shift: u32| f64::from((c >> shift) & 0xff);
+    (0..n)
+        .map(|i| {
+            let x = if n == 1 {
+                0.0
+            } else {
+                i as f64 * (stops.len() - 1) as f64 / (n - 1) as f64
+            };
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let below = (x.floor() as usize).min(stops.len() - 1);
+            let above = (below + 1).min(stops.len() - 1);
+            let t = x - below as f64;
+            [16, 8, 0].iter().fold(0, |color, &shift| {
+                let (a, b) = (channel(stops[below], shift), channel(stops[above], shift));
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let value = (a + (b - a) * t).round() as u32;
+                color | (value.min(255) << shift)
+            })
+        })
+        .collect()
+}
+
+/// A colour as CSS hex text (`#rrggbb`).
+pub fn hex(color: u32) -> String {
+    format!("#{color:06x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn brewer_sets_and_ramps() {
+        assert_eq!(colors("YlOrRd", 3).unwrap(), [0xffeda0, 0xfeb24c, 0xf03b20]);
+        assert_eq!(colors("blues", 9).unwrap().len(), 9);
+        let twelve = colors("Blues", 12).unwrap();
+        assert_eq!(twelve.len(), 12);
+        assert_eq!(twelve[0], 0xf7fbff);
+        assert_eq!(twelve[11], 0x08306b);
+        assert_eq!(colors("Blues", 2).unwrap(), [0xdeebf7, 0x3182bd]);
+        assert_eq!(colors("viridis", 2).unwrap(), [0x440154, 0xfde725]);
+        assert_eq!(hex(0x0a0b0c), "#0a0b0c");
+        assert!(colors("nope", 3).is_none());
+        assert!(
+            schemes()
+                .iter()
+                .any(|(n, k)| *n == "RdBu" && *k == SchemeKind::Diverging)
+        );
+    }
+}

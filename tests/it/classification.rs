@@ -1,0 +1,218 @@
+//! `classify` against PySAL's mapclassify: layers uploaded as users upload them, classified
+//! through `/api/pipelines/execute` on every engine, and each result's classes and bounds
+//! compared with mapclassify's on the same values in the tests' Python.
+
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+use crate::common;
+use common::post_json as post;
+use common::real::run_python;
+use common::{call, multipart, shared};
+
+const ENGINES: [&str; 4] = ["embedded", "native", "postgis", "hybrid"];
+
+/// Compares every result of the manifest (`[{path, field, method, classes}]`) with mapclassify
+/// on the result's own values (row order kept: head/tail and standard deviation breaks sum in
+/// that order); prints one line per difference.
+const COMPARE: &str = r#"
+import json, sys, warnings
+import geopandas as gpd, numpy as np, mapclassify as mc
+from palettable.colorbrewer import get_map
+warnings.filterwarnings("ignore")
+schemes = {
+    "jenks": lambda y, k: mc.FisherJenks(y, k),
+    "quantile": lambda y, k: mc.Quantiles(y, k),
+    "equal_interval": lambda y, k: mc.EqualInterval(y, k),
+    "std_dev": lambda y, k: mc.StdMean(y),
+    "pretty": lambda y, k: mc.PrettyBreaks(y, k),
+    "head_tail_breaks": lambda y, k: mc.HeadTailBreaks(y),
+}
+problems = []
+for case in json.load(open(sys.argv[1])):
+    frame = gpd.read_file(case["path"])
+    label = f'{case["engine"]} {case["field"]} {case["method"]} k={case["classes"]}'
+    values = frame[case["field"]].astype("float64")
+    present = values.notna()
+    if frame.loc[~present, "class"].notna().any():
+        problems.append(f"{label}: a NULL value was classified")
+    scheme = schemes[case["method"]](values[present].to_numpy(), case["classes"])
+    bins = np.asarray(scheme.bins, dtype="float64")
+    classes = frame.loc[present, "class"].to_numpy()
+    if not np.array_equal(classes, scheme.yb):
+        problems.append(f"{label}: classes {classes.tolist()} != mapclassify {scheme.yb.tolist()}")
+        continue
+    upper = frame.loc[present, "class_upper"].to_numpy()
+    if not np.array_equal(upper, bins[scheme.yb]):
+        diff = np.max(np.abs(upper - bins[scheme.yb]))
+        problems.append(f"{label}: upper bounds differ by up to {diff} from mapclassify {bins.tolist()}")
+    lower = frame.loc[present, "class_lower"].to_numpy()
+    expected_lower = np.where(scheme.yb == 0, values[present].min(), bins[np.maximum(scheme.yb - 1, 0)])
+    if not np.array_equal(lower, expected_lower):
+        problems.append(f"{label}: lower bounds differ")
+    if "palette" in case:
+        name, kind, reverse = case["palette"]
+        colors = [c.lower() for c in get_map(name, kind, len(bins), reverse=reverse).hex_colors]
+        got = frame.loc[present, "color"].tolist()
+        expected = [colors[c] for c in scheme.yb]
+        if got != expected:
+            problems.append(f"{label}: colours {got[:5]}... != ColorBrewer {name} {colors}")
+    if "palette" in case and frame.loc[~present, "color"].notna().any():
+        problems.append(f"{label}: a NULL value was coloured")
+print("\n".join(problems))
+"#;
+
+async fn upload(state: &geomill::state::AppState, files: &[(&str, Vec<u8>)]) -> String {
+    let (status, dataset) = call(state, multipart("/datasets/upload", files, None)).await;
+    assert_eq!(status, StatusCode::CREATED, "{dataset}");
+    dataset["id"].as_str().unwrap().to_owned()
+}
+
+fn shapefile(stem: &str) -> Vec<(String, Vec<u8>)> {
+    ["shp", "shx", "dbf", "prj", "cpg"]
+        .iter()
+        .map(|ext| {
+            let name = format!("{stem}.{ext}");
+            (
+                name.clone(),
+                std::fs::read(shared(&format!("{stem}/{name}"))).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Runs `steps` over `dataset` on `engine`; answers the result file.
+async fn run(
+    state: &geomill::state::AppState,
+    dataset: &str,
+    engine: &str,
+    steps: Value,
+) -> String {
+    let request = json!({"dataset_id": dataset, "engine": engine,
+        "pipeline": {"name": "classes", "steps": steps}});
+    let (status, run) = call(state, post("/api/pipelines/execute", &request)).await;
+    assert_eq!(status, StatusCode::OK, "{engine} {steps}: {run}");
+    run["result_path"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn classes_equal_mapclassify_on_every_method_and_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = geomill::config::Config::with_data_dir(dir.path().join("data"));
+    config.postgis_dsn = Some(common::postgis::fresh_database("classify").await);
+    let state = geomill::state::AppState::open(config).unwrap();
+    let countries = shapefile("naturalearth_lowres");
+    let files: Vec<(&str, Vec<u8>)> = countries
+        .iter()
+        .map(|(name, bytes)| (name.as_str(), bytes.clone()))
+        .collect();
+    let countries = upload(&state, &files).await;
+    let boroughs = upload(
+        &state,
+        &[(
+            "nybb_16a.zip",
+            std::fs::read(shared("nybb_16a.zip")).unwrap(),
+        )],
+    )
+    .await;
+    let classify = |field: &str, method: &str, classes: u32| {
+        json!({"id": "classes", "capability": "classify",
+            "params": {"field": field, "method": method, "classes": classes}})
+    };
+    let mut manifest = Vec::new();
+    let mut case = |engine: &str, path: String, field: &str, method: &str, classes: u32| {
+        manifest.push(
+            json!({"engine": engine, "path": path, "field": field, "method": method,
+            "classes": classes}),
+        );
+    };
+    // Every method on two fields of the countries and one of the boroughs, on the default engine.
+    for (dataset, field, ks) in [
+        (&countries, "pop_est", &[3_u32, 5, 7][..]),
+        (&countries, "gdp_md_est", &[4, 6][..]),
+        (&boroughs, "Shape_Area", &[3][..]),
+    ] {
+        for method in ["jenks", "quantile", "equal_interval", "pretty"] {
+            for &k in ks {
+                let path = run(
+                    &state,
+                    dataset,
+                    "embedded",
+                    json!([classify(field, method, k)]),
+                )
+                .await;
+                case("embedded", path, field, method, k);
+            }
+        }
+        for method in ["std_dev", "head_tail_breaks"] {
+            let path = run(
+                &state,
+                dataset,
+                "embedded",
+                json!([classify(field, method, 5)]),
+            )
+            .await;
+            case("embedded", path, field, method, 5);
+        }
+    }
+    // NULLs stay unclassified, on every engine: the populations above 100 million made NULL.
+    let with_nulls = json!([
+        {"id": "some_null", "capability": "calculate", "params": {"expressions":
+            {"pop_some": "CASE WHEN pop_est > 100000000 THEN NULL ELSE pop_est END"}}},
+        {"id": "classes", "capability": "classify", "input": "some_null",
+            "params": {"field": "pop_some", "method": "jenks", "classes": 5}},
+    ]);
+    for engine in ENGINES {
+        let path = run(&state, &countries, engine, with_nulls.clone()).await;
+        case(engine, path, "pop_some", "jenks", 5);
+        let path = run(
+            &state,
+            &countries,
+            engine,
+            json!([classify("gdp_md_est", "head_tail_breaks", 5)]),
+        )
+        .await;
+        case(engine, path, "gdp_md_est", "head_tail_breaks", 5);
+    }
+    // Choropleths: ColorBrewer's own set for the number of classes, in order (or reversed).
+    for (method, k, palette, kind, reverse) in [
+        ("jenks", 5, "YlOrRd", "sequential", false),
+        ("quantile", 4, "Blues", "sequential", true),
+        ("equal_interval", 7, "RdYlGn", "diverging", false),
+    ] {
+        let step = json!([{"id": "map", "capability": "choropleth", "params": {"field": "pop_est",
+            "method": method, "classes": k, "palette": palette, "reverse": reverse}}]);
+        let path = run(&state, &countries, "embedded", step).await;
+        manifest.push(
+            json!({"engine": "embedded", "path": path, "field": "pop_est",
+            "method": method, "classes": k, "palette": [palette, kind, reverse]}),
+        );
+    }
+    let file = dir.path().join("manifest.json");
+    std::fs::write(&file, serde_json::to_vec(&manifest).unwrap()).unwrap();
+    let problems = run_python(COMPARE, &[&file.display().to_string()]);
+    assert!(problems.trim().is_empty(), "{problems}");
+}
+
+#[tokio::test]
+async fn a_text_field_or_too_few_classes_is_a_clear_422() {
+    let (_dir, state) = common::test_state();
+    let countries = shapefile("naturalearth_lowres");
+    let files: Vec<(&str, Vec<u8>)> = countries
+        .iter()
+        .map(|(name, bytes)| (name.as_str(), bytes.clone()))
+        .collect();
+    let countries = upload(&state, &files).await;
+    for (params, words) in [
+        (json!({"field": "name"}), "not numeric"),
+        (json!({"field": "pop_est", "classes": 1}), "classes"),
+        (json!({"field": "nope"}), "unknown column"),
+        (json!({"field": "pop_est", "method": "kmeans"}), "method"),
+    ] {
+        let request = json!({"dataset_id": countries, "pipeline": {"name": "c", "steps": [
+            {"id": "c", "capability": "classify", "params": params}]}});
+        let (status, body) = call(&state, post("/api/pipelines/execute", &request)).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{params}: {body}");
+        assert!(body.to_string().contains(words), "{params}: {body}");
+    }
+}
