@@ -186,7 +186,12 @@ fn preview_params(capability: &str) -> Value {
             json!({"field": "size", "cases": [{"when": "pop_est > 100", "then": "large"}], "else": "small"})
         }
         "cast_field" => json!({"field": "pop_est", "type": "integer"}),
-        "classify" | "head_tail_breaks" | "choropleth" => json!({"field": "pop_est"}),
+        "classify" | "head_tail_breaks" | "choropleth" | "continuous_ramp" | "graduated_size" => {
+            json!({"field": "pop_est"})
+        }
+        "normalize" => json!({"field": "pop_est", "method": "zscore"}),
+        "classify_categorical" => json!({"field": "continent"}),
+        "bivariate_choropleth" => json!({"field_x": "pop_est", "field_y": "gdp_md_est"}),
         "centroid" | "convex_hull" | "dissolve" | "union" => json!({}),
         // Without a catalog the input's columns are unknown: name the ones that make a duplicate.
         "deduplicate" => json!({"fields": ["name"]}),

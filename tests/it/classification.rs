@@ -216,3 +216,125 @@ async fn a_text_field_or_too_few_classes_is_a_clear_422() {
         assert!(body.to_string().contains(words), "{params}: {body}");
     }
 }
+
+/// Checks the results of normalize, classify_categorical, continuous_ramp, graduated_size and
+/// bivariate_choropleth (the manifest's `kind`) against numpy, pandas, mapclassify and the
+/// published colour tables; prints one line per difference.
+const COMPARE_SCALES: &str = r##"
+import json, sys, warnings
+import geopandas as gpd, numpy as np, mapclassify as mc, scipy.stats
+from palettable.colorbrewer import get_map
+from palettable.matplotlib.colormaps import _VIRIDIS_DATA
+warnings.filterwarnings("ignore")
+hexes = lambda rows: ["#%02x%02x%02x" % tuple(c) for c in rows]
+problems = []
+for case in json.load(open(sys.argv[1])):
+    frame = gpd.read_file(case["path"])
+    kind, field, label = case["kind"], case["field"], f'{case["engine"]} {case["kind"]}'
+    values = frame[field]
+    present = values.notna()
+    y = None if kind == "categorical" else values[present].astype("float64").to_numpy()
+    if kind.startswith("normalize"):
+        method = kind.split(":")[1]
+        expected = {"log1p": np.log1p(y), "minmax": (y - y.min()) / (y.max() - y.min()),
+                    "zscore": scipy.stats.zscore(y)}[method]
+        got = frame.loc[present, case["output"]].to_numpy()
+        if not np.allclose(got, expected, rtol=1e-12, atol=1e-12):
+            problems.append(f"{label}: max difference {np.max(np.abs(got - expected))}")
+    elif kind == "categorical":
+        counts = values[present].value_counts()
+        order = sorted(counts.index, key=lambda v: (-counts[v], v))
+        limit = case["max_classes"]
+        rank = {v: min(i, limit - 1) if len(order) > limit else i for i, v in enumerate(order)}
+        expected = [rank[v] for v in values[present]]
+        if frame.loc[present, "class"].tolist() != expected:
+            problems.append(f"{label}: classes differ")
+        labels = [str(v) if rank[v] < limit - 1 or len(order) <= limit else "other" for v in values[present]]
+        if frame.loc[present, "class_label"].tolist() != labels:
+            problems.append(f"{label}: labels differ")
+    elif kind == "ramp":
+        t = (y - y.min()) / (y.max() - y.min())
+        lut = hexes(_VIRIDIS_DATA)
+        expected = [lut[min(int(x * 256), 255)] for x in t]
+        if frame.loc[present, "color"].tolist() != expected:
+            problems.append(f"{label}: ramp colours differ")
+    elif kind == "size":
+        r = np.sqrt(y)
+        expected = 2 + 22 * (r - r.min()) / (r.max() - r.min())
+        if not np.allclose(frame.loc[present, "size"].to_numpy(), expected, rtol=1e-12):
+            problems.append(f"{label}: sizes differ")
+    elif kind == "bivariate":
+        other = frame[case["other"]]
+        both = present & other.notna()
+        x = mc.Quantiles(values[both].astype("float64").to_numpy(), 3)
+        z = mc.Quantiles(other[both].astype("float64").to_numpy(), 3)
+        if frame.loc[both, "class_x"].tolist() != x.yb.tolist() or frame.loc[both, "class_y"].tolist() != z.yb.tolist():
+            problems.append(f"{label}: classes differ")
+        blues = [c for c in get_map("Blues", "sequential", 3).colors]
+        reds = [c for c in get_map("Reds", "sequential", 3).colors]
+        blend = lambda a, b: "#%02x%02x%02x" % tuple((p * q + 127) // 255 for p, q in zip(a, b))
+        expected = [blend(blues[i], reds[j]) for i, j in zip(x.yb, z.yb)]
+        if frame.loc[both, "color"].tolist() != expected:
+            problems.append(f"{label}: colours differ")
+        if frame.loc[~both, "class"].notna().any():
+            problems.append(f"{label}: a NULL pair was classified")
+print("\n".join(problems))
+"##;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scales_equal_numpy_pandas_and_mapclassify() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = geomill::config::Config::with_data_dir(dir.path().join("data"));
+    config.postgis_dsn = Some(common::postgis::fresh_database("scales").await);
+    let state = geomill::state::AppState::open(config).unwrap();
+    let countries = shapefile("naturalearth_lowres");
+    let files: Vec<(&str, Vec<u8>)> = countries
+        .iter()
+        .map(|(name, bytes)| (name.as_str(), bytes.clone()))
+        .collect();
+    let countries = upload(&state, &files).await;
+    let mut manifest = Vec::new();
+    for engine in ["embedded", "postgis"] {
+        for method in ["log1p", "minmax", "zscore"] {
+            let step = json!([{"id": "n", "capability": "normalize",
+                "params": {"field": "gdp_md_est", "method": method}}]);
+            let path = run(&state, &countries, engine, step).await;
+            manifest.push(
+                json!({"engine": engine, "path": path, "kind": format!("normalize:{method}"),
+                "field": "gdp_md_est", "output": format!("gdp_md_est_{method}")}),
+            );
+        }
+    }
+    for (field, limit) in [("continent", 5), ("continent", 12)] {
+        let step = json!([{"id": "c", "capability": "classify_categorical",
+            "params": {"field": field, "max_classes": limit, "palette": "Set2"}}]);
+        let path = run(&state, &countries, "embedded", step).await;
+        manifest.push(
+            json!({"engine": "embedded", "path": path, "kind": "categorical",
+            "field": field, "max_classes": limit}),
+        );
+    }
+    let ramp =
+        json!([{"id": "r", "capability": "continuous_ramp", "params": {"field": "pop_est"}}]);
+    let path = run(&state, &countries, "native", ramp).await;
+    manifest.push(json!({"engine": "native", "path": path, "kind": "ramp", "field": "pop_est"}));
+    let size = json!([{"id": "s", "capability": "graduated_size",
+        "params": {"field": "pop_est", "scale": "sqrt"}}]);
+    let path = run(&state, &countries, "hybrid", size).await;
+    manifest.push(json!({"engine": "hybrid", "path": path, "kind": "size", "field": "pop_est"}));
+    let bivariate = json!([
+        {"id": "some_null", "capability": "calculate", "params": {"expressions":
+            {"gdp_some": "CASE WHEN gdp_md_est > 1000000 THEN NULL ELSE gdp_md_est END"}}},
+        {"id": "b", "capability": "bivariate_choropleth", "input": "some_null",
+            "params": {"field_x": "pop_est", "field_y": "gdp_some"}},
+    ]);
+    let path = run(&state, &countries, "embedded", bivariate).await;
+    manifest.push(
+        json!({"engine": "embedded", "path": path, "kind": "bivariate",
+        "field": "pop_est", "other": "gdp_some"}),
+    );
+    let file = dir.path().join("scales.json");
+    std::fs::write(&file, serde_json::to_vec(&manifest).unwrap()).unwrap();
+    let problems = run_python(COMPARE_SCALES, &[&file.display().to_string()]);
+    assert!(problems.trim().is_empty(), "{problems}");
+}

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow::array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Schema};
 use geomill_planner::plan::operator::{ClassMethod, ClassifyOp};
@@ -13,7 +13,7 @@ use super::layer::Layer;
 
 /// A sum as numpy's `add.reduce` computes it over a contiguous array: pairwise, in blocks of
 /// eight accumulators up to 128 values, halves above (rounding included).
-fn numpy_sum(values: &[f64]) -> f64 {
+pub(super) fn numpy_sum(values: &[f64]) -> f64 {
     let n = values.len();
     if n < 8 {
         return values.iter().fold(0.0, |sum, v| sum + v);
@@ -39,7 +39,7 @@ fn numpy_sum(values: &[f64]) -> f64 {
     numpy_sum(&values[..half]) + numpy_sum(&values[half..])
 }
 
-fn mean(values: &[f64]) -> f64 {
+pub(super) fn mean(values: &[f64]) -> f64 {
     numpy_sum(values) / values.len() as f64
 }
 
@@ -269,7 +269,7 @@ pub fn class_of(bins: &[f64], value: f64) -> usize {
 }
 
 /// The field's values as f64 per batch (NULL for NULL and NaN).
-fn numbers(layer: &Layer, field: &str) -> Result<Vec<Float64Array>, NativeError> {
+pub(super) fn numbers(layer: &Layer, field: &str) -> Result<Vec<Float64Array>, NativeError> {
     let index = layer
         .schema
         .index_of(field)
@@ -350,11 +350,42 @@ pub fn classify(layer: &Layer, op: &ClassifyOp) -> Result<Layer, NativeError> {
     if let Some(colors) = &op.colors {
         outputs.push((colors.field.clone(), DataType::Utf8));
     }
+    with_columns(layer, &outputs, |batch_index| {
+        let values = &numbers[batch_index];
+        let classes: Vec<Option<usize>> = values
+            .iter()
+            .map(|v| v.filter(|_| !bins.is_empty()).map(|v| class_of(&bins, v)))
+            .collect();
+        let class = Int64Array::from_iter(classes.iter().map(|c| c.map(|c| c as i64)));
+        let lower = Float64Array::from_iter(
+            classes
+                .iter()
+                .map(|c| c.map(|c| if c == 0 { min } else { bins[c - 1] })),
+        );
+        let upper = Float64Array::from_iter(classes.iter().map(|c| c.map(|c| bins[c])));
+        let mut arrays: Vec<ArrayRef> = vec![Arc::new(class), Arc::new(lower), Arc::new(upper)];
+        if let Some(palette) = &palette {
+            let colors: StringArray = classes
+                .iter()
+                .map(|c| c.and_then(|c| palette.get(c).cloned()))
+                .collect();
+            arrays.push(Arc::new(colors));
+        }
+        arrays
+    })
+}
+
+/// `layer` with the columns `outputs` (name, type) added, or replaced where the name exists;
+/// `arrays` gives each batch's arrays (by batch index), in the order of `outputs`.
+pub(super) fn with_columns(
+    layer: &Layer,
+    outputs: &[(String, DataType)],
+    arrays: impl Fn(usize) -> Vec<ArrayRef>,
+) -> Result<Layer, NativeError> {
     let mut fields: Vec<Arc<Field>> = layer.schema.fields().iter().cloned().collect();
     let mut slots = Vec::new();
-    for (name, ty) in &outputs {
-        let (name, ty) = (name.as_str(), ty.clone());
-        let field = Arc::new(Field::new(name, ty, true));
+    for (name, ty) in outputs {
+        let field = Arc::new(Field::new(name, ty.clone(), true));
         match layer.schema.index_of(name) {
             Ok(index) => {
                 fields[index] = field;
@@ -370,30 +401,10 @@ pub fn classify(layer: &Layer, op: &ClassifyOp) -> Result<Layer, NativeError> {
     let batches = layer
         .batches
         .iter()
-        .zip(&numbers)
-        .map(|(batch, values)| {
-            let classes: Vec<Option<usize>> = values
-                .iter()
-                .map(|v| v.filter(|_| !bins.is_empty()).map(|v| class_of(&bins, v)))
-                .collect();
-            let class = Int64Array::from_iter(classes.iter().map(|c| c.map(|c| c as i64)));
-            let lower = Float64Array::from_iter(
-                classes
-                    .iter()
-                    .map(|c| c.map(|c| if c == 0 { min } else { bins[c - 1] })),
-            );
-            let upper = Float64Array::from_iter(classes.iter().map(|c| c.map(|c| bins[c])));
-            let mut arrays: Vec<Arc<dyn Array>> =
-                vec![Arc::new(class), Arc::new(lower), Arc::new(upper)];
-            if let Some(palette) = &palette {
-                let colors: StringArray = classes
-                    .iter()
-                    .map(|c| c.and_then(|c| palette.get(c).cloned()))
-                    .collect();
-                arrays.push(Arc::new(colors));
-            }
+        .enumerate()
+        .map(|(index, batch)| {
             let mut columns = batch.columns().to_vec();
-            for (slot, array) in slots.iter().zip(arrays) {
+            for (slot, array) in slots.iter().zip(arrays(index)) {
                 if *slot < columns.len() {
                     columns[*slot] = array;
                 } else {

@@ -9,7 +9,9 @@ use geomill_planner::plan::operator::{Operator, ValueExpr};
 
 use super::layer::{Layer, Wkb};
 use super::stage::NativeNode;
-use super::{NativeError, aggregate, classify, geometry_ops, joins, overlay, relational, wkb};
+use super::{
+    NativeError, aggregate, classify, geometry_ops, joins, overlay, relational, scale, wkb,
+};
 
 /// The WKB type codes a kernel's input may hold.
 const POINTS: &[u32] = &[1];
@@ -88,6 +90,7 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
             Ok(layer)
         }
         NativeKernel::Classify(c) => classify::classify(main()?, c),
+        NativeKernel::Scale(s) => scale::scale(main()?, s),
         NativeKernel::Relational => {
             relational::run(op, inputs, &node.input_schemas, node.output.as_ref())
         }

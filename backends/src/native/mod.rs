@@ -19,6 +19,7 @@ pub mod overlay;
 pub mod polygons;
 pub mod relational;
 mod ring_bands;
+pub mod scale;
 pub mod stage;
 
 use rayon::prelude::*;

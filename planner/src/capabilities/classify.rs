@@ -60,18 +60,8 @@ pub(super) fn classify_op(
     output: &str,
     colors: Option<ClassColors>,
 ) -> Result<Vec<Operator>, Vec<Problem>> {
-    if let Some(colors) = &colors
-        && crate::palettes::colors(&colors.scheme, 1).is_none()
-    {
-        let names: Vec<&str> = crate::palettes::schemes().iter().map(|(n, _)| *n).collect();
-        return Err(vec![Problem::new(
-            ctx.at("palette"),
-            format!(
-                "unknown colour scheme {:?} (known: {})",
-                colors.scheme,
-                names.join(", ")
-            ),
-        )]);
+    if let Some(colors) = &colors {
+        known_scheme(ctx, &colors.scheme, "palette")?;
     }
     if !(2..=32).contains(&classes) {
         return Err(vec![Problem::new(
@@ -79,15 +69,7 @@ pub(super) fn classify_op(
             "must be between 2 and 32",
         )]);
     }
-    require_columns(ctx.input, &[field.to_owned()], ctx.at("field"))?;
-    if let Some(ty) = ctx.input.and_then(|schema| field_type(schema, field))
-        && !matches!(ty, FieldType::Integer | FieldType::Double | FieldType::Unknown)
-    {
-        return Err(vec![Problem::new(
-            ctx.at("field"),
-            format!("{field} is not numeric (it holds {ty:?} values): classify needs numbers"),
-        )]);
-    }
+    numeric_field(ctx, field, "field")?;
     Ok(vec![Operator::Classify(ClassifyOp {
         field: field.to_owned(),
         method,
@@ -95,6 +77,44 @@ pub(super) fn classify_op(
         output: output.to_owned(),
         colors,
     })])
+}
+
+/// Checks that the input (when known) has `field` (the parameter `param`) and that it holds
+/// numbers.
+pub(super) fn numeric_field(
+    ctx: &LowerContext<'_>,
+    field: &str,
+    param: &str,
+) -> Result<(), Vec<Problem>> {
+    require_columns(ctx.input, &[field.to_owned()], ctx.at(param))?;
+    if let Some(ty) = ctx.input.and_then(|schema| field_type(schema, field))
+        && !matches!(ty, FieldType::Integer | FieldType::Double | FieldType::Unknown)
+    {
+        return Err(vec![Problem::new(
+            ctx.at(param),
+            format!("{field} is not numeric (it holds {ty:?} values): the step needs numbers"),
+        )]);
+    }
+    Ok(())
+}
+
+/// Checks that `scheme` (the parameter `param`) names a known colour scheme.
+pub(super) fn known_scheme(
+    ctx: &LowerContext<'_>,
+    scheme: &str,
+    param: &str,
+) -> Result<(), Vec<Problem>> {
+    if crate::palettes::colors(scheme, 1).is_some() {
+        return Ok(());
+    }
+    let names: Vec<&str> = crate::palettes::schemes().iter().map(|(n, _)| *n).collect();
+    Err(vec![Problem::new(
+        ctx.at(param),
+        format!(
+            "unknown colour scheme {scheme:?} (known: {})",
+            names.join(", ")
+        ),
+    )])
 }
 
 fn field_type(schema: &Schema, name: &str) -> Option<FieldType> {

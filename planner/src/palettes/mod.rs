@@ -68,9 +68,49 @@ pub fn colors(name: &str, n: usize) -> Option<Vec<u32>> {
     )
 }
 
+/// The colour at `t` (0 to 1, clamped) along the scheme `name`: on a ramp, the step
+/// `floor(t · 256)` of 256 as matplotlib picks it; on a ColorBrewer scheme, interpolated in RGB
+/// between the stops of its largest set. `None` for an unknown name.
+pub fn at(name: &str, t: f64) -> Option<u32> {
+    let t = if t.is_nan() { 0.0 } else { t.clamp(0.0, 1.0) };
+    if let Some((_, steps)) = RAMPS.iter().find(|(s, _)| s.eq_ignore_ascii_case(name)) {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let step = ((t * 256.0) as usize).min(255);
+        return Some(steps[step]);
+    }
+    let (_, _, sets) = BREWER
+        .iter()
+        .find(|(s, _, _)| s.eq_ignore_ascii_case(name))?;
+    let stops = sets.last()?;
+    Some(blend(stops, t * (stops.len() - 1) as f64))
+}
+
+/// The colour at position `x` (in stops) along `stops`, interpolated in RGB.
+fn blend(stops: &[u32], x: f64) -> u32 {
+    let channel = |c: u32, shift: u32| f64::from((c >> shift) & 0xff);
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let below = (x.floor().max(0.0) as usize).min(stops.len() - 1);
+    let above = (below + 1).min(stops.len() - 1);
+    let t = x - below as f64;
+    [16, 8, 0].iter().fold(0, |color, &shift| {
+        let (a, b) = (channel(stops[below], shift), channel(stops[above], shift));
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let value = (a + (b - a) * t).round() as u32;
+        color | (value.min(255) << shift)
+    })
+}
+
+/// The channels of `a` and `b` multiplied (`a · b / 255`, rounded): the two colours laid one
+/// over the other, as a bivariate map blends its two schemes.
+pub fn multiply(a: u32, b: u32) -> u32 {
+    [16, 8, 0].iter().fold(0, |color, &shift| {
+        let (x, y) = ((a >> shift) & 0xff, (b >> shift) & 0xff);
+        color | (((x * y + 127) / 255) << shift)
+    })
+}
+
 /// `n` colours evenly spaced along `stops`, interpolated in RGB.
 fn sample(stops: &[u32], n: usize) -> Vec<u32> {
-    let channel = |c: u32, shift: u32| f64::from((c >> shift) & 0xff);
     (0..n)
         .map(|i| {
             let x = if n == 1 {
@@ -78,16 +118,7 @@ fn sample(stops: &[u32], n: usize) -> Vec<u32> {
             } else {
                 i as f64 * (stops.len() - 1) as f64 / (n - 1) as f64
             };
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let below = (x.floor() as usize).min(stops.len() - 1);
-            let above = (below + 1).min(stops.len() - 1);
-            let t = x - below as f64;
-            [16, 8, 0].iter().fold(0, |color, &shift| {
-                let (a, b) = (channel(stops[below], shift), channel(stops[above], shift));
-                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                let value = (a + (b - a) * t).round() as u32;
-                color | (value.min(255) << shift)
-            })
+            blend(stops, x)
         })
         .collect()
 }
@@ -112,6 +143,9 @@ mod tests {
         assert_eq!(colors("Blues", 2).unwrap(), [0xdeebf7, 0x3182bd]);
         assert_eq!(colors("viridis", 2).unwrap(), [0x440154, 0xfde725]);
         assert_eq!(hex(0x0a0b0c), "#0a0b0c");
+        assert_eq!(at("viridis", 1.0), Some(0xfde725));
+        assert_eq!(at("Blues", 0.0), Some(0xf7fbff));
+        assert_eq!(multiply(0xffffff, 0x336699), 0x336699);
         assert!(colors("nope", 3).is_none());
         assert!(
             schemes()

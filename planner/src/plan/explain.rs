@@ -85,6 +85,7 @@ fn describe_op(op: &Operator) -> String {
             None => format!("{name} source={source}"),
         },
         Operator::Filter { predicate } => format!("{name} {predicate}"),
+        Operator::Scale(s) => format!("{name} {} output={}", s.describe(), s.output),
         Operator::Classify(c) => format!(
             "{name} field={} method={} classes={} output={}{}",
             c.field,

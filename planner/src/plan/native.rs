@@ -14,7 +14,7 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{BinaryOperator, Expr, visit_expressions};
 
 use super::operator::{
-    AggFunc, ClassifyOp, JoinHow, NearestOp, Operator, OverlayOp, SpatialAggregateOp,
+    AggFunc, ClassifyOp, JoinHow, NearestOp, Operator, OverlayOp, ScaleOp, SpatialAggregateOp,
     SpatialJoinOp, SpatialPredicate, ValueExpr,
 };
 use crate::expr::SqlExpr;
@@ -154,13 +154,15 @@ pub enum NativeKernel<'a> {
     Relational,
     /// Class breaks of a field over every row, then each row's class.
     Classify(&'a ClassifyOp),
+    /// A per-row value from a field's values over the whole layer.
+    Scale(&'a ScaleOp),
 }
 
 /// Whether only the native backend computes `op` (no SQL engine can): such a node runs
 /// natively whatever the engine mode, its data moved out of and back into the engine that
 /// holds the run's tables.
 pub fn native_only(op: &Operator) -> bool {
-    matches!(op, Operator::Classify(_))
+    matches!(op, Operator::Classify(_) | Operator::Scale(_))
 }
 
 /// The kernel that computes `op` natively; otherwise why none does, naming the operator.
@@ -198,6 +200,7 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
         },
         Operator::Nearest(n) => Ok(NativeKernel::NearestPolygon(n)),
         Operator::Classify(c) => Ok(NativeKernel::Classify(c)),
+        Operator::Scale(s) => Ok(NativeKernel::Scale(s)),
         Operator::Map(_) if is_relational(op) => relational_support(op),
         Operator::Map(map) => {
             let all_native = !map.set.is_empty()
@@ -277,6 +280,10 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
         NativeKernel::Overlay(o) => format!(
             "{:?}: an R-tree over the second input, each feature cut by the GEOS union of the parts it meets, rows in parallel",
             o.mode
+        ),
+        NativeKernel::Scale(s) => format!(
+            "{}: the field's values over every row, then each row's value",
+            s.describe()
         ),
         NativeKernel::Classify(c) => format!(
             "classify {} ({}, {} classes asked): breaks over every non-NULL value as mapclassify computes them, then each row's class by its bounds",

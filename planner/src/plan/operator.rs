@@ -48,6 +48,9 @@ pub enum Operator {
     /// Sort the values of a numeric field into classes (breaks computed from all the rows)
     /// and add each row's class and its bounds.
     Classify(ClassifyOp),
+    /// A value per row from a field's values over the whole layer (rescaled, a category, a
+    /// colour, a symbol size).
+    Scale(ScaleOp),
     /// Write the input to a file (a sink: nothing consumes it).
     Export(ExportOp),
 }
@@ -70,6 +73,7 @@ impl Operator {
             Self::Distinct { .. } => "Distinct",
             Self::Sample { .. } => "Sample",
             Self::Classify(_) => "Classify",
+            Self::Scale(_) => "Scale",
             Self::Export(_) => "Export",
         }
     }
@@ -106,6 +110,7 @@ impl Operator {
             | Self::Distinct { columns } => columns.clone(),
             Self::Sort { keys, .. } => keys.iter().map(|k| k.column.clone()).collect(),
             Self::Classify(c) => vec![c.field.clone()],
+            Self::Scale(s) => s.reads(),
             Self::SpatialFilter(_) | Self::Concat | Self::Sample { .. } | Self::Export(_) => {
                 Vec::new()
             }
@@ -354,6 +359,135 @@ impl ClassifyOp {
             format!("{}_lower", self.output),
             format!("{}_upper", self.output),
         ]
+    }
+}
+
+/// How `normalize` rescales a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NormalizeMethod {
+    /// `ln(1 + x)` (NULL for x ≤ −1).
+    Log1p,
+    /// `(x − min) / (max − min)`: 0 to 1 over the layer (0 when every value is the same).
+    Minmax,
+    /// `(x − mean) / standard deviation` (population, as `scipy.stats.zscore`).
+    Zscore,
+}
+
+impl NormalizeMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Log1p => "log1p",
+            Self::Minmax => "minmax",
+            Self::Zscore => "zscore",
+        }
+    }
+}
+
+/// A per-row value computed from `field`'s values over the whole layer, into `output`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScaleOp {
+    pub field: String,
+    pub kind: ScaleKind,
+    pub output: String,
+}
+
+/// What a [`ScaleOp`] computes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScaleKind {
+    /// The value rescaled.
+    Normalize(NormalizeMethod),
+    /// A class per distinct value, the most frequent first (ties by value); past
+    /// `max_classes` − 1 values the rest share a last class labelled `other`. Adds
+    /// `<output>_label` (the value as text, or `other`) and optionally a colour.
+    Categories {
+        max_classes: u32,
+        colors: Option<ClassColors>,
+    },
+    /// A colour interpolated along a scheme between the layer's minimum and maximum.
+    ColorRamp { scheme: String, reverse: bool },
+    /// A symbol size between `min` and `max`, linear in the value (or in its square root,
+    /// so that a symbol's area follows the value).
+    SymbolSize { min: f64, max: f64, sqrt: bool },
+    /// Two classifications, of `field` and `other`, each in `classes` classes: `<output>`
+    /// is `y * classes + x`, `<output>_x` and `<output>_y` the two classes, and `color` the
+    /// blend of the two schemes' colours.
+    Bivariate {
+        other: String,
+        method: ClassMethod,
+        classes: u32,
+        schemes: (String, String),
+        color_field: String,
+    },
+}
+
+impl ScaleOp {
+    fn reads(&self) -> Vec<String> {
+        match &self.kind {
+            ScaleKind::Bivariate { other, .. } => vec![self.field.clone(), other.clone()],
+            _ => vec![self.field.clone()],
+        }
+    }
+
+    /// The columns the step adds, with their types.
+    pub fn outputs(&self) -> Vec<(String, FieldType)> {
+        let named = |suffix: &str| format!("{}_{suffix}", self.output);
+        match &self.kind {
+            ScaleKind::Normalize(_) | ScaleKind::SymbolSize { .. } => {
+                vec![(self.output.clone(), FieldType::Double)]
+            }
+            ScaleKind::ColorRamp { .. } => vec![(self.output.clone(), FieldType::Text)],
+            ScaleKind::Categories { colors, .. } => {
+                let mut outputs = vec![
+                    (self.output.clone(), FieldType::Integer),
+                    (named("label"), FieldType::Text),
+                ];
+                if let Some(colors) = colors {
+                    outputs.push((colors.field.clone(), FieldType::Text));
+                }
+                outputs
+            }
+            ScaleKind::Bivariate { color_field, .. } => vec![
+                (self.output.clone(), FieldType::Integer),
+                (named("x"), FieldType::Integer),
+                (named("y"), FieldType::Integer),
+                (color_field.clone(), FieldType::Text),
+            ],
+        }
+    }
+
+    /// The step in a line (plan text, kernel line).
+    pub fn describe(&self) -> String {
+        match &self.kind {
+            ScaleKind::Normalize(method) => format!("normalize {} {}", self.field, method.as_str()),
+            ScaleKind::Categories { max_classes, .. } => {
+                format!("categories of {} (at most {max_classes})", self.field)
+            }
+            ScaleKind::ColorRamp { scheme, reverse } => format!(
+                "colour ramp {scheme}{} over {}",
+                if *reverse { " reversed" } else { "" },
+                self.field
+            ),
+            ScaleKind::SymbolSize { min, max, sqrt } => format!(
+                "symbol size {min}..{max}{} by {}",
+                if *sqrt { " (square root)" } else { "" },
+                self.field
+            ),
+            ScaleKind::Bivariate {
+                other,
+                method,
+                classes,
+                schemes,
+                ..
+            } => format!(
+                "bivariate {}x{classes} {} of {} and {other}, colours {} x {}",
+                classes,
+                method.as_str(),
+                self.field,
+                schemes.0,
+                schemes.1
+            ),
+        }
     }
 }
 

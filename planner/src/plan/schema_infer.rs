@@ -131,6 +131,13 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
             })
         }
         Operator::SpatialJoin(join) => with_joined(main?, other, &join.columns),
+        Operator::Scale(scale) => {
+            let mut schema = main?.clone();
+            for (name, ty) in scale.outputs() {
+                schema.set(&name, ty);
+            }
+            Some(schema)
+        }
         Operator::Classify(classify) => {
             let mut schema = main?.clone();
             let [class, lower, upper] = classify.output_columns();

@@ -413,6 +413,14 @@ pub fn select(
                 c.method.as_str()
             ))
         ),
+        Operator::Scale(s) => format!(
+            "SELECT t.* FROM {} AS t, ({}) AS native_only",
+            main.from,
+            dialect.fail(&format!(
+                "{} runs on the native backend: it needs the whole layer's values",
+                s.describe()
+            ))
+        ),
         Operator::Filter { predicate } => {
             format!(
                 "SELECT * FROM {} AS t WHERE {}",

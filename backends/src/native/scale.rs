@@ -1,0 +1,318 @@
+//! Per-row values computed from a field's values over the whole layer: rescaled values,
+//! categories, colours on a ramp, symbol sizes and bivariate classes (`ScaleOp`).
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, Float64Array, Int64Array, StringArray};
+use arrow::compute::cast;
+use arrow::datatypes::DataType;
+use geomill_planner::palettes;
+use geomill_planner::plan::operator::{
+    ClassColors, ClassMethod, NormalizeMethod, ScaleKind, ScaleOp,
+};
+
+use super::NativeError;
+use super::classify::{breaks, class_of, mean, numbers, numpy_sum, with_columns};
+use super::layer::Layer;
+
+/// Computes `op` over `layer`.
+pub fn scale(layer: &Layer, op: &ScaleOp) -> Result<Layer, NativeError> {
+    let outputs: Vec<(String, DataType)> = op
+        .outputs()
+        .into_iter()
+        .map(|(name, ty)| {
+            let data_type = match ty {
+                geomill_planner::schema::FieldType::Integer => DataType::Int64,
+                geomill_planner::schema::FieldType::Text => DataType::Utf8,
+                _ => DataType::Float64,
+            };
+            (name, data_type)
+        })
+        .collect();
+    match &op.kind {
+        ScaleKind::Normalize(method) => {
+            let columns = numbers(layer, &op.field)?;
+            let rescale = normalizer(*method, &present(&columns));
+            with_columns(layer, &outputs, |batch| {
+                let array: Float64Array = columns[batch]
+                    .iter()
+                    .map(|v| v.and_then(&rescale))
+                    .collect();
+                vec![Arc::new(array) as ArrayRef]
+            })
+        }
+        ScaleKind::SymbolSize { min, max, sqrt } => {
+            let columns = numbers(layer, &op.field)?;
+            let sqrt = *sqrt;
+            let transform = move |v: f64| if sqrt { v.sqrt() } else { v };
+            let position = positions(&present(&columns), transform);
+            with_columns(layer, &outputs, |batch| {
+                let array: Float64Array = columns[batch]
+                    .iter()
+                    .map(|v| v.map(|v| min + (max - min) * position(v)))
+                    .collect();
+                vec![Arc::new(array) as ArrayRef]
+            })
+        }
+        ScaleKind::ColorRamp { scheme, reverse } => {
+            let columns = numbers(layer, &op.field)?;
+            let position = positions(&present(&columns), |v| v);
+            let color = |v: f64| {
+                let t = position(v);
+                palettes::at(scheme, if *reverse { 1.0 - t } else { t }).map(palettes::hex)
+            };
+            with_columns(layer, &outputs, |batch| {
+                let array: StringArray = columns[batch].iter().map(|v| v.and_then(color)).collect();
+                vec![Arc::new(array) as ArrayRef]
+            })
+        }
+        ScaleKind::Categories {
+            max_classes,
+            colors,
+        } => categories(layer, op, &outputs, *max_classes as usize, colors.as_ref()),
+        ScaleKind::Bivariate {
+            other,
+            method,
+            classes,
+            schemes,
+            ..
+        } => bivariate(
+            layer,
+            op,
+            &outputs,
+            other,
+            *method,
+            *classes as usize,
+            schemes,
+        ),
+    }
+}
+
+/// The non-NULL values of `columns`, in row order.
+fn present(columns: &[Float64Array]) -> Vec<f64> {
+    columns.iter().flat_map(|a| a.iter().flatten()).collect()
+}
+
+/// The rescaling of `method` given the layer's values.
+fn normalizer(method: NormalizeMethod, values: &[f64]) -> Box<dyn Fn(f64) -> Option<f64>> {
+    match method {
+        NormalizeMethod::Log1p => Box::new(|v: f64| (v > -1.0).then(|| v.ln_1p())),
+        NormalizeMethod::Minmax => {
+            let position = positions(values, |v| v);
+            Box::new(move |v| Some(position(v)))
+        }
+        NormalizeMethod::Zscore => {
+            if values.is_empty() {
+                return Box::new(|_| None);
+            }
+            // As scipy.stats.zscore: numpy's mean and population standard deviation.
+            let m = mean(values);
+            let squares: Vec<f64> = values.iter().map(|v| (v - m) * (v - m)).collect();
+            let s = (numpy_sum(&squares) / values.len() as f64).sqrt();
+            Box::new(move |v| Some(if s == 0.0 { 0.0 } else { (v - m) / s }))
+        }
+    }
+}
+
+/// The position `(f(v) − f(min)) / (f(max) − f(min))` of a value among `values` (0 when they
+/// are all equal).
+fn positions<F: Fn(f64) -> f64>(values: &[f64], f: F) -> impl Fn(f64) -> f64 + use<F> {
+    let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (low, high) = (f(low), f(high));
+    move |v| {
+        if high > low {
+            (f(v) - low) / (high - low)
+        } else {
+            0.0
+        }
+    }
+}
+
+/// A category's key: numbers compare as numbers, anything else as its text.
+#[derive(Debug, Clone, PartialEq)]
+enum Key {
+    Number(f64),
+    Text(String),
+}
+
+impl Key {
+    fn order(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (Self::Number(a), Self::Number(b)) => a.total_cmp(b),
+            (Self::Text(a), Self::Text(b)) => a.cmp(b),
+            (Self::Number(_), Self::Text(_)) => Ordering::Less,
+            (Self::Text(_), Self::Number(_)) => Ordering::Greater,
+        }
+    }
+}
+
+/// One class per distinct value, most frequent first (ties by value), the rest in `other`.
+fn categories(
+    layer: &Layer,
+    op: &ScaleOp,
+    outputs: &[(String, DataType)],
+    max_classes: usize,
+    colors: Option<&ClassColors>,
+) -> Result<Layer, NativeError> {
+    let index = layer
+        .schema
+        .index_of(&op.field)
+        .map_err(|_| NativeError::Column {
+            column: op.field.clone(),
+            problem: "is not in the layer".into(),
+        })?;
+    let numeric = layer.schema.field(index).data_type().is_numeric();
+    let mut rows: Vec<Vec<Option<(Key, String)>>> = Vec::new();
+    for batch in &layer.batches {
+        let column = batch.column(index);
+        let text = cast(column, &DataType::Utf8).map_err(NativeError::arrow)?;
+        let text = text
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .ok_or_else(|| NativeError::Arrow("a cast to text gave another type".into()))?;
+        let values = if numeric {
+            Some(cast(column, &DataType::Float64).map_err(NativeError::arrow)?)
+        } else {
+            None
+        };
+        let values = values
+            .as_ref()
+            .and_then(|v| v.as_any().downcast_ref::<Float64Array>());
+        rows.push(
+            (0..text.len())
+                .map(|i| {
+                    if text.is_null(i) {
+                        return None;
+                    }
+                    let label = text.value(i).to_owned();
+                    let key = match values {
+                        Some(values) => Key::Number(values.value(i)),
+                        None => Key::Text(label.clone()),
+                    };
+                    Some((key, label))
+                })
+                .collect(),
+        );
+    }
+    let mut counts: Vec<(Key, String, usize)> = Vec::new();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for (key, label) in rows.iter().flatten().flatten() {
+        match seen.get(label) {
+            Some(&at) => counts[at].2 += 1,
+            None => {
+                seen.insert(label.clone(), counts.len());
+                counts.push((key.clone(), label.clone(), 1));
+            }
+        }
+    }
+    counts.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.order(&b.0)));
+    let named = if counts.len() > max_classes {
+        max_classes - 1
+    } else {
+        counts.len()
+    };
+    let class_of: HashMap<&str, usize> = counts
+        .iter()
+        .enumerate()
+        .map(|(rank, (_, label, _))| (label.as_str(), rank.min(named)))
+        .collect();
+    let classes = if counts.len() > max_classes {
+        max_classes
+    } else {
+        counts.len()
+    };
+    let palette: Option<Vec<String>> = match colors {
+        Some(colors) => Some(
+            palettes::colors(&colors.scheme, classes)
+                .ok_or_else(|| NativeError::Unsupported(format!("the scheme {}", colors.scheme)))?
+                .into_iter()
+                .map(palettes::hex)
+                .collect(),
+        ),
+        None => None,
+    };
+    with_columns(layer, outputs, |batch| {
+        let assigned: Vec<Option<(usize, &str)>> = rows[batch]
+            .iter()
+            .map(|row| {
+                row.as_ref().and_then(|(_, label)| {
+                    let class = *class_of.get(label.as_str())?;
+                    Some((
+                        class,
+                        if class < named {
+                            label.as_str()
+                        } else {
+                            "other"
+                        },
+                    ))
+                })
+            })
+            .collect();
+        let class: Int64Array = assigned.iter().map(|a| a.map(|(c, _)| c as i64)).collect();
+        let label: StringArray = assigned.iter().map(|a| a.map(|(_, l)| l)).collect();
+        let mut arrays: Vec<ArrayRef> = vec![Arc::new(class), Arc::new(label)];
+        if let Some(palette) = &palette {
+            let color: StringArray = assigned
+                .iter()
+                .map(|a| a.and_then(|(c, _)| palette.get(c).cloned()))
+                .collect();
+            arrays.push(Arc::new(color));
+        }
+        arrays
+    })
+}
+
+/// Two classifications and a blended colour per pair of classes.
+fn bivariate(
+    layer: &Layer,
+    op: &ScaleOp,
+    outputs: &[(String, DataType)],
+    other: &str,
+    method: ClassMethod,
+    classes: usize,
+    (scheme_x, scheme_y): &(String, String),
+) -> Result<Layer, NativeError> {
+    let xs = numbers(layer, &op.field)?;
+    let ys = numbers(layer, other)?;
+    // The breaks of each field over the features that have both values (the ones mapped).
+    let (both_x, both_y): (Vec<f64>, Vec<f64>) = xs
+        .iter()
+        .zip(&ys)
+        .flat_map(|(x, y)| x.iter().zip(y.iter()))
+        .filter_map(|(x, y)| Some((x?, y?)))
+        .unzip();
+    let (bins_x, bins_y) = (
+        breaks(method, &both_x, classes),
+        breaks(method, &both_y, classes),
+    );
+    let colors = |scheme: &str, n: usize| {
+        palettes::colors(scheme, n)
+            .ok_or_else(|| NativeError::Unsupported(format!("the scheme {scheme}")))
+    };
+    let (colors_x, colors_y) = (
+        colors(scheme_x, bins_x.len())?,
+        colors(scheme_y, bins_y.len())?,
+    );
+    let side = bins_x.len();
+    with_columns(layer, outputs, |batch| {
+        let pairs: Vec<Option<(usize, usize)>> = xs[batch]
+            .iter()
+            .zip(ys[batch].iter())
+            .map(|(x, y)| Some((class_of(&bins_x, x?), class_of(&bins_y, y?))))
+            .collect();
+        let class: Int64Array = pairs
+            .iter()
+            .map(|p| p.map(|(x, y)| (y * side + x) as i64))
+            .collect();
+        let x: Int64Array = pairs.iter().map(|p| p.map(|(x, _)| x as i64)).collect();
+        let y: Int64Array = pairs.iter().map(|p| p.map(|(_, y)| y as i64)).collect();
+        let color: StringArray = pairs
+            .iter()
+            .map(|p| p.map(|(x, y)| palettes::hex(palettes::multiply(colors_x[x], colors_y[y]))))
+            .collect();
+        vec![Arc::new(class), Arc::new(x), Arc::new(y), Arc::new(color)]
+    })
+}
