@@ -11,6 +11,7 @@ DUCKDB_NPM_PACKAGE="@duckdb/node-bindings-linux-x64@1.5.5-r.5"
 MAPLIBRE_VERSION="5.7.0"
 SPATIAL_PYPI_PACKAGE="duckdb-extension-spatial==1.5.5"
 POSTGRES_PYPI_PACKAGE="duckdb-extension-postgres-scanner==1.5.5"
+SQLITE_PYPI_PACKAGE="duckdb-extension-sqlite-scanner==1.5.5"
 deps_dir="${GEOMILL_DEPS_DIR:-$HOME/.cache/geomill/deps}"
 ext_dir="${GEOMILL_DUCKDB_EXTENSION_DIR:-$HOME/.duckdb/extensions}/v${DUCKDB_VERSION}/linux_amd64"
 
@@ -71,7 +72,8 @@ fi
 
 # --- DuckDB extensions (signed binaries shipped by PyPI packages) -----------------------------
 # spatial: geometry, GDAL, GEOS, PROJ. postgres_scanner: the PostGIS engine's bulk data path
-# (binary COPY in and out of PostgreSQL).
+# (binary COPY in and out of PostgreSQL). sqlite_scanner: writes a layer's style into the
+# `layer_styles` table of an exported GeoPackage.
 fetch_extension() {
   local extension=$1 package=$2
   [ -f "$ext_dir/$extension.duckdb_extension" ] && return 0
@@ -96,6 +98,7 @@ PY
 }
 fetch_extension spatial "$SPATIAL_PYPI_PACKAGE"
 fetch_extension postgres_scanner "$POSTGRES_PYPI_PACKAGE"
+fetch_extension sqlite_scanner "$SQLITE_PYPI_PACKAGE"
 
 # --- Python tools for the tests: GeoPandas reads GeoParquet independently of geomill ------------
 if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then

@@ -20,6 +20,7 @@ pub mod run_cli;
 pub mod schedules;
 pub mod sessions;
 pub mod state;
+pub mod styles;
 pub mod telemetry;
 pub mod tile_cache;
 pub mod timestamp;

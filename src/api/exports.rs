@@ -70,8 +70,16 @@ async fn run(
             names.join(", ")
         ))
     })?;
-    let file: ExportedFile =
-        export(state, &dataset.name, ExportSource::Layer(layer), format).await?;
+    let file: ExportedFile = export(
+        state,
+        &dataset.name,
+        ExportSource::Layer {
+            dataset_id: dataset.id.clone(),
+            layer,
+        },
+        format,
+    )
+    .await?;
     Ok(attachment(file))
 }
 

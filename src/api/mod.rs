@@ -25,6 +25,7 @@ pub mod schedules;
 pub mod server;
 pub mod sessions;
 pub mod sql;
+pub mod styles;
 pub mod tracking;
 pub mod trigger_runs;
 pub mod triggers;
@@ -60,6 +61,7 @@ pub fn router() -> Router<AppState> {
         .merge(examples::routes())
         .merge(exports::routes())
         .merge(fields::routes())
+        .merge(styles::routes())
         .merge(rules::routes())
         .merge(jobs::routes())
         .merge(ogc::routes())

@@ -15,9 +15,6 @@ use crate::state::AppState;
 
 /// (method, path as the spec writes it, spec group).
 pub const NOT_IMPLEMENTED: &[(&str, &str, &str)] = &[
-    ("GET", "/datasets/{id}/styles", "datasets"),
-    ("PUT", "/datasets/{id}/styles", "datasets"),
-    ("POST", "/datasets/{id}/styles/import", "datasets"),
     ("GET", "/billing/usage", "billing"),
     ("POST", "/billing/subscribe", "billing"),
     ("GET", "/marketplace/capabilities", "marketplace"),

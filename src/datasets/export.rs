@@ -86,14 +86,21 @@ pub fn file_stem(name: &str) -> String {
 /// What is exported: a stored layer, or the first layer of a file the server wrote (a job's
 /// result).
 pub enum ExportSource {
-    Layer(LayerRecord),
-    File { path: String, layer_name: String },
+    /// A stored layer, with its style (a GeoPackage carries it in `layer_styles`).
+    Layer {
+        dataset_id: String,
+        layer: LayerRecord,
+    },
+    File {
+        path: String,
+        layer_name: String,
+    },
 }
 
 impl ExportSource {
     fn name(&self) -> &str {
         match self {
-            Self::Layer(layer) => &layer.name,
+            Self::Layer { layer, .. } => &layer.name,
             Self::File { layer_name, .. } => layer_name,
         }
     }
@@ -116,6 +123,12 @@ pub async fn export(
         .map_err(|e| ApiError::internal(&e))?;
     let stem = file_stem(dataset_name);
     let file_name = format!("{stem}_{}.{}", source.name(), extension(format));
+    let style = match (&source, format) {
+        (ExportSource::Layer { dataset_id, layer }, ExportFormat::Gpkg) => {
+            crate::styles::stored::stored_qml(state, dataset_id, layer).await?
+        }
+        _ => None,
+    };
     let (store, engine) = (state.store(), state.embedded());
     let folder = scratch.clone();
     let written = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, ApiError> {
@@ -125,7 +138,18 @@ pub async fn export(
         };
         let destination = target.display().to_string();
         match &source {
-            ExportSource::Layer(layer) => store.export_layer(layer, &destination, format),
+            ExportSource::Layer { layer, .. } => store
+                .export_layer(layer, &destination, format)
+                .and_then(|()| match &style {
+                    Some(qml) => store.write_gpkg_style(
+                        &destination,
+                        &layer.name,
+                        "geom",
+                        qml,
+                        &crate::timestamp::now(),
+                    ),
+                    None => Ok(()),
+                }),
             ExportSource::File { path, layer_name } => {
                 engine.export_file(path, layer_name, &destination, format)
             }

@@ -42,6 +42,7 @@ mod rate_limit;
 mod real_files;
 mod schemathesis;
 mod sql_guard_corpus;
+mod styles;
 mod triggers_persistent;
 mod triggers_postgis;
 mod url_guard;

@@ -86,6 +86,7 @@ impl Store {
             super::jobs::JOBS_DDL,
             super::published::PUBLISHED_DDL,
             super::rules::RULES_DDL,
+            super::styles::STYLES_DDL,
             super::schedules::SCHEDULES_DDL,
             super::triggers::TRIGGERS_DDL,
             super::tracking::TRACKING_DDL,
@@ -319,6 +320,8 @@ impl Store {
         drop(connection);
         self.catalog.invalidate();
         outcome.map_err(query_error(&script))?;
+        // Styles are kept in the embedded database whatever the store's location.
+        self.delete_styles(id)?;
         Ok(true)
     }
 }

@@ -23,6 +23,7 @@ mod rules;
 mod scenarios;
 mod schedules;
 mod sessions;
+mod styles;
 mod tracking;
 mod triggers;
 

@@ -1,0 +1,168 @@
+//! Layer styles: `GET /datasets/{id}/styles` (QML, or the JSON model), `PUT` (the JSON model),
+//! `POST /styles/import` (a QML file QGIS wrote).
+
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::extract::{ApiJson, ApiQuery};
+use crate::blocking::blocking;
+use crate::datasets::lookup::find_dataset_layer;
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::styles::Style;
+use crate::styles::qml_read::from_qml;
+use crate::styles::qml_write::to_qml;
+use crate::styles::stored::stored_style;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/datasets/{id}/styles", get(read).put(update))
+        .route("/datasets/{id}/styles/import", post(import))
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StyleQuery {
+    /// The layer (default: the dataset's first).
+    pub layer: Option<String>,
+    /// `qml` (default, the file QGIS reads) or `json` (the style model).
+    pub format: Option<String>,
+}
+
+/// The layer a request names, and the dataset's id.
+async fn layer_of(
+    state: &AppState,
+    id: &str,
+    layer: Option<&str>,
+) -> Result<geomill_backends::store::LayerRecord, ApiError> {
+    let dataset = crate::datasets::lookup::find(state, id).await?;
+    let name = match layer {
+        Some(name) => name.to_owned(),
+        None => dataset
+            .layers
+            .first()
+            .map(|l| l.name.clone())
+            .ok_or_else(|| ApiError::not_found(format!("dataset {id} has no layer")))?,
+    };
+    Ok(find_dataset_layer(state, id, &name).await?.1)
+}
+
+/// A layer's style as QML (or, with `format=json`, the model); a layer without a stored style
+/// answers the default single symbol (`X-Geomill-Style: default`).
+#[utoipa::path(get, path = "/datasets/{id}/styles", tag = "datasets",
+    params(("id" = String, Path), StyleQuery),
+    responses((status = 200, description = "The style as QGIS QML (text/xml), or as the JSON model", body = Style),
+        (status = 400, description = "The id is not a UUID, or an unknown format", body = crate::error::ErrorBody),
+        (status = 404, description = "No such dataset or layer", body = crate::error::ErrorBody)))]
+pub async fn read(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<StyleQuery>,
+) -> Result<Response, ApiError> {
+    let layer = layer_of(&state, &id, query.layer.as_deref()).await?;
+    let (style, stored) = stored_style(&state, &id, &layer).await?;
+    let origin = if stored { "stored" } else { "default" };
+    match query.format.as_deref().unwrap_or("qml") {
+        "json" => Ok(([("x-geomill-style", origin)], Json(style)).into_response()),
+        "qml" => {
+            let disposition = format!(
+                "attachment; filename=\"{}.qml\"",
+                layer.name.replace('"', "")
+            );
+            Ok((
+                [
+                    (header::CONTENT_TYPE, "text/xml; charset=utf-8".to_owned()),
+                    (header::CONTENT_DISPOSITION, disposition),
+                    (
+                        header::HeaderName::from_static("x-geomill-style"),
+                        origin.to_owned(),
+                    ),
+                ],
+                to_qml(&style),
+            )
+                .into_response())
+        }
+        other => Err(ApiError::bad_request(format!(
+            "format must be qml or json, got {other:?}"
+        ))),
+    }
+}
+
+/// Checks and stores a style; answers it.
+async fn store_style(
+    state: &AppState,
+    id: &str,
+    layer: &geomill_backends::store::LayerRecord,
+    style: &Style,
+) -> Result<(), ApiError> {
+    let problems = style.problems();
+    if !problems.is_empty() {
+        let detail: Vec<Value> = problems
+            .iter()
+            .map(|(path, message)| json!({"path": path, "message": message}))
+            .collect();
+        return Err(ApiError::unprocessable(format!(
+            "the style is not valid: {}",
+            problems
+                .iter()
+                .map(|(path, message)| format!("{path}: {message}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ))
+        .with_detail(json!({ "errors": detail })));
+    }
+    let text = serde_json::to_string(style).map_err(|e| ApiError::internal(&e))?;
+    let store = state.store();
+    let (key, name, now) = (id.to_owned(), layer.name.clone(), crate::timestamp::now());
+    blocking(move || store.put_style(&key, &name, &text, &now)).await?;
+    Ok(())
+}
+
+/// Replaces a layer's style with the JSON model in the body.
+#[utoipa::path(put, path = "/datasets/{id}/styles", tag = "datasets",
+    params(("id" = String, Path), StyleQuery), request_body = Style,
+    responses((status = 200, description = "The stored style", body = Style),
+        (status = 404, body = crate::error::ErrorBody),
+        (status = 422, description = "Not a valid style: every problem with its path", body = crate::error::ErrorBody)))]
+pub async fn update(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<StyleQuery>,
+    ApiJson(style): ApiJson<Style>,
+) -> Result<Json<Style>, ApiError> {
+    let layer = layer_of(&state, &id, query.layer.as_deref()).await?;
+    store_style(&state, &id, &layer, &style).await?;
+    Ok(Json(style))
+}
+
+/// Imports a QML file QGIS wrote (the body, as sent or as XML) as the layer's style; answers
+/// the style kept and what the model could not hold.
+#[utoipa::path(post, path = "/datasets/{id}/styles/import", tag = "datasets",
+    params(("id" = String, Path), StyleQuery), request_body(content = String, content_type = "text/xml"),
+    responses((status = 200, description = "{style, dropped: [what was not kept]}", body = Object),
+        (status = 404, body = crate::error::ErrorBody),
+        (status = 422, description = "Not XML, not a QGIS style, or a renderer the model does not hold", body = crate::error::ErrorBody)))]
+pub async fn import(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<StyleQuery>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let layer = layer_of(&state, &id, query.layer.as_deref()).await?;
+    let text = std::str::from_utf8(&body)
+        .map_err(|_| ApiError::unprocessable("the QML is not UTF-8 text"))?;
+    let imported = from_qml(text)
+        .map_err(|reason| ApiError::unprocessable(format!("cannot import the style: {reason}")))?;
+    store_style(&state, &id, &layer, &imported.style).await?;
+    Ok((
+        StatusCode::OK,
+        Json(json!({ "style": imported.style, "dropped": imported.dropped })),
+    ))
+}
