@@ -432,6 +432,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         tokio::fs::rename(&partial, &final_path)
             .await
             .map_err(|e| ApiError::internal(&e))?;
+        crate::styles::result_style::style_result(state, &optimized, &final_path).await;
         return Ok(Execution {
             statements: None,
             native: native.into_iter().map(NativeStageReport::from).collect(),
@@ -468,6 +469,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
     tokio::fs::rename(&partial, &final_path)
         .await
         .map_err(|e| ApiError::internal(&e))?;
+    crate::styles::result_style::style_result(state, &optimized, &final_path).await;
     let statements = step_by_step.then(|| {
         script
             .statements

@@ -72,11 +72,11 @@ pub struct SymbolStyle {
 }
 
 fn default_color() -> String {
-    "#3388ff".into()
+    "#e8a33d".into()
 }
 
 fn default_stroke() -> String {
-    "#232323".into()
+    "#6b4a12".into()
 }
 
 fn default_width() -> f64 {

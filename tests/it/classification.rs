@@ -309,6 +309,20 @@ async fn scales_equal_numpy_pandas_and_mapclassify() {
         let step = json!([{"id": "c", "capability": "classify_categorical",
             "params": {"field": field, "max_classes": limit, "palette": "Set2"}}]);
         let path = run(&state, &countries, "embedded", step).await;
+        let qml = common::gdal(
+            "ogrinfo",
+            &[
+                "-ro",
+                "-q",
+                &path,
+                "-sql",
+                "SELECT styleQML FROM layer_styles",
+            ],
+        );
+        assert!(
+            qml.contains(r#"type="categorizedSymbol" attr="continent""#),
+            "{qml}"
+        );
         manifest.push(
             json!({"engine": "embedded", "path": path, "kind": "categorical",
             "field": field, "max_classes": limit}),

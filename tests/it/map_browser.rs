@@ -81,23 +81,25 @@ fn base64(text: &str) -> Vec<u8> {
         .collect()
 }
 
-/// The share of the screenshot's pixels in the countries' fill colour (orange over the pale
-/// blue background).
-fn country_share(png_bytes: &[u8]) -> f64 {
+/// The share of the screenshot's pixels that `matches` (RGB).
+fn share(png_bytes: &[u8], matches: impl Fn(i32, i32, i32) -> bool) -> f64 {
     let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
     let mut reader = decoder.read_info().unwrap();
     let mut buffer = vec![0; reader.output_buffer_size()];
     let frame = reader.next_frame(&mut buffer).unwrap();
     let channels = frame.color_type.samples();
     let pixels = &buffer[..frame.buffer_size()];
-    let orange = pixels
+    let matching = pixels
         .chunks(channels)
-        .filter(|p| {
-            let (r, g, b) = (i32::from(p[0]), i32::from(p[1]), i32::from(p[2]));
-            r > 200 && r - b > 60 && g > b
-        })
+        .filter(|p| matches(i32::from(p[0]), i32::from(p[1]), i32::from(p[2])))
         .count();
-    orange as f64 / (pixels.len() / channels) as f64
+    matching as f64 / (pixels.len() / channels) as f64
+}
+
+/// The share of the screenshot's pixels in the countries' default fill colour (orange over the
+/// pale blue background).
+fn country_share(png_bytes: &[u8]) -> f64 {
+    share(png_bytes, |r, g, b| r > 200 && r - b > 60 && g > b)
 }
 
 /// A server with the map page's assets.
@@ -117,8 +119,32 @@ async fn draw_map(
     name: &str,
     layer: &str,
 ) -> (usize, f64) {
+    let (drawn, png_bytes) = draw_styled_map(server, file, name, layer, None).await;
+    (drawn, country_share(&png_bytes))
+}
+
+/// [`draw_map`] with `style` stored for the layer first; answers the screenshot.
+async fn draw_styled_map(
+    server: &Server,
+    file: &std::path::Path,
+    name: &str,
+    layer: &str,
+    style: Option<Value>,
+) -> (usize, Vec<u8>) {
     let client = reqwest::Client::new();
     let dataset = server.upload(file, name).await;
+    if let Some(style) = style {
+        let stored = client
+            .put(server.url(&format!(
+                "/datasets/{}/styles?layer={layer}",
+                dataset["id"].as_str().unwrap()
+            )))
+            .json(&style)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stored.status(), reqwest::StatusCode::OK);
+    }
     let page = server.url(&format!(
         "/ogc/collections/{}.{layer}/map",
         dataset["id"].as_str().unwrap()
@@ -202,7 +228,7 @@ async fn draw_map(
     let png_bytes = base64(screenshot.as_str().unwrap());
     std::fs::write(file.with_file_name("map.png"), &png_bytes).unwrap();
     command(&client, reqwest::Method::DELETE, &session_url, Value::Null).await;
-    (drawn, country_share(&png_bytes))
+    (drawn, png_bytes)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -246,5 +272,57 @@ async fn the_map_page_draws_a_real_shaped_layer_of_thousands_of_polygons() {
         share > 0.15,
         "only {:.1}% of the screenshot is the layer's polygons",
         share * 100.0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_map_page_draws_a_stored_choropleth() {
+    // Three classes of population, each in a colour far from the others and from the
+    // background: the screenshot shows each of them.
+    let server = map_server();
+    let scratch = tempfile::tempdir().unwrap();
+    let gpkg = world_gpkg(scratch.path());
+    let classes = [
+        (10_000_000.0, [27, 158, 119]),
+        (60_000_000.0, [217, 95, 2]),
+        (1_500_000_000.0, [117, 112, 179]),
+    ];
+    let ranges: Vec<Value> = classes
+        .iter()
+        .enumerate()
+        .map(|(i, (upper, [r, g, b]))| {
+            let lower = if i == 0 { 0.0 } else { classes[i - 1].0 };
+            json!({"lower": lower, "upper": upper, "label": format!("class {i}"),
+                "symbol": {"color": format!("#{r:02x}{g:02x}{b:02x}")}})
+        })
+        .collect();
+    let style = json!({"renderer": "graduated", "field": "pop_est", "ranges": ranges});
+    let (drawn, png_bytes) = draw_styled_map(
+        &server,
+        std::path::Path::new(&gpkg),
+        "world.gpkg",
+        "countries",
+        Some(style),
+    )
+    .await;
+    assert!(drawn > 150, "rendered {drawn} features");
+    for (upper, [r, g, b]) in classes {
+        let near = share(&png_bytes, |pr, pg, pb| {
+            (pr - r).abs() < 16 && (pg - g).abs() < 16 && (pb - b).abs() < 16
+        });
+        assert!(
+            near > 0.005,
+            "the class up to {upper} (#{r:02x}{g:02x}{b:02x}) covers only {:.2}% of the screenshot",
+            near * 100.0
+        );
+    }
+    // No country is left in the default colour (#e8a33d): every one falls in a class.
+    let default = share(&png_bytes, |r, g, b| {
+        (r - 232).abs() < 16 && (g - 163).abs() < 16 && (b - 61).abs() < 16
+    });
+    assert!(
+        default < 0.001,
+        "{:.2}% in the default colour",
+        default * 100.0
     );
 }

@@ -1,7 +1,7 @@
 //! A map page per collection (`/ogc/collections/{id}/map`): MapLibre GL JS, served from this
 //! server (the npm package's files, `GEOMILL_MAPLIBRE_DIR`), drawing the collection's vector
-//! tiles, so a person can look at the data. The map opens on where the data is (across the
-//! antimeridian when the data is).
+//! tiles, so a person can look at the data, drawn with the layer's style (`/datasets/{id}/styles`).
+//! The map opens on where the data is (across the antimeridian when the data is).
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, header};
@@ -10,6 +10,8 @@ use serde_json::json;
 
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::styles::maplibre::paint;
+use crate::styles::stored::stored_style;
 
 const PAGE: &str = include_str!("../assets/map.html");
 
@@ -37,6 +39,8 @@ pub async fn map_page(
                 north.clamp(-LIMIT, LIMIT),
             ]
         });
+    // The layer's stored style, or its default single symbol.
+    let (style, _) = stored_style(&state, &dataset.id, &layer).await?;
     let title = format!("{} / {}", dataset.name, layer.name);
     let escaped: String = title
         .chars()
@@ -60,7 +64,8 @@ pub async fn map_page(
             ))),
         )
         .replace("__LAYER__", &literal(json!(layer.name)))
-        .replace("__BOUNDS__", &literal(json!(bounds)));
+        .replace("__BOUNDS__", &literal(json!(bounds)))
+        .replace("__PAINT__", &literal(paint(&style)));
     Ok(Html(page))
 }
 
