@@ -58,7 +58,8 @@ async fn layer_of(
 /// answers the default single symbol (`X-Geomill-Style: default`).
 #[utoipa::path(get, path = "/datasets/{id}/styles", tag = "datasets",
     params(("id" = String, Path), StyleQuery),
-    responses((status = 200, description = "The style as QGIS QML (text/xml), or as the JSON model", body = Style),
+    responses((status = 200, description = "The style as QGIS QML, or (format=json) as the JSON model",
+            content((String = "text/xml"), (Style = "application/json"))),
         (status = 400, description = "The id is not a UUID, or an unknown format", body = crate::error::ErrorBody),
         (status = 404, description = "No such dataset or layer", body = crate::error::ErrorBody)))]
 pub async fn read(
@@ -129,7 +130,9 @@ async fn store_style(
 #[utoipa::path(put, path = "/datasets/{id}/styles", tag = "datasets",
     params(("id" = String, Path), StyleQuery), request_body = Style,
     responses((status = 200, description = "The stored style", body = Style),
+        (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
         (status = 404, body = crate::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
         (status = 422, description = "Not a valid style: every problem with its path", body = crate::error::ErrorBody)))]
 pub async fn update(
     State(state): State<AppState>,
@@ -147,6 +150,7 @@ pub async fn update(
 #[utoipa::path(post, path = "/datasets/{id}/styles/import", tag = "datasets",
     params(("id" = String, Path), StyleQuery), request_body(content = String, content_type = "text/xml"),
     responses((status = 200, description = "{style, dropped: [what was not kept]}", body = Object),
+        (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
         (status = 404, body = crate::error::ErrorBody),
         (status = 422, description = "Not XML, not a QGIS style, or a renderer the model does not hold", body = crate::error::ErrorBody)))]
 pub async fn import(

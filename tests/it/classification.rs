@@ -81,6 +81,29 @@ fn shapefile(stem: &str) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
+/// Uploads the Natural Earth countries as a loose Shapefile; answers the dataset's id.
+async fn upload_countries(state: &geomill::state::AppState) -> String {
+    let countries = shapefile("naturalearth_lowres");
+    let files: Vec<(&str, Vec<u8>)> = countries
+        .iter()
+        .map(|(name, bytes)| (name.as_str(), bytes.clone()))
+        .collect();
+    upload(state, &files).await
+}
+
+/// A server state that can run on every engine (a fresh PostGIS database named after
+/// `purpose`), with the countries uploaded; answers its folder, the state and their id.
+async fn countries_on_every_engine(
+    purpose: &str,
+) -> (tempfile::TempDir, geomill::state::AppState, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = geomill::config::Config::with_data_dir(dir.path().join("data"));
+    config.postgis_dsn = Some(common::postgis::fresh_database(purpose).await);
+    let state = geomill::state::AppState::open(config).unwrap();
+    let countries = upload_countries(&state).await;
+    (dir, state, countries)
+}
+
 /// Runs `steps` over `dataset` on `engine`; answers the result file.
 async fn run(
     state: &geomill::state::AppState,
@@ -97,16 +120,7 @@ async fn run(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn classes_equal_mapclassify_on_every_method_and_engine() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = geomill::config::Config::with_data_dir(dir.path().join("data"));
-    config.postgis_dsn = Some(common::postgis::fresh_database("classify").await);
-    let state = geomill::state::AppState::open(config).unwrap();
-    let countries = shapefile("naturalearth_lowres");
-    let files: Vec<(&str, Vec<u8>)> = countries
-        .iter()
-        .map(|(name, bytes)| (name.as_str(), bytes.clone()))
-        .collect();
-    let countries = upload(&state, &files).await;
+    let (dir, state, countries) = countries_on_every_engine("classify").await;
     let boroughs = upload(
         &state,
         &[(
@@ -197,12 +211,7 @@ async fn classes_equal_mapclassify_on_every_method_and_engine() {
 #[tokio::test]
 async fn a_text_field_or_too_few_classes_is_a_clear_422() {
     let (_dir, state) = common::test_state();
-    let countries = shapefile("naturalearth_lowres");
-    let files: Vec<(&str, Vec<u8>)> = countries
-        .iter()
-        .map(|(name, bytes)| (name.as_str(), bytes.clone()))
-        .collect();
-    let countries = upload(&state, &files).await;
+    let countries = upload_countries(&state).await;
     for (params, words) in [
         (json!({"field": "name"}), "not numeric"),
         (json!({"field": "pop_est", "classes": 1}), "classes"),
@@ -283,16 +292,7 @@ print("\n".join(problems))
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scales_equal_numpy_pandas_and_mapclassify() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = geomill::config::Config::with_data_dir(dir.path().join("data"));
-    config.postgis_dsn = Some(common::postgis::fresh_database("scales").await);
-    let state = geomill::state::AppState::open(config).unwrap();
-    let countries = shapefile("naturalearth_lowres");
-    let files: Vec<(&str, Vec<u8>)> = countries
-        .iter()
-        .map(|(name, bytes)| (name.as_str(), bytes.clone()))
-        .collect();
-    let countries = upload(&state, &files).await;
+    let (dir, state, countries) = countries_on_every_engine("scales").await;
     let mut manifest = Vec::new();
     for engine in ["embedded", "postgis"] {
         for method in ["log1p", "minmax", "zscore"] {

@@ -210,7 +210,7 @@ impl HybridRun<'_> {
             runtime: Handle::current(),
         };
         let steps = steps.to_vec();
-        tokio::task::spawn_blocking(move || {
+        super::postgis_run::blocking(move || {
             let walked = walk(&mut tables, &steps, &|_, _| {});
             tables.drop_moved();
             walked.map(|native| HybridOutcome {
@@ -219,10 +219,5 @@ impl HybridRun<'_> {
             })
         })
         .await
-        .map_err(|e| BackendError::Query {
-            engine: ENGINE,
-            reason: format!("the run's worker thread failed: {e}"),
-            sql: String::new(),
-        })?
     }
 }

@@ -74,7 +74,8 @@ fn scratch_schema(job_id: &str) -> String {
     format!("geomill_run_{}", job_id.replace('-', ""))
 }
 
-async fn blocking<T: Send + 'static>(
+/// Runs `work` on a blocking thread (DuckDB and the kernels never run on the async threads).
+pub(super) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, BackendError> + Send + 'static,
 ) -> Result<T, BackendError> {
     tokio::task::spawn_blocking(work)
