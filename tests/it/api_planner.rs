@@ -190,6 +190,8 @@ fn preview_params(capability: &str) -> Value {
             json!({"field": "pop_est"})
         }
         "normalize" => json!({"field": "pop_est", "method": "zscore"}),
+        "cluster_kmeans" => json!({"k": 3}),
+        "cluster_dbscan" => json!({"eps": 1.0}),
         "classify_categorical" => json!({"field": "continent"}),
         "bivariate_choropleth" => json!({"field_x": "pop_est", "field_y": "gdp_md_est"}),
         "centroid" | "convex_hull" | "dissolve" | "union" => json!({}),

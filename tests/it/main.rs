@@ -23,6 +23,7 @@ mod auth_oidc;
 mod auth_routes;
 mod classification;
 mod cli;
+mod clustering;
 mod common;
 mod docs_browser;
 mod engines_equivalence;

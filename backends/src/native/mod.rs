@@ -9,6 +9,7 @@
 
 pub mod aggregate;
 pub mod classify;
+pub mod clusters;
 pub mod dispatch;
 pub mod geometry_ops;
 pub mod grid;

@@ -13,9 +13,9 @@ use geomill_planner::plan::operator::{
     ClassColors, ClassMethod, NormalizeMethod, ScaleKind, ScaleOp,
 };
 
-use super::NativeError;
 use super::classify::{breaks, class_of, mean, numbers, numpy_sum, with_columns};
 use super::layer::Layer;
+use super::{NativeError, clusters};
 
 /// Computes `op` over `layer`.
 pub fn scale(layer: &Layer, op: &ScaleOp) -> Result<Layer, NativeError> {
@@ -87,7 +87,45 @@ pub fn scale(layer: &Layer, op: &ScaleOp) -> Result<Layer, NativeError> {
             *classes as usize,
             schemes,
         ),
+        ScaleKind::KMeans {
+            k,
+            seed,
+            max_iter,
+            init,
+        } => clustered(layer, &outputs, |points| {
+            clusters::kmeans(points, *k as usize, init, *seed, *max_iter as usize)
+                .into_iter()
+                .map(|c| c as i64)
+                .collect()
+        }),
+        ScaleKind::Dbscan { eps, min_samples } => clustered(layer, &outputs, |points| {
+            clusters::dbscan(points, *eps, *min_samples as usize)
+        }),
     }
+}
+
+/// Each row's cluster from `cluster` (given the points of the rows that have one, in order);
+/// NULL for a row without a point.
+fn clustered(
+    layer: &Layer,
+    outputs: &[(String, DataType)],
+    cluster: impl Fn(&[[f64; 2]]) -> Vec<i64>,
+) -> Result<Layer, NativeError> {
+    let points = clusters::points(layer)?;
+    let present: Vec<[f64; 2]> = points.iter().flatten().flatten().copied().collect();
+    let mut labels = cluster(&present).into_iter();
+    let per_batch: Vec<Int64Array> = points
+        .iter()
+        .map(|batch| {
+            batch
+                .iter()
+                .map(|p| p.and_then(|_| labels.next()))
+                .collect()
+        })
+        .collect();
+    with_columns(layer, outputs, |batch| {
+        vec![Arc::new(per_batch[batch].clone()) as ArrayRef]
+    })
 }
 
 /// The non-NULL values of `columns`, in row order.

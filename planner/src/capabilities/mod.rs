@@ -37,6 +37,8 @@ capabilities! {
     choropleth::Choropleth,
     classify::Classify,
     classify_categorical::ClassifyCategorical,
+    cluster_dbscan::ClusterDbscan,
+    cluster_kmeans::ClusterKmeans,
     clip::Clip,
     coalesce_fields::CoalesceFields,
     continuous_ramp::ContinuousRamp,

@@ -419,6 +419,16 @@ pub enum ScaleKind {
         schemes: (String, String),
         color_field: String,
     },
+    /// k-means clusters of the features' points (centroids for other geometries): Lloyd's
+    /// iterations from `init` when given, else from k-means++ seeded by `seed`.
+    KMeans {
+        k: u32,
+        seed: u64,
+        max_iter: u32,
+        init: Vec<[f64; 2]>,
+    },
+    /// DBSCAN clusters of the features' points, `eps` in the layer's units; −1 for noise.
+    Dbscan { eps: f64, min_samples: u32 },
 }
 
 impl ScaleOp {
@@ -435,6 +445,9 @@ impl ScaleOp {
         match &self.kind {
             ScaleKind::Normalize(_) | ScaleKind::SymbolSize { .. } => {
                 vec![(self.output.clone(), FieldType::Double)]
+            }
+            ScaleKind::KMeans { .. } | ScaleKind::Dbscan { .. } => {
+                vec![(self.output.clone(), FieldType::Integer)]
             }
             ScaleKind::ColorRamp { .. } => vec![(self.output.clone(), FieldType::Text)],
             ScaleKind::Categories { colors, .. } => {
@@ -473,6 +486,17 @@ impl ScaleOp {
                 if *sqrt { " (square root)" } else { "" },
                 self.field
             ),
+            ScaleKind::KMeans { k, seed, init, .. } => format!(
+                "k-means of the points, k={k}, {}",
+                if init.is_empty() {
+                    format!("k-means++ seed {seed}")
+                } else {
+                    "given initial centres".to_owned()
+                }
+            ),
+            ScaleKind::Dbscan { eps, min_samples } => {
+                format!("DBSCAN of the points, eps={eps}, min_samples={min_samples}")
+            }
             ScaleKind::Bivariate {
                 other,
                 method,

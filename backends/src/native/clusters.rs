@@ -1,0 +1,235 @@
+//! Clusters of a layer's points: k-means (Lloyd's iterations, k-means++ seeding) and DBSCAN
+//! (a grid of `eps` cells for the neighbourhoods, scikit-learn's walk for the labels).
+
+use std::collections::HashMap;
+
+use geos::Geom;
+
+use super::NativeError;
+use super::geometry_ops::to_geos;
+use super::layer::{Layer, Wkb};
+use super::wkb;
+
+/// Each row's point (the centroid of a line or polygon), per batch; `None` for a NULL or
+/// empty geometry.
+pub fn points(layer: &Layer) -> Result<Vec<Vec<Option<[f64; 2]>>>, NativeError> {
+    let geom = layer.geometry_index()?;
+    let mut row = 0;
+    layer
+        .batches
+        .iter()
+        .map(|batch| {
+            let wkbs = Wkb::of(batch, geom)?;
+            (0..wkbs.len())
+                .map(|i| {
+                    row += 1;
+                    let Some(bytes) = wkbs.get(i) else {
+                        return Ok(None);
+                    };
+                    let bad = |reason: String| NativeError::Geometry {
+                        row: row - 1,
+                        reason,
+                    };
+                    if wkb::geometry_type(bytes).map_err(|e| bad(e.to_string()))? == 1 {
+                        return Ok(wkb::read_point(bytes)
+                            .map_err(|e| bad(e.to_string()))?
+                            .map(|(x, y)| [x, y]));
+                    }
+                    let centroid = to_geos(bytes, row - 1)?
+                        .get_centroid()
+                        .map_err(NativeError::geos)?;
+                    if centroid.is_empty().map_err(NativeError::geos)? {
+                        return Ok(None);
+                    }
+                    Ok(Some([
+                        centroid.get_x().map_err(NativeError::geos)?,
+                        centroid.get_y().map_err(NativeError::geos)?,
+                    ]))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn squared(a: [f64; 2], b: [f64; 2]) -> f64 {
+    let (dx, dy) = (a[0] - b[0], a[1] - b[1]);
+    dx * dx + dy * dy
+}
+
+/// The nearest centre of `p` (the lowest index among equals).
+fn nearest(centres: &[[f64; 2]], p: [f64; 2]) -> usize {
+    let mut best = (0, f64::INFINITY);
+    for (i, c) in centres.iter().enumerate() {
+        let d = squared(*c, p);
+        if d < best.1 {
+            best = (i, d);
+        }
+    }
+    best.0
+}
+
+/// SplitMix64: a small, fixed generator, so a seed gives the same centres everywhere.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next_f64(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1_u64 << 53) as f64
+    }
+}
+
+/// k-means++: the first centre drawn uniformly, each next one with probability proportional
+/// to the squared distance to the nearest centre already chosen.
+fn kmeans_plus_plus(points: &[[f64; 2]], k: usize, seed: u64) -> Vec<[f64; 2]> {
+    let mut random = SplitMix(seed);
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let first = ((random.next_f64() * points.len() as f64) as usize).min(points.len() - 1);
+    let mut centres = vec![points[first]];
+    let mut distances: Vec<f64> = points.iter().map(|p| squared(*p, points[first])).collect();
+    while centres.len() < k {
+        let total: f64 = distances.iter().sum();
+        if total <= 0.0 {
+            break;
+        }
+        let mut target = random.next_f64() * total;
+        let mut chosen = points.len() - 1;
+        for (i, d) in distances.iter().enumerate() {
+            if target < *d {
+                chosen = i;
+                break;
+            }
+            target -= d;
+        }
+        centres.push(points[chosen]);
+        for (d, p) in distances.iter_mut().zip(points) {
+            *d = d.min(squared(*p, points[chosen]));
+        }
+    }
+    centres
+}
+
+/// The cluster of each point by k-means: Lloyd's iterations from `init` (or k-means++ seeded
+/// by `seed`) until no point changes cluster, or `max_iter`. A centre left without points
+/// keeps its place.
+pub fn kmeans(
+    points: &[[f64; 2]],
+    k: usize,
+    init: &[[f64; 2]],
+    seed: u64,
+    max_iter: usize,
+) -> Vec<usize> {
+    if points.is_empty() {
+        return Vec::new();
+    }
+    let mut centres = if init.is_empty() {
+        kmeans_plus_plus(points, k.min(points.len()), seed)
+    } else {
+        init.to_vec()
+    };
+    let mut labels: Vec<usize> = points.iter().map(|p| nearest(&centres, *p)).collect();
+    for _ in 0..max_iter {
+        let mut sums = vec![[0.0, 0.0]; centres.len()];
+        let mut counts = vec![0_usize; centres.len()];
+        for (p, &label) in points.iter().zip(&labels) {
+            sums[label][0] += p[0];
+            sums[label][1] += p[1];
+            counts[label] += 1;
+        }
+        for ((centre, sum), count) in centres.iter_mut().zip(&sums).zip(&counts) {
+            if *count > 0 {
+                *centre = [sum[0] / *count as f64, sum[1] / *count as f64];
+            }
+        }
+        let next: Vec<usize> = points.iter().map(|p| nearest(&centres, *p)).collect();
+        if next == labels {
+            break;
+        }
+        labels = next;
+    }
+    labels
+}
+
+/// The DBSCAN label of each point (−1 noise), clusters numbered in the order of their first
+/// core point, border points labelled by the first cluster whose depth-first walk reaches
+/// them, neighbourhoods in point order (scikit-learn's `dbscan_inner`).
+pub fn dbscan(points: &[[f64; 2]], eps: f64, min_samples: usize) -> Vec<i64> {
+    #[allow(clippy::cast_possible_truncation)]
+    let cell = |p: [f64; 2]| ((p[0] / eps).floor() as i64, (p[1] / eps).floor() as i64);
+    let mut grid: HashMap<(i64, i64), Vec<usize>> = HashMap::new();
+    for (i, p) in points.iter().enumerate() {
+        grid.entry(cell(*p)).or_default().push(i);
+    }
+    let neighbourhoods: Vec<Vec<usize>> = points
+        .iter()
+        .map(|p| {
+            let (cx, cy) = cell(*p);
+            let mut found: Vec<usize> = Vec::new();
+            for dx in -1..=1 {
+                for dy in -1..=1 {
+                    if let Some(members) = grid.get(&(cx + dx, cy + dy)) {
+                        found.extend(
+                            members
+                                .iter()
+                                .filter(|&&j| squared(*p, points[j]).sqrt() <= eps),
+                        );
+                    }
+                }
+            }
+            found.sort_unstable();
+            found
+        })
+        .collect();
+    let core: Vec<bool> = neighbourhoods
+        .iter()
+        .map(|n| n.len() >= min_samples)
+        .collect();
+    let mut labels = vec![-1_i64; points.len()];
+    let mut next_label = 0;
+    let mut stack = Vec::new();
+    for start in 0..points.len() {
+        if labels[start] != -1 || !core[start] {
+            continue;
+        }
+        let mut i = start;
+        loop {
+            if labels[i] == -1 {
+                labels[i] = next_label;
+                if core[i] {
+                    stack.extend(neighbourhoods[i].iter().filter(|&&v| labels[v] == -1));
+                }
+            }
+            let Some(top) = stack.pop() else { break };
+            i = top;
+        }
+        next_label += 1;
+    }
+    labels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_groups_and_an_outlier() {
+        let points = [
+            [0.0, 0.0],
+            [0.1, 0.0],
+            [0.0, 0.1],
+            [5.0, 5.0],
+            [5.1, 5.0],
+            [5.0, 5.1],
+            [20.0, 0.0],
+        ];
+        assert_eq!(dbscan(&points, 0.5, 3), [0, 0, 0, 1, 1, 1, -1]);
+        let labels = kmeans(&points[..6], 2, &[[0.0, 0.0], [5.0, 5.0]], 0, 10);
+        assert_eq!(labels, [0, 0, 0, 1, 1, 1]);
+        let seeded = kmeans(&points[..6], 2, &[], 7, 10);
+        assert_eq!(seeded, kmeans(&points[..6], 2, &[], 7, 10));
+        assert_ne!(seeded[0], seeded[3]);
+    }
+}

@@ -1,0 +1,90 @@
+//! `cluster_kmeans` and `cluster_dbscan` against scikit-learn: the Natural Earth cities uploaded
+//! as a Shapefile, clustered through `/api/pipelines/execute` on the embedded and PostGIS
+//! engines, and each city's cluster compared with scikit-learn's on the same coordinates.
+
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+use crate::common;
+use common::post_json as post;
+use common::real::run_python;
+use common::{call, multipart, shared};
+
+/// Compares each result (`[{path, kind, ...}]`) with scikit-learn; prints one line per
+/// difference.
+const COMPARE: &str = r#"
+import json, sys, warnings
+import geopandas as gpd, numpy as np
+from sklearn.cluster import DBSCAN, KMeans
+warnings.filterwarnings("ignore")
+problems = []
+for case in json.load(open(sys.argv[1])):
+    frame = gpd.read_file(case["path"])
+    xy = np.column_stack([frame.geometry.x.to_numpy(), frame.geometry.y.to_numpy()])
+    ours = frame["cluster"].to_numpy()
+    label = f'{case["engine"]} {case["kind"]}'
+    if case["kind"] == "kmeans":
+        init = np.array(case["init"], dtype="float64")
+        theirs = KMeans(n_clusters=len(init), init=init, n_init=1, algorithm="lloyd",
+                        max_iter=300, tol=0).fit(xy).labels_
+    else:
+        dx = xy[:, 0][:, None] - xy[:, 0][None, :]
+        dy = xy[:, 1][:, None] - xy[:, 1][None, :]
+        distances = np.sqrt(dx * dx + dy * dy)
+        theirs = DBSCAN(eps=case["eps"], min_samples=case["min_samples"],
+                        metric="precomputed").fit(distances).labels_
+    if not np.array_equal(ours, theirs):
+        bad = int(np.sum(ours != theirs))
+        problems.append(f"{label}: {bad} of {len(ours)} features in another cluster")
+print("\n".join(problems))
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clusters_equal_scikit_learn() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = geomill::config::Config::with_data_dir(dir.path().join("data"));
+    config.postgis_dsn = Some(common::postgis::fresh_database("clusters").await);
+    let state = geomill::state::AppState::open(config).unwrap();
+    let files: Vec<(String, Vec<u8>)> = ["shp", "shx", "dbf", "prj", "cpg"]
+        .iter()
+        .filter_map(|ext| {
+            let name = format!("naturalearth_cities.{ext}");
+            let bytes = std::fs::read(shared(&format!("naturalearth_cities/{name}"))).ok()?;
+            Some((name, bytes))
+        })
+        .collect();
+    let files: Vec<(&str, Vec<u8>)> = files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
+    let (status, dataset) = call(&state, multipart("/datasets/upload", &files, None)).await;
+    assert_eq!(status, StatusCode::CREATED, "{dataset}");
+    let id = dataset["id"].as_str().unwrap();
+    let init = json!([
+        [-100.0, 40.0],
+        [-60.0, -15.0],
+        [10.0, 50.0],
+        [20.0, 0.0],
+        [80.0, 25.0],
+        [130.0, -20.0]
+    ]);
+    let mut manifest: Vec<Value> = Vec::new();
+    for engine in ["embedded", "postgis"] {
+        for (kind, params) in [
+            ("kmeans", json!({"k": 6, "init": init})),
+            ("dbscan", json!({"eps": 6.0, "min_samples": 3})),
+        ] {
+            let capability = format!("cluster_{kind}");
+            let request = json!({"dataset_id": id, "engine": engine, "pipeline": {"name": "c",
+                "steps": [{"id": "c", "capability": capability, "params": params}]}});
+            let (status, run) = call(&state, post("/api/pipelines/execute", &request)).await;
+            assert_eq!(status, StatusCode::OK, "{engine} {kind}: {run}");
+            let mut case = params.clone();
+            case["kind"] = json!(kind);
+            case["engine"] = json!(engine);
+            case["path"] = run["result_path"].clone();
+            manifest.push(case);
+        }
+    }
+    let file = dir.path().join("clusters.json");
+    std::fs::write(&file, serde_json::to_vec(&manifest).unwrap()).unwrap();
+    let problems = run_python(COMPARE, &[&file.display().to_string()]);
+    assert!(problems.trim().is_empty(), "{problems}");
+}
