@@ -3,9 +3,22 @@
 //! 3 to 9 (up to 12) colours, and matplotlib's perceptually uniform ramps (viridis, magma,
 //! inferno, plasma; CC0) as 256 steps. Colours are `0xRRGGBB`.
 
-mod data;
+mod diverging;
+mod qualitative;
+mod ramps;
+mod sequential;
 
-use data::{BREWER, RAMPS};
+use ramps::RAMPS;
+
+/// ColorBrewer's schemes with their kind: name, kind, and the sets of 3, 4, ... colours.
+fn brewer() -> impl Iterator<Item = (&'static str, SchemeKind, &'static [&'static [u32]])> {
+    let kind = |schemes: &'static [(&'static str, &'static [&'static [u32]])], kind: SchemeKind| {
+        schemes.iter().map(move |(name, sets)| (*name, kind, *sets))
+    };
+    kind(sequential::SEQUENTIAL, SchemeKind::Sequential)
+        .chain(kind(diverging::DIVERGING, SchemeKind::Diverging))
+        .chain(kind(qualitative::QUALITATIVE, SchemeKind::Qualitative))
+}
 
 /// What a scheme is made for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -23,9 +36,8 @@ pub enum SchemeKind {
 
 /// Every scheme's name and kind.
 pub fn schemes() -> Vec<(&'static str, SchemeKind)> {
-    BREWER
-        .iter()
-        .map(|(name, kind, _)| (*name, *kind))
+    brewer()
+        .map(|(name, kind, _)| (name, kind))
         .chain(RAMPS.iter().map(|(name, _)| (*name, SchemeKind::Ramp)))
         .collect()
 }
@@ -38,7 +50,7 @@ pub fn colors(name: &str, n: usize) -> Option<Vec<u32>> {
     if n == 0 {
         return Some(Vec::new());
     }
-    if let Some((_, _, sets)) = BREWER.iter().find(|(s, _, _)| s.eq_ignore_ascii_case(name)) {
+    if let Some((_, _, sets)) = brewer().find(|(s, _, _)| s.eq_ignore_ascii_case(name)) {
         let smallest = sets.first()?.len();
         if let Some(set) = sets.get(n.wrapping_sub(smallest)) {
             return Some(set.to_vec());
@@ -78,9 +90,7 @@ pub fn at(name: &str, t: f64) -> Option<u32> {
         let step = ((t * 256.0) as usize).min(255);
         return Some(steps[step]);
     }
-    let (_, _, sets) = BREWER
-        .iter()
-        .find(|(s, _, _)| s.eq_ignore_ascii_case(name))?;
+    let (_, _, sets) = brewer().find(|(s, _, _)| s.eq_ignore_ascii_case(name))?;
     let stops = sets.last()?;
     Some(blend(stops, t * (stops.len() - 1) as f64))
 }
