@@ -13,7 +13,6 @@ use serde_json::{Value, json};
 
 use super::extract::{ApiJson, ApiQuery};
 use crate::blocking::blocking;
-use crate::datasets::lookup::find_dataset_layer;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::styles::Style;
@@ -36,22 +35,26 @@ pub struct StyleQuery {
     pub format: Option<String>,
 }
 
-/// The layer a request names, and the dataset's id.
+/// The layer of dataset `id` a request names (default: the first). A style is the catalog's
+/// alone: a remote layer is not fetched for it.
 async fn layer_of(
     state: &AppState,
     id: &str,
     layer: Option<&str>,
 ) -> Result<geomill_backends::store::LayerRecord, ApiError> {
     let dataset = crate::datasets::lookup::find(state, id).await?;
-    let name = match layer {
-        Some(name) => name.to_owned(),
-        None => dataset
-            .layers
-            .first()
-            .map(|l| l.name.clone())
-            .ok_or_else(|| ApiError::not_found(format!("dataset {id} has no layer")))?,
+    let found = match layer {
+        Some(name) => dataset.layers.iter().find(|l| l.name == name),
+        None => dataset.layers.first(),
     };
-    Ok(find_dataset_layer(state, id, &name).await?.1)
+    found.cloned().ok_or_else(|| {
+        let known: Vec<&str> = dataset.layers.iter().map(|l| l.name.as_str()).collect();
+        ApiError::not_found(format!(
+            "dataset {id} has no layer {:?} (layers: {})",
+            layer.unwrap_or_default(),
+            known.join(", ")
+        ))
+    })
 }
 
 /// A layer's style as QML (or, with `format=json`, the model); a layer without a stored style
