@@ -24,7 +24,7 @@ export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS ?= -C link-arg=-fuse-ld=m
 # rides on the build, the dependencies are compiled once.
 LINTED := RUSTC_WORKSPACE_WRAPPER=$(CURDIR)/scripts/clippy-rustc.sh
 
-.PHONY: run test setup-run setup-test build lint bench bench-ogc bench-engines bench-native bench-real
+.PHONY: run test setup-run setup-test build lint bench bench-ogc bench-engines bench-native bench-real bench-statistics
 
 setup-run:
 	@scripts/setup.sh run >/dev/null
@@ -62,6 +62,11 @@ bench-engines: setup-test
 ## DuckDB and PostGIS SQL and GeoPandas (a throw-away PostGIS).
 bench-real: setup-test
 	scripts/with-postgis.sh cargo bench --locked --bench real_layers
+
+## make bench-statistics: Moran's I, k-means and DBSCAN on real-shaped files through the upload
+## path, against PySAL and scikit-learn in the same run.
+bench-statistics: setup-test
+	cargo bench --locked --bench statistics
 
 ## make bench-native: the standard workloads on the native backend, embedded DuckDB SQL and
 ## PostGIS SQL (a throw-away PostGIS). `--workspace`, not `-p geomill-backends`: the features

@@ -8,6 +8,8 @@
   polygons and multipolygons (islands), has holes (lakes), a few invalid polygons (bow ties,
   holes touching or crossing their shell, as real files have), a few NULL and empty
   geometries, and NULLs in its attributes. Its geometry type is "Geometry" (unknown).
+- `tiles.gpkg`, layer `tiles`: the same pieces as cut (no noise): neighbours share borders
+  vertex for vertex, as an administrative layer does; NULL and empty geometries, NULL values.
 - `points.parquet`: N points (default 1,000,000) as GeoParquet, in 400 clusters over the land,
   with an integer `id`, a double `value` (some NULL) and a text `kind`.
 
@@ -94,8 +96,8 @@ def invalid(polygon, rng, kind):
     return Polygon(coords)
 
 
-def regions(cell, max_lat=90.0, seed=20261124):
-    rng = np.random.default_rng(seed)
+def pieces_of_countries(cell, max_lat):
+    """The Natural Earth countries cut by a grid of CELL-degree cells."""
     world = gpd.read_file(countries_path())[["name", "continent", "pop_est", "geometry"]]
     cells = []
     for x in np.arange(-180, 180, cell):
@@ -103,7 +105,26 @@ def regions(cell, max_lat=90.0, seed=20261124):
             cells.append(shapely.box(x, y, min(x + cell, 180), min(y + cell, max_lat)))
     grid = gpd.GeoDataFrame(geometry=cells, crs=world.crs)
     pieces = gpd.overlay(world, grid, how="intersection", keep_geom_type=True)
-    pieces = pieces[~pieces.geometry.is_empty].reset_index(drop=True)
+    return pieces[~pieces.geometry.is_empty].reset_index(drop=True)
+
+
+def tiles(pieces, seed=20261125):
+    """The pieces as cut, neighbours sharing their borders vertex for vertex (what contiguity
+    weights need), with NULL and empty geometries and NULL values at fixed positions."""
+    rng = np.random.default_rng(seed)
+    geometries = [None if i % 250 == 7 else shapely.from_wkt("POLYGON EMPTY") if i % 500 == 11
+                  else g for i, g in enumerate(pieces.geometry)]
+    values = [None if rng.random() < 0.05 else float(np.round(rng.gamma(2.0, 50.0), 3))
+              for _ in geometries]
+    return gpd.GeoDataFrame(
+        {"id": np.arange(1, len(geometries) + 1), "name": pieces["name"],
+         "continent": pieces["continent"], "value": values},
+        geometry=gpd.GeoSeries(geometries, crs="EPSG:4326"),
+    )
+
+
+def regions(pieces, seed=20261124):
+    rng = np.random.default_rng(seed)
     geometries, names, pops, values = [], [], [], []
     for i, row in pieces.iterrows():
         g = shapely.segmentize(row.geometry, 0.02)
@@ -168,10 +189,14 @@ def main():
     )
     args = parser.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
-    layer = regions(args.cell, args.max_lat)
+    pieces = pieces_of_countries(args.cell, args.max_lat)
+    layer = regions(pieces)
     layer.to_file(os.path.join(args.out_dir, "regions.gpkg"), layer="regions", driver="GPKG",
                   engine="pyogrio", promote_to_multi=False, geometry_type="Unknown",
                   VERSION="1.2")
+    tiles(pieces).to_file(os.path.join(args.out_dir, "tiles.gpkg"), layer="tiles", driver="GPKG",
+                          engine="pyogrio", promote_to_multi=False, geometry_type="Unknown",
+                          VERSION="1.2")
     if args.points > 0:
         points(args.points, layer).to_parquet(os.path.join(args.out_dir, "points.parquet"))
 

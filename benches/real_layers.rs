@@ -32,54 +32,19 @@ use geomill::config::Config;
 use geomill::state::AppState;
 use geomill_planner::optimizer::EngineMode;
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
 #[path = "common/timing.rs"]
 #[allow(dead_code)]
 mod timing;
 use timing::{Timing, median, print_row, setting};
 
+#[path = "common/app.rs"]
+mod app;
+use app::{call, upload};
+
 /// The tests' and benches' Python (GeoPandas installed by `scripts/setup.sh test`).
 fn python() -> String {
     std::env::var("GEOMILL_PYTHON").unwrap_or_else(|_| "python3".into())
-}
-
-/// Sends one request to the in-process app; answers status and JSON body.
-async fn call(state: &AppState, request: Request<Body>) -> (StatusCode, Value) {
-    let response = geomill::api::app(state.clone())
-        .oneshot(request)
-        .await
-        .unwrap();
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), 64 << 20)
-        .await
-        .unwrap();
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
-}
-
-/// Uploads `path` as the server's upload form does; answers the dataset.
-async fn upload(state: &AppState, path: &Path) -> Value {
-    let name = path.file_name().unwrap().to_string_lossy().into_owned();
-    let boundary = "geomill-bench-boundary";
-    let mut body = format!(
-        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
-    )
-    .into_bytes();
-    body.extend(std::fs::read(path).unwrap());
-    body.extend(format!("\r\n--{boundary}--\r\n").into_bytes());
-    let request = Request::post("/datasets/upload")
-        .header(
-            "content-type",
-            format!("multipart/form-data; boundary={boundary}"),
-        )
-        .body(Body::from(body))
-        .unwrap();
-    let (status, dataset) = call(state, request).await;
-    assert_eq!(status, StatusCode::CREATED, "{dataset}");
-    dataset
 }
 
 /// `<dataset id>/<layer>` of an uploaded dataset's first layer, and its stored table.

@@ -120,6 +120,12 @@ if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then
     log "installing mapclassify and palettable for the tests"
     "$venv/bin/pip" install -q --disable-pip-version-check "mapclassify==2.10.0" "palettable==3.3.3"
   fi
+  # PySAL's weights and spatial statistics are the references of the statistics tests and
+  # benchmark (tests/it/statistics.rs, benches/statistics.rs).
+  if ! "$venv/bin/python" -c "import libpysal, esda; assert libpysal.__version__ == '4.14.1' and esda.__version__ == '2.9.0'" 2>/dev/null; then
+    log "installing libpysal and esda for the tests"
+    "$venv/bin/pip" install -q --disable-pip-version-check "libpysal==4.14.1" "esda==2.9.0"
+  fi
   # schemathesis fuzzes the HTTP API against its own OpenAPI document (tests/it/schemathesis.rs).
   if ! "$venv/bin/python" -c "import schemathesis; assert schemathesis.__version__ == '4.32.5'" 2>/dev/null; then
     log "installing schemathesis for the tests"

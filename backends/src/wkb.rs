@@ -200,6 +200,29 @@ fn write_polygon_body(polygon: &Polygon<f64>, out: &mut Vec<u8>) {
     }
 }
 
+/// Little-endian WKB of a polygon of one ring (`ring` closed: its last point is its first).
+pub fn write_ring_polygon(ring: &[[f64; 2]], out: &mut Vec<u8>) {
+    out.push(1);
+    out.extend_from_slice(&3u32.to_le_bytes());
+    out.extend_from_slice(&1u32.to_le_bytes());
+    write_points(ring, out);
+}
+
+/// Little-endian WKB of a line string.
+pub fn write_line(points: &[[f64; 2]], out: &mut Vec<u8>) {
+    out.push(1);
+    out.extend_from_slice(&2u32.to_le_bytes());
+    write_points(points, out);
+}
+
+fn write_points(points: &[[f64; 2]], out: &mut Vec<u8>) {
+    out.extend_from_slice(&(points.len() as u32).to_le_bytes());
+    for [x, y] in points {
+        out.extend_from_slice(&x.to_le_bytes());
+        out.extend_from_slice(&y.to_le_bytes());
+    }
+}
+
 /// Little-endian WKB of a polygon (one part) or multipolygon.
 pub fn write_polygonal(shape: &MultiPolygon<f64>, out: &mut Vec<u8>) {
     out.push(1);

@@ -3,12 +3,13 @@
 //! compared with mapclassify's on the same values in the tests' Python.
 
 use axum::http::StatusCode;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::common;
-use common::post_json as post;
 use common::real::run_python;
-use common::{call, multipart, shared};
+use common::post_json as post;
+use common::uploads::{countries_on_every_engine, run, upload, upload_countries};
+use common::{call, shared};
 
 const ENGINES: [&str; 4] = ["embedded", "native", "postgis", "hybrid"];
 
@@ -61,62 +62,6 @@ for case in json.load(open(sys.argv[1])):
         problems.append(f"{label}: a NULL value was coloured")
 print("\n".join(problems))
 "#;
-
-async fn upload(state: &geomill::state::AppState, files: &[(&str, Vec<u8>)]) -> String {
-    let (status, dataset) = call(state, multipart("/datasets/upload", files, None)).await;
-    assert_eq!(status, StatusCode::CREATED, "{dataset}");
-    dataset["id"].as_str().unwrap().to_owned()
-}
-
-fn shapefile(stem: &str) -> Vec<(String, Vec<u8>)> {
-    ["shp", "shx", "dbf", "prj", "cpg"]
-        .iter()
-        .map(|ext| {
-            let name = format!("{stem}.{ext}");
-            (
-                name.clone(),
-                std::fs::read(shared(&format!("{stem}/{name}"))).unwrap(),
-            )
-        })
-        .collect()
-}
-
-/// Uploads the Natural Earth countries as a loose Shapefile; answers the dataset's id.
-async fn upload_countries(state: &geomill::state::AppState) -> String {
-    let countries = shapefile("naturalearth_lowres");
-    let files: Vec<(&str, Vec<u8>)> = countries
-        .iter()
-        .map(|(name, bytes)| (name.as_str(), bytes.clone()))
-        .collect();
-    upload(state, &files).await
-}
-
-/// A server state that can run on every engine (a fresh PostGIS database named after
-/// `purpose`), with the countries uploaded; answers its folder, the state and their id.
-async fn countries_on_every_engine(
-    purpose: &str,
-) -> (tempfile::TempDir, geomill::state::AppState, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = geomill::config::Config::with_data_dir(dir.path().join("data"));
-    config.postgis_dsn = Some(common::postgis::fresh_database(purpose).await);
-    let state = geomill::state::AppState::open(config).unwrap();
-    let countries = upload_countries(&state).await;
-    (dir, state, countries)
-}
-
-/// Runs `steps` over `dataset` on `engine`; answers the result file.
-async fn run(
-    state: &geomill::state::AppState,
-    dataset: &str,
-    engine: &str,
-    steps: Value,
-) -> String {
-    let request = json!({"dataset_id": dataset, "engine": engine,
-        "pipeline": {"name": "classes", "steps": steps}});
-    let (status, run) = call(state, post("/api/pipelines/execute", &request)).await;
-    assert_eq!(status, StatusCode::OK, "{engine} {steps}: {run}");
-    run["result_path"].as_str().unwrap().to_owned()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn classes_equal_mapclassify_on_every_method_and_engine() {

@@ -1,6 +1,8 @@
-//! `cluster_kmeans` and `cluster_dbscan` against scikit-learn: the Natural Earth cities uploaded
-//! as a Shapefile, clustered through `/api/pipelines/execute` on the embedded and PostGIS
-//! engines, and each city's cluster compared with scikit-learn's on the same coordinates.
+//! `cluster_kmeans`, `cluster_dbscan` and `cluster_hdbscan` against scikit-learn: the Natural
+//! Earth cities uploaded as a Shapefile, clustered through `/api/pipelines/execute` on every
+//! engine mode, and each city's cluster compared with scikit-learn's on the same coordinates
+//! (great-circle distances for DBSCAN in metres and for HDBSCAN on lon/lat: scikit-learn's
+//! `haversine` metric).
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
@@ -12,13 +14,21 @@ use common::{call, multipart, shared};
 
 /// Compares each result (`[{path, kind, ...}]`) with scikit-learn; prints one line per
 /// difference.
-const COMPARE: &str = r#"
+pub const COMPARE: &str = r#"
 import json, sys, warnings
 import geopandas as gpd, numpy as np
-from sklearn.cluster import DBSCAN, KMeans
+from sklearn.cluster import DBSCAN, HDBSCAN, KMeans
 warnings.filterwarnings("ignore")
+R = 6371008.8
 problems = []
-for case in json.load(open(sys.argv[1])):
+
+def same_up_to_renumbering(ours, theirs):
+    pairs = set(zip(ours.tolist(), theirs.tolist()))
+    return (len(pairs) == len({a for a, _ in pairs}) == len({b for _, b in pairs})
+            and all((a == -1) == (b == -1) for a, b in pairs))
+
+cases = json.load(open(sys.argv[1]))
+for case in cases:
     frame = gpd.read_file(case["path"])
     xy = np.column_stack([frame.geometry.x.to_numpy(), frame.geometry.y.to_numpy()])
     ours = frame["cluster"].to_numpy()
@@ -27,6 +37,20 @@ for case in json.load(open(sys.argv[1])):
         init = np.array(case["init"], dtype="float64")
         theirs = KMeans(n_clusters=len(init), init=init, n_init=1, algorithm="lloyd",
                         max_iter=300, tol=0).fit(xy).labels_
+    elif case["kind"] == "hdbscan":
+        planar = case.get("metric") == "euclidean"
+        theirs = HDBSCAN(min_cluster_size=case["min_cluster_size"],
+                         min_samples=case.get("min_samples"),
+                         metric="euclidean" if planar else "haversine"
+                         ).fit(xy if planar else np.radians(xy[:, ::-1])).labels_
+        if not same_up_to_renumbering(ours, theirs):
+            problems.append(f"{label} {case}: clusters differ from scikit-learn's: ours "
+                            f"{np.bincount(ours + 1).tolist()}, theirs {np.bincount(theirs + 1).tolist()}")
+        continue
+    elif case.get("unit") == "meters":
+        radians = np.radians(xy[:, ::-1])
+        theirs = DBSCAN(eps=case["eps"] / R, min_samples=case["min_samples"],
+                        metric="haversine").fit(radians).labels_
     else:
         dx = xy[:, 0][:, None] - xy[:, 0][None, :]
         dy = xy[:, 1][:, None] - xy[:, 1][None, :]
@@ -36,7 +60,7 @@ for case in json.load(open(sys.argv[1])):
     if not np.array_equal(ours, theirs):
         bad = int(np.sum(ours != theirs))
         problems.append(f"{label}: {bad} of {len(ours)} features in another cluster")
-print("\n".join(problems))
+print("\n".join(problems) or f"compared {len(cases)} cases")
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -66,10 +90,13 @@ async fn clusters_equal_scikit_learn() {
         [130.0, -20.0]
     ]);
     let mut manifest: Vec<Value> = Vec::new();
-    for engine in ["embedded", "postgis"] {
+    for engine in ["embedded", "postgis", "native", "hybrid"] {
         for (kind, params) in [
             ("kmeans", json!({"k": 6, "init": init})),
-            ("dbscan", json!({"eps": 6.0, "min_samples": 3})),
+            ("dbscan", json!({"eps": 6.0, "unit": "degrees", "min_samples": 3})),
+            ("dbscan", json!({"eps": 600_000, "unit": "meters", "min_samples": 4})),
+            ("hdbscan", json!({"min_cluster_size": 5})),
+            ("hdbscan", json!({"min_cluster_size": 8, "min_samples": 3})),
         ] {
             let capability = format!("cluster_{kind}");
             let request = json!({"dataset_id": id, "engine": engine, "pipeline": {"name": "c",
@@ -86,5 +113,5 @@ async fn clusters_equal_scikit_learn() {
     let file = dir.path().join("clusters.json");
     std::fs::write(&file, serde_json::to_vec(&manifest).unwrap()).unwrap();
     let problems = run_python(COMPARE, &[&file.display().to_string()]);
-    assert!(problems.trim().is_empty(), "{problems}");
+    assert_eq!(problems.trim(), format!("compared {} cases", manifest.len()));
 }

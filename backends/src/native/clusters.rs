@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use geos::Geom;
+use rayon::prelude::*;
 
 use super::NativeError;
 use super::geometry_ops::to_geos;
@@ -153,44 +154,100 @@ pub fn kmeans(
     labels
 }
 
+/// The Earth's mean radius (m): great-circle distances are measured on this sphere, as
+/// scikit-learn's `haversine` metric times it.
+pub const EARTH_RADIUS: f64 = 6_371_008.8;
+
+/// The great-circle distance between two longitude/latitude points (degrees) in radians of
+/// the unit sphere, by the haversine formula in scikit-learn's order of operations (its
+/// `haversine` metric on `[lat, lon]` radians), so that equal distances compare equal on both.
+pub fn haversine_radians(a: [f64; 2], b: [f64; 2]) -> f64 {
+    let (lat1, lat2) = (a[1].to_radians(), b[1].to_radians());
+    let sin_lat = (0.5 * (lat1 - lat2)).sin();
+    let sin_lon = (0.5 * (a[0].to_radians() - b[0].to_radians())).sin();
+    2.0 * (sin_lat * sin_lat + lat1.cos() * lat2.cos() * sin_lon * sin_lon)
+        .sqrt()
+        .asin()
+}
+
 /// The DBSCAN label of each point (−1 noise), clusters numbered in the order of their first
 /// core point, border points labelled by the first cluster whose depth-first walk reaches
 /// them, neighbourhoods in point order (scikit-learn's `dbscan_inner`).
 pub fn dbscan(points: &[[f64; 2]], eps: f64, min_samples: usize) -> Vec<i64> {
-    #[allow(clippy::cast_possible_truncation)]
-    let cell = |p: [f64; 2]| ((p[0] / eps).floor() as i64, (p[1] / eps).floor() as i64);
-    let mut grid: HashMap<(i64, i64), Vec<usize>> = HashMap::new();
-    for (i, p) in points.iter().enumerate() {
-        grid.entry(cell(*p)).or_default().push(i);
-    }
-    let neighbourhoods: Vec<Vec<usize>> = points
+    label(&neighbourhoods(points, eps), min_samples)
+}
+
+/// DBSCAN of longitude/latitude points with `eps` in metres of great-circle distance: the
+/// points on a sphere of [`EARTH_RADIUS`], neighbours within the chord of `eps` (the same
+/// pairs as the great-circle distance, which grows with the chord).
+pub fn dbscan_on_sphere(points: &[[f64; 2]], eps: f64, min_samples: usize) -> Vec<i64> {
+    let on_sphere: Vec<[f64; 3]> = points
         .iter()
         .map(|p| {
-            let (cx, cy) = cell(*p);
+            let (lon, lat) = (p[0].to_radians(), p[1].to_radians());
+            [
+                EARTH_RADIUS * lat.cos() * lon.cos(),
+                EARTH_RADIUS * lat.cos() * lon.sin(),
+                EARTH_RADIUS * lat.sin(),
+            ]
+        })
+        .collect();
+    let chord = 2.0 * EARTH_RADIUS * (eps.min(PI_RADIUS) / (2.0 * EARTH_RADIUS)).sin();
+    label(&neighbourhoods(&on_sphere, chord), min_samples)
+}
+
+/// Half the Earth's circumference: no two points are further apart.
+const PI_RADIUS: f64 = std::f64::consts::PI * EARTH_RADIUS;
+
+/// Each point's neighbours within `eps` (itself included), in point order, found through a
+/// grid of `eps` cells.
+fn neighbourhoods<const N: usize>(points: &[[f64; N]], eps: f64) -> Vec<Vec<usize>> {
+    #[allow(clippy::cast_possible_truncation)]
+    let cell = |p: &[f64; N]| p.map(|v| (v / eps).floor() as i64);
+    let mut grid: HashMap<[i64; N], Vec<usize>> = HashMap::new();
+    for (i, p) in points.iter().enumerate() {
+        grid.entry(cell(p)).or_default().push(i);
+    }
+    let within = |a: &[f64; N], b: &[f64; N]| {
+        a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt() <= eps
+    };
+    let offsets: Vec<[i64; N]> = (0..3_usize.pow(N as u32))
+        .map(|mut n| {
+            std::array::from_fn(|_| {
+                let d = (n % 3) as i64 - 1;
+                n /= 3;
+                d
+            })
+        })
+        .collect();
+    points
+        .par_iter()
+        .map(|p| {
+            let home = cell(p);
             let mut found: Vec<usize> = Vec::new();
-            for dx in -1..=1 {
-                for dy in -1..=1 {
-                    if let Some(members) = grid.get(&(cx + dx, cy + dy)) {
-                        found.extend(
-                            members
-                                .iter()
-                                .filter(|&&j| squared(*p, points[j]).sqrt() <= eps),
-                        );
-                    }
+            for offset in &offsets {
+                let key: [i64; N] = std::array::from_fn(|d| home[d] + offset[d]);
+                if let Some(members) = grid.get(&key) {
+                    found.extend(members.iter().filter(|&&j| within(p, &points[j])));
                 }
             }
             found.sort_unstable();
             found
         })
-        .collect();
+        .collect()
+}
+
+/// DBSCAN's labels from the neighbourhoods: a depth-first walk from each unlabelled core
+/// point in order.
+fn label(neighbourhoods: &[Vec<usize>], min_samples: usize) -> Vec<i64> {
     let core: Vec<bool> = neighbourhoods
         .iter()
         .map(|n| n.len() >= min_samples)
         .collect();
-    let mut labels = vec![-1_i64; points.len()];
+    let mut labels = vec![-1_i64; neighbourhoods.len()];
     let mut next_label = 0;
     let mut stack = Vec::new();
-    for start in 0..points.len() {
+    for start in 0..neighbourhoods.len() {
         if labels[start] != -1 || !core[start] {
             continue;
         }
@@ -231,5 +288,13 @@ mod tests {
         let seeded = kmeans(&points[..6], 2, &[], 7, 10);
         assert_eq!(seeded, kmeans(&points[..6], 2, &[], 7, 10));
         assert_ne!(seeded[0], seeded[3]);
+    }
+
+    #[test]
+    fn dbscan_on_the_sphere_measures_metres() {
+        // 0.01° of latitude is about 1,112 m anywhere; 0.01° of longitude at 60° N about 556 m.
+        let points = [[10.0, 60.0], [10.01, 60.0], [10.0, 60.01], [50.0, 0.0]];
+        assert_eq!(dbscan_on_sphere(&points, 600.0, 2), [0, 0, -1, -1]);
+        assert_eq!(dbscan_on_sphere(&points, 1200.0, 2), [0, 0, 0, -1]);
     }
 }

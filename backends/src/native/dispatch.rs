@@ -5,12 +5,13 @@
 //! [`NativeError::Unsupported`] before any work, so the caller can run the node's SQL instead.
 
 use geomill_planner::plan::native::{NativeKernel, native_support};
-use geomill_planner::plan::operator::{Operator, ValueExpr};
+use geomill_planner::plan::operator::{GenerateOp, Operator, ValueExpr};
 
 use super::layer::{Layer, Wkb};
 use super::stage::NativeNode;
 use super::{
-    NativeError, aggregate, classify, geometry_ops, joins, overlay, relational, scale, wkb,
+    NativeError, aggregate, classify, geometry_ops, joins, overlay, relational, scale, statistics,
+    tessellation, wkb,
 };
 
 /// The WKB type codes a kernel's input may hold.
@@ -91,6 +92,27 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
         }
         NativeKernel::Classify(c) => classify::classify(main()?, c),
         NativeKernel::Scale(s) => scale::scale(main()?, s),
+        NativeKernel::Statistic(s) => statistics::statistic(main()?, s),
+        NativeKernel::Generate(GenerateOp::Grid { grid, touching }) => {
+            tessellation::grid(main()?, grid, *touching)
+        }
+        NativeKernel::Generate(GenerateOp::Density {
+            grid,
+            kernel,
+            bandwidth,
+            weight,
+            keep_empty,
+        }) => tessellation::density(
+            main()?,
+            grid,
+            *kernel,
+            *bandwidth,
+            weight.as_deref(),
+            *keep_empty,
+        ),
+        NativeKernel::Generate(GenerateOp::Neighbours { weights, id_field }) => {
+            statistics::neighbours_table(main()?, weights, id_field.as_deref())
+        }
         NativeKernel::Relational => {
             relational::run(op, inputs, &node.input_schemas, node.output.as_ref())
         }

@@ -8,11 +8,13 @@
 //! azimuthal equidistant frame around each feature, here computed with geodesics).
 
 pub mod aggregate;
+pub mod autocorrelation;
 pub mod classify;
 pub mod clusters;
 pub mod dispatch;
 pub mod geometry_ops;
 pub mod grid;
+pub mod hdbscan;
 pub mod joins;
 pub mod layer;
 pub mod measures;
@@ -22,6 +24,9 @@ pub mod relational;
 mod ring_bands;
 pub mod scale;
 pub mod stage;
+pub mod statistics;
+pub mod tessellation;
+pub mod weights;
 
 use rayon::prelude::*;
 
@@ -43,6 +48,9 @@ pub enum NativeError {
     Geometry { row: usize, reason: String },
     #[error("the native backend does not run {0}")]
     Unsupported(String),
+    /// The parameters cannot be computed on this data (a grid too fine for its extent, say).
+    #[error("{0}")]
+    Input(String),
     #[error("GEOS: {0}")]
     Geos(String),
     #[error("Arrow: {0}")]

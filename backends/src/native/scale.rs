@@ -15,7 +15,7 @@ use geomill_planner::plan::operator::{
 
 use super::classify::{breaks, class_of, mean, numbers, numpy_sum, with_columns};
 use super::layer::Layer;
-use super::{NativeError, clusters};
+use super::{NativeError, clusters, hdbscan};
 
 /// Computes `op` over `layer`.
 pub fn scale(layer: &Layer, op: &ScaleOp) -> Result<Layer, NativeError> {
@@ -98,8 +98,35 @@ pub fn scale(layer: &Layer, op: &ScaleOp) -> Result<Layer, NativeError> {
                 .map(|c| c as i64)
                 .collect()
         }),
-        ScaleKind::Dbscan { eps, min_samples } => clustered(layer, &outputs, |points| {
-            clusters::dbscan(points, *eps, *min_samples as usize)
+        ScaleKind::Dbscan {
+            eps,
+            min_samples,
+            geodesic,
+        } => clustered(layer, &outputs, |points| {
+            if *geodesic {
+                clusters::dbscan_on_sphere(points, *eps, *min_samples as usize)
+            } else {
+                clusters::dbscan(points, *eps, *min_samples as usize)
+            }
+        }),
+        ScaleKind::Hdbscan {
+            min_cluster_size,
+            min_samples,
+            geodesic,
+        } => clustered(layer, &outputs, |points| {
+            let (size, samples) = (*min_cluster_size as usize, *min_samples as usize);
+            if *geodesic {
+                // The clusters do not depend on the distances' unit: radians of the unit
+                // sphere, as scikit-learn measures them.
+                hdbscan::hdbscan_by(
+                    points.len(),
+                    |a, b| clusters::haversine_radians(points[a], points[b]),
+                    size,
+                    samples,
+                )
+            } else {
+                hdbscan::hdbscan(points, size, samples)
+            }
         }),
     }
 }

@@ -79,6 +79,13 @@ pub struct ResolvedDistance {
     pub geodesic: bool,
 }
 
+/// Whether distances on the main input are measured as great circles: on geographic data, and
+/// (as metric distances are) on data whose CRS is not known, taken as lon/lat.
+pub fn measures_geodesic(ctx: &LowerContext<'_>) -> bool {
+    ctx.crs()
+        .is_none_or(|crs| crs_units(crs) == Some(CrsUnits::Degrees))
+}
+
 /// Turns `distance unit` into what the operators take. Metric units on geographic data (or on
 /// data whose CRS is not known, taken as lon/lat) are geodesic; on projected data they are
 /// converted to the CRS's units.

@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::checks::{DistanceUnit, resolve_distance};
 use super::cluster_kmeans::default_output;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
@@ -10,17 +11,23 @@ use crate::plan::operator::{Operator, ScaleKind, ScaleOp};
 use crate::schema::GEOM;
 
 /// Cluster the features by DBSCAN on their points (the centroid standing for a line or
-/// polygon), in the layer's coordinates: a point with at least `min_samples` points (itself
+/// polygon): a point with at least `min_samples` points (itself
 /// included) within `eps` is a core point; core points within `eps` of each other share a
 /// cluster, and a point within `eps` of a core point joins its cluster. `cluster` numbers the
 /// clusters from 0 in the order of their first core point; −1 is noise; NULL a NULL or empty
 /// geometry. Border points reachable from two clusters join the one found first, walking the
 /// features in order, as scikit-learn's `DBSCAN` does (the same labels on the same distances).
-/// Runs on the native backend whatever the engine.
+/// `eps` is in metres by default: on longitude/latitude data distances are then great-circle
+/// distances on a sphere of the Earth's mean radius (6,371,008.8 m, scikit-learn's
+/// `metric="haversine"`), on projected data `eps` is converted to the CRS's units; unit `crs`
+/// takes it in the layer's own units. Runs on the native backend whatever the engine.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ClusterDbscan {
-    /// The neighbourhood radius, in the layer's coordinate units.
+    /// The neighbourhood radius.
     pub eps: f64,
+    /// Unit of `eps` (default metres).
+    #[serde(default)]
+    pub unit: DistanceUnit,
     /// Points (the point itself included) within `eps` that make a core point (default 5).
     #[serde(default = "default_min_samples")]
     #[schemars(range(min = 1))]
@@ -52,11 +59,13 @@ impl CapabilityParams for ClusterDbscan {
         if self.min_samples == 0 {
             return Err(vec![Problem::new(ctx.at("min_samples"), "must be at least 1")]);
         }
+        let eps = resolve_distance(self.eps, self.unit, ctx, "eps")?;
         Ok(vec![Operator::Scale(ScaleOp {
             field: GEOM.to_owned(),
             kind: ScaleKind::Dbscan {
-                eps: self.eps,
+                eps: eps.value,
                 min_samples: self.min_samples,
+                geodesic: eps.geodesic,
             },
             output: self.output.clone(),
         })])

@@ -9,6 +9,7 @@ pub use registry::{Capability, CapabilityParams, Registered, all_capabilities, f
 
 pub mod checks;
 pub mod invalid;
+pub mod weights;
 mod listing;
 pub use listing::{CapabilityInfo, listing};
 
@@ -38,6 +39,7 @@ capabilities! {
     classify::Classify,
     classify_categorical::ClassifyCategorical,
     cluster_dbscan::ClusterDbscan,
+    cluster_hdbscan::ClusterHdbscan,
     cluster_kmeans::ClusterKmeans,
     clip::Clip,
     coalesce_fields::CoalesceFields,
@@ -49,10 +51,15 @@ capabilities! {
     erase::Erase,
     export::Export,
     filter::Filter,
+    getis_ord_g::GetisOrdG,
     graduated_size::GraduatedSize,
+    grid_create::GridCreate,
+    hexgrid_create::HexgridCreate,
     head_tail_breaks::HeadTailBreaks,
     intersects::Intersects,
+    kde_heatmap::KdeHeatmap,
     merge_layers::MergeLayers,
+    morans_i::MoransI,
     nearest_neighbor::NearestNeighbor,
     normalize::Normalize,
     overlay_intersection::OverlayIntersection,
@@ -61,6 +68,7 @@ capabilities! {
     reproject::Reproject,
     simplify::Simplify,
     sort::Sort,
+    spatial_weights::SpatialWeights,
     spatial_aggregate::SpatialAggregate,
     spatial_join::SpatialJoin,
     top_n::TopN,

@@ -86,6 +86,8 @@ fn describe_op(op: &Operator) -> String {
         },
         Operator::Filter { predicate } => format!("{name} {predicate}"),
         Operator::Scale(s) => format!("{name} {} output={}", s.describe(), s.output),
+        Operator::Statistic(s) => format!("{name} {} output={}", s.describe(), s.output),
+        Operator::Generate(g) => format!("{name} {}", g.describe()),
         Operator::Classify(c) => format!(
             "{name} field={} method={} classes={} output={}{}",
             c.field,

@@ -9,5 +9,6 @@ pub mod lower;
 pub mod native;
 pub mod operator;
 pub mod schema_infer;
+mod statistics;
 
 pub use graph::{EngineKind, Plan, PlanNode};

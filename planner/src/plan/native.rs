@@ -14,7 +14,8 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{BinaryOperator, Expr, visit_expressions};
 
 use super::operator::{
-    AggFunc, ClassifyOp, JoinHow, NearestOp, Operator, OverlayOp, ScaleOp, SpatialAggregateOp,
+    AggFunc, ClassifyOp, GenerateOp, JoinHow, NearestOp, Operator, OverlayOp, ScaleOp,
+    SpatialAggregateOp, StatisticOp,
     SpatialJoinOp, SpatialPredicate, ValueExpr,
 };
 use crate::expr::SqlExpr;
@@ -156,13 +157,20 @@ pub enum NativeKernel<'a> {
     Classify(&'a ClassifyOp),
     /// A per-row value from a field's values over the whole layer.
     Scale(&'a ScaleOp),
+    /// Per-feature statistics over spatial weights.
+    Statistic(&'a StatisticOp),
+    /// A new layer from the whole input.
+    Generate(&'a GenerateOp),
 }
 
 /// Whether only the native backend computes `op` (no SQL engine can): such a node runs
 /// natively whatever the engine mode, its data moved out of and back into the engine that
 /// holds the run's tables.
 pub fn native_only(op: &Operator) -> bool {
-    matches!(op, Operator::Classify(_) | Operator::Scale(_))
+    matches!(
+        op,
+        Operator::Classify(_) | Operator::Scale(_) | Operator::Statistic(_) | Operator::Generate(_)
+    )
 }
 
 /// The kernel that computes `op` natively; otherwise why none does, naming the operator.
@@ -201,6 +209,8 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
         Operator::Nearest(n) => Ok(NativeKernel::NearestPolygon(n)),
         Operator::Classify(c) => Ok(NativeKernel::Classify(c)),
         Operator::Scale(s) => Ok(NativeKernel::Scale(s)),
+        Operator::Statistic(s) => Ok(NativeKernel::Statistic(s)),
+        Operator::Generate(g) => Ok(NativeKernel::Generate(g)),
         Operator::Map(_) if is_relational(op) => relational_support(op),
         Operator::Map(map) => {
             let all_native = !map.set.is_empty()
@@ -284,6 +294,19 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
         NativeKernel::Scale(s) => format!(
             "{}: the field's values over every row, then each row's value",
             s.describe()
+        ),
+        NativeKernel::Statistic(s) => format!(
+            "{}: neighbours found through a grid index (contiguity: shared vertices hashed), statistics over every feature, permutations in parallel",
+            s.describe()
+        ),
+        NativeKernel::Generate(g) => format!(
+            "{}: {}",
+            g.describe(),
+            match g {
+                GenerateOp::Grid { .. } => "cells enumerated over the extent, tested against an R-tree of the features when only touching cells are kept",
+                GenerateOp::Density { .. } => "points binned in a grid of the kernel's reach, each cell's density summed over the points in reach, cells in parallel",
+                GenerateOp::Neighbours { .. } => "neighbours found through a grid index (contiguity: shared vertices hashed), one row per pair",
+            }
         ),
         NativeKernel::Classify(c) => format!(
             "classify {} ({}, {} classes asked): breaks over every non-NULL value as mapclassify computes them, then each row's class by its bounds",

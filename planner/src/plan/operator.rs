@@ -7,6 +7,10 @@ use crate::expr::SqlExpr;
 use crate::schema::FieldType;
 
 pub use super::geo_expr::GeoExpr;
+pub use super::statistics::{
+    DensityKernel, GenerateOp, GridShape, GridSpec, StatisticKind, StatisticOp, WeightsKind,
+    WeightsSpec, WeightsTransform,
+};
 
 /// One node's work.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +55,11 @@ pub enum Operator {
     /// A value per row from a field's values over the whole layer (rescaled, a category, a
     /// colour, a symbol size).
     Scale(ScaleOp),
+    /// Per-feature statistics over each feature's neighbours (spatial weights).
+    Statistic(StatisticOp),
+    /// A new layer made from the input as a whole (a grid, a density surface, a neighbours
+    /// table).
+    Generate(GenerateOp),
     /// Write the input to a file (a sink: nothing consumes it).
     Export(ExportOp),
 }
@@ -74,6 +83,8 @@ impl Operator {
             Self::Sample { .. } => "Sample",
             Self::Classify(_) => "Classify",
             Self::Scale(_) => "Scale",
+            Self::Statistic(_) => "Statistic",
+            Self::Generate(_) => "Generate",
             Self::Export(_) => "Export",
         }
     }
@@ -111,6 +122,8 @@ impl Operator {
             Self::Sort { keys, .. } => keys.iter().map(|k| k.column.clone()).collect(),
             Self::Classify(c) => vec![c.field.clone()],
             Self::Scale(s) => s.reads(),
+            Self::Statistic(s) => s.field.iter().cloned().collect(),
+            Self::Generate(g) => g.reads(),
             Self::SpatialFilter(_) | Self::Concat | Self::Sample { .. } | Self::Export(_) => {
                 Vec::new()
             }
@@ -427,8 +440,20 @@ pub enum ScaleKind {
         max_iter: u32,
         init: Vec<[f64; 2]>,
     },
-    /// DBSCAN clusters of the features' points, `eps` in the layer's units; −1 for noise.
-    Dbscan { eps: f64, min_samples: u32 },
+    /// DBSCAN clusters of the features' points, `eps` in the layer's units (in metres of
+    /// great-circle distance when `geodesic`); −1 for noise.
+    Dbscan {
+        eps: f64,
+        min_samples: u32,
+        geodesic: bool,
+    },
+    /// HDBSCAN clusters of the features' points (excess-of-mass selection); −1 for noise.
+    /// `geodesic`: great-circle distances on longitude/latitude.
+    Hdbscan {
+        min_cluster_size: u32,
+        min_samples: u32,
+        geodesic: bool,
+    },
 }
 
 impl ScaleOp {
@@ -446,7 +471,7 @@ impl ScaleOp {
             ScaleKind::Normalize(_) | ScaleKind::SymbolSize { .. } => {
                 vec![(self.output.clone(), FieldType::Double)]
             }
-            ScaleKind::KMeans { .. } | ScaleKind::Dbscan { .. } => {
+            ScaleKind::KMeans { .. } | ScaleKind::Dbscan { .. } | ScaleKind::Hdbscan { .. } => {
                 vec![(self.output.clone(), FieldType::Integer)]
             }
             ScaleKind::ColorRamp { .. } => vec![(self.output.clone(), FieldType::Text)],
@@ -494,9 +519,22 @@ impl ScaleOp {
                     "given initial centres".to_owned()
                 }
             ),
-            ScaleKind::Dbscan { eps, min_samples } => {
-                format!("DBSCAN of the points, eps={eps}, min_samples={min_samples}")
-            }
+            ScaleKind::Dbscan {
+                eps,
+                min_samples,
+                geodesic,
+            } => format!(
+                "DBSCAN of the points, eps={eps}{}, min_samples={min_samples}",
+                if *geodesic { " m" } else { "" }
+            ),
+            ScaleKind::Hdbscan {
+                min_cluster_size,
+                min_samples,
+                geodesic,
+            } => format!(
+                "HDBSCAN of the points{}, min_cluster_size={min_cluster_size}, min_samples={min_samples}",
+                if *geodesic { " (great-circle distances)" } else { "" }
+            ),
             ScaleKind::Bivariate {
                 other,
                 method,

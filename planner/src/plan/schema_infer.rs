@@ -138,6 +138,21 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
             }
             Some(schema)
         }
+        Operator::Statistic(statistic) => {
+            let mut schema = main?.clone();
+            for (name, ty) in statistic.outputs() {
+                schema.set(&name, ty);
+            }
+            Some(schema)
+        }
+        Operator::Generate(generate) => Some(Schema {
+            columns: generate
+                .columns()
+                .into_iter()
+                .map(|(name, ty)| Column { name, ty })
+                .collect(),
+            crs: main?.crs.clone(),
+        }),
         Operator::Classify(classify) => {
             let mut schema = main?.clone();
             let [class, lower, upper] = classify.output_columns();

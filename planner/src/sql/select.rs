@@ -405,21 +405,37 @@ pub fn select(
             ),
             None => format!("SELECT * FROM {}", ident(source)),
         },
-        Operator::Classify(c) => format!(
-            "SELECT t.* FROM {} AS t, ({}) AS native_only",
+        Operator::Classify(c) => native_only(
             main.from,
-            dialect.fail(&format!(
+            dialect,
+            &format!(
                 "classify ({}) runs on the native backend: no SQL engine computes its breaks",
                 c.method.as_str()
-            ))
+            ),
         ),
-        Operator::Scale(s) => format!(
-            "SELECT t.* FROM {} AS t, ({}) AS native_only",
+        Operator::Scale(s) => native_only(
             main.from,
-            dialect.fail(&format!(
+            dialect,
+            &format!(
                 "{} runs on the native backend: it needs the whole layer's values",
                 s.describe()
-            ))
+            ),
+        ),
+        Operator::Statistic(s) => native_only(
+            main.from,
+            dialect,
+            &format!(
+                "{} runs on the native backend: it needs every feature's neighbours",
+                s.describe()
+            ),
+        ),
+        Operator::Generate(g) => native_only(
+            main.from,
+            dialect,
+            &format!(
+                "the {} runs on the native backend: it is made from the whole layer",
+                g.describe()
+            ),
         ),
         Operator::Filter { predicate } => {
             format!(
@@ -516,4 +532,14 @@ pub fn select(
         ),
         Operator::Export(_) => format!("SELECT * FROM {}", main.from),
     })
+}
+
+/// The statement of a step only the native backend computes: it fails saying so when run
+/// (the fallback of a kernel that declines the data). The failing value is read by the
+/// query, so no optimizer drops it.
+fn native_only(from: &str, dialect: Dialect, message: &str) -> String {
+    format!(
+        "SELECT t.* FROM {from} AS t, ({}) AS native_only(e) WHERE native_only.e IS NULL",
+        dialect.fail(message)
+    )
 }

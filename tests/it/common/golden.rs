@@ -56,3 +56,22 @@ pub fn last_table(sql: &str) -> Option<String> {
         .and_then(|rest| rest.split('"').next())
         .map(str::to_owned)
 }
+
+/// What the statement of a step no SQL engine computes says when run (the plan gives such
+/// steps to the native backend in every engine mode).
+const NATIVE_ONLY: &str = "runs on the native backend";
+
+/// Whether a golden script holds a statement only the native backend computes: run as SQL, it
+/// must fail saying so.
+pub fn has_native_only(sql: &str) -> bool {
+    sql.contains(NATIVE_ONLY)
+}
+
+/// Checks that running a native-only script failed, naming why.
+pub fn failed_as_native_only(result: Result<(), String>) -> Result<(), String> {
+    match result {
+        Err(error) if error.contains(NATIVE_ONLY) => Ok(()),
+        Err(error) => Err(format!("failed for another reason: {error}")),
+        Ok(()) => Err("ran, though a step has no SQL".to_owned()),
+    }
+}

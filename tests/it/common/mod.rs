@@ -19,6 +19,7 @@ pub mod http;
 pub mod live;
 pub mod postgis;
 pub mod real;
+pub mod uploads;
 
 /// An app state on its own temporary data directory (kept alive by the returned guard).
 pub fn test_state() -> (tempfile::TempDir, AppState) {

@@ -26,7 +26,8 @@ pub fn run_python(script: &str, args: &[&str]) -> String {
 }
 
 /// Files of `benches/real_layers.py` in `dir`: `regions.gpkg` (Natural Earth countries cut by
-/// a grid of `cell` degrees: multipolygons, holes, invalid polygons, NULL and empty geometries)
+/// a grid of `cell` degrees: multipolygons, holes, invalid polygons, NULL and empty geometries;
+/// beside it `tiles.gpkg`, the same pieces sharing their borders)
 /// and, with `points` > 0, `points.parquet`.
 pub fn real_layers(dir: &Path, points: u32, cell: f64) -> (PathBuf, PathBuf) {
     let script = std::env::current_dir()

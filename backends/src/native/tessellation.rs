@@ -1,0 +1,566 @@
+//! Grids of square or hexagonal cells over an extent (the cells of PostGIS's `ST_SquareGrid`
+//! and `ST_HexagonGrid`), and the kernel density of a layer's points on a square grid.
+//!
+//! A grid lies in a plane: the layer's CRS, or, for sizes in metres on longitude/latitude, a
+//! local azimuthal equidistant frame around the extent's centre whose cell vertices are carried
+//! back to lon/lat.
+
+use std::collections::{HashMap, HashSet};
+use std::f64::consts::PI;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, BinaryArray, Float64Array, Int64Array, RecordBatch};
+use arrow::datatypes::{DataType, Field, Schema};
+use geomill_planner::plan::operator::{DensityKernel, GridShape, GridSpec};
+use geomill_planner::schema::GEOM;
+use geos::Geom;
+use rayon::prelude::*;
+
+use super::geometry_ops::to_geos;
+use super::layer::{Layer, Wkb};
+use super::{NativeError, classify, clusters};
+use crate::geodesic::LocalFrame;
+use crate::wkb;
+
+/// The most cells a grid may have.
+pub const MAX_CELLS: usize = 10_000_000;
+
+/// The cells of one size and shape: cell (i, j)'s place in the grid's plane.
+struct Lattice {
+    shape: GridShape,
+    size: f64,
+}
+
+impl Lattice {
+    fn half_height(&self) -> f64 {
+        self.size * 3_f64.sqrt() / 2.0
+    }
+
+    #[allow(clippy::cast_precision_loss)]
+    fn centre(&self, i: i64, j: i64) -> [f64; 2] {
+        let s = self.size;
+        match self.shape {
+            GridShape::Square => [(i as f64 + 0.5) * s, (j as f64 + 0.5) * s],
+            GridShape::Hexagon => [
+                1.5 * i as f64 * s,
+                self.half_height() * (2 * j + (i % 2).abs()) as f64,
+            ],
+        }
+    }
+
+    /// `[xmin, ymin, xmax, ymax]` of cell (i, j).
+    #[allow(clippy::cast_precision_loss)]
+    fn envelope(&self, i: i64, j: i64) -> [f64; 4] {
+        let s = self.size;
+        match self.shape {
+            GridShape::Square => [i as f64 * s, j as f64 * s, (i + 1) as f64 * s, (j + 1) as f64 * s],
+            GridShape::Hexagon => {
+                let [x, y] = self.centre(i, j);
+                let h = self.half_height();
+                [x - s, y - h, x + s, y + h]
+            }
+        }
+    }
+
+    /// The closed ring of cell (i, j), counter-clockwise.
+    fn ring(&self, i: i64, j: i64) -> Vec<[f64; 2]> {
+        let [x0, y0, x1, y1] = self.envelope(i, j);
+        match self.shape {
+            GridShape::Square => vec![[x0, y0], [x1, y0], [x1, y1], [x0, y1], [x0, y0]],
+            GridShape::Hexagon => {
+                let [x, y] = self.centre(i, j);
+                let half = self.size / 2.0;
+                vec![
+                    [x0, y],
+                    [x - half, y0],
+                    [x + half, y0],
+                    [x1, y],
+                    [x + half, y1],
+                    [x - half, y1],
+                    [x0, y],
+                ]
+            }
+        }
+    }
+
+    /// The ranges of i and j that hold every cell meeting `extent` (hexagons: a cell more on
+    /// each side, sorted out by [`Self::meets`]).
+    #[allow(clippy::cast_possible_truncation)]
+    fn ranges(&self, e: [f64; 4]) -> ([i64; 2], [i64; 2]) {
+        let s = self.size;
+        match self.shape {
+            GridShape::Square => (
+                [(e[0] / s).floor() as i64, (e[2] / s).floor() as i64],
+                [(e[1] / s).floor() as i64, (e[3] / s).floor() as i64],
+            ),
+            GridShape::Hexagon => {
+                let (column, row) = (1.5 * s, 2.0 * self.half_height());
+                (
+                    [
+                        ((e[0] - s) / column).floor() as i64,
+                        ((e[2] + s) / column).ceil() as i64,
+                    ],
+                    [
+                        (e[1] / row).floor() as i64 - 1,
+                        (e[3] / row).ceil() as i64 + 1,
+                    ],
+                )
+            }
+        }
+    }
+
+    /// Whether cell (i, j)'s envelope meets `e` (touching counts).
+    fn meets(&self, i: i64, j: i64, e: [f64; 4]) -> bool {
+        let c = self.envelope(i, j);
+        !(c[2] < e[0] || c[0] > e[2] || c[3] < e[1] || c[1] > e[3])
+    }
+
+    /// The cells meeting `extent`, by column then row; an error past [`MAX_CELLS`].
+    fn cells_over(&self, extent: [f64; 4]) -> Result<Vec<(i64, i64)>, NativeError> {
+        let ([i0, i1], [j0, j1]) = self.ranges(extent);
+        let count = (i1 - i0 + 1).saturating_mul(j1 - j0 + 1);
+        if usize::try_from(count).map_or(true, |c| c > MAX_CELLS) {
+            return Err(NativeError::Input(format!(
+                "the grid would have about {count} cells (at most {MAX_CELLS}): give a larger cell size or a smaller extent"
+            )));
+        }
+        Ok((i0..=i1)
+            .flat_map(|i| (j0..=j1).map(move |j| (i, j)))
+            .filter(|&(i, j)| self.meets(i, j, extent))
+            .collect())
+    }
+}
+
+/// Where the grid's plane lies: the layer's CRS, or a local frame in metres.
+enum Plane {
+    Crs,
+    Frame(LocalFrame),
+}
+
+impl Plane {
+    /// The plane of `grid` over `extent` (in the layer's CRS).
+    fn of(grid: &GridSpec, extent: [f64; 4]) -> Self {
+        if grid.geodesic {
+            Self::Frame(LocalFrame::new(
+                (extent[0] + extent[2]) / 2.0,
+                (extent[1] + extent[3]) / 2.0,
+            ))
+        } else {
+            Self::Crs
+        }
+    }
+
+    fn forward(&self, p: [f64; 2]) -> [f64; 2] {
+        match self {
+            Self::Crs => p,
+            Self::Frame(frame) => {
+                let (x, y) = frame.forward(p[0], p[1]);
+                [x, y]
+            }
+        }
+    }
+
+    fn inverse(&self, p: [f64; 2]) -> [f64; 2] {
+        match self {
+            Self::Crs => p,
+            Self::Frame(frame) => {
+                let (x, y) = frame.inverse(p[0], p[1]);
+                [x, y]
+            }
+        }
+    }
+
+    /// The envelope in the plane of an envelope in the CRS (in a frame: of its boundary,
+    /// sampled densely enough that a cell's margin covers what the samples miss).
+    #[allow(clippy::cast_precision_loss)]
+    fn envelope(&self, e: [f64; 4]) -> [f64; 4] {
+        if matches!(self, Self::Crs) {
+            return e;
+        }
+        const STEPS: usize = 256;
+        let mut out = [f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY];
+        for k in 0..=STEPS {
+            let t = k as f64 / STEPS as f64;
+            let (x, y) = (e[0] + t * (e[2] - e[0]), e[1] + t * (e[3] - e[1]));
+            for p in [[x, e[1]], [x, e[3]], [e[0], y], [e[2], y]] {
+                let [px, py] = self.forward(p);
+                out = [out[0].min(px), out[1].min(py), out[2].max(px), out[3].max(py)];
+            }
+        }
+        out
+    }
+
+    /// The WKB polygon of a ring of the plane, in the layer's CRS.
+    fn polygon(&self, ring: &[[f64; 2]]) -> Vec<u8> {
+        let carried: Vec<[f64; 2]> = ring.iter().map(|p| self.inverse(*p)).collect();
+        let mut out = Vec::with_capacity(9 + 16 * carried.len());
+        wkb::write_ring_polygon(&carried, &mut out);
+        out
+    }
+}
+
+/// The envelope of every non-empty geometry of `layer` (`None` when it has none).
+fn layer_extent(layer: &Layer) -> Result<Option<[f64; 4]>, NativeError> {
+    let envelopes = feature_envelopes(layer)?;
+    Ok(envelopes
+        .into_iter()
+        .map(|f| f.envelope)
+        .reduce(|a, b| [a[0].min(b[0]), a[1].min(b[1]), a[2].max(b[2]), a[3].max(b[3])]))
+}
+
+/// A non-empty geometry: its row, WKB and envelope.
+struct Feature<'a> {
+    row: usize,
+    bytes: &'a [u8],
+    envelope: [f64; 4],
+}
+
+/// Each non-empty geometry of the layer.
+fn feature_envelopes(layer: &Layer) -> Result<Vec<Feature<'_>>, NativeError> {
+    let geom = layer.geometry_index()?;
+    let mut features = Vec::new();
+    for batch in &layer.batches {
+        let wkbs = Wkb::of(batch, geom)?;
+        for i in 0..wkbs.len() {
+            if let Some(bytes) = wkbs.get(i) {
+                features.push((features.len(), bytes));
+            }
+        }
+    }
+    features
+        .into_par_iter()
+        .map(|(row, bytes)| {
+            let g = to_geos(bytes, row)?;
+            if g.is_empty().map_err(NativeError::geos)? {
+                return Ok(None);
+            }
+            let e = [
+                g.get_x_min().map_err(NativeError::geos)?,
+                g.get_y_min().map_err(NativeError::geos)?,
+                g.get_x_max().map_err(NativeError::geos)?,
+                g.get_y_max().map_err(NativeError::geos)?,
+            ];
+            Ok(Some(Feature {
+                row,
+                bytes,
+                envelope: e,
+            }))
+        })
+        .filter_map(Result::transpose)
+        .collect()
+}
+
+/// The extent a grid covers: its bounding box, or the layer's extent.
+fn grid_extent(layer: &Layer, grid: &GridSpec) -> Result<Option<[f64; 4]>, NativeError> {
+    match grid.bbox {
+        Some(bbox) => Ok(Some(bbox)),
+        None => layer_extent(layer),
+    }
+}
+
+/// The cells of `grid` over the layer's extent (or its bbox); with `touching`, only the
+/// cells that intersect a feature.
+pub fn grid(layer: &Layer, grid: &GridSpec, touching: bool) -> Result<Layer, NativeError> {
+    let lattice = Lattice {
+        shape: grid.shape,
+        size: grid.size,
+    };
+    let Some(extent) = grid_extent(layer, grid)? else {
+        return cells_layer(layer, Vec::new(), None);
+    };
+    let plane = Plane::of(grid, extent);
+    let mut cells = lattice.cells_over(plane.envelope(extent))?;
+    if touching {
+        let touched = touched_cells(layer, &lattice, &plane)?;
+        cells.retain(|cell| touched.contains(cell));
+    }
+    let rows = cells
+        .into_par_iter()
+        .map(|(i, j)| (i, j, plane.polygon(&lattice.ring(i, j))))
+        .collect();
+    cells_layer(layer, rows, None)
+}
+
+/// The cells that intersect a feature of `layer`: each feature (in parallel) tests the cells
+/// its envelope meets.
+fn touched_cells(
+    layer: &Layer,
+    lattice: &Lattice,
+    plane: &Plane,
+) -> Result<HashSet<(i64, i64)>, NativeError> {
+    let features = feature_envelopes(layer)?;
+    let per_feature: Vec<Vec<(i64, i64)>> = features
+        .into_par_iter()
+        .map(|Feature {
+                  row,
+                  bytes,
+                  envelope,
+              }| {
+            let feature = to_geos(bytes, row)?;
+            let prepared = feature.to_prepared_geom().map_err(NativeError::geos)?;
+            let in_plane = plane.envelope(envelope);
+            let ([i0, i1], [j0, j1]) = lattice.ranges(in_plane);
+            let mut hits = Vec::new();
+            for i in i0..=i1 {
+                for j in j0..=j1 {
+                    if !lattice.meets(i, j, in_plane) {
+                        continue;
+                    }
+                    let cell = to_geos(&plane.polygon(&lattice.ring(i, j)), row)?;
+                    if prepared.intersects(&cell).map_err(NativeError::geos)? {
+                        hits.push((i, j));
+                    }
+                }
+            }
+            Ok(hits)
+        })
+        .collect::<Result<_, NativeError>>()?;
+    Ok(per_feature.into_iter().flatten().collect())
+}
+
+/// A layer of cells: `cell_id` (0, 1, … in order), `i`, `j`, the geometry and, when given,
+/// `density`; in the CRS of `source`.
+fn cells_layer(
+    source: &Layer,
+    rows: Vec<(i64, i64, Vec<u8>)>,
+    density: Option<Vec<f64>>,
+) -> Result<Layer, NativeError> {
+    let ids: Int64Array = (0..rows.len()).map(|n| i64::try_from(n).ok()).collect();
+    let is: Int64Array = rows.iter().map(|r| Some(r.0)).collect();
+    let js: Int64Array = rows.iter().map(|r| Some(r.1)).collect();
+    let geometries: BinaryArray = rows.iter().map(|r| Some(r.2.as_slice())).collect();
+    let mut fields = vec![
+        Field::new("cell_id", DataType::Int64, false),
+        Field::new("i", DataType::Int64, false),
+        Field::new("j", DataType::Int64, false),
+        Field::new(GEOM, DataType::Binary, true),
+    ];
+    let mut columns: Vec<ArrayRef> = vec![
+        Arc::new(ids),
+        Arc::new(is),
+        Arc::new(js),
+        Arc::new(geometries),
+    ];
+    if let Some(density) = density {
+        fields.push(Field::new("density", DataType::Float64, true));
+        columns.push(Arc::new(Float64Array::from(density)));
+    }
+    let schema = Arc::new(Schema::new(fields));
+    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(NativeError::arrow)?;
+    Layer::new(schema, vec![batch], GEOM, source.crs.clone())
+}
+
+/// What a density kernel needs: its shape, bandwidth and how far it reaches.
+#[derive(Clone, Copy)]
+struct Kernel {
+    kind: DensityKernel,
+    bandwidth: f64,
+}
+
+impl Kernel {
+    /// The distance past which the kernel is 0 (the gaussian: taken as 0 past 8 bandwidths,
+    /// where it is below 10⁻¹⁴ of its peak).
+    fn reach(self) -> f64 {
+        match self.kind {
+            DensityKernel::Gaussian => 8.0 * self.bandwidth,
+            DensityKernel::Quartic | DensityKernel::Epanechnikov => self.bandwidth,
+        }
+    }
+
+    /// How far the grid extends past the points: the gaussian 3 bandwidths.
+    fn margin(self) -> f64 {
+        match self.kind {
+            DensityKernel::Gaussian => 3.0 * self.bandwidth,
+            DensityKernel::Quartic | DensityKernel::Epanechnikov => self.bandwidth,
+        }
+    }
+
+    /// K(d / h) / h² at squared distance `d2`.
+    fn at(self, d2: f64) -> f64 {
+        let h2 = self.bandwidth * self.bandwidth;
+        let u2 = d2 / h2;
+        let k = match self.kind {
+            DensityKernel::Quartic if u2 < 1.0 => 3.0 / PI * (1.0 - u2) * (1.0 - u2),
+            DensityKernel::Epanechnikov if u2 < 1.0 => 2.0 / PI * (1.0 - u2),
+            DensityKernel::Gaussian => (-u2 / 2.0).exp() / (2.0 * PI),
+            _ => 0.0,
+        };
+        k / h2
+    }
+}
+
+/// The kernel density of the layer's points (centroids of other geometries) at each cell
+/// centre of a square grid over the points' extent grown by the kernel's margin (or over
+/// the grid's bbox); cells of density 0 dropped unless `keep_empty`.
+pub fn density(
+    layer: &Layer,
+    grid: &GridSpec,
+    kind: DensityKernel,
+    bandwidth: f64,
+    weight: Option<&str>,
+    keep_empty: bool,
+) -> Result<Layer, NativeError> {
+    let kernel = Kernel { kind, bandwidth };
+    let points = clusters::points(layer)?;
+    let weights: Option<Vec<Float64Array>> =
+        weight.map(|w| classify::numbers(layer, w)).transpose()?;
+    let mut located: Vec<([f64; 2], f64)> = Vec::new();
+    for (batch, rows) in points.iter().enumerate() {
+        for (row, point) in rows.iter().enumerate() {
+            let w = match &weights {
+                Some(columns) => columns
+                    .get(batch)
+                    .and_then(|c| (!c.is_null(row)).then(|| c.value(row)))
+                    .unwrap_or(0.0),
+                None => 1.0,
+            };
+            if let Some(p) = point {
+                located.push((*p, w));
+            }
+        }
+    }
+    let Some(extent) = grid.bbox.or_else(|| {
+        located
+            .iter()
+            .map(|(p, _)| [p[0], p[1], p[0], p[1]])
+            .reduce(|a, b| [a[0].min(b[0]), a[1].min(b[1]), a[2].max(b[2]), a[3].max(b[3])])
+    }) else {
+        return cells_layer(layer, Vec::new(), Some(Vec::new()));
+    };
+    let plane = Plane::of(grid, extent);
+    let in_plane: Vec<([f64; 2], f64)> = located
+        .iter()
+        .map(|(p, w)| (plane.forward(*p), *w))
+        .collect();
+    let mut cover = plane.envelope(extent);
+    if grid.bbox.is_none() {
+        let m = kernel.margin();
+        cover = [cover[0] - m, cover[1] - m, cover[2] + m, cover[3] + m];
+    }
+    let lattice = Lattice {
+        shape: GridShape::Square,
+        size: grid.size,
+    };
+    let bins = Bins::new(&in_plane, kernel.reach());
+    let cells: Vec<((i64, i64), f64)> = lattice
+        .cells_over(cover)?
+        .into_par_iter()
+        .map(|(i, j)| ((i, j), bins.density(lattice.centre(i, j), kernel, &in_plane)))
+        .filter(|(_, d)| keep_empty || *d > 0.0)
+        .collect();
+    let (rows, densities): (Vec<_>, Vec<_>) = cells
+        .into_par_iter()
+        .map(|((i, j), d)| ((i, j, plane.polygon(&lattice.ring(i, j))), d))
+        .unzip();
+    cells_layer(layer, rows, Some(densities))
+}
+
+/// Points binned in square bins of the kernel's reach: a cell centre's points in reach lie in
+/// its bin and the eight around it.
+struct Bins {
+    size: f64,
+    members: HashMap<(i64, i64), Vec<usize>>,
+}
+
+impl Bins {
+    fn new(points: &[([f64; 2], f64)], size: f64) -> Self {
+        let mut members: HashMap<(i64, i64), Vec<usize>> = HashMap::new();
+        for (n, (p, _)) in points.iter().enumerate() {
+            members.entry(Self::key(*p, size)).or_default().push(n);
+        }
+        Self { size, members }
+    }
+
+    #[allow(clippy::cast_possible_truncation)]
+    fn key(p: [f64; 2], size: f64) -> (i64, i64) {
+        ((p[0] / size).floor() as i64, (p[1] / size).floor() as i64)
+    }
+
+    fn density(&self, centre: [f64; 2], kernel: Kernel, points: &[([f64; 2], f64)]) -> f64 {
+        let (bx, by) = Self::key(centre, self.size);
+        let mut sum = 0.0;
+        for dx in -1..=1 {
+            for dy in -1..=1 {
+                let Some(members) = self.members.get(&(bx + dx, by + dy)) else {
+                    continue;
+                };
+                for &n in members {
+                    let ([x, y], w) = points[n];
+                    let d2 = (x - centre[0]).powi(2) + (y - centre[1]).powi(2);
+                    sum += w * kernel.at(d2);
+                }
+            }
+        }
+        sum
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn square_cells_follow_postgis_numbering() {
+        let lattice = Lattice {
+            shape: GridShape::Square,
+            size: 10.0,
+        };
+        let cells = lattice.cells_over([-5.0, 0.0, 12.0, 9.0]).unwrap();
+        assert_eq!(cells, [(-1, 0), (0, 0), (1, 0)]);
+        assert_eq!(lattice.ring(1, 0)[2], [20.0, 10.0]);
+    }
+
+    #[test]
+    fn hexagons_tile_without_gaps() {
+        let lattice = Lattice {
+            shape: GridShape::Hexagon,
+            size: 1.0,
+        };
+        // Odd columns sit half a row up; neighbouring hexagons share an edge.
+        let a = lattice.ring(0, 0);
+        let b = lattice.ring(1, 0);
+        assert!((a[3][0] - b[1][0]).abs() < 1e-12 || (a[4][0] - b[0][0]).abs() < 1e-12);
+        let cells = lattice.cells_over([0.0, 0.0, 3.0, 3.0]).unwrap();
+        assert!(cells.iter().all(|&(i, j)| lattice.meets(i, j, [0.0, 0.0, 3.0, 3.0])));
+        assert!(cells.contains(&(0, 0)) && cells.contains(&(2, 1)));
+    }
+
+    #[test]
+    fn kernels_integrate_to_one() {
+        for kind in [
+            DensityKernel::Quartic,
+            DensityKernel::Gaussian,
+            DensityKernel::Epanechnikov,
+        ] {
+            let kernel = Kernel {
+                kind,
+                bandwidth: 2.0,
+            };
+            let step = 0.01;
+            let mut total = 0.0;
+            let reach = kernel.reach();
+            let mut x = -reach;
+            while x < reach {
+                let mut y = -reach;
+                while y < reach {
+                    total += kernel.at(x * x + y * y) * step * step;
+                    y += step;
+                }
+                x += step;
+            }
+            assert!((total - 1.0).abs() < 1e-2, "{kind:?}: {total}");
+        }
+    }
+
+    #[test]
+    fn too_many_cells_is_an_input_error() {
+        let lattice = Lattice {
+            shape: GridShape::Square,
+            size: 1e-6,
+        };
+        assert!(matches!(
+            lattice.cells_over([0.0, 0.0, 10.0, 10.0]),
+            Err(NativeError::Input(_))
+        ));
+    }
+}

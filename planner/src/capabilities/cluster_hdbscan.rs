@@ -1,0 +1,73 @@
+//! `cluster_hdbscan`: hierarchical density-based clusters of a layer's points.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::checks::measures_geodesic;
+use super::cluster_kmeans::default_output;
+use super::{CapabilityParams, CommonParams, Group, LowerContext};
+use crate::error::Problem;
+use crate::plan::operator::{Operator, ScaleKind, ScaleOp};
+use crate::schema::GEOM;
+
+/// Cluster the features by HDBSCAN on their points (the centroid standing for a line or
+/// polygon): the hierarchy of DBSCAN clusterings over every radius, condensed to clusters of at
+/// least `min_cluster_size` points, the most persistent ones kept (excess of mass). `cluster`
+/// numbers the clusters from 0; −1 is noise; NULL a NULL or empty geometry. The labels equal
+/// scikit-learn's `HDBSCAN(min_cluster_size, min_samples)` on the same points. Distances are
+/// the layer's coordinates' on projected data, great-circle metres on longitude/latitude (the
+/// clusters do not depend on the unit). Runs on the native backend whatever the engine.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ClusterHdbscan {
+    /// The smallest group of points that counts as a cluster (default 5).
+    #[serde(default = "default_min_cluster_size")]
+    #[schemars(range(min = 2))]
+    pub min_cluster_size: u32,
+    /// Points (the point itself included) whose distance makes a point's core distance
+    /// (default: `min_cluster_size`).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub min_samples: Option<u32>,
+    /// The cluster field (default `cluster`).
+    #[serde(default = "default_output")]
+    #[schemars(length(min = 1))]
+    pub output: String,
+    #[serde(flatten)]
+    pub common: CommonParams,
+}
+
+fn default_min_cluster_size() -> u32 {
+    5
+}
+
+impl CapabilityParams for ClusterHdbscan {
+    const NAME: &'static str = "cluster_hdbscan";
+    const GROUP: Group = Group::Statistics;
+
+    fn common(&self) -> &CommonParams {
+        &self.common
+    }
+
+    fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        if self.min_cluster_size < 2 {
+            return Err(vec![Problem::new(
+                ctx.at("min_cluster_size"),
+                "must be at least 2",
+            )]);
+        }
+        let min_samples = self.min_samples.unwrap_or(self.min_cluster_size);
+        if min_samples == 0 {
+            return Err(vec![Problem::new(ctx.at("min_samples"), "must be at least 1")]);
+        }
+        let geodesic = measures_geodesic(ctx);
+        Ok(vec![Operator::Scale(ScaleOp {
+            field: GEOM.to_owned(),
+            kind: ScaleKind::Hdbscan {
+                min_cluster_size: self.min_cluster_size,
+                min_samples,
+                geodesic,
+            },
+            output: self.output.clone(),
+        })])
+    }
+}

@@ -1,0 +1,93 @@
+//! `grid_create`: a layer of square cells over an extent; the lowering both grid
+//! capabilities share.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::checks::{DistanceUnit, resolve_distance};
+use super::{CapabilityParams, CommonParams, Group, LowerContext};
+use crate::error::Problem;
+use crate::plan::operator::{GenerateOp, GridShape, GridSpec, Operator};
+
+/// A grid of squares of side `size` over the input layer's extent (or `bbox`), the cells of
+/// PostGIS's `ST_SquareGrid`: cell (i, j) spans `[i·size, (i+1)·size] × [j·size,
+/// (j+1)·size]`, and every cell whose box meets the extent is made. With `touching`, only the
+/// cells that intersect a feature are kept. Columns: `cell_id` (0, 1, … by column then row),
+/// `i`, `j`, `geom`. `size` is in metres by default: on projected data converted to the CRS's
+/// units; on longitude/latitude the grid is laid in metres in a local azimuthal equidistant
+/// frame around the extent's centre and its vertices carried back to lon/lat; unit `crs` takes
+/// the CRS's own units. Runs on the native backend whatever the engine.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct GridCreate {
+    /// The side of a cell.
+    pub size: f64,
+    /// Unit of `size` (default metres).
+    #[serde(default)]
+    pub unit: DistanceUnit,
+    /// The extent to cover, `[xmin, ymin, xmax, ymax]` in the layer's CRS (default: the
+    /// layer's extent).
+    #[serde(default)]
+    pub bbox: Option<[f64; 4]>,
+    /// Keep only the cells that intersect a feature of the layer.
+    #[serde(default)]
+    pub touching: bool,
+    #[serde(flatten)]
+    pub common: CommonParams,
+}
+
+/// The most cells a grid given by a bounding box may have when it is planned (a grid over a
+/// layer's extent is checked when it is laid).
+pub const MAX_CELLS: f64 = 10_000_000.0;
+
+/// The grid of `shape` cells of `size` over `bbox` (or the layer's extent).
+pub(super) fn lower_grid(
+    shape: GridShape,
+    size: f64,
+    unit: DistanceUnit,
+    bbox: Option<[f64; 4]>,
+    ctx: &LowerContext<'_>,
+    param: &str,
+) -> Result<GridSpec, Vec<Problem>> {
+    if !(size.is_finite() && size > 0.0) {
+        return Err(vec![Problem::new(ctx.at(param), "must be a number above 0")]);
+    }
+    let resolved = resolve_distance(size, unit, ctx, param)?;
+    if let Some(b) = bbox {
+        if !(b.iter().all(|v| v.is_finite()) && b[0] < b[2] && b[1] < b[3]) {
+            return Err(vec![Problem::new(
+                ctx.at("bbox"),
+                "must be [xmin, ymin, xmax, ymax] with xmin < xmax and ymin < ymax",
+            )]);
+        }
+        let cells = ((b[2] - b[0]) / resolved.value + 2.0) * ((b[3] - b[1]) / resolved.value + 2.0);
+        if !resolved.geodesic && cells > MAX_CELLS {
+            return Err(vec![Problem::new(
+                ctx.at(param),
+                format!("makes about {cells:.0} cells over bbox (at most {MAX_CELLS:.0}): give a larger size"),
+            )]);
+        }
+    }
+    Ok(GridSpec {
+        shape,
+        size: resolved.value,
+        geodesic: resolved.geodesic,
+        bbox,
+    })
+}
+
+impl CapabilityParams for GridCreate {
+    const NAME: &'static str = "grid_create";
+    const GROUP: Group = Group::Statistics;
+
+    fn common(&self) -> &CommonParams {
+        &self.common
+    }
+
+    fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        let grid = lower_grid(GridShape::Square, self.size, self.unit, self.bbox, ctx, "size")?;
+        Ok(vec![Operator::Generate(GenerateOp::Grid {
+            grid,
+            touching: self.touching,
+        })])
+    }
+}

@@ -1,0 +1,63 @@
+//! Shared datasets uploaded through the API as users upload them (a loose Shapefile, a zip),
+//! and pipelines run through `/api/pipelines/execute`.
+
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+use super::{call, multipart, post_json as post, shared};
+
+pub async fn upload(state: &geomill::state::AppState, files: &[(&str, Vec<u8>)]) -> String {
+    let (status, dataset) = call(state, multipart("/datasets/upload", files, None)).await;
+    assert_eq!(status, StatusCode::CREATED, "{dataset}");
+    dataset["id"].as_str().unwrap().to_owned()
+}
+
+pub fn shapefile(stem: &str) -> Vec<(String, Vec<u8>)> {
+    ["shp", "shx", "dbf", "prj", "cpg"]
+        .iter()
+        .map(|ext| {
+            let name = format!("{stem}.{ext}");
+            (
+                name.clone(),
+                std::fs::read(shared(&format!("{stem}/{name}"))).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Uploads the Natural Earth countries as a loose Shapefile; answers the dataset's id.
+pub async fn upload_countries(state: &geomill::state::AppState) -> String {
+    let countries = shapefile("naturalearth_lowres");
+    let files: Vec<(&str, Vec<u8>)> = countries
+        .iter()
+        .map(|(name, bytes)| (name.as_str(), bytes.clone()))
+        .collect();
+    upload(state, &files).await
+}
+
+/// A server state that can run on every engine (a fresh PostGIS database named after
+/// `purpose`), with the countries uploaded; answers its folder, the state and their id.
+pub async fn countries_on_every_engine(
+    purpose: &str,
+) -> (tempfile::TempDir, geomill::state::AppState, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = geomill::config::Config::with_data_dir(dir.path().join("data"));
+    config.postgis_dsn = Some(super::postgis::fresh_database(purpose).await);
+    let state = geomill::state::AppState::open(config).unwrap();
+    let countries = upload_countries(&state).await;
+    (dir, state, countries)
+}
+
+/// Runs `steps` over `dataset` on `engine`; answers the result file.
+pub async fn run(
+    state: &geomill::state::AppState,
+    dataset: &str,
+    engine: &str,
+    steps: Value,
+) -> String {
+    let request = json!({"dataset_id": dataset, "engine": engine,
+        "pipeline": {"name": "run", "steps": steps}});
+    let (status, run) = call(state, post("/api/pipelines/execute", &request)).await;
+    assert_eq!(status, StatusCode::OK, "{engine} {steps}: {run}");
+    run["result_path"].as_str().unwrap().to_owned()
+}

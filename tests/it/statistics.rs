@@ -1,0 +1,269 @@
+//! Spatial weights, Moran's I and Getis-Ord G against PySAL (`libpysal`, `esda`): the Natural
+//! Earth countries and cities (Shapefiles) and the NYC boroughs (a zip) uploaded, the
+//! statistics run through `/api/pipelines/execute` on every engine mode, and each feature's
+//! values compared with PySAL's on the result file's own geometries.
+
+use serde_json::{Value, json};
+
+use crate::common;
+use common::real::run_python;
+use common::shared;
+use common::uploads::{countries_on_every_engine, run, shapefile, upload};
+
+/// Compares each case (`{path, capability, params, ...}`) with PySAL; prints one line per
+/// difference. Deterministic values must agree within 1e-9; permutation p-values (another
+/// generator than numpy's) within what 999 permutations allow.
+pub const COMPARE: &str = r##"
+import io, json, sys, warnings
+import geopandas as gpd, numpy as np
+import libpysal, esda
+warnings.filterwarnings("ignore")
+report, sys.stdout = sys.stdout, io.StringIO()  # libpysal prints a line per island
+R_KM = 6371.0088
+problems = []
+
+def weights(frame, p, geographic):
+    method = p.get("method", "queen")
+    if method in ("queen", "rook"):
+        cls = libpysal.weights.Queen if method == "queen" else libpysal.weights.Rook
+        return cls.from_dataframe(frame, use_index=False, silence_warnings=True)
+    c = frame.geometry.centroid
+    xy = np.column_stack([c.x.to_numpy(), c.y.to_numpy()])
+    radius = R_KM if geographic else None
+    scale = 1000.0 if geographic else 1.0  # libpysal's arc distances are in km
+    if method == "knn":
+        return libpysal.weights.KNN(xy, k=p["k"], radius=radius, silence_warnings=True)
+    threshold = p["threshold"] / scale
+    if method == "distance_band":
+        return libpysal.weights.DistanceBand(xy, threshold=threshold, binary=True,
+                                             radius=radius, silence_warnings=True)
+    w = libpysal.weights.DistanceBand(xy, threshold=threshold, binary=False,
+                                      alpha=-p.get("power", 1.0), radius=radius,
+                                      silence_warnings=True)
+    if geographic:  # weights of distances in metres, not km
+        w = libpysal.weights.W({i: list(w.neighbors[i]) for i in w.neighbors},
+                               {i: [v / scale ** p.get("power", 1.0) for v in w.weights[i]]
+                                for i in w.weights}, silence_warnings=True)
+    return w
+
+def local_statistic(kind, y, w, perms, **options):
+    """esda's local statistic; without permutations where esda's own fail (some layers with
+    islands): their p-values are then not compared."""
+    try:
+        return kind(y, w, permutations=perms, seed=1, **options), perms
+    except ValueError:
+        return kind(y, w, permutations=0, **options), 0
+
+def close(label, name, ours, theirs, rtol=1e-9):
+    ours, theirs = np.asarray(ours, dtype=float), np.asarray(theirs, dtype=float)
+    if ours.shape != theirs.shape:
+        problems.append(f"{label}: {name}: {ours.shape} values, PySAL {theirs.shape}")
+        return
+    good = np.isclose(ours, theirs, rtol=rtol, atol=1e-12, equal_nan=True)
+    if not good.all():
+        at = int(np.argmin(good))
+        problems.append(f"{label}: {name} differs at {(~good).sum()} features, first "
+                        f"{at}: {ours[at]!r} vs PySAL {theirs[at]!r}")
+
+cases = json.load(open(sys.argv[1]))
+for case in cases:
+    label = case["label"]
+    p = case["params"]
+    frame = gpd.read_file(case["path"])
+    geographic = case["geographic"]
+    if case["capability"] == "spatial_weights" and p.get("as") == "table":
+        source = gpd.read_file(case["source"])
+        w = weights(source, p, geographic)
+        if p.get("transform") == "row":
+            w.transform = "r"
+        ours = {}
+        for f, n, v in zip(frame["focal"], frame["neighbor"], frame["weight"]):
+            if not np.isnan(n):
+                ours[(int(f), int(n))] = v
+        theirs = {(i, j): v for i in w.neighbors for j, v in zip(w.neighbors[i], w.weights[i])}
+        if set(ours) != set(theirs):
+            problems.append(f"{label}: {len(set(ours) ^ set(theirs))} pairs differ")
+        else:
+            keys = sorted(theirs)
+            close(label, "weights", [ours[k] for k in keys], [theirs[k] for k in keys])
+        islands = sorted(int(f) for f, n in zip(frame["focal"], frame["neighbor"]) if np.isnan(n))
+        if islands != sorted(w.islands):
+            problems.append(f"{label}: islands {islands} vs {sorted(w.islands)}")
+        continue
+    field = p.get("field") if case["capability"] != "spatial_weights" else None
+    keep = frame.geometry.notna() & ~frame.geometry.is_empty
+    if field:
+        keep &= frame[field].notna()
+    part = frame[keep].reset_index(drop=True)
+    w = weights(part, p, geographic)
+    if case["capability"] == "spatial_weights":
+        counts = [w.cardinalities[i] for i in range(len(part))]
+        close(label, "neighbour counts", part[p.get("field", "neighbors")], counts)
+        continue
+    y = part[field].to_numpy(dtype=float)
+    if case["capability"] == "morans_i":
+        out = p.get("output", "moran")
+        perms = p.get("permutations", 999)
+        g = esda.Moran(y, w, permutations=perms)
+        for ours, theirs in (("global_i", g.I), ("global_expected", g.EI),
+                             ("global_variance", g.VI_norm), ("global_z", g.z_norm),
+                             ("global_p_norm", g.p_norm)):
+            close(label, ours, part[f"{out}_{ours}"], np.full(len(part), theirs))
+        if perms and abs(part[f"{out}_global_p_sim"][0] - g.p_sim) > 0.05:
+            problems.append(f"{label}: global p_sim {part[f'{out}_global_p_sim'][0]} vs {g.p_sim}")
+        w = weights(part, p, geographic)
+        local, perms = local_statistic(esda.Moran_Local, y, w, perms)
+        close(label, "local I", part[f"{out}_i"], local.Is)
+        names = {1: "HH", 2: "LH", 3: "LL", 4: "HL"}
+        theirs_q = [names[q] for q in local.q]
+        if list(part[f"{out}_quadrant"]) != theirs_q:
+            bad = sum(a != b for a, b in zip(part[f"{out}_quadrant"], theirs_q))
+            problems.append(f"{label}: {bad} quadrants differ")
+        worst = 0
+        if perms:
+            islands = set(w.islands)
+            sims = [(a, b) for i, (a, b) in enumerate(zip(part[f"{out}_p_sim"], local.p_sim))
+                    if i not in islands]
+            worst = max((abs(a - b) for a, b in sims), default=0)
+        if worst > 0.12:
+            problems.append(f"{label}: local p_sim differs by up to {worst}")
+    else:
+        out = p.get("output", "gi")
+        star = p.get("star", True)
+        perms = p.get("permutations", 999)
+        if not case.get("local_only"):  # esda's global G builds an n × n matrix
+            g = esda.G(y, w, permutations=perms)
+            for ours, theirs in (("global_g", g.G), ("global_expected", g.EG),
+                                 ("global_variance", g.VG), ("global_z", g.z_norm),
+                                 ("global_p_norm", g.p_norm)):
+                close(label, ours, part[f"{out}_{ours}"], np.full(len(part), theirs))
+        # esda's G turns the weights binary in place: the local statistic gets fresh ones.
+        w = weights(part, p, geographic)
+        local, _ = local_statistic(esda.G_Local, y, w, perms, star=star)
+        close(label, "local G", part[f"{out}_g"], local.Gs)
+        close(label, "local z", part[f"{out}_z"], local.Zs)
+        close(label, "local p_norm", part[f"{out}_p_norm"], local.p_norm)
+print("\n".join(problems) or f"compared {len(cases)} cases", file=report)
+"##;
+
+/// One case of the comparison: the run's result file, what ran, and on which data
+/// (`threshold`: the distance band in the layer's units, metres on lon/lat).
+pub fn case(label: &str, path: String, steps: &Value, geographic: bool, threshold: f64) -> Value {
+    let step = &steps[0];
+    let mut params = step["params"].clone();
+    params["threshold"] = json!(threshold);
+    json!({"label": label, "path": path, "capability": step["capability"],
+        "params": params, "geographic": geographic})
+}
+
+pub fn step(capability: &str, params: Value) -> Value {
+    json!([{"id": "s", "capability": capability, "params": params}])
+}
+
+/// The country and city Shapefiles and the borough zip uploaded on a state that runs every
+/// engine; answers the folder, the state and the three datasets' ids.
+async fn shared_datasets() -> (tempfile::TempDir, geomill::state::AppState, [String; 3]) {
+    let (dir, state, countries) = countries_on_every_engine("statistics").await;
+    let cities_files = shapefile("naturalearth_cities");
+    let cities_files: Vec<(&str, Vec<u8>)> = cities_files
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.clone()))
+        .collect();
+    let cities = upload(&state, &cities_files).await;
+    let boroughs = upload(
+        &state,
+        &[("nybb_16a.zip", std::fs::read(shared("nybb_16a.zip")).unwrap())],
+    )
+    .await;
+    (dir, state, [countries, cities, boroughs])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn weights_and_autocorrelation_equal_pysal_on_every_engine() {
+    let (dir, state, [countries, cities, boroughs]) = shared_datasets().await;
+    let feet_in_20_miles = 20.0 * 5280.0;
+    // Every engine mode runs the statistics natively, with PySAL's answers.
+    let plans = [
+        ("embedded", &countries, step("morans_i", json!({"field": "pop_est"})), 0.0),
+        (
+            "postgis",
+            &countries,
+            step("morans_i", json!({"field": "gdp_md_est", "method": "rook", "output": "m"})),
+            0.0,
+        ),
+        (
+            "native",
+            &countries,
+            step("getis_ord_g", json!({"field": "pop_est", "method": "knn", "k": 5})),
+            0.0,
+        ),
+        (
+            "hybrid",
+            &countries,
+            step("getis_ord_g", json!({"field": "gdp_md_est", "star": false})),
+            0.0,
+        ),
+        ("postgis", &countries, step("spatial_weights", json!({"method": "queen"})), 0.0),
+        (
+            "embedded",
+            &cities,
+            step(
+                "spatial_weights",
+                json!({"method": "distance_band", "distance": 1500, "unit": "kilometers"}),
+            ),
+            1_500_000.0,
+        ),
+        (
+            "hybrid",
+            &cities,
+            step("spatial_weights", json!({"method": "knn", "k": 4, "as": "table", "transform": "row"})),
+            0.0,
+        ),
+        (
+            "native",
+            &cities,
+            step(
+                "spatial_weights",
+                json!({"method": "inverse_distance", "distance": 2000, "unit": "kilometers",
+                    "power": 2, "as": "table"}),
+            ),
+            2_000_000.0,
+        ),
+        (
+            "embedded",
+            &boroughs,
+            step(
+                "getis_ord_g",
+                json!({"field": "Shape_Leng", "method": "distance_band", "distance": 20,
+                    "unit": "miles"}),
+            ),
+            feet_in_20_miles,
+        ),
+        (
+            "postgis",
+            &boroughs,
+            step(
+                "spatial_weights",
+                json!({"method": "inverse_distance", "distance": 20, "unit": "miles",
+                    "as": "table", "id_field": "BoroName"}),
+            ),
+            feet_in_20_miles,
+        ),
+    ];
+    let mut manifest = Vec::new();
+    for (engine, dataset, steps, threshold) in plans {
+        let path = run(&state, dataset, engine, steps.clone()).await;
+        let geographic = *dataset != boroughs;
+        let mut entry = case(&format!("{engine} {steps}"), path, &steps, geographic, threshold);
+        entry["source"] = json!(if *dataset == cities {
+            shared("naturalearth_cities/naturalearth_cities.shp")
+        } else {
+            std::path::PathBuf::from(format!("/vsizip/{}/nybb.shp", shared("nybb_16a.zip").display()))
+        });
+        manifest.push(entry);
+    }
+    let file = dir.path().join("statistics.json");
+    std::fs::write(&file, serde_json::to_vec(&manifest).unwrap()).unwrap();
+    let problems = run_python(COMPARE, &[&file.display().to_string()]);
+    assert_eq!(problems.trim(), format!("compared {} cases", manifest.len()));
+}
