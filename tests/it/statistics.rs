@@ -267,3 +267,59 @@ async fn weights_and_autocorrelation_equal_pysal_on_every_engine() {
     let problems = run_python(COMPARE, &[&file.display().to_string()]);
     assert_eq!(problems.trim(), format!("compared {} cases", manifest.len()));
 }
+
+/// Reads each run's result file and prints the runs whose rows differ from the first run's of
+/// the same capability (attributes equal, NaN equal to NaN; geometries equal as WKB).
+const SAME_ON_EVERY_ENGINE: &str = r##"
+import json, sys
+import geopandas as gpd, numpy as np, pandas as pd
+problems = []
+runs = json.load(open(sys.argv[1]))
+for capability, by_engine in runs.items():
+    frames = {engine: gpd.read_file(path) for engine, path in by_engine.items()}
+    first_engine, first = next(iter(frames.items()))
+    for engine, frame in frames.items():
+        if list(frame.columns) != list(first.columns) or len(frame) != len(first):
+            problems.append(f"{capability}: {engine} has other columns or rows than {first_engine}")
+            continue
+        for column in frame.columns:
+            a, b = frame[column], first[column]
+            if column == "geometry":
+                same = [x == y if x is None or y is None else x.wkb == y.wkb for x, y in zip(a, b)]
+            elif pd.api.types.is_float_dtype(a):
+                same = np.isclose(a.to_numpy(float), b.to_numpy(float), rtol=1e-12, equal_nan=True)
+            else:
+                same = (a.astype(str) == b.astype(str)).to_numpy()
+            if not np.all(same):
+                problems.append(f"{capability}: {engine} differs from {first_engine} in {column}")
+print("\n".join(problems) or f"compared {len(runs)} capabilities")
+"##;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_statistics_capability_gives_the_same_answer_on_every_engine() {
+    let (dir, state, [countries, cities, _]) = shared_datasets().await;
+    let plans = [
+        (&countries, "spatial_weights", json!({"method": "rook", "as": "table"})),
+        (&countries, "morans_i", json!({"field": "pop_est", "permutations": 99})),
+        (&countries, "getis_ord_g", json!({"field": "gdp_md_est", "method": "knn", "k": 6})),
+        (&cities, "kde_heatmap", json!({"bandwidth": 800, "unit": "kilometers"})),
+        (&cities, "cluster_kmeans", json!({"k": 5, "seed": 3})),
+        (&cities, "cluster_dbscan", json!({"eps": 700, "unit": "kilometers", "min_samples": 3})),
+        (&cities, "cluster_hdbscan", json!({"min_cluster_size": 6})),
+        (&countries, "grid_create", json!({"size": 1000, "unit": "kilometers", "touching": true})),
+        (&countries, "hexgrid_create", json!({"size": 8, "unit": "degrees"})),
+    ];
+    let mut runs = serde_json::Map::new();
+    for (dataset, capability, params) in plans {
+        let mut by_engine = serde_json::Map::new();
+        for engine in ["embedded", "postgis", "native", "hybrid"] {
+            let path = run(&state, dataset, engine, step(capability, params.clone())).await;
+            by_engine.insert(engine.to_owned(), json!(path));
+        }
+        runs.insert(capability.to_owned(), Value::Object(by_engine));
+    }
+    let file = dir.path().join("engines.json");
+    std::fs::write(&file, serde_json::to_vec(&runs).unwrap()).unwrap();
+    let answer = run_python(SAME_ON_EVERY_ENGINE, &[&file.display().to_string()]);
+    assert_eq!(answer.trim(), format!("compared {} capabilities", runs.len()));
+}

@@ -153,6 +153,16 @@ async fn statistics_on_100000_points_and_real_regions_equal_the_references() {
             "capability": steps[0]["capability"], "params": steps[0]["params"],
             "source": regions_file}));
     }
+    let path = run(
+        &state,
+        &points,
+        "native",
+        step("hexgrid_create", json!({"size": 1.0, "unit": "degrees", "touching": true})),
+    )
+    .await;
+    grids.push(json!({"label": "hexagons touching 100,000 points", "path": path,
+        "capability": "hexgrid_create", "params": {"size": 1.0, "touching": true},
+        "source": points_file}));
     compare(dir.path(), "grids", COMPARE_GRIDS, &grids, &[&dsn]);
 
     let params = json!({"bandwidth": 1.0, "cell_size": 0.5, "unit": "degrees",
