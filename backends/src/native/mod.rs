@@ -20,6 +20,7 @@ pub mod layer;
 pub mod measures;
 pub mod overlay;
 pub mod polygons;
+pub mod random;
 pub mod relational;
 mod ring_bands;
 pub mod scale;

@@ -116,14 +116,7 @@ pub fn scale(layer: &Layer, op: &ScaleOp) -> Result<Layer, NativeError> {
         } => clustered(layer, &outputs, |points| {
             let (size, samples) = (*min_cluster_size as usize, *min_samples as usize);
             if *geodesic {
-                // The clusters do not depend on the distances' unit: radians of the unit
-                // sphere, as scikit-learn measures them.
-                hdbscan::hdbscan_by(
-                    points.len(),
-                    |a, b| clusters::haversine_radians(points[a], points[b]),
-                    size,
-                    samples,
-                )
+                hdbscan::hdbscan_haversine(points, size, samples)
             } else {
                 hdbscan::hdbscan(points, size, samples)
             }
