@@ -84,8 +84,9 @@ seconds, labels = timed(lambda: DBSCAN(eps=5000 / 6371008.8, min_samples=10,
 print(json.dumps({"workload": "dbscan", "seconds": seconds, "answer": labels.tolist()}))
 "#;
 
-/// Runs `pipeline` on the dataset through the API; answers the time and the result file.
-async fn execute(state: &AppState, dataset: &str, steps: &Value) -> (Duration, String) {
+/// Runs `pipeline` on the dataset through the API; answers the time, the result file and the
+/// seconds the native stages spent in their kernels and moving data.
+async fn execute(state: &AppState, dataset: &str, steps: &Value) -> (Duration, String, [f64; 2]) {
     let body = json!({"dataset_id": dataset, "pipeline": {"name": "bench", "steps": steps}});
     let request = Request::post("/api/pipelines/execute")
         .header("content-type", "application/json")
@@ -95,7 +96,16 @@ async fn execute(state: &AppState, dataset: &str, steps: &Value) -> (Duration, S
     let (status, answer) = call(state, request).await;
     let took = start.elapsed();
     assert_eq!(status, StatusCode::OK, "{steps}: {answer}");
-    (took, answer["result_path"].as_str().unwrap().to_owned())
+    let seconds = |key: &str| -> f64 {
+        answer["native"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|stage| stage["seconds"][key].as_f64())
+            .sum()
+    };
+    let split = [seconds("kernels"), seconds("read") + seconds("store")];
+    (took, answer["result_path"].as_str().unwrap().to_owned(), split)
 }
 
 /// The answer of a result file, read back in Python: the cluster labels, or Moran's I.
@@ -192,9 +202,11 @@ fn main() {
         for (workload, label, dataset, steps) in workloads {
             let mut samples = Vec::new();
             let mut path = String::new();
+            let mut splits = Vec::new();
             for _ in 0..runs {
-                let (took, result) = execute(&state, dataset, &steps).await;
+                let (took, result, split) = execute(&state, dataset, &steps).await;
                 samples.push(Timing::Took(took));
+                splits.push(split);
                 path = result;
             }
             let ours = median(samples, Duration::MAX);
@@ -202,6 +214,9 @@ fn main() {
             let peer_time = Timing::Took(Duration::from_secs_f64(theirs["seconds"].as_f64().unwrap()));
             let agree = same_answers(workload, &answer_of(Path::new(&path).to_str().unwrap(), workload), &theirs["answer"]);
             print_row(label, 48, 20, &[("geomill", &ours), ("peer", &peer_time)]);
+            splits.sort_by(|a, b| a[0].total_cmp(&b[0]));
+            let [kernels, moving] = splits[splits.len() / 2];
+            println!("    geomill's kernels {kernels:.3} s, moving the layer in and out {moving:.3} s");
             if !agree {
                 println!("    the answers differ: the timing does not count");
             }

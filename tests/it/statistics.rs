@@ -323,3 +323,40 @@ async fn every_statistics_capability_gives_the_same_answer_on_every_engine() {
     let answer = run_python(SAME_ON_EVERY_ENGINE, &[&file.display().to_string()]);
     assert_eq!(answer.trim(), format!("compared {} capabilities", runs.len()));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_statistics_requests_are_clear_errors() {
+    let (_dir, state, [countries, cities, _]) = shared_datasets().await;
+    let cases = [
+        // Refused when planned, with the parameter's path.
+        (&countries, "spatial_weights", json!({"method": "distance_band"}), "distance"),
+        (&countries, "morans_i", json!({"field": "no_such_field"}), "no_such_field"),
+        (&cities, "kde_heatmap", json!({"bandwidth": -1}), "bandwidth"),
+        (
+            &countries,
+            "grid_create",
+            json!({"size": 0.001, "unit": "degrees", "bbox": [-180, -90, 180, 90]}),
+            "cells",
+        ),
+        (&countries, "cluster_hdbscan", json!({"min_cluster_size": 1}), "min_cluster_size"),
+        // Refused when run, naming the problem.
+        (&cities, "morans_i", json!({"field": "name"}), "not numbers"),
+        (&cities, "spatial_weights", json!({"method": "queen"}), "need polygons"),
+        (&countries, "grid_create", json!({"size": 1, "unit": "meters"}), "cells"),
+    ];
+    for (dataset, capability, params, named) in cases {
+        let request = json!({"dataset_id": dataset, "pipeline": {"name": "bad",
+            "steps": step(capability, params.clone())}});
+        let (status, body) =
+            common::call(&state, common::post_json("/api/pipelines/execute", &request)).await;
+        assert_eq!(
+            status,
+            axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+            "{capability} {params}: {body}"
+        );
+        assert!(
+            body.to_string().contains(named),
+            "{capability} {params}: the error should name {named}: {body}"
+        );
+    }
+}

@@ -100,6 +100,9 @@ fn kmeans_plus_plus(points: &[[f64; 2]], k: usize, seed: u64) -> Vec<[f64; 2]> {
     centres
 }
 
+/// Points per partial sum of a k-means step.
+const SUM_CHUNK: usize = 4096;
+
 /// The cluster of each point by k-means: Lloyd's iterations from `init` (or k-means++ seeded
 /// by `seed`) until no point changes cluster, or `max_iter`. A centre left without points
 /// keeps its place.
@@ -118,21 +121,42 @@ pub fn kmeans(
     } else {
         init.to_vec()
     };
-    let mut labels: Vec<usize> = points.iter().map(|p| nearest(&centres, *p)).collect();
+    let assign = |centres: &[[f64; 2]]| -> Vec<usize> {
+        points.par_iter().map(|p| nearest(centres, *p)).collect()
+    };
+    let mut labels = assign(&centres);
     for _ in 0..max_iter {
+        // Sums per fixed chunk of points, then the chunks' sums in order: the same centres
+        // whatever the number of threads.
+        let partial: Vec<(Vec<[f64; 2]>, Vec<usize>)> = points
+            .par_chunks(SUM_CHUNK)
+            .zip(labels.par_chunks(SUM_CHUNK))
+            .map(|(chunk, chunk_labels)| {
+                let mut sums = vec![[0.0, 0.0]; centres.len()];
+                let mut counts = vec![0_usize; centres.len()];
+                for (p, &label) in chunk.iter().zip(chunk_labels) {
+                    sums[label][0] += p[0];
+                    sums[label][1] += p[1];
+                    counts[label] += 1;
+                }
+                (sums, counts)
+            })
+            .collect();
         let mut sums = vec![[0.0, 0.0]; centres.len()];
         let mut counts = vec![0_usize; centres.len()];
-        for (p, &label) in points.iter().zip(&labels) {
-            sums[label][0] += p[0];
-            sums[label][1] += p[1];
-            counts[label] += 1;
+        for (chunk_sums, chunk_counts) in &partial {
+            for c in 0..centres.len() {
+                sums[c][0] += chunk_sums[c][0];
+                sums[c][1] += chunk_sums[c][1];
+                counts[c] += chunk_counts[c];
+            }
         }
         for ((centre, sum), count) in centres.iter_mut().zip(&sums).zip(&counts) {
             if *count > 0 {
                 *centre = [sum[0] / *count as f64, sum[1] / *count as f64];
             }
         }
-        let next: Vec<usize> = points.iter().map(|p| nearest(&centres, *p)).collect();
+        let next = assign(&centres);
         if next == labels {
             break;
         }
