@@ -201,6 +201,13 @@ fn preview_params(capability: &str) -> Value {
         "classify_categorical" => json!({"field": "continent"}),
         "bivariate_choropleth" => json!({"field_x": "pop_est", "field_y": "gdp_md_est"}),
         "centroid" | "convex_hull" | "dissolve" | "union" => json!({}),
+        "boundary" | "envelope" | "make_valid" | "swap_xy" | "reverse_lines" | "drop_z"
+        | "drop_m" | "line_merge" => json!({}),
+        "add_z" | "add_m" => json!({"value": 10}),
+        "line_substring" => json!({"start": 0.25, "end": 0.75}),
+        "snap_to_grid" => json!({"size": 0.001}),
+        "affine_transform" => json!({"xoff": 100, "yoff": -50}),
+        "force_geometry_type" => json!({"type": "multi"}),
         // Without a catalog the input's columns are unknown: name the ones that make a duplicate.
         "deduplicate" => json!({"fields": ["name"]}),
         "clip" | "erase" => json!({"mask": "zones"}),

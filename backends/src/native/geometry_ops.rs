@@ -264,6 +264,21 @@ pub(crate) fn map_one(layer: &Layer, name: &str, expr: &GeoExpr) -> Result<Layer
             measures::measure(layer, name, Measure::Length, geodesic, factor)
         }
         GeoExpr::Transform { .. } => Err(NativeError::Unsupported("reprojection".into())),
+        // No kernel: these run as SQL on every engine (`GeoExpr::native_kernel` says so).
+        GeoExpr::Boundary
+        | GeoExpr::Envelope
+        | GeoExpr::SwapXy
+        | GeoExpr::Reverse
+        | GeoExpr::DropZ
+        | GeoExpr::DropM
+        | GeoExpr::AddZ { .. }
+        | GeoExpr::AddM { .. }
+        | GeoExpr::LineMerge { .. }
+        | GeoExpr::LineSubstring { .. }
+        | GeoExpr::SnapToGrid { .. }
+        | GeoExpr::Affine { .. }
+        | GeoExpr::ForceMulti
+        | GeoExpr::ForceSingle => Err(NativeError::Unsupported(expr.explain())),
         GeoExpr::MakeValid => make_valid(layer),
     }
 }

@@ -40,6 +40,104 @@ pub enum GeoExpr {
         geodesic: bool,
         factor: f64,
     },
+    /// The boundary as a Multi* (polygons: their rings; lines: their end points; points: an
+    /// empty MultiPoint), 2-D when empty; NULL for geometry collections, which have none.
+    Boundary,
+    /// The bounding box: a polygon, or a point or two-point line when it has no area; empty
+    /// geometries unchanged.
+    Envelope,
+    /// x and y swapped at every vertex.
+    SwapXy,
+    /// The vertex order of every line and ring reversed.
+    Reverse,
+    /// Z removed (M kept).
+    DropZ,
+    /// M removed (Z kept).
+    DropM,
+    /// Z of `value` added where missing (existing Z and M kept).
+    AddZ {
+        value: f64,
+    },
+    /// M of `value` added where missing (existing Z and M kept).
+    AddM {
+        value: f64,
+    },
+    /// The parts of lines joined end to end; `directed`: only where their directions agree.
+    /// Other geometries unchanged.
+    LineMerge {
+        directed: bool,
+    },
+    /// The part of a LineString between fractions `start` and `end` of its length; NULL for
+    /// other geometry types.
+    LineSubstring {
+        start: f64,
+        end: f64,
+    },
+    /// Coordinates rounded to a grid of `size` (GEOS precision reducer), M dropped.
+    SnapToGrid {
+        size: f64,
+    },
+    /// The 2-D affine transformation `x' = a·x + b·y + xoff`, `y' = d·x + e·y + yoff`.
+    Affine {
+        a: f64,
+        b: f64,
+        d: f64,
+        e: f64,
+        xoff: f64,
+        yoff: f64,
+    },
+    /// Points, lines and polygons as one-part Multi*.
+    ForceMulti,
+    /// One-part Multi* as their part.
+    ForceSingle,
+}
+
+/// A geometry type as `ST_GeometryType` names it on each engine (DuckDB: `POINT`; PostGIS:
+/// `ST_Point`, whatever the geometry's Z and M).
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Point,
+    LineString,
+    Polygon,
+    MultiPoint,
+    MultiLineString,
+    MultiPolygon,
+    GeometryCollection,
+}
+
+impl Kind {
+    const SINGLE: [Self; 3] = [Self::Point, Self::LineString, Self::Polygon];
+    const MULTI: [Self; 3] = [Self::MultiPoint, Self::MultiLineString, Self::MultiPolygon];
+
+    fn name(self, dialect: Dialect) -> &'static str {
+        let (duckdb, postgis) = match self {
+            Self::Point => ("POINT", "ST_Point"),
+            Self::LineString => ("LINESTRING", "ST_LineString"),
+            Self::Polygon => ("POLYGON", "ST_Polygon"),
+            Self::MultiPoint => ("MULTIPOINT", "ST_MultiPoint"),
+            Self::MultiLineString => ("MULTILINESTRING", "ST_MultiLineString"),
+            Self::MultiPolygon => ("MULTIPOLYGON", "ST_MultiPolygon"),
+            Self::GeometryCollection => ("GEOMETRYCOLLECTION", "ST_GeometryCollection"),
+        };
+        match dialect {
+            Dialect::Duckdb => duckdb,
+            Dialect::Postgis => postgis,
+        }
+    }
+}
+
+/// Whether the geometry `g` is of one of `kinds` (NULL for a NULL geometry).
+fn kind_in(g: &str, kinds: &[Kind], dialect: Dialect) -> String {
+    let names: Vec<String> = kinds.iter().map(|k| string(k.name(dialect))).collect();
+    match names.as_slice() {
+        [one] => format!("ST_GeometryType({g}) = {one}"),
+        _ => format!("ST_GeometryType({g}) IN ({})", names.join(", ")),
+    }
+}
+
+/// `g` without M values (Z kept), the same on both engines: `ST_Force3DZ` keeps existing Z.
+fn without_m(g: &str) -> String {
+    format!("CASE WHEN ST_ZMFlag({g}) IN (2, 3) THEN ST_Force3DZ({g}, 0) ELSE ST_Force2D({g}) END")
 }
 
 impl GeoExpr {
@@ -70,6 +168,27 @@ impl GeoExpr {
             Self::Length { geodesic, factor } => {
                 format!("Length(geodesic={geodesic}, ×{factor})")
             }
+            Self::Boundary => "Boundary".into(),
+            Self::Envelope => "Envelope".into(),
+            Self::SwapXy => "SwapXY".into(),
+            Self::Reverse => "Reverse".into(),
+            Self::DropZ => "DropZ".into(),
+            Self::DropM => "DropM".into(),
+            Self::AddZ { value } => format!("AddZ({value})"),
+            Self::AddM { value } => format!("AddM({value})"),
+            Self::LineMerge { directed } => format!("LineMerge(directed={directed})"),
+            Self::LineSubstring { start, end } => format!("LineSubstring({start} → {end})"),
+            Self::SnapToGrid { size } => format!("SnapToGrid({size} crs units)"),
+            Self::Affine {
+                a,
+                b,
+                d,
+                e,
+                xoff,
+                yoff,
+            } => format!("Affine(a={a}, b={b}, d={d}, e={e}, xoff={xoff}, yoff={yoff})"),
+            Self::ForceMulti => "ForceMulti".into(),
+            Self::ForceSingle => "ForceSingle".into(),
         }
     }
 
@@ -211,6 +330,126 @@ impl GeoExpr {
                 ),
                 *factor,
             )?,
+            // The engines' own boundaries differ in type (DuckDB: a GEOMETRYCOLLECTION EMPTY
+            // for a point, a MultiLineString for a one-ring MultiPolygon, empty results without
+            // Z or M; PostGIS: POINT EMPTY, a LineString, empty results keeping them; DuckDB
+            // NULL for collections): the boundary's dimension extracted as a Multi*, 2-D when
+            // empty, is one answer on both.
+            (Self::Boundary, _) => {
+                let boundary = format!(
+                    "ST_Multi(ST_CollectionExtract(ST_Boundary({g}), GREATEST(ST_Dimension({g}), 1)))"
+                );
+                format!(
+                    "CASE WHEN {} THEN NULL WHEN ST_IsEmpty({boundary}) THEN ST_Force2D({boundary}) ELSE {boundary} END",
+                    kind_in(g, &[Kind::GeometryCollection], dialect)
+                )
+            }
+            // The hull of the envelope: the box as PostGIS gives it (a point or a line when it
+            // has no area, where DuckDB gives a degenerate polygon), with the same ring order.
+            (Self::Envelope, _) => format!(
+                "CASE WHEN ST_IsEmpty({g}) THEN {g} ELSE ST_ConvexHull(ST_Envelope({g})) END"
+            ),
+            (Self::SwapXy, _) => format!("ST_FlipCoordinates({g})"),
+            // DuckDB drops the Z and M of empty geometries it reverses.
+            (Self::Reverse, _) => {
+                format!("CASE WHEN ST_IsEmpty({g}) THEN {g} ELSE ST_Reverse({g}) END")
+            }
+            (Self::DropZ, _) => format!(
+                "CASE WHEN ST_ZMFlag({g}) IN (1, 3) THEN ST_Force3DM({g}, 0) ELSE ST_Force2D({g}) END"
+            ),
+            (Self::DropM, _) => without_m(g),
+            (Self::AddZ { value }, _) => {
+                let value = number(*value)?;
+                format!(
+                    "CASE WHEN ST_ZMFlag({g}) IN (1, 3) THEN ST_Force4D({g}, {value}, 0) ELSE ST_Force3DZ({g}, {value}) END"
+                )
+            }
+            (Self::AddM { value }, _) => {
+                let value = number(*value)?;
+                format!(
+                    "CASE WHEN ST_ZMFlag({g}) IN (2, 3) THEN ST_Force4D({g}, 0, {value}) ELSE ST_Force3DM({g}, {value}) END"
+                )
+            }
+            // Only non-empty lines: DuckDB merges polygon rings and turns empties into a
+            // GEOMETRYCOLLECTION EMPTY, PostGIS does neither.
+            (Self::LineMerge { directed }, _) => {
+                let merge = if *directed {
+                    format!("ST_LineMerge({g}, true)")
+                } else {
+                    format!("ST_LineMerge({g})")
+                };
+                format!(
+                    "CASE WHEN ST_Dimension({g}) = 1 AND NOT ST_IsEmpty({g}) THEN {merge} ELSE {g} END"
+                )
+            }
+            // DuckDB takes LineStrings only; a line of zero length gives NaN coordinates there,
+            // its first point on PostGIS.
+            (Self::LineSubstring { start, end }, _) => format!(
+                "CASE WHEN {} THEN CASE WHEN ST_IsEmpty({g}) THEN {g} WHEN ST_Length({g}) = 0 THEN ST_StartPoint({g}) ELSE ST_LineSubstring({g}, {}, {}) END END",
+                kind_in(g, &[Kind::LineString], dialect),
+                number(*start)?,
+                number(*end)?
+            ),
+            // PostGIS's GEOS drops M and returns a one-part Multi* as its part; DuckDB's keeps
+            // both: M is dropped first there, and Multi* made Multi* again on PostGIS.
+            (Self::SnapToGrid { size }, Duckdb) => format!(
+                "CASE WHEN ST_IsEmpty({g}) THEN {g} ELSE ST_ReducePrecision({}, {}) END",
+                without_m(g),
+                number(*size)?
+            ),
+            (Self::SnapToGrid { size }, Postgis) => {
+                let reduced = format!("ST_ReducePrecision({g}, {})", number(*size)?);
+                format!(
+                    "CASE WHEN ST_IsEmpty({g}) THEN {g} WHEN {} THEN ST_Multi({reduced}) ELSE {reduced} END",
+                    kind_in(g, &Kind::MULTI, dialect)
+                )
+            }
+            // DuckDB's ST_Affine sets M to 0 on XYZM geometries: those lose M on both engines.
+            (
+                Self::Affine {
+                    a,
+                    b,
+                    d,
+                    e,
+                    xoff,
+                    yoff,
+                },
+                _,
+            ) => {
+                let args = [a, b, d, e, xoff, yoff]
+                    .into_iter()
+                    .map(|v| number(*v))
+                    .collect::<Result<Vec<_>, _>>()?
+                    .join(", ");
+                format!(
+                    "CASE WHEN ST_ZMFlag({g}) = 3 THEN ST_Affine(ST_Force3DZ({g}, 0), {args}) ELSE ST_Affine({g}, {args}) END"
+                )
+            }
+            // An empty single geometry becomes a Multi* of no parts (DuckDB's ST_Multi gives one
+            // empty part, PostGIS's none).
+            (Self::ForceMulti, _) => {
+                let empty = format!(
+                    "ST_CollectionExtract(ST_GeomFromText('GEOMETRYCOLLECTION EMPTY'), ST_Dimension({g}) + 1)"
+                );
+                let empty = match dialect {
+                    Duckdb => empty,
+                    Postgis => format!("ST_SetSRID({empty}, ST_SRID({g}))"),
+                };
+                format!(
+                    "CASE WHEN ST_IsEmpty({g}) AND {} THEN {empty} ELSE ST_Multi({g}) END",
+                    kind_in(g, &Kind::SINGLE, dialect)
+                )
+            }
+            (Self::ForceSingle, _) => {
+                let part = match dialect {
+                    Duckdb => format!("ST_Dump({g})[1].geom"),
+                    Postgis => format!("ST_GeometryN({g}, 1)"),
+                };
+                format!(
+                    "CASE WHEN {} AND ST_NumGeometries({g}) = 1 THEN {part} ELSE {g} END",
+                    kind_in(g, &Kind::MULTI, dialect)
+                )
+            }
         })
     }
 
@@ -248,7 +487,101 @@ impl GeoExpr {
                 "length on the WGS 84 spheroid (geo, Karney)".to_owned()
             }
             Self::Length { factor, .. } => format!("planar length × {factor}"),
-            Self::Transform { .. } => return None,
+            Self::Transform { .. }
+            | Self::Boundary
+            | Self::Envelope
+            | Self::SwapXy
+            | Self::Reverse
+            | Self::DropZ
+            | Self::DropM
+            | Self::AddZ { .. }
+            | Self::AddM { .. }
+            | Self::LineMerge { .. }
+            | Self::LineSubstring { .. }
+            | Self::SnapToGrid { .. }
+            | Self::Affine { .. }
+            | Self::ForceMulti
+            | Self::ForceSingle => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn both(expr: &GeoExpr) -> [String; 2] {
+        Dialect::ALL.map(|d| expr.sql("\"geom\"", d).unwrap())
+    }
+
+    #[test]
+    fn type_tests_use_each_engines_names() {
+        let [duckdb, postgis] = both(&GeoExpr::ForceSingle);
+        assert!(duckdb.contains("IN ('MULTIPOINT', 'MULTILINESTRING', 'MULTIPOLYGON')"));
+        assert!(duckdb.contains("ST_Dump(\"geom\")[1].geom"));
+        assert!(postgis.contains("IN ('ST_MultiPoint', 'ST_MultiLineString', 'ST_MultiPolygon')"));
+        assert!(postgis.contains("ST_GeometryN(\"geom\", 1)"));
+        let [duckdb, postgis] = both(&GeoExpr::LineSubstring {
+            start: 0.25,
+            end: 0.75,
+        });
+        assert!(duckdb.starts_with("CASE WHEN ST_GeometryType(\"geom\") = 'LINESTRING' THEN"));
+        assert!(postgis.starts_with("CASE WHEN ST_GeometryType(\"geom\") = 'ST_LineString' THEN"));
+        assert!(duckdb.contains("ST_LineSubstring(\"geom\", 0.25, 0.75)"));
+    }
+
+    #[test]
+    fn numbers_enter_the_sql_checked() {
+        let [duckdb, postgis] = both(&GeoExpr::Affine {
+            a: 2.0,
+            b: 0.5,
+            d: -1.0,
+            e: 3.0,
+            xoff: 10.0,
+            yoff: 20.0,
+        });
+        assert_eq!(duckdb, postgis);
+        assert!(duckdb.contains("ST_Affine(\"geom\", 2, 0.5, -1, 3, 10, 20)"));
+        assert!(
+            GeoExpr::AddZ { value: f64::NAN }
+                .sql("\"geom\"", Dialect::Duckdb)
+                .is_err()
+        );
+        let [duckdb, postgis] = both(&GeoExpr::SnapToGrid { size: 0.5 });
+        assert!(duckdb.contains("ST_ReducePrecision(CASE WHEN ST_ZMFlag"));
+        assert!(postgis.contains("ST_Multi(ST_ReducePrecision(\"geom\", 0.5))"));
+    }
+
+    #[test]
+    fn functions_without_a_kernel_run_as_sql() {
+        for expr in [
+            GeoExpr::Boundary,
+            GeoExpr::Envelope,
+            GeoExpr::SwapXy,
+            GeoExpr::Reverse,
+            GeoExpr::DropZ,
+            GeoExpr::DropM,
+            GeoExpr::AddZ { value: 0.0 },
+            GeoExpr::AddM { value: 0.0 },
+            GeoExpr::LineMerge { directed: false },
+            GeoExpr::LineSubstring {
+                start: 0.0,
+                end: 1.0,
+            },
+            GeoExpr::SnapToGrid { size: 1.0 },
+            GeoExpr::Affine {
+                a: 1.0,
+                b: 0.0,
+                d: 0.0,
+                e: 1.0,
+                xoff: 0.0,
+                yoff: 0.0,
+            },
+            GeoExpr::ForceMulti,
+            GeoExpr::ForceSingle,
+        ] {
+            assert!(expr.native_kernel().is_none(), "{}", expr.explain());
+        }
+        assert!(GeoExpr::MakeValid.native_kernel().is_some());
     }
 }

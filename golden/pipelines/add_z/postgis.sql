@@ -1,0 +1,5 @@
+-- 1: heights
+DROP TABLE IF EXISTS "heights";
+CREATE TEMP TABLE "heights" AS
+SELECT "name", CASE WHEN ST_ZMFlag("geom") IN (1, 3) THEN ST_Force4D("geom", 25, 0) ELSE ST_Force3DZ("geom", 25) END AS "geom" FROM "cities" AS t;
+
