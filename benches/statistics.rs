@@ -105,7 +105,11 @@ async fn execute(state: &AppState, dataset: &str, steps: &Value) -> (Duration, S
             .sum()
     };
     let split = [seconds("kernels"), seconds("read") + seconds("store")];
-    (took, answer["result_path"].as_str().unwrap().to_owned(), split)
+    (
+        took,
+        answer["result_path"].as_str().unwrap().to_owned(),
+        split,
+    )
 }
 
 /// The answer of a result file, read back in Python: the cluster labels, or Moran's I.
@@ -123,7 +127,11 @@ else:
         .args(["-c", script, path, workload])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -146,7 +154,9 @@ fn main() {
     let runs = setting("GEOMILL_BENCH_RUNS", 3.0) as usize;
     let points = (1_000_000.0 * scale) as u32;
     let dir = tempfile::tempdir().unwrap();
-    let script = std::env::current_dir().unwrap().join("benches/real_layers.py");
+    let script = std::env::current_dir()
+        .unwrap()
+        .join("benches/real_layers.py");
     let made = Command::new(python())
         .arg(&script)
         .arg(dir.path())
@@ -154,9 +164,20 @@ fn main() {
         .status()
         .unwrap();
     assert!(made.success(), "real_layers.py failed");
-    let (regions_path, points_path) = (dir.path().join("tiles.gpkg"), dir.path().join("points.parquet"));
-    let init = json!([[-100.0, 40.0], [-60.0, -15.0], [10.0, 50.0], [20.0, 0.0],
-        [80.0, 25.0], [130.0, -20.0], [30.0, 60.0], [100.0, 50.0]]);
+    let (regions_path, points_path) = (
+        dir.path().join("tiles.gpkg"),
+        dir.path().join("points.parquet"),
+    );
+    let init = json!([
+        [-100.0, 40.0],
+        [-60.0, -15.0],
+        [10.0, 50.0],
+        [20.0, 0.0],
+        [80.0, 25.0],
+        [130.0, -20.0],
+        [30.0, 60.0],
+        [100.0, 50.0]
+    ]);
     let peer = Command::new(python())
         .args(["-c", PEER])
         .args([
@@ -167,7 +188,11 @@ fn main() {
         ])
         .output()
         .unwrap();
-    assert!(peer.status.success(), "{}", String::from_utf8_lossy(&peer.stderr));
+    assert!(
+        peer.status.success(),
+        "{}",
+        String::from_utf8_lossy(&peer.stderr)
+    );
     let peer: Vec<Value> = String::from_utf8_lossy(&peer.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

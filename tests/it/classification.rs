@@ -6,8 +6,8 @@ use axum::http::StatusCode;
 use serde_json::json;
 
 use crate::common;
-use common::real::run_python;
 use common::post_json as post;
+use common::real::run_python;
 use common::uploads::{countries_on_every_engine, run, upload, upload_countries};
 use common::{call, shared};
 

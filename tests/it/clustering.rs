@@ -107,8 +107,14 @@ async fn clusters_equal_scikit_learn() {
     for engine in ["embedded", "postgis", "native", "hybrid"] {
         for (kind, params) in [
             ("kmeans", json!({"k": 6, "init": init})),
-            ("dbscan", json!({"eps": 6.0, "unit": "degrees", "min_samples": 3})),
-            ("dbscan", json!({"eps": 600_000, "unit": "meters", "min_samples": 4})),
+            (
+                "dbscan",
+                json!({"eps": 6.0, "unit": "degrees", "min_samples": 3}),
+            ),
+            (
+                "dbscan",
+                json!({"eps": 600_000, "unit": "meters", "min_samples": 4}),
+            ),
             ("hdbscan", json!({"min_cluster_size": 5})),
             ("hdbscan", json!({"min_cluster_size": 8, "min_samples": 3})),
         ] {
@@ -127,5 +133,8 @@ async fn clusters_equal_scikit_learn() {
     let file = dir.path().join("clusters.json");
     std::fs::write(&file, serde_json::to_vec(&manifest).unwrap()).unwrap();
     let problems = run_python(COMPARE, &[&file.display().to_string()]);
-    assert_eq!(problems.trim(), format!("compared {} cases", manifest.len()));
+    assert_eq!(
+        problems.trim(),
+        format!("compared {} cases", manifest.len())
+    );
 }

@@ -117,7 +117,10 @@ async fn grids_equal_postgis_and_densities_equal_scikit_learn() {
     let cities = upload(&state, &cities_files).await;
     let boroughs = upload(
         &state,
-        &[("nybb_16a.zip", std::fs::read(shared("nybb_16a.zip")).unwrap())],
+        &[(
+            "nybb_16a.zip",
+            std::fs::read(shared("nybb_16a.zip")).unwrap(),
+        )],
     )
     .await;
     let countries_path = shared("naturalearth_lowres/naturalearth_lowres.shp");
@@ -132,7 +135,10 @@ async fn grids_equal_postgis_and_densities_equal_scikit_learn() {
         (
             "postgis",
             &countries,
-            step("hexgrid_create", json!({"size": 7.0, "unit": "degrees", "touching": true})),
+            step(
+                "hexgrid_create",
+                json!({"size": 7.0, "unit": "degrees", "touching": true}),
+            ),
         ),
         (
             "native",
@@ -145,12 +151,18 @@ async fn grids_equal_postgis_and_densities_equal_scikit_learn() {
         (
             "hybrid",
             &boroughs,
-            step("hexgrid_create", json!({"size": 3000.0, "unit": "crs", "touching": true})),
+            step(
+                "hexgrid_create",
+                json!({"size": 3000.0, "unit": "crs", "touching": true}),
+            ),
         ),
         (
             "embedded",
             &boroughs,
-            step("grid_create", json!({"size": 2000.0, "unit": "crs", "touching": true})),
+            step(
+                "grid_create",
+                json!({"size": 2000.0, "unit": "crs", "touching": true}),
+            ),
         ),
     ];
     let mut manifest = Vec::new();
@@ -178,7 +190,10 @@ async fn grids_equal_postgis_and_densities_equal_scikit_learn() {
     std::fs::write(&file, serde_json::to_vec(&manifest).unwrap()).unwrap();
     let dsn = state.config().postgis_dsn.clone().unwrap();
     let problems = run_python(COMPARE_GRIDS, &[&file.display().to_string(), &dsn]);
-    assert_eq!(problems.trim(), format!("compared {} cases", manifest.len()));
+    assert_eq!(
+        problems.trim(),
+        format!("compared {} cases", manifest.len())
+    );
 
     let mut manifest = Vec::new();
     for (engine, kernel) in [
@@ -195,5 +210,8 @@ async fn grids_equal_postgis_and_densities_equal_scikit_learn() {
     let file = dir.path().join("density.json");
     std::fs::write(&file, serde_json::to_vec(&manifest).unwrap()).unwrap();
     let problems = run_python(COMPARE_DENSITY, &[&file.display().to_string()]);
-    assert_eq!(problems.trim(), format!("compared {} cases", manifest.len()));
+    assert_eq!(
+        problems.trim(),
+        format!("compared {} cases", manifest.len())
+    );
 }

@@ -172,7 +172,10 @@ async fn shared_datasets() -> (tempfile::TempDir, geomill::state::AppState, [Str
     let cities = upload(&state, &cities_files).await;
     let boroughs = upload(
         &state,
-        &[("nybb_16a.zip", std::fs::read(shared("nybb_16a.zip")).unwrap())],
+        &[(
+            "nybb_16a.zip",
+            std::fs::read(shared("nybb_16a.zip")).unwrap(),
+        )],
     )
     .await;
     (dir, state, [countries, cities, boroughs])
@@ -184,17 +187,28 @@ async fn weights_and_autocorrelation_equal_pysal_on_every_engine() {
     let feet_in_20_miles = 20.0 * 5280.0;
     // Every engine mode runs the statistics natively, with PySAL's answers.
     let plans = [
-        ("embedded", &countries, step("morans_i", json!({"field": "pop_est"})), 0.0),
+        (
+            "embedded",
+            &countries,
+            step("morans_i", json!({"field": "pop_est"})),
+            0.0,
+        ),
         (
             "postgis",
             &countries,
-            step("morans_i", json!({"field": "gdp_md_est", "method": "rook", "output": "m"})),
+            step(
+                "morans_i",
+                json!({"field": "gdp_md_est", "method": "rook", "output": "m"}),
+            ),
             0.0,
         ),
         (
             "native",
             &countries,
-            step("getis_ord_g", json!({"field": "pop_est", "method": "knn", "k": 5})),
+            step(
+                "getis_ord_g",
+                json!({"field": "pop_est", "method": "knn", "k": 5}),
+            ),
             0.0,
         ),
         (
@@ -203,7 +217,12 @@ async fn weights_and_autocorrelation_equal_pysal_on_every_engine() {
             step("getis_ord_g", json!({"field": "gdp_md_est", "star": false})),
             0.0,
         ),
-        ("postgis", &countries, step("spatial_weights", json!({"method": "queen"})), 0.0),
+        (
+            "postgis",
+            &countries,
+            step("spatial_weights", json!({"method": "queen"})),
+            0.0,
+        ),
         (
             "embedded",
             &cities,
@@ -216,7 +235,10 @@ async fn weights_and_autocorrelation_equal_pysal_on_every_engine() {
         (
             "hybrid",
             &cities,
-            step("spatial_weights", json!({"method": "knn", "k": 4, "as": "table", "transform": "row"})),
+            step(
+                "spatial_weights",
+                json!({"method": "knn", "k": 4, "as": "table", "transform": "row"}),
+            ),
             0.0,
         ),
         (
@@ -254,18 +276,30 @@ async fn weights_and_autocorrelation_equal_pysal_on_every_engine() {
     for (engine, dataset, steps, threshold) in plans {
         let path = run(&state, dataset, engine, steps.clone()).await;
         let geographic = *dataset != boroughs;
-        let mut entry = case(&format!("{engine} {steps}"), path, &steps, geographic, threshold);
+        let mut entry = case(
+            &format!("{engine} {steps}"),
+            path,
+            &steps,
+            geographic,
+            threshold,
+        );
         entry["source"] = json!(if *dataset == cities {
             shared("naturalearth_cities/naturalearth_cities.shp")
         } else {
-            std::path::PathBuf::from(format!("/vsizip/{}/nybb.shp", shared("nybb_16a.zip").display()))
+            std::path::PathBuf::from(format!(
+                "/vsizip/{}/nybb.shp",
+                shared("nybb_16a.zip").display()
+            ))
         });
         manifest.push(entry);
     }
     let file = dir.path().join("statistics.json");
     std::fs::write(&file, serde_json::to_vec(&manifest).unwrap()).unwrap();
     let problems = run_python(COMPARE, &[&file.display().to_string()]);
-    assert_eq!(problems.trim(), format!("compared {} cases", manifest.len()));
+    assert_eq!(
+        problems.trim(),
+        format!("compared {} cases", manifest.len())
+    );
 }
 
 /// Reads each run's result file and prints the runs whose rows differ from the first run's of
@@ -299,15 +333,43 @@ print("\n".join(problems) or f"compared {len(runs)} capabilities")
 async fn every_statistics_capability_gives_the_same_answer_on_every_engine() {
     let (dir, state, [countries, cities, _]) = shared_datasets().await;
     let plans = [
-        (&countries, "spatial_weights", json!({"method": "rook", "as": "table"})),
-        (&countries, "morans_i", json!({"field": "pop_est", "permutations": 99})),
-        (&countries, "getis_ord_g", json!({"field": "gdp_md_est", "method": "knn", "k": 6})),
-        (&cities, "kde_heatmap", json!({"bandwidth": 800, "unit": "kilometers"})),
+        (
+            &countries,
+            "spatial_weights",
+            json!({"method": "rook", "as": "table"}),
+        ),
+        (
+            &countries,
+            "morans_i",
+            json!({"field": "pop_est", "permutations": 99}),
+        ),
+        (
+            &countries,
+            "getis_ord_g",
+            json!({"field": "gdp_md_est", "method": "knn", "k": 6}),
+        ),
+        (
+            &cities,
+            "kde_heatmap",
+            json!({"bandwidth": 800, "unit": "kilometers"}),
+        ),
         (&cities, "cluster_kmeans", json!({"k": 5, "seed": 3})),
-        (&cities, "cluster_dbscan", json!({"eps": 700, "unit": "kilometers", "min_samples": 3})),
+        (
+            &cities,
+            "cluster_dbscan",
+            json!({"eps": 700, "unit": "kilometers", "min_samples": 3}),
+        ),
         (&cities, "cluster_hdbscan", json!({"min_cluster_size": 6})),
-        (&countries, "grid_create", json!({"size": 1000, "unit": "kilometers", "touching": true})),
-        (&countries, "hexgrid_create", json!({"size": 8, "unit": "degrees"})),
+        (
+            &countries,
+            "grid_create",
+            json!({"size": 1000, "unit": "kilometers", "touching": true}),
+        ),
+        (
+            &countries,
+            "hexgrid_create",
+            json!({"size": 8, "unit": "degrees"}),
+        ),
     ];
     let mut runs = serde_json::Map::new();
     for (dataset, capability, params) in plans {
@@ -321,7 +383,10 @@ async fn every_statistics_capability_gives_the_same_answer_on_every_engine() {
     let file = dir.path().join("engines.json");
     std::fs::write(&file, serde_json::to_vec(&runs).unwrap()).unwrap();
     let answer = run_python(SAME_ON_EVERY_ENGINE, &[&file.display().to_string()]);
-    assert_eq!(answer.trim(), format!("compared {} capabilities", runs.len()));
+    assert_eq!(
+        answer.trim(),
+        format!("compared {} capabilities", runs.len())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -329,26 +394,59 @@ async fn bad_statistics_requests_are_clear_errors() {
     let (_dir, state, [countries, cities, _]) = shared_datasets().await;
     let cases = [
         // Refused when planned, with the parameter's path.
-        (&countries, "spatial_weights", json!({"method": "distance_band"}), "distance"),
-        (&countries, "morans_i", json!({"field": "no_such_field"}), "no_such_field"),
-        (&cities, "kde_heatmap", json!({"bandwidth": -1}), "bandwidth"),
+        (
+            &countries,
+            "spatial_weights",
+            json!({"method": "distance_band"}),
+            "distance",
+        ),
+        (
+            &countries,
+            "morans_i",
+            json!({"field": "no_such_field"}),
+            "no_such_field",
+        ),
+        (
+            &cities,
+            "kde_heatmap",
+            json!({"bandwidth": -1}),
+            "bandwidth",
+        ),
         (
             &countries,
             "grid_create",
             json!({"size": 0.001, "unit": "degrees", "bbox": [-180, -90, 180, 90]}),
             "cells",
         ),
-        (&countries, "cluster_hdbscan", json!({"min_cluster_size": 1}), "min_cluster_size"),
+        (
+            &countries,
+            "cluster_hdbscan",
+            json!({"min_cluster_size": 1}),
+            "min_cluster_size",
+        ),
         // Refused when run, naming the problem.
         (&cities, "morans_i", json!({"field": "name"}), "not numbers"),
-        (&cities, "spatial_weights", json!({"method": "queen"}), "need polygons"),
-        (&countries, "grid_create", json!({"size": 1, "unit": "meters"}), "cells"),
+        (
+            &cities,
+            "spatial_weights",
+            json!({"method": "queen"}),
+            "need polygons",
+        ),
+        (
+            &countries,
+            "grid_create",
+            json!({"size": 1, "unit": "meters"}),
+            "cells",
+        ),
     ];
     for (dataset, capability, params, named) in cases {
         let request = json!({"dataset_id": dataset, "pipeline": {"name": "bad",
             "steps": step(capability, params.clone())}});
-        let (status, body) =
-            common::call(&state, common::post_json("/api/pipelines/execute", &request)).await;
+        let (status, body) = common::call(
+            &state,
+            common::post_json("/api/pipelines/execute", &request),
+        )
+        .await;
         assert_eq!(
             status,
             axum::http::StatusCode::UNPROCESSABLE_ENTITY,

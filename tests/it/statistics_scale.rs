@@ -58,11 +58,20 @@ async fn statistics_on_100000_points_and_real_regions_equal_the_references() {
 
     let mut statistics = Vec::new();
     for (engine, dataset, steps, threshold, local_only) in [
-        ("embedded", &tiles, step("morans_i", json!({"field": "value"})), 0.0, false),
+        (
+            "embedded",
+            &tiles,
+            step("morans_i", json!({"field": "value"})),
+            0.0,
+            false,
+        ),
         (
             "postgis",
             &tiles,
-            step("getis_ord_g", json!({"field": "value", "method": "rook", "permutations": 99})),
+            step(
+                "getis_ord_g",
+                json!({"field": "value", "method": "rook", "permutations": 99}),
+            ),
             0.0,
             false,
         ),
@@ -103,13 +112,31 @@ async fn statistics_on_100000_points_and_real_regions_equal_the_references() {
         entry["local_only"] = json!(local_only);
         statistics.push(entry);
     }
-    compare(dir.path(), "statistics", COMPARE_STATISTICS, &statistics, &[]);
+    compare(
+        dir.path(),
+        "statistics",
+        COMPARE_STATISTICS,
+        &statistics,
+        &[],
+    );
 
-    let init = json!([[-100.0, 40.0], [-60.0, -15.0], [10.0, 50.0], [20.0, 0.0],
-        [80.0, 25.0], [130.0, -20.0], [30.0, 60.0], [100.0, 50.0]]);
+    let init = json!([
+        [-100.0, 40.0],
+        [-60.0, -15.0],
+        [10.0, 50.0],
+        [20.0, 0.0],
+        [80.0, 25.0],
+        [130.0, -20.0],
+        [30.0, 60.0],
+        [100.0, 50.0]
+    ]);
     let mut clusters = Vec::new();
     for (engine, kind, steps) in [
-        ("native", "kmeans", step("cluster_kmeans", json!({"k": 8, "init": init}))),
+        (
+            "native",
+            "kmeans",
+            step("cluster_kmeans", json!({"k": 8, "init": init})),
+        ),
         (
             "embedded",
             "dbscan",
@@ -141,11 +168,17 @@ async fn statistics_on_100000_points_and_real_regions_equal_the_references() {
     for (engine, steps) in [
         (
             "embedded",
-            step("hexgrid_create", json!({"size": 2.0, "unit": "degrees", "touching": true})),
+            step(
+                "hexgrid_create",
+                json!({"size": 2.0, "unit": "degrees", "touching": true}),
+            ),
         ),
         (
             "postgis",
-            step("grid_create", json!({"size": 1.5, "unit": "degrees", "touching": true})),
+            step(
+                "grid_create",
+                json!({"size": 1.5, "unit": "degrees", "touching": true}),
+            ),
         ),
     ] {
         let path = run(&state, &regions, engine, steps.clone()).await;
@@ -157,18 +190,31 @@ async fn statistics_on_100000_points_and_real_regions_equal_the_references() {
         &state,
         &points,
         "native",
-        step("hexgrid_create", json!({"size": 1.0, "unit": "degrees", "touching": true})),
+        step(
+            "hexgrid_create",
+            json!({"size": 1.0, "unit": "degrees", "touching": true}),
+        ),
     )
     .await;
-    grids.push(json!({"label": "hexagons touching 100,000 points", "path": path,
+    grids.push(
+        json!({"label": "hexagons touching 100,000 points", "path": path,
         "capability": "hexgrid_create", "params": {"size": 1.0, "touching": true},
-        "source": points_file}));
+        "source": points_file}),
+    );
     compare(dir.path(), "grids", COMPARE_GRIDS, &grids, &[&dsn]);
 
     let params = json!({"bandwidth": 1.0, "cell_size": 0.5, "unit": "degrees",
         "kernel": "quartic", "weight": "value"});
-    let path = run(&state, &points, "hybrid", step("kde_heatmap", params.clone())).await;
-    let density = [json!({"label": "weighted quartic heatmap of 100,000 points",
-        "path": path, "params": params, "source": points_file})];
+    let path = run(
+        &state,
+        &points,
+        "hybrid",
+        step("kde_heatmap", params.clone()),
+    )
+    .await;
+    let density = [
+        json!({"label": "weighted quartic heatmap of 100,000 points",
+        "path": path, "params": params, "source": points_file}),
+    ];
     compare(dir.path(), "density", COMPARE_DENSITY, &density, &[]);
 }

@@ -208,7 +208,12 @@ fn neighbourhoods<const N: usize>(points: &[[f64; N]], eps: f64) -> Vec<Vec<usiz
         grid.entry(cell(p)).or_default().push(i);
     }
     let within = |a: &[f64; N], b: &[f64; N]| {
-        a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt() <= eps
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y) * (x - y))
+            .sum::<f64>()
+            .sqrt()
+            <= eps
     };
     let offsets: Vec<[i64; N]> = (0..3_usize.pow(N as u32))
         .map(|mut n| {

@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, BinaryArray, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow::array::{
+    Array, ArrayRef, BinaryArray, Float64Array, Int64Array, RecordBatch, StringArray,
+};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Schema};
 use geomill_planner::plan::operator::{

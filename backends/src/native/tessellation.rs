@@ -53,7 +53,12 @@ impl Lattice {
     fn envelope(&self, i: i64, j: i64) -> [f64; 4] {
         let s = self.size;
         match self.shape {
-            GridShape::Square => [i as f64 * s, j as f64 * s, (i + 1) as f64 * s, (j + 1) as f64 * s],
+            GridShape::Square => [
+                i as f64 * s,
+                j as f64 * s,
+                (i + 1) as f64 * s,
+                (j + 1) as f64 * s,
+            ],
             GridShape::Hexagon => {
                 let [x, y] = self.centre(i, j);
                 let h = self.half_height();
@@ -178,13 +183,23 @@ impl Plane {
             return e;
         }
         const STEPS: usize = 256;
-        let mut out = [f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY];
+        let mut out = [
+            f64::INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NEG_INFINITY,
+        ];
         for k in 0..=STEPS {
             let t = k as f64 / STEPS as f64;
             let (x, y) = (e[0] + t * (e[2] - e[0]), e[1] + t * (e[3] - e[1]));
             for p in [[x, e[1]], [x, e[3]], [e[0], y], [e[2], y]] {
                 let [px, py] = self.forward(p);
-                out = [out[0].min(px), out[1].min(py), out[2].max(px), out[3].max(py)];
+                out = [
+                    out[0].min(px),
+                    out[1].min(py),
+                    out[2].max(px),
+                    out[3].max(py),
+                ];
             }
         }
         out
@@ -202,10 +217,14 @@ impl Plane {
 /// The envelope of every non-empty geometry of `layer` (`None` when it has none).
 fn layer_extent(layer: &Layer) -> Result<Option<[f64; 4]>, NativeError> {
     let envelopes = feature_envelopes(layer)?;
-    Ok(envelopes
-        .into_iter()
-        .map(|f| f.envelope)
-        .reduce(|a, b| [a[0].min(b[0]), a[1].min(b[1]), a[2].max(b[2]), a[3].max(b[3])]))
+    Ok(envelopes.into_iter().map(|f| f.envelope).reduce(|a, b| {
+        [
+            a[0].min(b[0]),
+            a[1].min(b[1]),
+            a[2].max(b[2]),
+            a[3].max(b[3]),
+        ]
+    }))
 }
 
 /// A non-empty geometry: its row, WKB and envelope.
@@ -291,29 +310,31 @@ fn touched_cells(
     let features = feature_envelopes(layer)?;
     let per_feature: Vec<Vec<(i64, i64)>> = features
         .into_par_iter()
-        .map(|Feature {
-                  row,
-                  bytes,
-                  envelope,
-              }| {
-            let feature = to_geos(bytes, row)?;
-            let prepared = feature.to_prepared_geom().map_err(NativeError::geos)?;
-            let in_plane = plane.envelope(envelope);
-            let ([i0, i1], [j0, j1]) = lattice.ranges(in_plane);
-            let mut hits = Vec::new();
-            for i in i0..=i1 {
-                for j in j0..=j1 {
-                    if !lattice.meets(i, j, in_plane) {
-                        continue;
-                    }
-                    let cell = to_geos(&plane.polygon(&lattice.ring(i, j)), row)?;
-                    if prepared.intersects(&cell).map_err(NativeError::geos)? {
-                        hits.push((i, j));
+        .map(
+            |Feature {
+                 row,
+                 bytes,
+                 envelope,
+             }| {
+                let feature = to_geos(bytes, row)?;
+                let prepared = feature.to_prepared_geom().map_err(NativeError::geos)?;
+                let in_plane = plane.envelope(envelope);
+                let ([i0, i1], [j0, j1]) = lattice.ranges(in_plane);
+                let mut hits = Vec::new();
+                for i in i0..=i1 {
+                    for j in j0..=j1 {
+                        if !lattice.meets(i, j, in_plane) {
+                            continue;
+                        }
+                        let cell = to_geos(&plane.polygon(&lattice.ring(i, j)), row)?;
+                        if prepared.intersects(&cell).map_err(NativeError::geos)? {
+                            hits.push((i, j));
+                        }
                     }
                 }
-            }
-            Ok(hits)
-        })
+                Ok(hits)
+            },
+        )
         .collect::<Result<_, NativeError>>()?;
     Ok(per_feature.into_iter().flatten().collect())
 }
@@ -423,7 +444,14 @@ pub fn density(
         located
             .iter()
             .map(|(p, _)| [p[0], p[1], p[0], p[1]])
-            .reduce(|a, b| [a[0].min(b[0]), a[1].min(b[1]), a[2].max(b[2]), a[3].max(b[3])])
+            .reduce(|a, b| {
+                [
+                    a[0].min(b[0]),
+                    a[1].min(b[1]),
+                    a[2].max(b[2]),
+                    a[3].max(b[3]),
+                ]
+            })
     }) else {
         return cells_layer(layer, Vec::new(), Some(Vec::new()));
     };
@@ -445,7 +473,12 @@ pub fn density(
     let cells: Vec<((i64, i64), f64)> = lattice
         .cells_over(cover)?
         .into_par_iter()
-        .map(|(i, j)| ((i, j), bins.density(lattice.centre(i, j), kernel, &in_plane)))
+        .map(|(i, j)| {
+            (
+                (i, j),
+                bins.density(lattice.centre(i, j), kernel, &in_plane),
+            )
+        })
         .filter(|(_, d)| keep_empty || *d > 0.0)
         .collect();
     let (rows, densities): (Vec<_>, Vec<_>) = cells
@@ -521,7 +554,11 @@ mod tests {
         let b = lattice.ring(1, 0);
         assert!((a[3][0] - b[1][0]).abs() < 1e-12 || (a[4][0] - b[0][0]).abs() < 1e-12);
         let cells = lattice.cells_over([0.0, 0.0, 3.0, 3.0]).unwrap();
-        assert!(cells.iter().all(|&(i, j)| lattice.meets(i, j, [0.0, 0.0, 3.0, 3.0])));
+        assert!(
+            cells
+                .iter()
+                .all(|&(i, j)| lattice.meets(i, j, [0.0, 0.0, 3.0, 3.0]))
+        );
         assert!(cells.contains(&(0, 0)) && cells.contains(&(2, 1)));
     }
 

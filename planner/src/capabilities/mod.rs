@@ -9,8 +9,8 @@ pub use registry::{Capability, CapabilityParams, Registered, all_capabilities, f
 
 pub mod checks;
 pub mod invalid;
-pub mod weights;
 mod listing;
+pub mod weights;
 pub use listing::{CapabilityInfo, listing};
 
 /// Declares each capability's module and registers its params type: adding a capability is

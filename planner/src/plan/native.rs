@@ -15,8 +15,7 @@ use sqlparser::ast::{BinaryOperator, Expr, visit_expressions};
 
 use super::operator::{
     AggFunc, ClassifyOp, GenerateOp, JoinHow, NearestOp, Operator, OverlayOp, ScaleOp,
-    SpatialAggregateOp, StatisticOp,
-    SpatialJoinOp, SpatialPredicate, ValueExpr,
+    SpatialAggregateOp, SpatialJoinOp, SpatialPredicate, StatisticOp, ValueExpr,
 };
 use crate::expr::SqlExpr;
 use crate::schema::{FieldType, GEOM};

@@ -533,7 +533,11 @@ impl ScaleOp {
                 geodesic,
             } => format!(
                 "HDBSCAN of the points{}, min_cluster_size={min_cluster_size}, min_samples={min_samples}",
-                if *geodesic { " (great-circle distances)" } else { "" }
+                if *geodesic {
+                    " (great-circle distances)"
+                } else {
+                    ""
+                }
             ),
             ScaleKind::Bivariate {
                 other,

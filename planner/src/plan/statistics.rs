@@ -68,7 +68,9 @@ impl WeightsSpec {
             } => format!(
                 "within {distance}{}{}",
                 if *geodesic { " m" } else { "" },
-                power.map(|p| format!(" weighted 1/d^{p}")).unwrap_or_default()
+                power
+                    .map(|p| format!(" weighted 1/d^{p}"))
+                    .unwrap_or_default()
             ),
         };
         format!("{kind}, {}", self.transform.as_str())
@@ -119,7 +121,9 @@ impl StatisticOp {
                     named("quadrant", FieldType::Text),
                     named("p_sim", FieldType::Double),
                 ];
-                columns.extend(global(&["i", "expected", "variance", "z", "p_norm", "p_sim"]));
+                columns.extend(global(&[
+                    "i", "expected", "variance", "z", "p_norm", "p_sim",
+                ]));
                 columns
             }
             StatisticKind::GetisOrd { .. } => {
@@ -129,7 +133,9 @@ impl StatisticOp {
                     named("p_norm", FieldType::Double),
                     named("p_sim", FieldType::Double),
                 ];
-                columns.extend(global(&["g", "expected", "variance", "z", "p_norm", "p_sim"]));
+                columns.extend(global(&[
+                    "g", "expected", "variance", "z", "p_norm", "p_sim",
+                ]));
                 columns
             }
         }
@@ -141,9 +147,9 @@ impl StatisticOp {
         let weights = self.weights.describe();
         match &self.kind {
             StatisticKind::NeighbourCount => format!("neighbour count ({weights})"),
-            StatisticKind::Moran { permutations, seed } => format!(
-                "Moran's I of {field} ({weights}), {permutations} permutations seed {seed}"
-            ),
+            StatisticKind::Moran { permutations, seed } => {
+                format!("Moran's I of {field} ({weights}), {permutations} permutations seed {seed}")
+            }
             StatisticKind::GetisOrd {
                 star,
                 permutations,

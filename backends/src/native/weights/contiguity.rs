@@ -151,6 +151,9 @@ mod tests {
         ]]);
         let cells = [a, b];
         assert_eq!(ids(&contiguity(&cells, false)), vec![vec![1], vec![0]]);
-        assert_eq!(ids(&contiguity(&cells, true)), vec![Vec::<usize>::new(), Vec::new()]);
+        assert_eq!(
+            ids(&contiguity(&cells, true)),
+            vec![Vec::<usize>::new(), Vec::new()]
+        );
     }
 }
