@@ -28,6 +28,7 @@ mod common;
 mod docs_browser;
 mod engines_equivalence;
 mod events_ws;
+mod geometry_toolkit;
 mod golden_native;
 mod golden_on_postgis;
 mod golden_sql_on_duckdb;

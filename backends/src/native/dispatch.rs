@@ -10,8 +10,8 @@ use geomill_planner::plan::operator::{GenerateOp, Operator, ValueExpr};
 use super::layer::{Layer, Wkb};
 use super::stage::NativeNode;
 use super::{
-    NativeError, aggregate, classify, geometry_ops, joins, overlay, relational, scale, statistics,
-    tessellation, wkb,
+    NativeError, aggregate, classify, density, geometry_ops, joins, overlay, relational, scale,
+    statistics, tessellation, wkb,
 };
 
 /// The WKB type codes a kernel's input may hold.
@@ -102,7 +102,7 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
             bandwidth,
             weight,
             keep_empty,
-        }) => tessellation::density(
+        }) => density::density(
             main()?,
             grid,
             *kernel,

@@ -11,6 +11,7 @@ pub mod aggregate;
 pub mod autocorrelation;
 pub mod classify;
 pub mod clusters;
+pub mod density;
 pub mod dispatch;
 pub mod geometry_ops;
 pub mod grid;

@@ -1,24 +1,23 @@
 //! Grids of square or hexagonal cells over an extent (the cells of PostGIS's `ST_SquareGrid`
-//! and `ST_HexagonGrid`), and the kernel density of a layer's points on a square grid.
+//! and `ST_HexagonGrid`); the kernel density on such a grid is in [`super::density`].
 //!
 //! A grid lies in a plane: the layer's CRS, or, for sizes in metres on longitude/latitude, a
 //! local azimuthal equidistant frame around the extent's centre whose cell vertices are carried
 //! back to lon/lat.
 
-use std::collections::{HashMap, HashSet};
-use std::f64::consts::PI;
+use std::collections::HashSet;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, BinaryArray, Float64Array, Int64Array, RecordBatch};
+use arrow::array::{ArrayRef, BinaryArray, Float64Array, Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
-use geomill_planner::plan::operator::{DensityKernel, GridShape, GridSpec};
+use geomill_planner::plan::operator::{GridShape, GridSpec};
 use geomill_planner::schema::GEOM;
 use geos::Geom;
 use rayon::prelude::*;
 
+use super::NativeError;
 use super::geometry_ops::to_geos;
 use super::layer::{Layer, Wkb};
-use super::{NativeError, classify, clusters};
 use crate::geodesic::LocalFrame;
 use crate::wkb;
 
@@ -26,9 +25,9 @@ use crate::wkb;
 pub const MAX_CELLS: usize = 10_000_000;
 
 /// The cells of one size and shape: cell (i, j)'s place in the grid's plane.
-struct Lattice {
-    shape: GridShape,
-    size: f64,
+pub(super) struct Lattice {
+    pub(super) shape: GridShape,
+    pub(super) size: f64,
 }
 
 impl Lattice {
@@ -37,7 +36,7 @@ impl Lattice {
     }
 
     #[allow(clippy::cast_precision_loss)]
-    fn centre(&self, i: i64, j: i64) -> [f64; 2] {
+    pub(super) fn centre(&self, i: i64, j: i64) -> [f64; 2] {
         let s = self.size;
         match self.shape {
             GridShape::Square => [(i as f64 + 0.5) * s, (j as f64 + 0.5) * s],
@@ -68,7 +67,7 @@ impl Lattice {
     }
 
     /// The closed ring of cell (i, j), counter-clockwise.
-    fn ring(&self, i: i64, j: i64) -> Vec<[f64; 2]> {
+    pub(super) fn ring(&self, i: i64, j: i64) -> Vec<[f64; 2]> {
         let [x0, y0, x1, y1] = self.envelope(i, j);
         match self.shape {
             GridShape::Square => vec![[x0, y0], [x1, y0], [x1, y1], [x0, y1], [x0, y0]],
@@ -121,7 +120,7 @@ impl Lattice {
     }
 
     /// The cells meeting `extent`, by column then row; an error past [`MAX_CELLS`].
-    fn cells_over(&self, extent: [f64; 4]) -> Result<Vec<(i64, i64)>, NativeError> {
+    pub(super) fn cells_over(&self, extent: [f64; 4]) -> Result<Vec<(i64, i64)>, NativeError> {
         let ([i0, i1], [j0, j1]) = self.ranges(extent);
         let count = (i1 - i0 + 1).saturating_mul(j1 - j0 + 1);
         if usize::try_from(count).map_or(true, |c| c > MAX_CELLS) {
@@ -137,14 +136,14 @@ impl Lattice {
 }
 
 /// Where the grid's plane lies: the layer's CRS, or a local frame in metres.
-enum Plane {
+pub(super) enum Plane {
     Crs,
     Frame(LocalFrame),
 }
 
 impl Plane {
     /// The plane of `grid` over `extent` (in the layer's CRS).
-    fn of(grid: &GridSpec, extent: [f64; 4]) -> Self {
+    pub(super) fn of(grid: &GridSpec, extent: [f64; 4]) -> Self {
         if grid.geodesic {
             Self::Frame(LocalFrame::new(
                 (extent[0] + extent[2]) / 2.0,
@@ -155,7 +154,7 @@ impl Plane {
         }
     }
 
-    fn forward(&self, p: [f64; 2]) -> [f64; 2] {
+    pub(super) fn forward(&self, p: [f64; 2]) -> [f64; 2] {
         match self {
             Self::Crs => p,
             Self::Frame(frame) => {
@@ -178,7 +177,7 @@ impl Plane {
     /// The envelope in the plane of an envelope in the CRS (in a frame: of its boundary,
     /// sampled densely enough that a cell's margin covers what the samples miss).
     #[allow(clippy::cast_precision_loss)]
-    fn envelope(&self, e: [f64; 4]) -> [f64; 4] {
+    pub(super) fn envelope(&self, e: [f64; 4]) -> [f64; 4] {
         if matches!(self, Self::Crs) {
             return e;
         }
@@ -206,7 +205,7 @@ impl Plane {
     }
 
     /// The WKB polygon of a ring of the plane, in the layer's CRS.
-    fn polygon(&self, ring: &[[f64; 2]]) -> Vec<u8> {
+    pub(super) fn polygon(&self, ring: &[[f64; 2]]) -> Vec<u8> {
         let carried: Vec<[f64; 2]> = ring.iter().map(|p| self.inverse(*p)).collect();
         let mut out = Vec::with_capacity(9 + 16 * carried.len());
         wkb::write_ring_polygon(&carried, &mut out);
@@ -341,7 +340,7 @@ fn touched_cells(
 
 /// A layer of cells: `cell_id` (0, 1, … in order), `i`, `j`, the geometry and, when given,
 /// `density`; in the CRS of `source`.
-fn cells_layer(
+pub(super) fn cells_layer(
     source: &Layer,
     rows: Vec<(i64, i64, Vec<u8>)>,
     density: Option<Vec<f64>>,
@@ -369,163 +368,6 @@ fn cells_layer(
     let schema = Arc::new(Schema::new(fields));
     let batch = RecordBatch::try_new(schema.clone(), columns).map_err(NativeError::arrow)?;
     Layer::new(schema, vec![batch], GEOM, source.crs.clone())
-}
-
-/// What a density kernel needs: its shape, bandwidth and how far it reaches.
-#[derive(Clone, Copy)]
-struct Kernel {
-    kind: DensityKernel,
-    bandwidth: f64,
-}
-
-impl Kernel {
-    /// The distance past which the kernel is 0 (the gaussian: taken as 0 past 8 bandwidths,
-    /// where it is below 10⁻¹⁴ of its peak).
-    fn reach(self) -> f64 {
-        match self.kind {
-            DensityKernel::Gaussian => 8.0 * self.bandwidth,
-            DensityKernel::Quartic | DensityKernel::Epanechnikov => self.bandwidth,
-        }
-    }
-
-    /// How far the grid extends past the points: the gaussian 3 bandwidths.
-    fn margin(self) -> f64 {
-        match self.kind {
-            DensityKernel::Gaussian => 3.0 * self.bandwidth,
-            DensityKernel::Quartic | DensityKernel::Epanechnikov => self.bandwidth,
-        }
-    }
-
-    /// K(d / h) / h² at squared distance `d2`.
-    fn at(self, d2: f64) -> f64 {
-        let h2 = self.bandwidth * self.bandwidth;
-        let u2 = d2 / h2;
-        let k = match self.kind {
-            DensityKernel::Quartic if u2 < 1.0 => 3.0 / PI * (1.0 - u2) * (1.0 - u2),
-            DensityKernel::Epanechnikov if u2 < 1.0 => 2.0 / PI * (1.0 - u2),
-            DensityKernel::Gaussian => (-u2 / 2.0).exp() / (2.0 * PI),
-            _ => 0.0,
-        };
-        k / h2
-    }
-}
-
-/// The kernel density of the layer's points (centroids of other geometries) at each cell
-/// centre of a square grid over the points' extent grown by the kernel's margin (or over
-/// the grid's bbox); cells of density 0 dropped unless `keep_empty`.
-pub fn density(
-    layer: &Layer,
-    grid: &GridSpec,
-    kind: DensityKernel,
-    bandwidth: f64,
-    weight: Option<&str>,
-    keep_empty: bool,
-) -> Result<Layer, NativeError> {
-    let kernel = Kernel { kind, bandwidth };
-    let points = clusters::points(layer)?;
-    let weights: Option<Vec<Float64Array>> =
-        weight.map(|w| classify::numbers(layer, w)).transpose()?;
-    let mut located: Vec<([f64; 2], f64)> = Vec::new();
-    for (batch, rows) in points.iter().enumerate() {
-        for (row, point) in rows.iter().enumerate() {
-            let w = match &weights {
-                Some(columns) => columns
-                    .get(batch)
-                    .and_then(|c| (!c.is_null(row)).then(|| c.value(row)))
-                    .unwrap_or(0.0),
-                None => 1.0,
-            };
-            if let Some(p) = point {
-                located.push((*p, w));
-            }
-        }
-    }
-    let Some(extent) = grid.bbox.or_else(|| {
-        located
-            .iter()
-            .map(|(p, _)| [p[0], p[1], p[0], p[1]])
-            .reduce(|a, b| {
-                [
-                    a[0].min(b[0]),
-                    a[1].min(b[1]),
-                    a[2].max(b[2]),
-                    a[3].max(b[3]),
-                ]
-            })
-    }) else {
-        return cells_layer(layer, Vec::new(), Some(Vec::new()));
-    };
-    let plane = Plane::of(grid, extent);
-    let in_plane: Vec<([f64; 2], f64)> = located
-        .iter()
-        .map(|(p, w)| (plane.forward(*p), *w))
-        .collect();
-    let mut cover = plane.envelope(extent);
-    if grid.bbox.is_none() {
-        let m = kernel.margin();
-        cover = [cover[0] - m, cover[1] - m, cover[2] + m, cover[3] + m];
-    }
-    let lattice = Lattice {
-        shape: GridShape::Square,
-        size: grid.size,
-    };
-    let bins = Bins::new(&in_plane, kernel.reach());
-    let cells: Vec<((i64, i64), f64)> = lattice
-        .cells_over(cover)?
-        .into_par_iter()
-        .map(|(i, j)| {
-            (
-                (i, j),
-                bins.density(lattice.centre(i, j), kernel, &in_plane),
-            )
-        })
-        .filter(|(_, d)| keep_empty || *d > 0.0)
-        .collect();
-    let (rows, densities): (Vec<_>, Vec<_>) = cells
-        .into_par_iter()
-        .map(|((i, j), d)| ((i, j, plane.polygon(&lattice.ring(i, j))), d))
-        .unzip();
-    cells_layer(layer, rows, Some(densities))
-}
-
-/// Points binned in square bins of the kernel's reach: a cell centre's points in reach lie in
-/// its bin and the eight around it.
-struct Bins {
-    size: f64,
-    members: HashMap<(i64, i64), Vec<usize>>,
-}
-
-impl Bins {
-    fn new(points: &[([f64; 2], f64)], size: f64) -> Self {
-        let mut members: HashMap<(i64, i64), Vec<usize>> = HashMap::new();
-        for (n, (p, _)) in points.iter().enumerate() {
-            members.entry(Self::key(*p, size)).or_default().push(n);
-        }
-        Self { size, members }
-    }
-
-    #[allow(clippy::cast_possible_truncation)]
-    fn key(p: [f64; 2], size: f64) -> (i64, i64) {
-        ((p[0] / size).floor() as i64, (p[1] / size).floor() as i64)
-    }
-
-    fn density(&self, centre: [f64; 2], kernel: Kernel, points: &[([f64; 2], f64)]) -> f64 {
-        let (bx, by) = Self::key(centre, self.size);
-        let mut sum = 0.0;
-        for dx in -1..=1 {
-            for dy in -1..=1 {
-                let Some(members) = self.members.get(&(bx + dx, by + dy)) else {
-                    continue;
-                };
-                for &n in members {
-                    let ([x, y], w) = points[n];
-                    let d2 = (x - centre[0]).powi(2) + (y - centre[1]).powi(2);
-                    sum += w * kernel.at(d2);
-                }
-            }
-        }
-        sum
-    }
 }
 
 #[cfg(test)]
@@ -560,33 +402,6 @@ mod tests {
                 .all(|&(i, j)| lattice.meets(i, j, [0.0, 0.0, 3.0, 3.0]))
         );
         assert!(cells.contains(&(0, 0)) && cells.contains(&(2, 1)));
-    }
-
-    #[test]
-    fn kernels_integrate_to_one() {
-        for kind in [
-            DensityKernel::Quartic,
-            DensityKernel::Gaussian,
-            DensityKernel::Epanechnikov,
-        ] {
-            let kernel = Kernel {
-                kind,
-                bandwidth: 2.0,
-            };
-            let step = 0.01;
-            let mut total = 0.0;
-            let reach = kernel.reach();
-            let mut x = -reach;
-            while x < reach {
-                let mut y = -reach;
-                while y < reach {
-                    total += kernel.at(x * x + y * y) * step * step;
-                    y += step;
-                }
-                x += step;
-            }
-            assert!((total - 1.0).abs() < 1e-2, "{kind:?}: {total}");
-        }
     }
 
     #[test]
