@@ -9,8 +9,7 @@ use serde_json::{Value, json};
 
 use crate::common;
 use common::real::{real_layers, run_python};
-use common::shared;
-use common::uploads::{countries_on_every_engine, run, shapefile, upload};
+use common::uploads::{run, shared_datasets, shared_paths, upload};
 
 /// Compares each case with Shapely; prints one line per case that differs.
 const COMPARE: &str = r##"
@@ -100,33 +99,17 @@ fn step(capability: &str, params: Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn geometry_capabilities_equal_shapely_on_both_engines() {
-    let (dir, state, countries) = countries_on_every_engine("toolkit").await;
-    let cities_files = shapefile("naturalearth_cities");
-    let cities_files: Vec<(&str, Vec<u8>)> = cities_files
-        .iter()
-        .map(|(n, b)| (n.as_str(), b.clone()))
-        .collect();
-    let cities = upload(&state, &cities_files).await;
-    let boroughs = upload(
-        &state,
-        &[(
-            "nybb_16a.zip",
-            std::fs::read(shared("nybb_16a.zip")).unwrap(),
-        )],
-    )
-    .await;
+    let (dir, state, [countries, cities, boroughs]) = shared_datasets("toolkit").await;
     let (regions_path, _) = real_layers(dir.path(), 0, 10.0);
     let regions = upload(
         &state,
         &[("regions.gpkg", std::fs::read(&regions_path).unwrap())],
     )
     .await;
-    let countries_path = shared("naturalearth_lowres/naturalearth_lowres.shp");
-    let cities_path = shared("naturalearth_cities/naturalearth_cities.shp");
-    let boroughs_path = format!("/vsizip/{}/nybb.shp", shared("nybb_16a.zip").display());
+    let [countries_path, cities_path, boroughs_path] = shared_paths();
     let sources = [
-        (&countries, countries_path.display().to_string()),
-        (&cities, cities_path.display().to_string()),
+        (&countries, countries_path),
+        (&cities, cities_path),
         (&boroughs, boroughs_path),
         (&regions, regions_path.display().to_string()),
     ];

@@ -7,8 +7,7 @@ use serde_json::{Value, json};
 
 use crate::common;
 use common::real::run_python;
-use common::shared;
-use common::uploads::{countries_on_every_engine, run, shapefile, upload};
+use common::uploads::{run, shared_datasets, shared_paths};
 
 /// Compares each grid case with PostGIS (through `psql`, DSN in argv[2]); prints one line per
 /// difference.
@@ -108,24 +107,8 @@ fn step(capability: &str, params: Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grids_equal_postgis_and_densities_equal_scikit_learn() {
-    let (dir, state, countries) = countries_on_every_engine("grids").await;
-    let cities_files = shapefile("naturalearth_cities");
-    let cities_files: Vec<(&str, Vec<u8>)> = cities_files
-        .iter()
-        .map(|(n, b)| (n.as_str(), b.clone()))
-        .collect();
-    let cities = upload(&state, &cities_files).await;
-    let boroughs = upload(
-        &state,
-        &[(
-            "nybb_16a.zip",
-            std::fs::read(shared("nybb_16a.zip")).unwrap(),
-        )],
-    )
-    .await;
-    let countries_path = shared("naturalearth_lowres/naturalearth_lowres.shp");
-    let cities_path = shared("naturalearth_cities/naturalearth_cities.shp");
-    let boroughs_path = format!("/vsizip/{}/nybb.shp", shared("nybb_16a.zip").display());
+    let (dir, state, [countries, cities, boroughs]) = shared_datasets("grids").await;
+    let [countries_path, cities_path, boroughs_path] = shared_paths();
     let grids = [
         (
             "embedded",
@@ -169,7 +152,7 @@ async fn grids_equal_postgis_and_densities_equal_scikit_learn() {
     for (engine, dataset, steps) in grids {
         let path = run(&state, dataset, engine, steps.clone()).await;
         let source = if *dataset == countries {
-            countries_path.display().to_string()
+            countries_path.clone()
         } else {
             boroughs_path.clone()
         };

@@ -7,8 +7,7 @@ use serde_json::{Value, json};
 
 use crate::common;
 use common::real::run_python;
-use common::shared;
-use common::uploads::{countries_on_every_engine, run, shapefile, upload};
+use common::uploads::{run, shared_datasets, shared_paths};
 
 /// Compares each case (`{path, capability, params, ...}`) with PySAL; prints one line per
 /// difference. Deterministic values must agree within 1e-9; permutation p-values (another
@@ -160,30 +159,9 @@ pub fn step(capability: &str, params: Value) -> Value {
     json!([{"id": "s", "capability": capability, "params": params}])
 }
 
-/// The country and city Shapefiles and the borough zip uploaded on a state that runs every
-/// engine; answers the folder, the state and the three datasets' ids.
-async fn shared_datasets() -> (tempfile::TempDir, geomill::state::AppState, [String; 3]) {
-    let (dir, state, countries) = countries_on_every_engine("statistics").await;
-    let cities_files = shapefile("naturalearth_cities");
-    let cities_files: Vec<(&str, Vec<u8>)> = cities_files
-        .iter()
-        .map(|(n, b)| (n.as_str(), b.clone()))
-        .collect();
-    let cities = upload(&state, &cities_files).await;
-    let boroughs = upload(
-        &state,
-        &[(
-            "nybb_16a.zip",
-            std::fs::read(shared("nybb_16a.zip")).unwrap(),
-        )],
-    )
-    .await;
-    (dir, state, [countries, cities, boroughs])
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn weights_and_autocorrelation_equal_pysal_on_every_engine() {
-    let (dir, state, [countries, cities, boroughs]) = shared_datasets().await;
+    let (dir, state, [countries, cities, boroughs]) = shared_datasets("statistics").await;
     let feet_in_20_miles = 20.0 * 5280.0;
     // Every engine mode runs the statistics natively, with PySAL's answers.
     let plans = [
@@ -283,13 +261,11 @@ async fn weights_and_autocorrelation_equal_pysal_on_every_engine() {
             geographic,
             threshold,
         );
+        let [_, cities_path, boroughs_path] = shared_paths();
         entry["source"] = json!(if *dataset == cities {
-            shared("naturalearth_cities/naturalearth_cities.shp")
+            cities_path
         } else {
-            std::path::PathBuf::from(format!(
-                "/vsizip/{}/nybb.shp",
-                shared("nybb_16a.zip").display()
-            ))
+            boroughs_path
         });
         manifest.push(entry);
     }
@@ -331,7 +307,7 @@ print("\n".join(problems) or f"compared {len(runs)} capabilities")
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_statistics_capability_gives_the_same_answer_on_every_engine() {
-    let (dir, state, [countries, cities, _]) = shared_datasets().await;
+    let (dir, state, [countries, cities, _]) = shared_datasets("statistics").await;
     let plans = [
         (
             &countries,
@@ -391,7 +367,7 @@ async fn every_statistics_capability_gives_the_same_answer_on_every_engine() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_statistics_requests_are_clear_errors() {
-    let (_dir, state, [countries, cities, _]) = shared_datasets().await;
+    let (_dir, state, [countries, cities, _]) = shared_datasets("statistics").await;
     let cases = [
         // Refused when planned, with the parameter's path.
         (

@@ -2,6 +2,7 @@
 //! EXPLAIN text.
 
 mod check;
+mod classes;
 mod explain;
 mod geo_expr;
 pub mod graph;

@@ -61,3 +61,41 @@ pub async fn run(
     assert_eq!(status, StatusCode::OK, "{engine} {steps}: {run}");
     run["result_path"].as_str().unwrap().to_owned()
 }
+
+/// The countries, cities (loose Shapefiles) and boroughs (a zip) uploaded on a state that
+/// runs every engine (a fresh PostGIS database named after `purpose`); answers the folder, the
+/// state and the three datasets' ids.
+pub async fn shared_datasets(
+    purpose: &str,
+) -> (tempfile::TempDir, geomill::state::AppState, [String; 3]) {
+    let (dir, state, countries) = countries_on_every_engine(purpose).await;
+    let cities_files = shapefile("naturalearth_cities");
+    let cities_files: Vec<(&str, Vec<u8>)> = cities_files
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.clone()))
+        .collect();
+    let cities = upload(&state, &cities_files).await;
+    let boroughs = upload(
+        &state,
+        &[(
+            "nybb_16a.zip",
+            std::fs::read(shared("nybb_16a.zip")).unwrap(),
+        )],
+    )
+    .await;
+    (dir, state, [countries, cities, boroughs])
+}
+
+/// Where a reference library reads the three uploaded files (GDAL paths: the boroughs inside
+/// their zip): countries, cities, boroughs.
+pub fn shared_paths() -> [String; 3] {
+    [
+        shared("naturalearth_lowres/naturalearth_lowres.shp")
+            .display()
+            .to_string(),
+        shared("naturalearth_cities/naturalearth_cities.shp")
+            .display()
+            .to_string(),
+        format!("/vsizip/{}/nybb.shp", shared("nybb_16a.zip").display()),
+    ]
+}

@@ -1,0 +1,261 @@
+//! The operators of classification and of per-row values computed over the whole layer:
+//! class breaks (`Classify`) and rescaled values, categories, colours, symbol sizes, bivariate
+//! classes and clusters (`Scale`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::schema::FieldType;
+
+/// How class breaks are computed (each as mapclassify computes it, so the breaks are the
+/// same).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassMethod {
+    /// Fisher–Jenks natural breaks: the exact optimum of within-class variance
+    /// (`mapclassify.FisherJenks`).
+    Jenks,
+    /// Classes of equal counts, at linearly interpolated percentiles (`mapclassify.Quantiles`).
+    Quantile,
+    /// Classes of equal width between the minimum and the maximum
+    /// (`mapclassify.EqualInterval`).
+    EqualInterval,
+    /// Breaks at the mean minus and plus one and two sample standard deviations, and the
+    /// maximum (`mapclassify.StdMean`); `classes` is ignored.
+    StdDev,
+    /// Equally spaced round breaks (1, 2 or 5 times a power of ten) covering the values
+    /// (`mapclassify.PrettyBreaks`); the count may differ from `classes`.
+    Pretty,
+    /// Head/tail breaks for heavy-tailed data: the mean, then the mean of the values above it,
+    /// and so on (`mapclassify.HeadTailBreaks`); `classes` is ignored.
+    HeadTailBreaks,
+}
+
+impl ClassMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Jenks => "jenks",
+            Self::Quantile => "quantile",
+            Self::EqualInterval => "equal_interval",
+            Self::StdDev => "std_dev",
+            Self::Pretty => "pretty",
+            Self::HeadTailBreaks => "head_tail_breaks",
+        }
+    }
+}
+
+/// A classification of `field`'s values: `output` gets each row's class (0 for the lowest,
+/// NULL for a NULL value), `<output>_lower` and `<output>_upper` its bounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassifyOp {
+    pub field: String,
+    pub method: ClassMethod,
+    /// Classes asked for (methods that choose their own count ignore it).
+    pub classes: u32,
+    pub output: String,
+    /// A colour per class, from a named scheme, into a text field.
+    pub colors: Option<ClassColors>,
+}
+
+/// The colours of a classification: one of the scheme's colours per class (as many as there
+/// are classes, see [`crate::palettes::colors`]), as `#rrggbb` in `field`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassColors {
+    pub scheme: String,
+    /// The scheme's colours from the high end down.
+    pub reverse: bool,
+    pub field: String,
+}
+
+impl ClassifyOp {
+    /// The columns the operator adds: class, lower bound, upper bound (and the colour's, see
+    /// [`ClassifyOp::colors`]).
+    pub fn output_columns(&self) -> [String; 3] {
+        [
+            self.output.clone(),
+            format!("{}_lower", self.output),
+            format!("{}_upper", self.output),
+        ]
+    }
+}
+
+/// How `normalize` rescales a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NormalizeMethod {
+    /// `ln(1 + x)` (NULL for x ≤ −1).
+    Log1p,
+    /// `(x − min) / (max − min)`: 0 to 1 over the layer (0 when every value is the same).
+    Minmax,
+    /// `(x − mean) / standard deviation` (population, as `scipy.stats.zscore`).
+    Zscore,
+}
+
+impl NormalizeMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Log1p => "log1p",
+            Self::Minmax => "minmax",
+            Self::Zscore => "zscore",
+        }
+    }
+}
+
+/// A per-row value computed from `field`'s values over the whole layer, into `output`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScaleOp {
+    pub field: String,
+    pub kind: ScaleKind,
+    pub output: String,
+}
+
+/// What a [`ScaleOp`] computes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScaleKind {
+    /// The value rescaled.
+    Normalize(NormalizeMethod),
+    /// A class per distinct value, the most frequent first (ties by value); past
+    /// `max_classes` − 1 values the rest share a last class labelled `other`. Adds
+    /// `<output>_label` (the value as text, or `other`) and optionally a colour.
+    Categories {
+        max_classes: u32,
+        colors: Option<ClassColors>,
+    },
+    /// A colour interpolated along a scheme between the layer's minimum and maximum.
+    ColorRamp { scheme: String, reverse: bool },
+    /// A symbol size between `min` and `max`, linear in the value (or in its square root,
+    /// so that a symbol's area follows the value).
+    SymbolSize { min: f64, max: f64, sqrt: bool },
+    /// Two classifications, of `field` and `other`, each in `classes` classes: `<output>`
+    /// is `y * classes + x`, `<output>_x` and `<output>_y` the two classes, and `color` the
+    /// blend of the two schemes' colours.
+    Bivariate {
+        other: String,
+        method: ClassMethod,
+        classes: u32,
+        schemes: (String, String),
+        color_field: String,
+    },
+    /// k-means clusters of the features' points (centroids for other geometries): Lloyd's
+    /// iterations from `init` when given, else from k-means++ seeded by `seed`.
+    KMeans {
+        k: u32,
+        seed: u64,
+        max_iter: u32,
+        init: Vec<[f64; 2]>,
+    },
+    /// DBSCAN clusters of the features' points, `eps` in the layer's units (in metres of
+    /// great-circle distance when `geodesic`); −1 for noise.
+    Dbscan {
+        eps: f64,
+        min_samples: u32,
+        geodesic: bool,
+    },
+    /// HDBSCAN clusters of the features' points (excess-of-mass selection); −1 for noise.
+    /// `geodesic`: great-circle distances on longitude/latitude.
+    Hdbscan {
+        min_cluster_size: u32,
+        min_samples: u32,
+        geodesic: bool,
+    },
+}
+
+impl ScaleOp {
+    pub(crate) fn reads(&self) -> Vec<String> {
+        match &self.kind {
+            ScaleKind::Bivariate { other, .. } => vec![self.field.clone(), other.clone()],
+            _ => vec![self.field.clone()],
+        }
+    }
+
+    /// The columns the step adds, with their types.
+    pub fn outputs(&self) -> Vec<(String, FieldType)> {
+        let named = |suffix: &str| format!("{}_{suffix}", self.output);
+        match &self.kind {
+            ScaleKind::Normalize(_) | ScaleKind::SymbolSize { .. } => {
+                vec![(self.output.clone(), FieldType::Double)]
+            }
+            ScaleKind::KMeans { .. } | ScaleKind::Dbscan { .. } | ScaleKind::Hdbscan { .. } => {
+                vec![(self.output.clone(), FieldType::Integer)]
+            }
+            ScaleKind::ColorRamp { .. } => vec![(self.output.clone(), FieldType::Text)],
+            ScaleKind::Categories { colors, .. } => {
+                let mut outputs = vec![
+                    (self.output.clone(), FieldType::Integer),
+                    (named("label"), FieldType::Text),
+                ];
+                if let Some(colors) = colors {
+                    outputs.push((colors.field.clone(), FieldType::Text));
+                }
+                outputs
+            }
+            ScaleKind::Bivariate { color_field, .. } => vec![
+                (self.output.clone(), FieldType::Integer),
+                (named("x"), FieldType::Integer),
+                (named("y"), FieldType::Integer),
+                (color_field.clone(), FieldType::Text),
+            ],
+        }
+    }
+
+    /// The step in a line (plan text, kernel line).
+    pub fn describe(&self) -> String {
+        match &self.kind {
+            ScaleKind::Normalize(method) => format!("normalize {} {}", self.field, method.as_str()),
+            ScaleKind::Categories { max_classes, .. } => {
+                format!("categories of {} (at most {max_classes})", self.field)
+            }
+            ScaleKind::ColorRamp { scheme, reverse } => format!(
+                "colour ramp {scheme}{} over {}",
+                if *reverse { " reversed" } else { "" },
+                self.field
+            ),
+            ScaleKind::SymbolSize { min, max, sqrt } => format!(
+                "symbol size {min}..{max}{} by {}",
+                if *sqrt { " (square root)" } else { "" },
+                self.field
+            ),
+            ScaleKind::KMeans { k, seed, init, .. } => format!(
+                "k-means of the points, k={k}, {}",
+                if init.is_empty() {
+                    format!("k-means++ seed {seed}")
+                } else {
+                    "given initial centres".to_owned()
+                }
+            ),
+            ScaleKind::Dbscan {
+                eps,
+                min_samples,
+                geodesic,
+            } => format!(
+                "DBSCAN of the points, eps={eps}{}, min_samples={min_samples}",
+                if *geodesic { " m" } else { "" }
+            ),
+            ScaleKind::Hdbscan {
+                min_cluster_size,
+                min_samples,
+                geodesic,
+            } => format!(
+                "HDBSCAN of the points{}, min_cluster_size={min_cluster_size}, min_samples={min_samples}",
+                if *geodesic {
+                    " (great-circle distances)"
+                } else {
+                    ""
+                }
+            ),
+            ScaleKind::Bivariate {
+                other,
+                method,
+                classes,
+                schemes,
+                ..
+            } => format!(
+                "bivariate {}x{classes} {} of {} and {other}, colours {} x {}",
+                classes,
+                method.as_str(),
+                self.field,
+                schemes.0,
+                schemes.1
+            ),
+        }
+    }
+}
