@@ -417,6 +417,11 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
             sources: postgis_sources(state, &bindings),
             steps: statements,
             result,
+            result_crs: optimized
+                .result
+                .and_then(|index| optimized.node(index))
+                .and_then(|node| node.schema.as_ref())
+                .and_then(|schema| schema.crs.clone()),
             exports: export_targets(&optimized),
             result_file: partial_text,
             interrupter: request.interrupter.clone(),
@@ -511,9 +516,10 @@ fn export_targets(plan: &geomill_planner::plan::Plan) -> Vec<ExportTarget> {
             let Operator::Export(export) = &node.op else {
                 return None;
             };
-            let input = plan.inputs(index).into_iter().next()?;
+            let input = plan.node(plan.inputs(index).into_iter().next()?)?;
             Some(ExportTarget {
-                relation: plan.node(input)?.relation.clone(),
+                relation: input.relation.clone(),
+                crs: input.schema.as_ref().and_then(|schema| schema.crs.clone()),
                 destination: export.destination.clone(),
                 format: export.format,
             })

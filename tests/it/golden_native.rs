@@ -52,9 +52,10 @@ const RUN_NATIVELY: [&str; 19] = [
     "union_africa",
 ];
 
-/// Runs `plan`'s DuckDB script (native stages natively when `native`) and loads the result
-/// GeoPackage as table `table`; answers the native stages' reports.
-fn run(
+/// Runs the pipeline `document` on the embedded engine in `mode` (its native stages natively)
+/// and loads each job's result GeoPackage as table `{table}_{job}`; answers the native stages'
+/// reports.
+pub(crate) fn run(
     engine: &EmbeddedEngine,
     document: &serde_json::Value,
     mode: EngineMode,

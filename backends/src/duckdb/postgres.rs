@@ -110,6 +110,26 @@ impl EmbeddedEngine {
 
     /// Loads the PostGIS table `schema.source` into this database as the table `table`,
     /// replacing it (a `geometry` column arrives as `GEOMETRY`). Answers the number of rows.
+    /// Declares the CRS (`EPSG:<code>`) of `table`'s `geom` column, if it has one: rows read
+    /// out of PostgreSQL come with geometries of no CRS.
+    pub fn declare_crs(&self, table: &str, crs: Option<&str>) -> Result<(), BackendError> {
+        let Some(crs) = crs.filter(|crs| crs.starts_with("EPSG:")) else {
+            return Ok(());
+        };
+        let has_geom = self.query_i64(&format!(
+            "SELECT count(*) FROM duckdb_columns() WHERE table_name = {} AND column_name = 'geom'",
+            string(table)
+        ))?;
+        if has_geom == 0 {
+            return Ok(());
+        }
+        self.execute_batch(&format!(
+            "ALTER TABLE {} ALTER COLUMN geom SET DATA TYPE GEOMETRY({})",
+            ident(table),
+            string(crs)
+        ))
+    }
+
     pub fn copy_from_postgis(
         &self,
         dsn: &str,

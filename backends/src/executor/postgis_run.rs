@@ -25,6 +25,8 @@ pub struct ExportTarget {
     pub relation: String,
     pub destination: String,
     pub format: ExportFormat,
+    /// The CRS of the relation's geometry (`EPSG:<code>`), written into the file.
+    pub crs: Option<String>,
 }
 
 /// Where a source of a PostGIS run comes from.
@@ -50,6 +52,9 @@ pub struct PostgisRun<'a> {
     /// backend, its SQL only if a kernel declines the data.
     pub steps: Vec<ScriptStep>,
     pub result: String,
+    /// The CRS of the result's geometry (`EPSG:<code>`), written into the result file: rows
+    /// read out of PostgreSQL carry no CRS.
+    pub result_crs: Option<String>,
     pub exports: Vec<ExportTarget>,
     /// Where the result GeoPackage is written.
     pub result_file: String,
@@ -149,10 +154,11 @@ async fn write_results(
 ) -> Result<i64, BackendError> {
     let dsn = run.postgis.dsn().to_owned();
     let scratch = format!("postgis_{}", run.job_id.replace('-', ""));
-    let mut writes: Vec<(String, CopyFrom)> = Vec::new();
+    let mut writes: Vec<(String, Option<String>, CopyFrom)> = Vec::new();
     let result_file = string(&run.result_file);
     writes.push((
         "__result".to_owned(),
+        run.result_crs.clone(),
         Box::new(move |from| {
             format!(
                 "COPY (SELECT * FROM {}) TO {result_file} (FORMAT GDAL, DRIVER 'GPKG', LAYER_NAME 'result')",
@@ -164,13 +170,14 @@ async fn write_results(
         let (destination, format) = (export.destination.clone(), export.format);
         writes.push((
             format!("__export_{index}"),
+            export.crs.clone(),
             Box::new(move |from| {
                 duckdb_copy(&ident(from), &destination, format, None, FgbIndex::Skip)
             }),
         ));
     }
     let mut result_rows = 0;
-    for (position, (kept, copy)) in writes.into_iter().enumerate() {
+    for (position, (kept, crs, copy)) in writes.into_iter().enumerate() {
         if stopped() {
             return Err(BackendError::Interrupted { engine: ENGINE });
         }
@@ -187,7 +194,9 @@ async fn write_results(
             }
             None => {
                 let rows = engine.copy_from_postgis(&dsn, (&schema, &kept), &scratch)?;
-                let written = engine.execute_batch(&copy(&scratch));
+                let written = engine
+                    .declare_crs(&scratch, crs.as_deref())
+                    .and_then(|()| engine.execute_batch(&copy(&scratch)));
                 let dropped =
                     engine.execute_batch(&format!("DROP TABLE IF EXISTS {}", ident(&scratch)));
                 written.and(dropped).map(|()| rows)

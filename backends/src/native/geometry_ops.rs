@@ -278,7 +278,9 @@ pub(crate) fn map_one(layer: &Layer, name: &str, expr: &GeoExpr) -> Result<Layer
         | GeoExpr::SnapToGrid { .. }
         | GeoExpr::Affine { .. }
         | GeoExpr::ForceMulti
-        | GeoExpr::ForceSingle => Err(NativeError::Unsupported(expr.explain())),
+        | GeoExpr::ForceSingle
+        | GeoExpr::SetCrs { .. } => Err(NativeError::Unsupported(expr.explain())),
+        GeoExpr::Shape(ref shape) => super::shapes::map_shape(layer, shape),
         GeoExpr::MakeValid => make_valid(layer),
     }
 }

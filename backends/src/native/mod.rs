@@ -25,6 +25,7 @@ pub mod random;
 pub mod relational;
 mod ring_bands;
 pub mod scale;
+mod shapes;
 pub mod stage;
 pub mod statistics;
 pub mod tessellation;

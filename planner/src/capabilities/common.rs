@@ -85,3 +85,15 @@ impl LowerContext<'_> {
         self.input.and_then(|s| s.crs.as_deref())
     }
 }
+
+/// The one operator of a capability that replaces every geometry by `expr` of it.
+pub fn replace_geometry(
+    expr: crate::plan::operator::GeoExpr,
+) -> Vec<crate::plan::operator::Operator> {
+    use crate::plan::operator::{MapOp, Operator, ValueExpr};
+    use crate::schema::{FieldType, GEOM};
+    vec![Operator::Map(MapOp {
+        set: vec![(GEOM.to_owned(), ValueExpr::Geo(expr), FieldType::Geometry)],
+        ..MapOp::default()
+    })]
+}

@@ -4,7 +4,7 @@
 pub mod common;
 pub mod registry;
 
-pub use common::{CommonParams, Group, LowerContext, OnEmpty, Tier};
+pub use common::{CommonParams, Group, LowerContext, OnEmpty, Tier, replace_geometry};
 pub use registry::{Capability, CapabilityParams, Registered, all_capabilities, find, suggest};
 
 pub mod checks;
@@ -27,6 +27,12 @@ macro_rules! capabilities {
 }
 
 capabilities! {
+    oriented_bbox::OrientedBbox,
+    offset_curve::OffsetCurve,
+    min_bounding_circle::MinBoundingCircle,
+    densify_vertices::DensifyVertices,
+    chaikin_smooth::ChaikinSmooth,
+    assign_projection::AssignProjection,
     add_field::AddField,
     add_m::AddM,
     add_z::AddZ,

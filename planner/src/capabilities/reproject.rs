@@ -30,7 +30,7 @@ fn is_epsg(crs: &str) -> bool {
     })
 }
 
-fn check_crs(crs: &str, ctx: &LowerContext<'_>, param: &str) -> Result<(), Problem> {
+pub(super) fn check_crs(crs: &str, ctx: &LowerContext<'_>, param: &str) -> Result<(), Problem> {
     if is_epsg(crs) {
         Ok(())
     } else {

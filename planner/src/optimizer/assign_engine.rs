@@ -1,5 +1,6 @@
 //! Engine assignment: which backend runs each node, and why (printed in the plan text).
-//! A node only the native backend computes (class breaks, say) runs natively in every mode.
+//! A node only the native backend computes (class breaks, say) runs natively in every mode,
+//! and a shape the mode's SQL engine has no function for runs natively in that mode.
 //! Otherwise embedded and PostGIS modes run everything on their engine. Native mode runs every node the
 //! native backend computes (geometry kernels, DataFusion for relational steps) natively and the
 //! rest on DuckDB, in process. Hybrid mode keeps the data in PostGIS and follows one cost rule:
@@ -13,9 +14,10 @@
 
 use super::{EngineMode, OptimizerRule};
 use crate::error::PlanError;
-use crate::plan::native::{is_relational, native_only, native_support};
+use crate::plan::native::{is_relational, missing_sql, native_only, native_support};
 use crate::plan::operator::Operator;
 use crate::plan::{EngineKind, Plan};
+use crate::sql::Dialect;
 
 pub struct AssignEngine {
     pub mode: EngineMode,
@@ -39,6 +41,13 @@ fn assign(mode: EngineMode, op: &Operator) -> (EngineKind, Option<String>) {
             EngineKind::Native,
             Some("only the native backend computes it".into()),
         );
+    }
+    let dialect = match mode {
+        EngineMode::Embedded | EngineMode::Native => Dialect::Duckdb,
+        EngineMode::Postgis | EngineMode::Hybrid => Dialect::Postgis,
+    };
+    if let Some(missing) = missing_sql(op, dialect) {
+        return (EngineKind::Native, Some(missing));
     }
     match mode {
         EngineMode::Embedded => (EngineKind::Duckdb, None),

@@ -3,6 +3,7 @@
 //! (if one does). Adding a per-feature geometry function is a variant here, its arm in each of
 //! the three methods, and the kernel in `backends/src/native/geometry_ops.rs`.
 
+pub use super::shape_expr::{OffsetJoin, ShapeExpr};
 use crate::sql::Dialect;
 use crate::sql::geo::{DUCKDB_GEODESIC_BUFFER, epsg_number, postgis_geodesic_buffer, scaled};
 use crate::sql::quote::{number, string};
@@ -90,6 +91,12 @@ pub enum GeoExpr {
     ForceMulti,
     /// One-part Multi* as their part.
     ForceSingle,
+    /// The CRS declared `crs` (an `EPSG:` code), coordinates unchanged.
+    SetCrs {
+        crs: String,
+    },
+    /// A new shape made from the geometry.
+    Shape(ShapeExpr),
 }
 
 /// A geometry type as `ST_GeometryType` names it on each engine (DuckDB: `POINT`; PostGIS:
@@ -189,6 +196,8 @@ impl GeoExpr {
             } => format!("Affine(a={a}, b={b}, d={d}, e={e}, xoff={xoff}, yoff={yoff})"),
             Self::ForceMulti => "ForceMulti".into(),
             Self::ForceSingle => "ForceSingle".into(),
+            Self::SetCrs { crs } => format!("SetCrs({crs})"),
+            Self::Shape(shape) => shape.explain(),
         }
     }
 
@@ -450,6 +459,14 @@ impl GeoExpr {
                     kind_in(g, &Kind::MULTI, dialect)
                 )
             }
+            (Self::SetCrs { crs }, Duckdb) => {
+                epsg_number(crs)?;
+                format!("ST_SetCRS({g}, {})", string(crs))
+            }
+            (Self::SetCrs { crs }, Postgis) => {
+                format!("ST_SetSRID({g}, {})", epsg_number(crs)?)
+            }
+            (Self::Shape(shape), _) => shape.sql(g, dialect)?,
         })
     }
 
@@ -487,7 +504,9 @@ impl GeoExpr {
                 "length on the WGS 84 spheroid (geo, Karney)".to_owned()
             }
             Self::Length { factor, .. } => format!("planar length × {factor}"),
+            Self::Shape(shape) => shape.native_kernel(),
             Self::Transform { .. }
+            | Self::SetCrs { .. }
             | Self::Boundary
             | Self::Envelope
             | Self::SwapXy

@@ -10,6 +10,7 @@ pub mod lower;
 pub mod native;
 pub mod operator;
 pub mod schema_infer;
+mod shape_expr;
 mod statistics;
 
 pub use graph::{EngineKind, Plan, PlanNode};

@@ -14,11 +14,12 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{BinaryOperator, Expr, visit_expressions};
 
 use super::operator::{
-    AggFunc, ClassifyOp, GenerateOp, JoinHow, NearestOp, Operator, OverlayOp, ScaleOp,
+    AggFunc, ClassifyOp, GenerateOp, GeoExpr, JoinHow, NearestOp, Operator, OverlayOp, ScaleOp,
     SpatialAggregateOp, SpatialJoinOp, SpatialPredicate, StatisticOp, ValueExpr,
 };
 use crate::expr::SqlExpr;
 use crate::schema::{FieldType, GEOM};
+use crate::sql::Dialect;
 
 /// Functions DataFusion computes as DuckDB does (same names, arguments and results); an
 /// expression calling any other runs on DuckDB.
@@ -170,6 +171,18 @@ pub fn native_only(op: &Operator) -> bool {
         op,
         Operator::Classify(_) | Operator::Scale(_) | Operator::Statistic(_) | Operator::Generate(_)
     )
+}
+
+/// Why the SQL engine of `dialect` cannot compute `op` (a shape its spatial functions do not
+/// give as the native kernel does), if it cannot: such a node runs natively on that engine.
+pub fn missing_sql(op: &Operator, dialect: Dialect) -> Option<String> {
+    let Operator::Map(map) = op else {
+        return None;
+    };
+    map.set.iter().find_map(|(_, value, _)| match value {
+        ValueExpr::Geo(GeoExpr::Shape(shape)) => shape.missing_on(dialect),
+        _ => None,
+    })
 }
 
 /// The kernel that computes `op` natively; otherwise why none does, naming the operator.

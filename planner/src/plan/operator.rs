@@ -9,7 +9,7 @@ use crate::schema::FieldType;
 pub use super::classes::{
     ClassColors, ClassMethod, ClassifyOp, NormalizeMethod, ScaleKind, ScaleOp,
 };
-pub use super::geo_expr::GeoExpr;
+pub use super::geo_expr::{GeoExpr, OffsetJoin, ShapeExpr};
 pub use super::statistics::{
     DensityKernel, GenerateOp, GridShape, GridSpec, StatisticKind, StatisticOp, WeightsKind,
     WeightsSpec, WeightsTransform,

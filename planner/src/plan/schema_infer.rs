@@ -70,8 +70,9 @@ fn apply_map(map: &MapOp, input: &Schema) -> Schema {
             (_, ty) => *ty,
         };
         schema.set(name, ty);
-        if let ValueExpr::Geo(GeoExpr::Transform { to, .. }) = value {
-            schema.crs = Some(to.clone());
+        if let ValueExpr::Geo(GeoExpr::Transform { to: crs, .. } | GeoExpr::SetCrs { crs }) = value
+        {
+            schema.crs = Some(crs.clone());
         }
     }
     schema

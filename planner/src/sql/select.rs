@@ -3,6 +3,7 @@
 use super::dialect::Dialect;
 use super::geo::predicate_sql;
 use super::quote::{ident, number, string};
+use crate::plan::native::missing_sql;
 use crate::plan::operator::{
     AggFunc, AggItem, JoinHow, MapOp, NearestOp, Operator, OverlayMode, SortKey,
     SpatialAggregateOp, ValueExpr,
@@ -443,6 +444,9 @@ pub fn select(
                 main.from,
                 predicate.to_sql_in(dialect)
             )
+        }
+        Operator::Map(_) if let Some(missing) = missing_sql(op, dialect) => {
+            native_only(main.from, dialect, &missing)
         }
         Operator::Map(map) => format!(
             "SELECT {} FROM {} AS t",

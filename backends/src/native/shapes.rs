@@ -1,0 +1,607 @@
+//! The native kernels of `ShapeExpr`: shapes made from each feature's geometry (a minimum-area
+//! rectangle, the smallest enclosing circle, densified, Chaikin-smoothed and offset lines),
+//! computed as PostGIS computes them so every engine gives the same answer; rows in parallel.
+
+use geos::{CoordSeq, Geom, Geometry, GeometryTypes, JoinStyle};
+
+use super::NativeError;
+use super::geometry_ops::{map_geometry, to_geos, to_wkb};
+use super::layer::Layer;
+use geomill_planner::plan::operator::{OffsetJoin, ShapeExpr};
+
+/// Mean Earth radius (m) of the great-circle densification.
+const EARTH_RADIUS: f64 = 6_371_008.8;
+
+type Xy = [f64; 2];
+
+/// What [`rebuild`] applies to each line (`false`) and ring (`true`).
+type LineFn<'a> = &'a dyn Fn(&[Xy], bool) -> Result<Vec<Xy>, String>;
+
+/// Replaces each geometry by `shape` of it.
+pub fn map_shape(layer: &Layer, shape: &ShapeExpr) -> Result<Layer, NativeError> {
+    map_geometry(layer, |bytes, row| {
+        let geometry = to_geos(bytes, row)?;
+        let out =
+            shape_of(&geometry, shape).map_err(|reason| NativeError::Geometry { row, reason })?;
+        out.as_ref().map(to_wkb).transpose()
+    })
+}
+
+fn shape_of(geometry: &Geometry, shape: &ShapeExpr) -> Result<Option<Geometry>, String> {
+    let empty = geometry.is_empty().map_err(text)?;
+    Ok(Some(match *shape {
+        ShapeExpr::OrientedEnvelope if empty => Geom::clone(geometry),
+        ShapeExpr::OrientedEnvelope => min_area_rectangle(&hull_points(geometry)?)?,
+        ShapeExpr::MinBoundingCircle { .. } if empty => flat_empty(geometry)?,
+        ShapeExpr::MinBoundingCircle { segments } => circle(&hull_points(geometry)?, segments)?,
+        ShapeExpr::Densify {
+            max_length,
+            geodesic,
+        } => rebuild(geometry, &|line, _| Ok(densify(line, max_length, geodesic)))?,
+        ShapeExpr::Chaikin { iterations } => rebuild(geometry, &|line, closed| {
+            Ok((0..iterations).fold(line.to_vec(), |l, _| chaikin(&l, closed)))
+        })?,
+        ShapeExpr::OffsetCurve {
+            distance,
+            join,
+            segments,
+            mitre_limit,
+        } => {
+            let dimension = geometry.get_num_dimensions().map_err(text)?;
+            if dimension != 1 || empty {
+                return Ok(None);
+            }
+            offset(geometry, distance, join, segments, mitre_limit)?
+        }
+    }))
+}
+
+fn text(e: geos::Error) -> String {
+    e.to_string()
+}
+
+/// An empty geometry of the same type without Z or M.
+fn flat_empty(geometry: &Geometry) -> Result<Geometry, String> {
+    Geometry::new_from_wkt(&format!("{} EMPTY", geometry.geometry_type_name())).map_err(text)
+}
+
+trait TypeName {
+    fn geometry_type_name(&self) -> &'static str;
+}
+
+impl<G: Geom> TypeName for G {
+    fn geometry_type_name(&self) -> &'static str {
+        match self.geometry_type() {
+            GeometryTypes::Point => "POINT",
+            GeometryTypes::LineString | GeometryTypes::LinearRing => "LINESTRING",
+            GeometryTypes::Polygon => "POLYGON",
+            GeometryTypes::MultiPoint => "MULTIPOINT",
+            GeometryTypes::MultiLineString => "MULTILINESTRING",
+            GeometryTypes::MultiPolygon => "MULTIPOLYGON",
+            _ => "GEOMETRYCOLLECTION",
+        }
+    }
+}
+
+/// The x, y of a coordinate sequence.
+fn xy_of<G: Geom>(line: &G) -> Result<Vec<Xy>, String> {
+    let flat = line
+        .get_coord_seq()
+        .and_then(|seq| seq.as_buffer(Some(2)))
+        .map_err(text)?;
+    Ok(flat.chunks_exact(2).map(|c| [c[0], c[1]]).collect())
+}
+
+fn sequence(points: &[Xy]) -> Result<CoordSeq, String> {
+    let flat: Vec<f64> = points.iter().flatten().copied().collect();
+    CoordSeq::new_from_buffer(&flat, points.len(), false, false).map_err(text)
+}
+
+fn line_string(points: &[Xy]) -> Result<Geometry, String> {
+    if points.is_empty() {
+        return Geometry::create_empty_line_string().map_err(text);
+    }
+    Geometry::create_line_string(sequence(points)?).map_err(text)
+}
+
+fn ring(points: &[Xy]) -> Result<Geometry, String> {
+    Geometry::create_linear_ring(sequence(points)?).map_err(text)
+}
+
+/// The geometry with every line and ring replaced by `f(points, closed)`, 2-D; points kept.
+fn rebuild<G: Geom>(geometry: &G, f: LineFn<'_>) -> Result<Geometry, String> {
+    if geometry.is_empty().map_err(text)? {
+        return Geometry::new_from_wkt(&format!("{} EMPTY", geometry.geometry_type_name()))
+            .map_err(text);
+    }
+    match geometry.geometry_type() {
+        GeometryTypes::Point => {
+            let [x, y] = xy_of(geometry)?.first().copied().unwrap_or([0.0, 0.0]);
+            Geometry::create_point(sequence(&[[x, y]])?).map_err(text)
+        }
+        GeometryTypes::LineString | GeometryTypes::LinearRing => {
+            line_string(&f(&xy_of(geometry)?, false)?)
+        }
+        GeometryTypes::Polygon => {
+            let exterior = ring(&f(
+                &xy_of(&geometry.get_exterior_ring().map_err(text)?)?,
+                true,
+            )?)?;
+            let holes = (0..geometry.get_num_interior_rings().map_err(text)?)
+                .map(|n| {
+                    let hole = geometry.get_interior_ring_n(n as u32).map_err(text)?;
+                    ring(&f(&xy_of(&hole)?, true)?)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Geometry::create_polygon(exterior, holes).map_err(text)
+        }
+        kind => {
+            let parts = (0..geometry.get_num_geometries().map_err(text)?)
+                .map(|n| rebuild(&geometry.get_geometry_n(n).map_err(text)?, f))
+                .collect::<Result<Vec<_>, _>>()?;
+            match kind {
+                GeometryTypes::MultiPoint => Geometry::create_multipoint(parts),
+                GeometryTypes::MultiLineString => Geometry::create_multiline_string(parts),
+                GeometryTypes::MultiPolygon => Geometry::create_multipolygon(parts),
+                _ => Geometry::create_geometry_collection(parts),
+            }
+            .map_err(text)
+        }
+    }
+}
+
+/// One iteration of Chaikin's corner cutting as PostGIS's `ST_ChaikinSmoothing` makes it: the
+/// points at a quarter and three quarters of every segment; an open line keeps its end points
+/// (and the first and last segments add only their inner point), a ring is closed again.
+fn chaikin(points: &[Xy], closed: bool) -> Vec<Xy> {
+    let n = points.len();
+    if n < 3 && !closed {
+        return points.to_vec();
+    }
+    let mut out = Vec::with_capacity(2 * n);
+    if !closed {
+        out.push(points[0]);
+    }
+    for (i, pair) in points.windows(2).enumerate() {
+        let ([x1, y1], [x2, y2]) = (pair[0], pair[1]);
+        let (qx, qy) = ((x2 - x1) * 0.25, (y2 - y1) * 0.25);
+        if closed || i > 0 {
+            out.push([x1 + qx, y1 + qy]);
+        }
+        if closed || i + 2 < n {
+            out.push([x2 - qx, y2 - qy]);
+        }
+    }
+    if closed {
+        if let Some(first) = out.first().copied() {
+            out.push(first);
+        }
+    } else {
+        out.push(points[n - 1]);
+    }
+    out
+}
+
+/// The line with each segment longer than `max_length` cut into the fewest equal pieces short
+/// enough (PostGIS's `ST_Segmentize`: a repeated vertex is dropped, except in a two-point line).
+fn densify(points: &[Xy], max_length: f64, geodesic: bool) -> Vec<Xy> {
+    let Some(&first) = points.first() else {
+        return Vec::new();
+    };
+    let keep_repeated = points.len() == 2;
+    let mut out = vec![first];
+    for pair in points.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        let length = if geodesic {
+            great_circle(a, b).0 * EARTH_RADIUS
+        } else {
+            (b[0] - a[0]).hypot(b[1] - a[1])
+        };
+        let pieces = (length / max_length).ceil();
+        if pieces > 1.0 && pieces.is_finite() {
+            let pieces = pieces as u64;
+            for j in 1..pieces {
+                let fraction = j as f64 / pieces as f64;
+                out.push(if geodesic {
+                    along_great_circle(a, b, fraction)
+                } else {
+                    [
+                        a[0] + (b[0] - a[0]) * fraction,
+                        a[1] + (b[1] - a[1]) * fraction,
+                    ]
+                });
+            }
+        }
+        if keep_repeated || out.last() != Some(&b) {
+            out.push(b);
+        }
+    }
+    out
+}
+
+/// A lon/lat point (degrees) as a unit vector.
+fn unit_vector([lon, lat]: Xy) -> [f64; 3] {
+    let (lon, lat) = (lon.to_radians(), lat.to_radians());
+    [lat.cos() * lon.cos(), lat.cos() * lon.sin(), lat.sin()]
+}
+
+/// The central angle between two lon/lat points (radians), with their unit vectors.
+fn great_circle(a: Xy, b: Xy) -> (f64, [f64; 3], [f64; 3]) {
+    let (u, v) = (unit_vector(a), unit_vector(b));
+    let cross = [
+        u[1] * v[2] - u[2] * v[1],
+        u[2] * v[0] - u[0] * v[2],
+        u[0] * v[1] - u[1] * v[0],
+    ];
+    let sine = (cross[0].powi(2) + cross[1].powi(2) + cross[2].powi(2)).sqrt();
+    let cosine = u[0] * v[0] + u[1] * v[1] + u[2] * v[2];
+    (sine.atan2(cosine), u, v)
+}
+
+/// The point at `fraction` of the great-circle arc from `a` to `b` (spherical interpolation).
+fn along_great_circle(a: Xy, b: Xy, fraction: f64) -> Xy {
+    let (angle, u, v) = great_circle(a, b);
+    let sine = angle.sin();
+    if sine.abs() < 1e-15 {
+        return [
+            a[0] + (b[0] - a[0]) * fraction,
+            a[1] + (b[1] - a[1]) * fraction,
+        ];
+    }
+    let wa = ((1.0 - fraction) * angle).sin() / sine;
+    let wb = (fraction * angle).sin() / sine;
+    let p = [0, 1, 2].map(|k| wa * u[k] + wb * v[k]);
+    let lat = p[2].atan2(p[0].hypot(p[1]));
+    [p[1].atan2(p[0]).to_degrees(), lat.to_degrees()]
+}
+
+/// The vertices of the convex hull of every vertex of the geometry (holes too: GEOS's hull
+/// reads only polygon shells, which leaves out the holes outside the shell of an invalid
+/// polygon), counter-clockwise, by Andrew's monotone chain.
+fn hull_points(geometry: &Geometry) -> Result<Vec<Xy>, String> {
+    let mut points = Vec::new();
+    collect_points(geometry, &mut points)?;
+    points.sort_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
+    points.dedup();
+    if points.len() < 3 {
+        return Ok(points);
+    }
+    let cross = |o: Xy, a: Xy, b: Xy| (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
+    let mut hull: Vec<Xy> = Vec::with_capacity(points.len() + 1);
+    for pass in [false, true] {
+        let start = hull.len();
+        let ordered: Box<dyn Iterator<Item = &Xy>> = if pass {
+            Box::new(points.iter().rev())
+        } else {
+            Box::new(points.iter())
+        };
+        for &p in ordered {
+            while hull.len() >= start + 2
+                && cross(hull[hull.len() - 2], hull[hull.len() - 1], p) <= 0.0
+            {
+                hull.pop();
+            }
+            hull.push(p);
+        }
+        hull.pop();
+    }
+    if hull.len() < 3 {
+        // Collinear: the two extremes.
+        return Ok(vec![points[0], points[points.len() - 1]]);
+    }
+    Ok(hull)
+}
+
+/// Every vertex of the geometry, x and y.
+fn collect_points<G: Geom>(geometry: &G, out: &mut Vec<Xy>) -> Result<(), String> {
+    if geometry.is_empty().map_err(text)? {
+        return Ok(());
+    }
+    match geometry.geometry_type() {
+        GeometryTypes::Point | GeometryTypes::LineString | GeometryTypes::LinearRing => {
+            out.extend(xy_of(geometry)?);
+        }
+        GeometryTypes::Polygon => {
+            out.extend(xy_of(&geometry.get_exterior_ring().map_err(text)?)?);
+            for n in 0..geometry.get_num_interior_rings().map_err(text)? {
+                out.extend(xy_of(
+                    &geometry.get_interior_ring_n(n as u32).map_err(text)?,
+                )?);
+            }
+        }
+        _ => {
+            for n in 0..geometry.get_num_geometries().map_err(text)? {
+                collect_points(&geometry.get_geometry_n(n).map_err(text)?, out)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The smallest circle around `points` (Welzl's algorithm, move-to-front), drawn as PostGIS's
+/// `ST_MinimumBoundingCircle` draws it; a single point (radius 0) is returned as a point.
+fn circle(points: &[Xy], segments: u32) -> Result<Geometry, String> {
+    let (center, radius) = smallest_circle(points);
+    if radius == 0.0 {
+        return Geometry::create_point(sequence(&[center])?).map_err(text);
+    }
+    let steps = 4 * segments;
+    let outer = radius / (std::f64::consts::PI / f64::from(steps)).cos();
+    let mut ring_points: Vec<Xy> = (0..steps)
+        .map(|i| {
+            let angle = f64::from(i) * 2.0 * std::f64::consts::PI / f64::from(steps);
+            [
+                center[0] + outer * angle.sin(),
+                center[1] + outer * angle.cos(),
+            ]
+        })
+        .collect();
+    ring_points.push(ring_points[0]);
+    Geometry::create_polygon(ring(&ring_points)?, Vec::new()).map_err(text)
+}
+
+fn smallest_circle(points: &[Xy]) -> (Xy, f64) {
+    let mut c = (points.first().copied().unwrap_or([0.0, 0.0]), 0.0);
+    for i in 1..points.len() {
+        if inside(c, points[i]) {
+            continue;
+        }
+        c = (points[i], 0.0);
+        for j in 0..i {
+            if inside(c, points[j]) {
+                continue;
+            }
+            c = diameter(points[i], points[j]);
+            for k in 0..j {
+                if !inside(c, points[k]) {
+                    c = circumcircle(points[i], points[j], points[k])
+                        .unwrap_or_else(|| widest(&[points[i], points[j], points[k]]));
+                }
+            }
+        }
+    }
+    c
+}
+
+fn inside((center, radius): (Xy, f64), p: Xy) -> bool {
+    (p[0] - center[0]).hypot(p[1] - center[1]) <= radius * (1.0 + 1e-12) + 1e-12
+}
+
+fn diameter(a: Xy, b: Xy) -> (Xy, f64) {
+    let center = [(a[0] + b[0]) / 2.0, (a[1] + b[1]) / 2.0];
+    (center, (a[0] - b[0]).hypot(a[1] - b[1]) / 2.0)
+}
+
+/// The circle of the pair farthest apart (for collinear points).
+fn widest(points: &[Xy; 3]) -> (Xy, f64) {
+    [(0, 1), (0, 2), (1, 2)]
+        .map(|(i, j)| diameter(points[i], points[j]))
+        .into_iter()
+        .fold(
+            (points[0], 0.0),
+            |best, c| if c.1 > best.1 { c } else { best },
+        )
+}
+
+fn circumcircle(a: Xy, b: Xy, c: Xy) -> Option<(Xy, f64)> {
+    let (bx, by) = (b[0] - a[0], b[1] - a[1]);
+    let (cx, cy) = (c[0] - a[0], c[1] - a[1]);
+    let d = 2.0 * (bx * cy - by * cx);
+    if d.abs() < f64::EPSILON * (bx.abs() + by.abs() + cx.abs() + cy.abs()).powi(2) {
+        return None;
+    }
+    let (b2, c2) = (bx * bx + by * by, cx * cx + cy * cy);
+    let ux = (cy * b2 - by * c2) / d;
+    let uy = (bx * c2 - cx * b2) / d;
+    Some(([a[0] + ux, a[1] + uy], ux.hypot(uy)))
+}
+
+/// The rectangle of least area around the convex hull `points` (rotating calipers: one side on
+/// a hull edge); fewer than three points give the point or the line between the extremes.
+fn min_area_rectangle(points: &[Xy]) -> Result<Geometry, String> {
+    match points {
+        [] => return Geometry::create_empty_polygon().map_err(text),
+        [p] => return Geometry::create_point(sequence(&[*p])?).map_err(text),
+        [a, b] => return line_string(&[*a, *b]),
+        _ => {}
+    }
+    let mut best: Option<(f64, [Xy; 4])> = None;
+    for i in 0..points.len() {
+        let (a, b) = (points[i], points[(i + 1) % points.len()]);
+        let length = (b[0] - a[0]).hypot(b[1] - a[1]);
+        if length == 0.0 {
+            continue;
+        }
+        let u = [(b[0] - a[0]) / length, (b[1] - a[1]) / length];
+        let v = [-u[1], u[0]];
+        let (mut lo_u, mut hi_u, mut lo_v, mut hi_v) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+        for p in points {
+            let (du, dv) = (
+                (p[0] - a[0]) * u[0] + (p[1] - a[1]) * u[1],
+                (p[0] - a[0]) * v[0] + (p[1] - a[1]) * v[1],
+            );
+            lo_u = lo_u.min(du);
+            hi_u = hi_u.max(du);
+            lo_v = lo_v.min(dv);
+            hi_v = hi_v.max(dv);
+        }
+        let area = (hi_u - lo_u) * (hi_v - lo_v);
+        if best.is_none_or(|(least, _)| area < least) {
+            let corner =
+                |su: f64, sv: f64| [a[0] + su * u[0] + sv * v[0], a[1] + su * u[1] + sv * v[1]];
+            best = Some((
+                area,
+                [
+                    corner(lo_u, lo_v),
+                    corner(hi_u, lo_v),
+                    corner(hi_u, hi_v),
+                    corner(lo_u, hi_v),
+                ],
+            ));
+        }
+    }
+    let Some((_, corners)) = best else {
+        return Geometry::create_point(sequence(&[points[0]])?).map_err(text);
+    };
+    let mut ring_points = corners.to_vec();
+    ring_points.push(corners[0]);
+    Geometry::create_polygon(ring(&ring_points)?, Vec::new()).map_err(text)
+}
+
+/// GEOS's offset curve of a line, or of each part of a MultiLineString (collected as
+/// PostGIS's `ST_OffsetCurve` collects them).
+fn offset(
+    geometry: &Geometry,
+    distance: f64,
+    join: OffsetJoin,
+    segments: u32,
+    mitre_limit: f64,
+) -> Result<Geometry, String> {
+    let style = match join {
+        OffsetJoin::Round => JoinStyle::Round,
+        OffsetJoin::Mitre => JoinStyle::Mitre,
+        OffsetJoin::Bevel => JoinStyle::Bevel,
+    };
+    let one = |line: &Geometry| {
+        line.offset_curve(distance, segments as i32, style, mitre_limit)
+            .map_err(text)
+    };
+    let flat = rebuild(geometry, &|line, _| Ok(line.to_vec()))?;
+    if flat.geometry_type() == GeometryTypes::LineString {
+        return one(&flat);
+    }
+    let mut parts = Vec::new();
+    for n in 0..flat.get_num_geometries().map_err(text)? {
+        let part = Geom::clone(&flat.get_geometry_n(n).map_err(text)?);
+        if part.geometry_type() != GeometryTypes::LineString {
+            continue;
+        }
+        let curve = one(&part)?;
+        match curve.geometry_type() {
+            GeometryTypes::LineString if !curve.is_empty().map_err(text)? => parts.push(curve),
+            GeometryTypes::MultiLineString => {
+                for k in 0..curve.get_num_geometries().map_err(text)? {
+                    parts.push(Geom::clone(&curve.get_geometry_n(k).map_err(text)?));
+                }
+            }
+            _ => {}
+        }
+    }
+    Geometry::create_multiline_string(parts).map_err(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wkt(geometry: &Geometry) -> String {
+        let mut writer = geos::WKTWriter::new().unwrap();
+        writer.set_trim(true);
+        writer.set_rounding_precision(6);
+        writer.write(geometry).unwrap()
+    }
+
+    fn apply(input: &str, shape: ShapeExpr) -> String {
+        let geometry = Geometry::new_from_wkt(input).unwrap();
+        shape_of(&geometry, &shape)
+            .unwrap()
+            .map(|g| wkt(&g))
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn shapes_as_postgis_gives_them() {
+        // The answers of PostGIS 3.3 for the same input.
+        assert_eq!(
+            apply(
+                "POLYGON((0 0, 8 0, 8 8, 0 8, 0 0),(2 2, 2 4, 4 4, 2 2))",
+                ShapeExpr::Chaikin { iterations: 1 }
+            ),
+            "POLYGON ((2 0, 6 0, 8 2, 8 6, 6 8, 2 8, 0 6, 0 2, 2 0), (2 2.5, 2 3.5, 2.5 4, 3.5 4, 3.5 3.5, 2.5 2.5, 2 2.5))"
+        );
+        assert_eq!(
+            apply(
+                "MULTILINESTRING((0 0, 8 0, 8 8),(0 0, 4 0))",
+                ShapeExpr::Chaikin { iterations: 2 }
+            ),
+            "MULTILINESTRING ((0 0, 4.5 0, 6.5 0.5, 7.5 1.5, 8 3.5, 8 8), (0 0, 4 0))"
+        );
+        assert_eq!(
+            apply(
+                "POLYGON((0 0, 10 0, 10 10, 0 0))",
+                ShapeExpr::Densify {
+                    max_length: 4.0,
+                    geodesic: false
+                }
+            ),
+            "POLYGON ((0 0, 3.333333 0, 6.666667 0, 10 0, 10 3.333333, 10 6.666667, 10 10, 7.5 7.5, 5 5, 2.5 2.5, 0 0))"
+        );
+        assert_eq!(
+            apply(
+                "LINESTRING(0 0, 3 0, 3 0)",
+                ShapeExpr::Densify {
+                    max_length: 1.0,
+                    geodesic: false
+                }
+            ),
+            "LINESTRING (0 0, 1 0, 2 0, 3 0)"
+        );
+        assert_eq!(
+            apply(
+                "LINESTRING(0 0, 3 4, 6 0)",
+                ShapeExpr::MinBoundingCircle { segments: 1 }
+            ),
+            "POLYGON ((3 5.294417, 7.419417 0.875, 3 -3.544417, -1.419417 0.875, 3 5.294417))"
+        );
+        assert_eq!(
+            apply(
+                "MULTIPOINT((1 2),(1 2))",
+                ShapeExpr::MinBoundingCircle { segments: 8 }
+            ),
+            "POINT (1 2)"
+        );
+        assert_eq!(
+            apply("LINESTRING(0 0, 1 1, 3 3)", ShapeExpr::OrientedEnvelope),
+            "LINESTRING (0 0, 3 3)"
+        );
+        assert_eq!(
+            apply(
+                "MULTILINESTRING((0 0, 8 0),(0 5, 8 5))",
+                ShapeExpr::OffsetCurve {
+                    distance: 1.0,
+                    join: OffsetJoin::Round,
+                    segments: 8,
+                    mitre_limit: 5.0
+                }
+            ),
+            "MULTILINESTRING ((0 1, 8 1), (0 6, 8 6))"
+        );
+        assert_eq!(
+            apply(
+                "POLYGON((0 0, 1 0, 1 1, 0 0))",
+                ShapeExpr::OffsetCurve {
+                    distance: 1.0,
+                    join: OffsetJoin::Round,
+                    segments: 8,
+                    mitre_limit: 5.0
+                }
+            ),
+            ""
+        );
+    }
+
+    #[test]
+    fn the_least_area_rectangle_and_great_circle_pieces() {
+        // DuckDB's ST_MinimumRotatedRectangle (GEOS 3.12+) for the same polygon.
+        let rectangle = Geometry::new_from_wkt(&apply(
+            "POLYGON((0 0, 10 1, 9 5, 1 3, 0 0))",
+            ShapeExpr::OrientedEnvelope,
+        ))
+        .unwrap();
+        let duckdb = Geometry::new_from_wkt("POLYGON ((-0.6470588235294118 2.588235294117647, 9 5, 10 1, 0.35294117647058826 -1.411764705882353, -0.6470588235294118 2.588235294117647))").unwrap();
+        assert!(rectangle.sym_difference(&duckdb).unwrap().area().unwrap() < 1e-5);
+        let pieces = densify(&[[0.0, 0.0], [0.0, 10.0]], 200_000.0, true);
+        assert_eq!(pieces.len(), 7); // 1,111.95 km in six pieces of 185.3 km
+        assert!((pieces[3][1] - 5.0).abs() < 1e-12 && pieces[3][0].abs() < 1e-12);
+    }
+}

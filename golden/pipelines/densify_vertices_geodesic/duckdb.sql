@@ -1,0 +1,6 @@
+-- 1: dense
+-- runs natively: per-feature geometry, rows in parallel: geom = each segment cut into equal great-circle pieces of at most 50000 m (spherical interpolation)
+-- (the SQL below runs instead if a kernel declines the data)
+CREATE OR REPLACE TEMP TABLE "dense" AS
+SELECT t.* FROM "countries" AS t, (SELECT error('geomill: Densify(50000 m geodesic) runs on the native backend: DuckDB spatial has no function giving the same shape')) AS native_only(e) WHERE native_only.e IS NULL;
+

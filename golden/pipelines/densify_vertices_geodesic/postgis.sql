@@ -1,0 +1,7 @@
+-- 1: dense
+-- runs natively: per-feature geometry, rows in parallel: geom = each segment cut into equal great-circle pieces of at most 50000 m (spherical interpolation)
+-- (the SQL below runs instead if a kernel declines the data)
+DROP TABLE IF EXISTS "dense";
+CREATE TEMP TABLE "dense" AS
+SELECT t.* FROM "countries" AS t, (SELECT 'geomill: Densify(50000 m geodesic) runs on the native backend: PostGIS has no function giving the same shape'::regclass) AS native_only(e) WHERE native_only.e IS NULL;
+
