@@ -170,10 +170,10 @@ def least_rectangle(mine, theirs, g, p):
     return covers and mine.area <= theirs.area * (1 + 1e-9) and len(mine.exterior.coords) == 5
 
 def offset_points(mine, theirs, g, p):
-    """The offset's vertices at the distance from the line (round joins), starting where GEOS
-    3.14's does. GEOS 3.11 (PostGIS 3.3, the engines' kernel) trims an offset that folds back
+    """The offset's vertices at the distance from the line (round joins). GEOS 3.11 (PostGIS 3.3, the engines' kernel) trims an offset that folds back
     at a tight bend less than GEOS 3.12+ does: there some vertices lie closer (never farther),
-    and lengths differ by up to 10 %; all but 3 vertices, or 20 %, are at the distance."""
+    and lengths differ by up to 10 %; all but 3 vertices, or 20 %, are at the distance, on the
+    side asked for."""
     if mine is None or theirs is None or mine.is_empty or theirs.is_empty:
         return same(mine, theirs)
     d = p["distance"]
@@ -182,7 +182,13 @@ def offset_points(mine, theirs, g, p):
     at_distance = np.abs(distances - d) <= 1e-6 * d
     return (np.sum(~at_distance) <= max(3, 0.2 * len(coords)) and np.all(distances <= d * (1 + 1e-6))
             and abs(mine.length - theirs.length) <= 0.1 * theirs.length
-            and shapely.distance(shapely.points(coords[0]), theirs) <= 1e-6 * d)
+            and on_side(coords, theirs, g, p))
+
+def on_side(coords, theirs, g, p):
+    """Most vertices nearer GEOS 3.14's offset than the offset on the other side."""
+    other = offset(g, {**p, "side": "left" if p.get("side") == "right" else "right"})
+    points = shapely.points(coords)
+    return np.mean(shapely.distance(points, theirs) < shapely.distance(points, other)) > 0.9
 
 SAME = {"oriented_bbox": least_rectangle, "offset_curve": offset_points}
 
