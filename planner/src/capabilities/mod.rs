@@ -76,6 +76,7 @@ capabilities! {
     overlay_intersection::OverlayIntersection,
     random_sample::RandomSample,
     rename_field::RenameField,
+    select_columns::SelectColumns,
     reproject::Reproject,
     reverse_lines::ReverseLines,
     simplify::Simplify,
