@@ -86,6 +86,7 @@ capabilities! {
     spatial_aggregate::SpatialAggregate,
     spatial_join::SpatialJoin,
     swap_xy::SwapXy,
+    temporal_filter::TemporalFilter,
     top_n::TopN,
     union::Union,
 }
