@@ -226,6 +226,10 @@ fn preview_params(capability: &str) -> Value {
         "sort" => json!({"by": [{"field": "name"}]}),
         "spatial_aggregate" => json!({"ref_layer": "places", "agg": {"*": "count", "pop": "sum"}}),
         "top_n" => json!({"n": 5, "by": "pop_est"}),
+        "attribute_join" => json!({"other": "places", "on": ["name"]}),
+        "lookup_table" => {
+            json!({"field": "continent", "output": "region", "map": {"Africa": "EMEA"}, "default": "other"})
+        }
         "select_columns" => json!({"fields": ["name", "pop_est"], "reorder": true}),
         "temporal_filter" => json!({"field": "observed", "from": "2024-01-01", "to": "2024-06-30"}),
         other => panic!("no preview parameters for {other}: add them here"),
