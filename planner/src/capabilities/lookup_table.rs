@@ -53,7 +53,7 @@ pub struct LookupTable {
 }
 
 /// A map key as an SQL literal of the looked-up field's type.
-fn key_literal(key: &str, ty: Option<FieldType>) -> Result<String, String> {
+pub(super) fn key_literal(key: &str, ty: Option<FieldType>) -> Result<String, String> {
     match ty {
         Some(FieldType::Integer) => key
             .trim()

@@ -76,6 +76,7 @@ capabilities! {
     nearest_neighbor::NearestNeighbor,
     normalize::Normalize,
     overlay_intersection::OverlayIntersection,
+    pivot::Pivot,
     random_sample::RandomSample,
     rename_field::RenameField,
     select_columns::SelectColumns,
@@ -91,4 +92,5 @@ capabilities! {
     temporal_filter::TemporalFilter,
     top_n::TopN,
     union::Union,
+    unpivot::Unpivot,
 }
