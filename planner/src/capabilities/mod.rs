@@ -51,6 +51,7 @@ capabilities! {
     continuous_ramp::ContinuousRamp,
     convex_hull::ConvexHull,
     deduplicate::Deduplicate,
+    describe::Describe,
     dissolve::Dissolve,
     drop_field::DropField,
     drop_m::DropM,
