@@ -169,7 +169,7 @@ fn unpivot_sql(u: &UnpivotOp, main: Input<'_>, dialect: Dialect) -> Result<Strin
                 .names()
                 .into_iter()
                 .filter(|n| !u.fields.iter().any(|f| f == n))
-                .map(|n| ident(n))
+                .map(ident)
                 .collect();
             kept.iter().map(|c| format!("{c}, ")).collect::<String>()
         }
