@@ -91,6 +91,7 @@ capabilities! {
     spatial_join::SpatialJoin,
     swap_xy::SwapXy,
     temporal_filter::TemporalFilter,
+    temporal_join::TemporalJoin,
     top_n::TopN,
     union::Union,
     unpivot::Unpivot,
