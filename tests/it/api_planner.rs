@@ -232,6 +232,18 @@ fn preview_params(capability: &str) -> Value {
         "sort" => json!({"by": [{"field": "name"}]}),
         "spatial_aggregate" => json!({"ref_layer": "places", "agg": {"*": "count", "pop": "sum"}}),
         "top_n" => json!({"n": 5, "by": "pop_est"}),
+        "attribute_join" => json!({"other": "places", "on": ["name"]}),
+        "lookup_table" => {
+            json!({"field": "continent", "output": "region", "map": {"Africa": "EMEA"}, "default": "other"})
+        }
+        "pivot" => json!({"index": ["continent"], "columns": "income", "values": "pop_est",
+            "column_values": ["high", "low"]}),
+        "unpivot" => json!({"fields": ["pop_est", "gdp_md_est"]}),
+        "describe" => json!({"fields": ["pop_est", "name"]}),
+        "temporal_join" => json!({"other": "places", "field": "observed",
+            "tolerance": {"amount": 2, "unit": "hours"}}),
+        "select_columns" => json!({"fields": ["name", "pop_est"], "reorder": true}),
+        "temporal_filter" => json!({"field": "observed", "from": "2024-01-01", "to": "2024-06-30"}),
         other => panic!("no preview parameters for {other}: add them here"),
     }
 }

@@ -18,6 +18,7 @@ mod api_sessions;
 mod api_sql;
 mod api_triggers;
 mod architecture;
+mod attribute_toolkit;
 mod auth_flows;
 mod auth_oidc;
 mod auth_routes;

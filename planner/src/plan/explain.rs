@@ -171,6 +171,43 @@ fn describe_op(op: &Operator) -> String {
             format!("{name} mode={mode}")
         }
         Operator::Concat => name.to_owned(),
+        Operator::Project { columns } => format!("{name} columns={}", list(columns, Clone::clone)),
+        Operator::Join(j) => {
+            let mut text = format!(
+                "{name} how={} on={}",
+                format!("{:?}", j.how).to_lowercase(),
+                list(&j.on, |k| format!(
+                    "{}={}{}",
+                    k.left,
+                    k.right,
+                    if k.as_text { " as text" } else { "" }
+                ))
+            );
+            if !j.columns.is_empty() {
+                let _ = write!(
+                    text,
+                    " columns={}",
+                    list(&j.columns, |(from, to)| if from == to {
+                        from.clone()
+                    } else {
+                        format!("{from}→{to}")
+                    })
+                );
+            }
+            if let Some(t) = &j.time {
+                let _ = write!(
+                    text,
+                    " time={}~{} tolerance={}s{}",
+                    t.left,
+                    t.right,
+                    t.tolerance_seconds,
+                    if t.nearest { " nearest" } else { "" }
+                );
+            }
+            let _ = write!(text, " suffix={}", j.suffix);
+            text
+        }
+        Operator::Reshape(r) => format!("{name} {}", r.describe()),
         Operator::Sort { keys, limit } => format!(
             "{name} keys={}{}",
             list(keys, |k| format!(

@@ -9,6 +9,7 @@ pub mod graph;
 pub mod lower;
 pub mod native;
 pub mod operator;
+pub mod relational;
 pub mod schema_infer;
 mod shape_expr;
 mod statistics;

@@ -10,6 +10,7 @@ pub use super::classes::{
     ClassColors, ClassMethod, ClassifyOp, NormalizeMethod, ScaleKind, ScaleOp,
 };
 pub use super::geo_expr::{GeoExpr, OffsetJoin, ShapeExpr};
+pub use super::relational::{JoinKey, JoinOp, PivotOp, ReshapeOp, TimeMatch, UnpivotOp};
 pub use super::statistics::{
     DensityKernel, GenerateOp, GridShape, GridSpec, StatisticKind, StatisticOp, WeightsKind,
     WeightsSpec, WeightsTransform,
@@ -27,6 +28,12 @@ pub enum Operator {
     Filter { predicate: SqlExpr },
     /// Drop, rename and set columns; rows unchanged.
     Map(MapOp),
+    /// Keep exactly `columns`, in this order; rows unchanged.
+    Project { columns: Vec<String> },
+    /// Join the second input's attributes to the first input's rows on key fields.
+    Join(JoinOp),
+    /// A new table made from the input's rows (pivot, unpivot, per-field summary).
+    Reshape(ReshapeOp),
     /// Group rows (all rows when `group_by` is empty), aggregating attributes and optionally
     /// unioning geometries.
     Aggregate(AggregateOp),
@@ -74,6 +81,9 @@ impl Operator {
             Self::Scan { .. } => "Scan",
             Self::Filter { .. } => "Filter",
             Self::Map(_) => "Map",
+            Self::Project { .. } => "Project",
+            Self::Join(_) => "Join",
+            Self::Reshape(_) => "Reshape",
             Self::Aggregate(_) => "Aggregate",
             Self::SpatialJoin(_) => "SpatialJoin",
             Self::SpatialAggregate(_) => "SpatialAggregate",
@@ -124,6 +134,9 @@ impl Operator {
             | Self::Distinct { columns } => columns.clone(),
             Self::Sort { keys, .. } => keys.iter().map(|k| k.column.clone()).collect(),
             Self::Classify(c) => vec![c.field.clone()],
+            Self::Project { columns } => columns.clone(),
+            Self::Join(j) => j.reads(),
+            Self::Reshape(r) => r.reads(),
             Self::Scale(s) => s.reads(),
             Self::Statistic(s) => s.field.iter().cloned().collect(),
             Self::Generate(g) => g.reads(),
@@ -141,7 +154,8 @@ impl Operator {
             | Self::SpatialAggregate(_)
             | Self::SpatialFilter(_)
             | Self::Nearest(_)
-            | Self::Overlay(_) => Some(2),
+            | Self::Overlay(_)
+            | Self::Join(_) => Some(2),
             Self::Concat => None,
             _ => Some(1),
         }

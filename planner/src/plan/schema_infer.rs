@@ -104,6 +104,27 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
             OverlayMode::Intersection => with_joined(main?, other, &overlay.columns),
         },
         Operator::Map(map) => main.map(|schema| apply_map(map, schema)),
+        Operator::Project { columns } => {
+            let input = main?;
+            Some(Schema {
+                columns: columns
+                    .iter()
+                    .map(|name| Column {
+                        name: name.clone(),
+                        ty: type_of(Some(input), name),
+                    })
+                    .collect(),
+                crs: input.crs.clone(),
+            })
+        }
+        Operator::Join(join) => {
+            let mut schema = main?.clone();
+            for (right_name, output) in join.brought(Some(&schema), other)? {
+                schema.set(&output, type_of(other, &right_name));
+            }
+            Some(schema)
+        }
+        Operator::Reshape(reshape) => Some(reshape.output_schema(main?)),
         Operator::Aggregate(aggregate) => {
             let input = main?;
             let mut columns: Vec<Column> = aggregate

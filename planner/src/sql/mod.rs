@@ -4,6 +4,7 @@ pub mod dialect;
 pub(crate) mod geo;
 pub mod guard;
 pub mod quote;
+mod relational;
 mod script;
 pub mod select;
 

@@ -3,6 +3,7 @@
 use super::dialect::Dialect;
 use super::geo::predicate_sql;
 use super::quote::{ident, number, string};
+use super::relational::{join_sql, project_sql, reshape_sql};
 use crate::plan::native::missing_sql;
 use crate::plan::operator::{
     AggFunc, AggItem, JoinHow, MapOp, NearestOp, Operator, OverlayMode, SortKey,
@@ -18,7 +19,7 @@ pub struct Input<'a> {
     pub schema: Option<&'a Schema>,
 }
 
-const NEEDS_COLUMNS: &str =
+pub(super) const NEEDS_COLUMNS: &str =
     "PostGIS SQL needs the input's columns: plan with a catalog (a dataset or a schema)";
 
 fn value_sql(value: &ValueExpr, qualifier: &str, dialect: Dialect) -> Result<String, String> {
@@ -453,6 +454,9 @@ pub fn select(
             projection("", main.schema, map, dialect)?,
             main.from
         ),
+        Operator::Project { columns } => project_sql(columns, main)?,
+        Operator::Join(j) => join_sql(j, main, need_other()?, dialect)?,
+        Operator::Reshape(r) => reshape_sql(r, main, dialect)?,
         Operator::Aggregate(a) => {
             let mut items: Vec<String> = a.group_by.iter().map(|c| ident(c)).collect();
             items.extend(

@@ -34,11 +34,23 @@ const SHAPE: [&str; 7] = [
 ];
 
 pub fn rows(engine: &EmbeddedEngine, table: &str) -> Vec<ComparedRow> {
-    let sql = format!(
-        "SELECT * EXCLUDE (geom), ST_GeometryType(geom) AS __kind, ST_IsEmpty(geom) AS __empty, \
-         ST_Area(geom) AS __area, ST_Length(geom) AS __length, ST_Perimeter(geom) AS __perimeter, \
-         ST_X(ST_Centroid(geom)) AS __cx, ST_Y(ST_Centroid(geom)) AS __cy FROM \"{table}\""
-    );
+    // A table without geometry (a `describe` summary) is compared on its attributes alone.
+    let has_geom = engine
+        .query_i64(&format!(
+            "SELECT count(*) FROM information_schema.columns \
+             WHERE table_name = '{table}' AND column_name = 'geom'"
+        ))
+        .unwrap_or_else(|e| panic!("{table}: {e}"))
+        > 0;
+    let sql = if has_geom {
+        format!(
+            "SELECT * EXCLUDE (geom), ST_GeometryType(geom) AS __kind, ST_IsEmpty(geom) AS __empty, \
+             ST_Area(geom) AS __area, ST_Length(geom) AS __length, ST_Perimeter(geom) AS __perimeter, \
+             ST_X(ST_Centroid(geom)) AS __cx, ST_Y(ST_Centroid(geom)) AS __cy FROM \"{table}\""
+        )
+    } else {
+        format!("SELECT * FROM \"{table}\"")
+    };
     let result = engine
         .query_rows(&[], &sql, 1_000_000, Duration::from_secs(120))
         .unwrap_or_else(|e| panic!("{table}: {e}"));

@@ -1,0 +1,4 @@
+-- 1: regions
+CREATE OR REPLACE TEMP TABLE "regions" AS
+SELECT "pop_est", "continent", "name", "iso_a3", "gdp_md_est", "geom", CASE "continent" WHEN 'Africa' THEN 'EMEA' WHEN 'Asia' THEN 'APAC' WHEN 'Europe' THEN 'EMEA' WHEN 'Oceania' THEN 'APAC' ELSE 'Americas' END AS "region" FROM "countries" AS t;
+

@@ -1,0 +1,204 @@
+//! The attribute and reshape capabilities against pandas: the Natural Earth countries and the
+//! NYC boroughs uploaded, each capability (select_columns, temporal_filter, lookup_table,
+//! attribute_join, pivot, unpivot, describe) run through `/api/pipelines/execute` on the
+//! embedded and PostGIS engines, and each result file compared with pandas' answer computed
+//! from the source file: the same rows (in any order), the same fields, equal values (numbers
+//! within 1e-6 relative).
+
+use serde_json::{Value, json};
+
+use crate::common;
+use common::real::run_python;
+use common::uploads::{run, shared_datasets, shared_paths};
+
+/// Compares each case with pandas; prints one line per case that differs.
+const COMPARE: &str = r##"
+import json, sys, warnings
+import geopandas as gpd, numpy as np, pandas as pd
+warnings.filterwarnings("ignore")
+problems = []
+cases = json.load(open(sys.argv[1]))
+
+def close(a, b):
+    if a is None or b is None or (isinstance(a, float) and np.isnan(a)) or (isinstance(b, float) and np.isnan(b)):
+        return pd.isna(a) and pd.isna(b)
+    if isinstance(a, (int, float, np.number)) and isinstance(b, (int, float, np.number)):
+        return bool(np.isclose(float(a), float(b), rtol=1e-6, atol=1e-9))
+    return str(a) == str(b)
+
+def same_mapping(ours, theirs, what):
+    """ours and theirs: dict key -> value; answers a problem or None."""
+    if set(ours) != set(theirs):
+        return f"{what}: keys differ: {sorted(set(ours) ^ set(theirs))[:5]}"
+    bad = [k for k in theirs if not close(ours[k], theirs[k])]
+    return f"{what}: {len(bad)} differ, first {bad[0]}: {ours[bad[0]]} vs {theirs[bad[0]]}" if bad else None
+
+def select_columns(ours, src, p):
+    cols = [c for c in ours.columns if c != "geometry"]
+    if cols != p["fields"]:
+        return f"columns {cols}, expected {p['fields']}"
+    if len(ours) != len(src):
+        return f"{len(ours)} rows, the source has {len(src)}"
+    return same_mapping(dict(zip(ours.iso_a3 + "|" + ours.name, ours.name)),
+                        dict(zip(src.iso_a3 + "|" + src.name, src.name)), "names")
+
+def founded(src):
+    return pd.Timestamp("2000-01-01") + pd.to_timedelta(src.gdp_md_est % 7000, unit="D")
+
+def temporal_filter(ours, src, p):
+    when = founded(src)
+    keep = src[(when >= pd.Timestamp("2005-01-01")) & (when < pd.Timestamp("2011-01-01"))]
+    if sorted(ours.name) != sorted(keep.name):
+        return f"kept {len(ours)} rows, pandas {len(keep)}"
+
+def lookup_map(ours, src, p):
+    expected = src.continent.map(p["map"]).fillna(p["default"])
+    return same_mapping(dict(zip(ours.name, ours.region)), dict(zip(src.name, expected)), "region")
+
+def continent_sums(src):
+    return src.groupby("continent").pop_est.sum()
+
+def lookup_table(ours, src, p):
+    sums = continent_sums(src)
+    return same_mapping(dict(zip(ours.name, ours.continent_pop)),
+                        dict(zip(src.name, src.continent.map(sums))), "continent_pop")
+
+def attribute_join(ours, src, p):
+    if len(ours) != len(src):
+        return f"{len(ours)} rows, the source has {len(src)}"
+    sums = continent_sums(src)
+    merged = src.merge(sums.rename("pop_est_sum").reset_index(), on="continent", how="left")
+    problem = same_mapping(dict(zip(ours.name, ours.pop_est_sum)),
+                           dict(zip(merged.name, merged.pop_est_sum)), "pop_est_sum")
+    if problem:
+        return problem
+    return same_mapping(dict(zip(ours.name, ours.pop_est)), dict(zip(src.name, src.pop_est)), "pop_est")
+
+def pivot(ours, src, p):
+    df = src.assign(size=np.where(src.pop_est > 50000000, "large", "small"))
+    table = df.pivot_table(index="continent", columns="size", values="pop_est", aggfunc="sum")
+    for value in ["large", "small"]:
+        problem = same_mapping(dict(zip(ours.continent, ours[value])),
+                               {k: v for k, v in table[value].items()}, value)
+        if problem:
+            return problem
+
+def unpivot(ours, src, p):
+    melted = src.melt(id_vars=["name"], value_vars=p["fields"], var_name="measure", value_name="amount")
+    return same_mapping(dict(zip(ours.name + "|" + ours.measure, ours.amount)),
+                        dict(zip(melted.name + "|" + melted.measure, melted.amount)), "amount")
+
+def describe(ours, src, p):
+    rows = {r["field"]: r for r in ours.to_dict("records")}
+    fields = [c for c in src.columns if c != "geometry"]
+    if sorted(rows) != sorted(fields):
+        return f"fields {sorted(rows)}, expected {sorted(fields)}"
+    for f in fields:
+        s, r = src[f], rows[f]
+        expected = {"count": s.count(), "nulls": s.isna().sum(), "distinct": s.nunique()}
+        if pd.api.types.is_numeric_dtype(s):
+            expected.update(min=s.min(), max=s.max(), mean=s.mean(), stddev=s.std(ddof=1))
+        else:
+            expected.update(min=None, max=None, mean=None, stddev=None)
+        problem = same_mapping({k: r[k] for k in expected}, expected, f"describe {f}")
+        if problem:
+            return problem
+
+CHECKS = {"select_columns": select_columns, "temporal_filter": temporal_filter,
+          "lookup_map": lookup_map, "lookup_table": lookup_table, "attribute_join": attribute_join,
+          "pivot": pivot, "unpivot": unpivot, "describe": describe}
+
+for case in cases:
+    label, p = case["label"], case["params"]
+    ours = gpd.read_file(case["path"])
+    source = gpd.read_file(case["source"])
+    problem = CHECKS[case["check"]](ours, source, p)
+    if problem:
+        problems.append(f"{label}: {problem}"[:400])
+print("\n".join(problems) or f"compared {len(cases)} cases")
+"##;
+
+fn step(capability: &str, params: &Value) -> Value {
+    json!({"id": "s", "capability": capability, "params": params})
+}
+
+/// The continents' population totals, as the step `totals`.
+fn totals() -> Value {
+    json!({"id": "totals", "capability": "dissolve",
+        "params": {"by": ["continent"], "aggregates": {"pop_est": "sum"}}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attribute_capabilities_equal_pandas_on_both_engines() {
+    let (dir, state, [countries, _cities, _boroughs]) = shared_datasets("attributes").await;
+    let [countries_path, _, _] = shared_paths();
+    let select = json!({"fields": ["iso_a3", "name"], "reorder": true});
+    let range = json!({"field": "founded", "from": "2005-01-01", "to": "2010-12-31"});
+    let lookup_map = json!({"field": "continent", "output": "region", "default": "other",
+        "map": {"Africa": "EMEA", "Europe": "EMEA", "Asia": "APAC", "Oceania": "APAC"}});
+    let lookup_table = json!({"input": "input", "field": "continent", "output": "continent_pop",
+        "table": "totals", "value": "pop_est_sum"});
+    let join = json!({"input": "input", "other": "totals", "on": ["continent"]});
+    let pivot = json!({"index": ["continent"], "columns": "size", "values": "pop_est",
+        "column_values": ["large", "small"]});
+    let unpivot = json!({"fields": ["pop_est", "gdp_md_est"], "name_field": "measure",
+        "value_field": "amount"});
+    let cases: Vec<(&str, Value, Value)> = vec![
+        (
+            "select_columns",
+            select.clone(),
+            json!([step("select_columns", &select)]),
+        ),
+        (
+            "temporal_filter",
+            range.clone(),
+            json!([
+                {"id": "dated", "capability": "calculate", "params": {"expressions": {
+                    "founded": "CAST('2000-01-01' AS DATE) + CAST(gdp_md_est % 7000 AS INTEGER)"}}},
+                step("temporal_filter", &range)
+            ]),
+        ),
+        (
+            "lookup_map",
+            lookup_map.clone(),
+            json!([step("lookup_table", &lookup_map)]),
+        ),
+        (
+            "lookup_table",
+            lookup_table.clone(),
+            json!([totals(), step("lookup_table", &lookup_table)]),
+        ),
+        (
+            "attribute_join",
+            join.clone(),
+            json!([totals(), step("attribute_join", &join)]),
+        ),
+        (
+            "pivot",
+            pivot.clone(),
+            json!([
+                {"id": "sized", "capability": "case_when", "params": {"field": "size",
+                    "cases": [{"when": "pop_est > 50000000", "then": "large"}], "else": "small"}},
+                step("pivot", &pivot)
+            ]),
+        ),
+        (
+            "unpivot",
+            unpivot.clone(),
+            json!([step("unpivot", &unpivot)]),
+        ),
+        ("describe", json!({}), json!([step("describe", &json!({}))])),
+    ];
+    let mut manifest = Vec::new();
+    for (check, params, steps) in cases {
+        for engine in ["embedded", "postgis"] {
+            let path = run(&state, &countries, engine, steps.clone()).await;
+            manifest.push(json!({"label": format!("{engine} {check}"), "path": path,
+                "check": check, "params": params, "source": countries_path}));
+        }
+    }
+    let file = dir.path().join("attributes.json");
+    std::fs::write(&file, serde_json::to_vec(&manifest).unwrap()).unwrap();
+    let answer = run_python(COMPARE, &[&file.display().to_string()]);
+    assert_eq!(answer.trim(), format!("compared {} cases", manifest.len()));
+}
