@@ -41,6 +41,7 @@ mod ogc_api;
 mod ogc_html_results;
 mod ogc_tiles;
 mod persistent_mode;
+mod pipeline_twenty_steps;
 mod postgis_engine;
 mod rate_limit;
 mod real_files;
