@@ -213,6 +213,7 @@ fn preview_params(capability: &str) -> Value {
         "chaikin_smooth" => json!({"iterations": 2}),
         "offset_curve" => json!({"distance": 0.1, "unit": "degrees"}),
         "assign_projection" => json!({"crs": "EPSG:4269"}),
+        "multipart_to_singleparts" | "extract_vertices" => json!({}),
         "force_geometry_type" => json!({"type": "multi"}),
         // Without a catalog the input's columns are unknown: name the ones that make a duplicate.
         "deduplicate" => json!({"fields": ["name"]}),

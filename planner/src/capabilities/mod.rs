@@ -8,6 +8,7 @@ pub use common::{CommonParams, Group, LowerContext, OnEmpty, Tier, replace_geome
 pub use registry::{Capability, CapabilityParams, Registered, all_capabilities, find, suggest};
 
 pub mod checks;
+mod explode_common;
 pub mod invalid;
 mod listing;
 pub mod weights;
@@ -27,6 +28,8 @@ macro_rules! capabilities {
 }
 
 capabilities! {
+    multipart_to_singleparts::MultipartToSingleparts,
+    extract_vertices::ExtractVertices,
     oriented_bbox::OrientedBbox,
     offset_curve::OffsetCurve,
     min_bounding_circle::MinBoundingCircle,

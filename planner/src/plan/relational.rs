@@ -104,6 +104,13 @@ pub enum ReshapeOp {
     Describe {
         fields: Vec<String>,
     },
+    /// One row per part of each geometry (its simple parts, or with `vertices` its vertices
+    /// as points), numbered from 1 in `index`; the attributes repeated. A NULL or empty
+    /// geometry gives one row with a NULL geometry and index.
+    Explode {
+        vertices: bool,
+        index: String,
+    },
 }
 
 /// Rows to columns: one row per distinct `index`, a column per listed value of `columns`
@@ -173,6 +180,7 @@ impl ReshapeOp {
                 .collect(),
             Self::Unpivot(u) => u.fields.clone(),
             Self::Describe { fields } => fields.clone(),
+            Self::Explode { .. } => Vec::new(),
         }
     }
 
@@ -223,6 +231,11 @@ impl ReshapeOp {
                 schema.set(&u.value_field, common_type(&types));
                 schema
             }
+            Self::Explode { index, .. } => {
+                let mut schema = input.clone();
+                schema.set(index, FieldType::Integer);
+                schema
+            }
             Self::Describe { .. } => Schema {
                 columns: DESCRIBE_COLUMNS
                     .iter()
@@ -256,6 +269,10 @@ impl ReshapeOp {
             ),
             Self::Describe { fields } if fields.is_empty() => "describe fields=all".to_owned(),
             Self::Describe { fields } => format!("describe fields=[{}]", fields.join(", ")),
+            Self::Explode { vertices, index } => format!(
+                "explode {} index={index}",
+                if *vertices { "vertices" } else { "parts" }
+            ),
         }
     }
 }
