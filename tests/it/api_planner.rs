@@ -222,7 +222,12 @@ fn preview_params(capability: &str) -> Value {
         "drop_field" => json!({"fields": ["iso_a3"]}),
         "export" => json!({"destination": "out.gpkg"}),
         "filter" => json!({"where": "pop_est > 1000"}),
-        "intersects" | "nearest_neighbor" | "overlay_intersection" | "spatial_join" => {
+        "intersects"
+        | "nearest_neighbor"
+        | "overlay_intersection"
+        | "spatial_join"
+        | "symmetric_difference"
+        | "overlay_union" => {
             json!({"ref_layer": "places"})
         }
         "merge_layers" => json!({"layers": ["places"]}),

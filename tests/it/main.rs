@@ -40,6 +40,7 @@ mod map_browser;
 mod ogc_api;
 mod ogc_html_results;
 mod ogc_tiles;
+mod overlay_toolkit;
 mod persistent_mode;
 mod pipeline_twenty_steps;
 mod postgis_engine;

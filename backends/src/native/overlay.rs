@@ -49,8 +49,8 @@ pub fn overlay(
     mask_layer: &Layer,
     mode: OverlayMode,
 ) -> Result<Layer, NativeError> {
-    if mode == OverlayMode::Intersection {
-        return Err(NativeError::Unsupported("overlay intersection".into()));
+    if !matches!(mode, OverlayMode::Clip | OverlayMode::Erase) {
+        return Err(NativeError::Unsupported(format!("overlay {mode:?}")));
     }
     let mask = mask_of(mask_layer)?;
     let geom = features.geometry_index()?;

@@ -11,6 +11,7 @@ pub mod checks;
 mod explode_common;
 pub mod invalid;
 mod listing;
+mod overlay_pair;
 pub mod weights;
 pub use listing::{CapabilityInfo, listing};
 
@@ -28,6 +29,8 @@ macro_rules! capabilities {
 }
 
 capabilities! {
+    overlay_union::OverlayUnion,
+    symmetric_difference::SymmetricDifference,
     multipart_to_singleparts::MultipartToSingleparts,
     extract_vertices::ExtractVertices,
     oriented_bbox::OrientedBbox,

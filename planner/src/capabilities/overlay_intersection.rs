@@ -3,11 +3,10 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::checks::require_columns;
-use super::invalid::OnInvalid;
+use super::overlay_pair::OverlayPair;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{Operator, OverlayMode, OverlayOp};
+use crate::plan::operator::{Operator, OverlayMode};
 
 /// Intersect the input with `ref_layer`: one output feature per pair of an input feature and a
 /// reference feature whose geometries overlap, with the geometry of their intersection, every
@@ -17,15 +16,8 @@ use crate::plan::operator::{Operator, OverlayMode, OverlayOp};
 /// per overlap.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct OverlayIntersection {
-    /// The step or dataset layer to intersect with.
-    #[schemars(length(min = 1))]
-    pub ref_layer: String,
-    /// Reference attributes to bring (default: all).
-    #[serde(default)]
-    pub columns: Vec<String>,
-    /// What to do with invalid geometries: `fix` (default), `skip` or `error`.
-    #[serde(default)]
-    pub on_invalid: OnInvalid,
+    #[serde(flatten)]
+    pub pair: OverlayPair,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -39,18 +31,10 @@ impl CapabilityParams for OverlayIntersection {
     }
 
     fn other_inputs(&self) -> Vec<(&'static str, String)> {
-        vec![("ref_layer", self.ref_layer.clone())]
+        self.pair.other_inputs()
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        require_columns(
-            ctx.others.first().copied().flatten(),
-            &self.columns,
-            ctx.at("columns"),
-        )?;
-        Ok(self.on_invalid.before(vec![Operator::Overlay(OverlayOp {
-            mode: OverlayMode::Intersection,
-            columns: self.columns.clone(),
-        })]))
+        self.pair.lower(OverlayMode::Intersection, ctx)
     }
 }

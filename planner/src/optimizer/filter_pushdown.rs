@@ -59,6 +59,8 @@ fn commutes(plan: &Plan, lower: NodeIndex, columns: &BTreeSet<String>) -> bool {
         }
         Operator::Overlay(overlay) => match overlay.mode {
             OverlayMode::Clip | OverlayMode::Erase | OverlayMode::Intersection => from_main(false),
+            // The second input's rows carry no first-input attributes to filter.
+            OverlayMode::SymmetricDifference | OverlayMode::Union => false,
         },
         _ => false,
     }

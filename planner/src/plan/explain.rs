@@ -167,6 +167,8 @@ fn describe_op(op: &Operator) -> String {
                 OverlayMode::Clip => "clip",
                 OverlayMode::Erase => "erase",
                 OverlayMode::Intersection => "intersection",
+                OverlayMode::SymmetricDifference => "symmetric_difference",
+                OverlayMode::Union => "union",
             };
             format!("{name} mode={mode}")
         }

@@ -251,6 +251,10 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
             super::operator::OverlayMode::Clip | super::operator::OverlayMode::Erase => {
                 Ok(NativeKernel::Overlay(o))
             }
+            super::operator::OverlayMode::SymmetricDifference
+            | super::operator::OverlayMode::Union => {
+                decline("symmetric difference and union (native: clip and erase)")
+            }
             super::operator::OverlayMode::Intersection => {
                 decline("intersection (native: clip and erase)")
             }

@@ -311,6 +311,12 @@ pub enum OverlayMode {
     Erase,
     /// Pairwise intersections, with the attributes of both.
     Intersection,
+    /// The parts of each layer's features outside the other layer (the first's erased by the
+    /// second and the second's by the first), each with its own attributes.
+    SymmetricDifference,
+    /// The intersections and the symmetric difference together: every area of either layer
+    /// once per overlapping pair, or alone.
+    Union,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -101,7 +101,9 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
         | Operator::Export(_) => main.cloned(),
         Operator::Overlay(overlay) => match overlay.mode {
             OverlayMode::Clip | OverlayMode::Erase => main.cloned(),
-            OverlayMode::Intersection => with_joined(main?, other, &overlay.columns),
+            OverlayMode::Intersection | OverlayMode::SymmetricDifference | OverlayMode::Union => {
+                with_joined(main?, other, &overlay.columns)
+            }
         },
         Operator::Map(map) => main.map(|schema| apply_map(map, schema)),
         Operator::Project { columns } => {

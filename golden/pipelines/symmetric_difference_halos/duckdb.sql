@@ -1,0 +1,10 @@
+-- 1: halos
+CREATE OR REPLACE TEMP TABLE "halos" AS
+WITH "halos__1" AS (SELECT "name", CASE WHEN ST_IsValid("geom") THEN "geom" ELSE ST_CollectionExtract(ST_MakeValid("geom"), ST_Dimension("geom") + 1) END AS "geom" FROM "cities" AS t)
+SELECT "name", CAST(ST_GeomFromWKB(geomill_geodesic_buffer(ST_AsWKB("geom"), 100000, 8)) AS GEOMETRY('EPSG:4326')) AS "geom" FROM "halos__1" AS t;
+
+-- 2: pieces
+CREATE OR REPLACE TEMP TABLE "pieces" AS
+WITH "pieces__1" AS (SELECT "pop_est", "continent", "name", "iso_a3", "gdp_md_est", CASE WHEN ST_IsValid("geom") THEN "geom" ELSE ST_CollectionExtract(ST_MakeValid("geom"), ST_Dimension("geom") + 1) END AS "geom" FROM "countries" AS t)
+SELECT * FROM (SELECT t."pop_est", t."continent", t."name", t."iso_a3", t."gdp_md_est", CAST(NULL AS TEXT) AS "ref_name", COALESCE(ST_Difference(t."geom", (SELECT ST_Union_Agg(b."geom") FROM "halos" AS b WHERE ST_Intersects(t."geom", b."geom"))), t."geom") AS "geom" FROM "pieces__1" AS t UNION ALL SELECT CAST(NULL AS DOUBLE PRECISION) AS "pop_est", CAST(NULL AS TEXT) AS "continent", CAST(NULL AS TEXT) AS "name", CAST(NULL AS TEXT) AS "iso_a3", CAST(NULL AS BIGINT) AS "gdp_md_est", t."name" AS "ref_name", COALESCE(ST_Difference(t."geom", (SELECT ST_Union_Agg(b."geom") FROM "pieces__1" AS b WHERE ST_Intersects(t."geom", b."geom"))), t."geom") AS "geom" FROM "halos" AS t) AS o WHERE NOT ST_IsEmpty(o."geom");
+
