@@ -13,6 +13,7 @@ pub mod classify;
 pub mod clusters;
 pub mod density;
 pub mod dispatch;
+mod enclosing;
 pub mod geometry_ops;
 pub mod grid;
 pub mod hdbscan;

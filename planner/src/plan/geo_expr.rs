@@ -3,6 +3,7 @@
 //! (if one does). Adding a per-feature geometry function is a variant here, its arm in each of
 //! the three methods, and the kernel in `backends/src/native/geometry_ops.rs`.
 
+use super::geo_kinds::{Kind, kind_in, without_m};
 pub use super::shape_expr::{OffsetJoin, ShapeExpr};
 use crate::sql::Dialect;
 use crate::sql::geo::{DUCKDB_GEODESIC_BUFFER, epsg_number, postgis_geodesic_buffer, scaled};
@@ -97,54 +98,6 @@ pub enum GeoExpr {
     },
     /// A new shape made from the geometry.
     Shape(ShapeExpr),
-}
-
-/// A geometry type as `ST_GeometryType` names it on each engine (DuckDB: `POINT`; PostGIS:
-/// `ST_Point`, whatever the geometry's Z and M).
-#[derive(Debug, Clone, Copy)]
-enum Kind {
-    Point,
-    LineString,
-    Polygon,
-    MultiPoint,
-    MultiLineString,
-    MultiPolygon,
-    GeometryCollection,
-}
-
-impl Kind {
-    const SINGLE: [Self; 3] = [Self::Point, Self::LineString, Self::Polygon];
-    const MULTI: [Self; 3] = [Self::MultiPoint, Self::MultiLineString, Self::MultiPolygon];
-
-    fn name(self, dialect: Dialect) -> &'static str {
-        let (duckdb, postgis) = match self {
-            Self::Point => ("POINT", "ST_Point"),
-            Self::LineString => ("LINESTRING", "ST_LineString"),
-            Self::Polygon => ("POLYGON", "ST_Polygon"),
-            Self::MultiPoint => ("MULTIPOINT", "ST_MultiPoint"),
-            Self::MultiLineString => ("MULTILINESTRING", "ST_MultiLineString"),
-            Self::MultiPolygon => ("MULTIPOLYGON", "ST_MultiPolygon"),
-            Self::GeometryCollection => ("GEOMETRYCOLLECTION", "ST_GeometryCollection"),
-        };
-        match dialect {
-            Dialect::Duckdb => duckdb,
-            Dialect::Postgis => postgis,
-        }
-    }
-}
-
-/// Whether the geometry `g` is of one of `kinds` (NULL for a NULL geometry).
-fn kind_in(g: &str, kinds: &[Kind], dialect: Dialect) -> String {
-    let names: Vec<String> = kinds.iter().map(|k| string(k.name(dialect))).collect();
-    match names.as_slice() {
-        [one] => format!("ST_GeometryType({g}) = {one}"),
-        _ => format!("ST_GeometryType({g}) IN ({})", names.join(", ")),
-    }
-}
-
-/// `g` without M values (Z kept), the same on both engines: `ST_Force3DZ` keeps existing Z.
-fn without_m(g: &str) -> String {
-    format!("CASE WHEN ST_ZMFlag({g}) IN (2, 3) THEN ST_Force3DZ({g}, 0) ELSE ST_Force2D({g}) END")
 }
 
 impl GeoExpr {

@@ -3,6 +3,7 @@
 pub mod dialect;
 pub(crate) mod geo;
 pub mod guard;
+mod overlay;
 pub mod quote;
 mod relational;
 mod script;
