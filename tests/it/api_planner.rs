@@ -207,13 +207,17 @@ fn preview_params(capability: &str) -> Value {
         "line_substring" => json!({"start": 0.25, "end": 0.75}),
         "snap_to_grid" => json!({"size": 0.001}),
         "affine_transform" => json!({"xoff": 100, "yoff": -50}),
-        "oriented_bbox" => json!({}),
+        "oriented_bbox" | "voronoi_polygons" | "delaunay_triangulation" | "polygonize" => {
+            json!({})
+        }
         "min_bounding_circle" => json!({"segments": 4}),
         "densify_vertices" => json!({"max_length": 10, "unit": "kilometers"}),
         "chaikin_smooth" => json!({"iterations": 2}),
         "offset_curve" => json!({"distance": 0.1, "unit": "degrees"}),
         "assign_projection" => json!({"crs": "EPSG:4269"}),
-        "multipart_to_singleparts" | "extract_vertices" => json!({}),
+        "multipart_to_singleparts" | "extract_vertices" | "extract_segments" | "extract_holes" => {
+            json!({})
+        }
         "force_geometry_type" => json!({"type": "multi"}),
         // Without a catalog the input's columns are unknown: name the ones that make a duplicate.
         "deduplicate" => json!({"fields": ["name"]}),

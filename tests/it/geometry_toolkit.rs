@@ -414,8 +414,9 @@ async fn geometry_capabilities_equal_shapely_on_both_engines() {
     assert_eq!(answer.trim(), format!("compared {} cases", manifest.len()));
 }
 
-/// Compares each exploding case with Shapely's parts (`get_parts`) or vertices
-/// (`get_coordinates`), feature by feature through a unique key field.
+/// Compares each exploding case with Shapely's parts (`get_parts`), vertices
+/// (`get_coordinates`), segments (consecutive coordinates of every line and ring) or holes
+/// (`interiors`), feature by feature through a unique key field.
 const COMPARE_EXPLODED: &str = r##"
 import json, sys
 import geopandas as gpd, numpy as np, pandas as pd, shapely
@@ -432,6 +433,14 @@ for case in cases:
             parts = []
         elif case["capability"] == "extract_vertices":
             parts = list(shapely.points(shapely.get_coordinates(g)))
+        elif case["capability"] == "extract_segments":
+            lines = [l for p in shapely.get_parts(g) for l in
+                     ([p.exterior, *p.interiors] if p.geom_type == "Polygon" else [p] if p.geom_type == "LineString" else [])]
+            parts = [shapely.LineString(c[i:i + 2]) for l in lines
+                     for c in [np.asarray(l.coords)] for i in range(len(c) - 1)]
+        elif case["capability"] == "extract_holes":
+            parts = [shapely.Polygon(r) for p in shapely.get_parts(g) if p.geom_type == "Polygon"
+                     for r in p.interiors]
         else:
             parts = list(shapely.get_parts(g))
         expected += [(str(row[key]), n + 1, p) for n, p in enumerate(parts)] or [(str(row[key]), None, None)]
@@ -451,10 +460,53 @@ print("\n".join(problems) or f"compared {len(cases)} cases")
 "##;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn parts_and_vertices_equal_shapely_on_both_engines() {
+async fn parts_vertices_segments_and_holes_equal_shapely_on_both_engines() {
     let (dir, state, [countries, cities, boroughs]) = shared_datasets("exploded").await;
     let [countries_path, cities_path, boroughs_path] = shared_paths();
+    let (regions_path, _) = real_layers(dir.path(), 0, 10.0);
+    let regions = upload(
+        &state,
+        &[("regions.gpkg", std::fs::read(&regions_path).unwrap())],
+    )
+    .await;
+    let regions_path = regions_path.display().to_string();
     let cases = [
+        (
+            &regions,
+            regions_path.clone(),
+            "id",
+            "extract_segments",
+            "segment",
+        ),
+        (
+            &cities,
+            cities_path.clone(),
+            "name",
+            "extract_segments",
+            "segment",
+        ),
+        (
+            &boroughs,
+            boroughs_path.clone(),
+            "BoroCode",
+            "extract_segments",
+            "segment",
+        ),
+        (&regions, regions_path, "id", "extract_holes", "hole"),
+        (
+            &countries,
+            countries_path.clone(),
+            "name",
+            "extract_holes",
+            "hole",
+        ),
+        (
+            &boroughs,
+            boroughs_path.clone(),
+            "BoroCode",
+            "extract_holes",
+            "hole",
+        ),
         (
             &countries,
             countries_path.clone(),

@@ -26,6 +26,7 @@ mod classification;
 mod cli;
 mod clustering;
 mod common;
+mod diagram_toolkit;
 mod docs_browser;
 mod engines_equivalence;
 mod events_ws;

@@ -12,6 +12,7 @@ pub mod autocorrelation;
 pub mod classify;
 pub mod clusters;
 pub mod density;
+pub mod diagrams;
 pub mod dispatch;
 mod enclosing;
 pub mod geometry_ops;

@@ -1,13 +1,14 @@
-//! What `multipart_to_singleparts` and `extract_vertices` share: the check of their index
-//! field and the operator they lower to.
+//! What `multipart_to_singleparts`, `extract_vertices`, `extract_segments` and `extract_holes`
+//! share: the check of their index field and the operator they lower to.
 
 use super::LowerContext;
 use crate::error::Problem;
 use crate::plan::operator::{Operator, ReshapeOp};
+use crate::plan::relational::ExplodeKind;
 
-/// One row per part (or vertex) numbered in `index`, which must not be an input field.
+/// One row per piece of `kind`, numbered in `index`, which must not be an input field.
 pub fn explode(
-    vertices: bool,
+    kind: ExplodeKind,
     index: &str,
     ctx: &LowerContext<'_>,
 ) -> Result<Vec<Operator>, Vec<Problem>> {
@@ -24,7 +25,7 @@ pub fn explode(
         )]);
     }
     Ok(vec![Operator::Reshape(ReshapeOp::Explode {
-        vertices,
+        kind,
         index: index.to_owned(),
     })])
 }

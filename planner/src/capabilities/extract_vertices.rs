@@ -7,6 +7,7 @@ use super::explode_common::explode;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
 use crate::plan::operator::Operator;
+use crate::plan::relational::ExplodeKind;
 
 /// Replace every feature by one point feature per vertex of its geometry, the attributes
 /// repeated, numbered from 1 in `index_field` in the geometry's order (part by part, the
@@ -36,6 +37,6 @@ impl CapabilityParams for ExtractVertices {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        explode(true, &self.index_field, ctx)
+        explode(ExplodeKind::Vertices, &self.index_field, ctx)
     }
 }

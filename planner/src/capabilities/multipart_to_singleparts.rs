@@ -7,6 +7,7 @@ use super::explode_common::explode;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
 use crate::plan::operator::Operator;
+use crate::plan::relational::ExplodeKind;
 
 /// Split every multi-part geometry (MultiPolygon, MultiLineString, MultiPoint, geometry
 /// collections, nested ones too) into one feature per simple part, the attributes repeated,
@@ -37,6 +38,6 @@ impl CapabilityParams for MultipartToSingleparts {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        explode(false, &self.index_field, ctx)
+        explode(ExplodeKind::Parts, &self.index_field, ctx)
     }
 }

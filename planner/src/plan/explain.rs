@@ -88,6 +88,7 @@ fn describe_op(op: &Operator) -> String {
         Operator::Scale(s) => format!("{name} {} output={}", s.describe(), s.output),
         Operator::Statistic(s) => format!("{name} {} output={}", s.describe(), s.output),
         Operator::Generate(g) => format!("{name} {}", g.describe()),
+        Operator::Tessellate(t) => format!("{name} {}", t.describe()),
         Operator::Classify(c) => format!(
             "{name} field={} method={} classes={} output={}{}",
             c.field,

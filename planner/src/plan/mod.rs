@@ -5,7 +5,7 @@ mod check;
 mod classes;
 mod explain;
 mod geo_expr;
-mod geo_kinds;
+pub(crate) mod geo_kinds;
 pub mod graph;
 pub mod lower;
 pub mod native;
@@ -14,5 +14,6 @@ pub mod relational;
 pub mod schema_infer;
 mod shape_expr;
 mod statistics;
+pub mod tessellate;
 
 pub use graph::{EngineKind, Plan, PlanNode};

@@ -17,6 +17,7 @@ use super::operator::{
     AggFunc, ClassifyOp, GenerateOp, GeoExpr, JoinHow, NearestOp, Operator, OverlayOp, ScaleOp,
     SpatialAggregateOp, SpatialJoinOp, SpatialPredicate, StatisticOp, ValueExpr,
 };
+use super::tessellate::TessellateOp;
 use crate::expr::SqlExpr;
 use crate::schema::{FieldType, GEOM};
 use crate::sql::Dialect;
@@ -161,6 +162,8 @@ pub enum NativeKernel<'a> {
     Statistic(&'a StatisticOp),
     /// A new layer from the whole input.
     Generate(&'a GenerateOp),
+    /// A diagram over the whole input (GEOS's Voronoi, Delaunay, polygonizer).
+    Tessellate(&'a TessellateOp),
 }
 
 /// Whether only the native backend computes `op` (no SQL engine can): such a node runs
@@ -176,13 +179,14 @@ pub fn native_only(op: &Operator) -> bool {
 /// Why the SQL engine of `dialect` cannot compute `op` (a shape its spatial functions do not
 /// give as the native kernel does), if it cannot: such a node runs natively on that engine.
 pub fn missing_sql(op: &Operator, dialect: Dialect) -> Option<String> {
-    let Operator::Map(map) = op else {
-        return None;
-    };
-    map.set.iter().find_map(|(_, value, _)| match value {
-        ValueExpr::Geo(GeoExpr::Shape(shape)) => shape.missing_on(dialect),
+    match op {
+        Operator::Map(map) => map.set.iter().find_map(|(_, value, _)| match value {
+            ValueExpr::Geo(GeoExpr::Shape(shape)) => shape.missing_on(dialect),
+            _ => None,
+        }),
+        Operator::Tessellate(t) => t.missing_on(dialect),
         _ => None,
-    })
+    }
 }
 
 /// The kernel that computes `op` natively; otherwise why none does, naming the operator.
@@ -223,6 +227,7 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
         Operator::Scale(s) => Ok(NativeKernel::Scale(s)),
         Operator::Statistic(s) => Ok(NativeKernel::Statistic(s)),
         Operator::Generate(g) => Ok(NativeKernel::Generate(g)),
+        Operator::Tessellate(t) => Ok(NativeKernel::Tessellate(t)),
         Operator::Map(_) if is_relational(op) => relational_support(op),
         Operator::Map(map) => {
             let all_native = !map.set.is_empty()
@@ -322,6 +327,19 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
                 GenerateOp::Grid { .. } => "cells enumerated over the extent, tested against an R-tree of the features when only touching cells are kept",
                 GenerateOp::Density { .. } => "points binned in a grid of the kernel's reach, each cell's density summed over the points in reach, cells in parallel",
                 GenerateOp::Neighbours { .. } => "neighbours found through a grid index (contiguity: shared vertices hashed), one row per pair",
+            }
+        ),
+        NativeKernel::Tessellate(t) => format!(
+            "{}: GEOS over every feature's {} at once{}",
+            t.describe(),
+            match t {
+                TessellateOp::Voronoi { .. } => "site",
+                TessellateOp::Delaunay { .. } => "vertices",
+                TessellateOp::Polygonize => "lines and rings, noded by a union",
+            },
+            match t {
+                TessellateOp::Voronoi { .. } => ", each row given the cell its site lies in",
+                _ => ", the pieces numbered by their lower-left corner",
             }
         ),
         NativeKernel::Classify(c) => format!(

@@ -15,6 +15,7 @@ pub use super::statistics::{
     DensityKernel, GenerateOp, GridShape, GridSpec, StatisticKind, StatisticOp, WeightsKind,
     WeightsSpec, WeightsTransform,
 };
+pub use super::tessellate::TessellateOp;
 
 /// One node's work.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,6 +71,9 @@ pub enum Operator {
     /// A new layer made from the input as a whole (a grid, a density surface, a neighbours
     /// table).
     Generate(GenerateOp),
+    /// A diagram made from the whole layer (Voronoi cells, Delaunay triangles, polygonized
+    /// faces).
+    Tessellate(TessellateOp),
     /// Write the input to a file (a sink: nothing consumes it).
     Export(ExportOp),
 }
@@ -98,6 +102,7 @@ impl Operator {
             Self::Scale(_) => "Scale",
             Self::Statistic(_) => "Statistic",
             Self::Generate(_) => "Generate",
+            Self::Tessellate(_) => "Tessellate",
             Self::Export(_) => "Export",
         }
     }
@@ -140,6 +145,7 @@ impl Operator {
             Self::Scale(s) => s.reads(),
             Self::Statistic(s) => s.field.iter().cloned().collect(),
             Self::Generate(g) => g.reads(),
+            Self::Tessellate(_) => Vec::new(),
             Self::SpatialFilter(_) | Self::Concat | Self::Sample { .. } | Self::Export(_) => {
                 Vec::new()
             }

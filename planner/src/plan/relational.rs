@@ -104,13 +104,38 @@ pub enum ReshapeOp {
     Describe {
         fields: Vec<String>,
     },
-    /// One row per part of each geometry (its simple parts, or with `vertices` its vertices
-    /// as points), numbered from 1 in `index`; the attributes repeated. A NULL or empty
-    /// geometry gives one row with a NULL geometry and index.
+    /// One row per piece of each geometry (see [`ExplodeKind`]), numbered from 1 in `index`;
+    /// the attributes repeated. A NULL or empty geometry, or one without such pieces, gives one
+    /// row with a NULL geometry and index.
     Explode {
-        vertices: bool,
+        kind: ExplodeKind,
         index: String,
     },
+}
+
+/// The pieces `Explode` makes rows of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExplodeKind {
+    /// The simple parts (collections and multi-geometries taken apart, nested ones too).
+    Parts,
+    /// Every vertex, as a point.
+    Vertices,
+    /// Every segment of the lines and rings, as a two-point line.
+    Segments,
+    /// Every hole of the polygons, as a polygon.
+    Holes,
+}
+
+impl ExplodeKind {
+    /// The kind in EXPLAIN text.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Parts => "parts",
+            Self::Vertices => "vertices",
+            Self::Segments => "segments",
+            Self::Holes => "holes",
+        }
+    }
 }
 
 /// Rows to columns: one row per distinct `index`, a column per listed value of `columns`
@@ -269,10 +294,7 @@ impl ReshapeOp {
             ),
             Self::Describe { fields } if fields.is_empty() => "describe fields=all".to_owned(),
             Self::Describe { fields } => format!("describe fields=[{}]", fields.join(", ")),
-            Self::Explode { vertices, index } => format!(
-                "explode {} index={index}",
-                if *vertices { "vertices" } else { "parts" }
-            ),
+            Self::Explode { kind, index } => format!("explode {} index={index}", kind.name()),
         }
     }
 }

@@ -127,6 +127,7 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
             Some(schema)
         }
         Operator::Reshape(reshape) => Some(reshape.output_schema(main?)),
+        Operator::Tessellate(t) => Some(t.output_schema(main?)),
         Operator::Aggregate(aggregate) => {
             let input = main?;
             let mut columns: Vec<Column> = aggregate

@@ -1,6 +1,7 @@
 //! SQL emitters for the DuckDB spatial and PostGIS dialects, and the quoting helpers.
 
 pub mod dialect;
+mod explode;
 pub(crate) mod geo;
 pub mod guard;
 mod overlay;
@@ -8,6 +9,7 @@ pub mod quote;
 mod relational;
 mod script;
 pub mod select;
+mod tessellate;
 
 pub use dialect::Dialect;
 pub use geo::DUCKDB_GEODESIC_BUFFER;

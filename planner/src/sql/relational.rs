@@ -2,6 +2,7 @@
 //! pivots, unpivots and per-field summaries (`t` is the main input, `r` the other).
 
 use super::dialect::Dialect;
+use super::explode::explode_sql;
 use super::quote::{ident, number, string};
 use super::select::{Input, NEEDS_COLUMNS};
 use crate::plan::operator::{JoinHow, JoinOp, PivotOp, ReshapeOp, UnpivotOp};
@@ -246,69 +247,6 @@ pub fn reshape_sql(r: &ReshapeOp, main: Input<'_>, dialect: Dialect) -> Result<S
         ReshapeOp::Pivot(p) => Ok(pivot_sql(p, main, dialect)),
         ReshapeOp::Unpivot(u) => unpivot_sql(u, main, dialect),
         ReshapeOp::Describe { fields } => describe_sql(fields, main),
-        ReshapeOp::Explode { vertices, index } => explode_sql(*vertices, index, main, dialect),
+        ReshapeOp::Explode { kind, index } => explode_sql(*kind, index, main, dialect),
     }
-}
-
-/// Each row repeated for the parts (or vertices) of its geometry, numbered; a row whose
-/// geometry is NULL or empty kept once with NULLs (DuckDB dumps an empty geometry as one part,
-/// PostGIS as none: both dump NULL instead). DuckDB unnests the dump in the select list (a
-/// lateral join there is decorrelated into a plan hundreds of times slower); PostGIS joins
-/// `ST_Dump` laterally.
-fn explode_sql(
-    vertices: bool,
-    index: &str,
-    main: Input<'_>,
-    dialect: Dialect,
-) -> Result<String, String> {
-    let geom = ident(GEOM);
-    let g = format!("CASE WHEN ST_IsEmpty(t.{geom}) THEN NULL ELSE t.{geom} END");
-    let source = if vertices {
-        format!("ST_Points({g})")
-    } else {
-        g
-    };
-    let (from, part, number) = match dialect {
-        Dialect::Duckdb => {
-            let parts = format!("coalesce(nullif(ST_Dump({source}), []), [NULL])");
-            (
-                format!(
-                    "(SELECT t.*, UNNEST({parts}) AS __part, generate_subscripts({parts}, 1) AS __n FROM {} AS t) AS t",
-                    main.from
-                ),
-                "t.__part.geom",
-                "CASE WHEN t.__part IS NULL THEN NULL ELSE t.__n END",
-            )
-        }
-        Dialect::Postgis => (
-            format!(
-                "{} AS t LEFT JOIN LATERAL ST_Dump({source}) WITH ORDINALITY AS l(path, part, n) ON true",
-                main.from
-            ),
-            "l.part",
-            "l.n",
-        ),
-    };
-    let items = match main.schema {
-        Some(schema) => schema
-            .names()
-            .into_iter()
-            .map(|name| {
-                if name == GEOM {
-                    format!("{part} AS {geom}")
-                } else {
-                    format!("t.{}", ident(name))
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
-        None if dialect == Dialect::Duckdb => {
-            format!("t.* EXCLUDE ({geom}, __part, __n), {part} AS {geom}")
-        }
-        None => return Err(NEEDS_COLUMNS.into()),
-    };
-    Ok(format!(
-        "SELECT {items}, CAST({number} AS BIGINT) AS {} FROM {from}",
-        ident(index)
-    ))
 }

@@ -5,6 +5,7 @@ use super::geo::predicate_sql;
 use super::overlay::overlay_sql;
 use super::quote::{ident, number, string};
 use super::relational::{join_sql, project_sql, reshape_sql};
+use super::tessellate::tessellate_sql;
 use crate::plan::native::missing_sql;
 use crate::plan::operator::{
     AggFunc, AggItem, JoinHow, MapOp, NearestOp, Operator, SortKey, SpatialAggregateOp, ValueExpr,
@@ -389,6 +390,10 @@ pub fn select(
         Operator::Project { columns } => project_sql(columns, main)?,
         Operator::Join(j) => join_sql(j, main, need_other()?, dialect)?,
         Operator::Reshape(r) => reshape_sql(r, main, dialect)?,
+        Operator::Tessellate(t) if let Some(missing) = t.missing_on(dialect) => {
+            native_only(main.from, dialect, &missing)
+        }
+        Operator::Tessellate(t) => tessellate_sql(t, main, dialect)?,
         Operator::Aggregate(a) => {
             let mut items: Vec<String> = a.group_by.iter().map(|c| ident(c)).collect();
             items.extend(

@@ -1,0 +1,6 @@
+-- 1: mesh
+-- runs natively: delaunay edges=true tolerance=0: GEOS over every feature's vertices at once, the pieces numbered by their lower-left corner
+-- (the SQL below runs instead if a kernel declines the data)
+CREATE OR REPLACE TEMP TABLE "mesh" AS
+SELECT t.* FROM "cities" AS t, (SELECT error('geomill: DuckDB spatial has no Delaunay triangulation')) AS native_only(e) WHERE native_only.e IS NULL;
+

@@ -1,0 +1,4 @@
+-- 1: lakes
+CREATE OR REPLACE TEMP TABLE "lakes" AS
+SELECT t."pop_est", t."continent", t."name", t."iso_a3", t."gdp_md_est", t.__part AS "geom", CAST(CASE WHEN t.__part IS NULL THEN NULL ELSE t.__n END AS BIGINT) AS "n" FROM (SELECT t.*, UNNEST(coalesce(nullif(flatten([[ST_MakePolygon(ST_InteriorRingN(d.geom, i::INTEGER)) for i in range(1, ST_NumInteriorRings(d.geom) + 1)] for d in ST_Dump(CASE WHEN ST_IsEmpty(t."geom") THEN NULL ELSE t."geom" END) if ST_GeometryType(d.geom) = 'POLYGON']), []), [NULL])) AS __part, generate_subscripts(coalesce(nullif(flatten([[ST_MakePolygon(ST_InteriorRingN(d.geom, i::INTEGER)) for i in range(1, ST_NumInteriorRings(d.geom) + 1)] for d in ST_Dump(CASE WHEN ST_IsEmpty(t."geom") THEN NULL ELSE t."geom" END) if ST_GeometryType(d.geom) = 'POLYGON']), []), [NULL]), 1) AS __n FROM "countries" AS t) AS t;
+

@@ -1,0 +1,4 @@
+-- 1: catchments
+CREATE OR REPLACE TEMP TABLE "catchments" AS
+WITH s AS (SELECT t.*, CASE WHEN t."geom" IS NULL OR ST_IsEmpty(t."geom") THEN NULL WHEN ST_GeometryType(t."geom") = 'POINT' THEN t."geom" ELSE ST_Centroid(t."geom") END AS __site FROM "cities" AS t), c AS (SELECT UNNEST(ST_Dump(ST_VoronoiDiagram(ST_Collect(list(s.__site) FILTER (WHERE s.__site IS NOT NULL))))).geom AS __cell FROM s) SELECT s."name", CASE WHEN ST_IsEmpty(ST_Intersection(c.__cell, (SELECT ST_Envelope(ST_Collect(list(s.__site) FILTER (WHERE s.__site IS NOT NULL))) FROM s))) THEN NULL ELSE ST_Intersection(c.__cell, (SELECT ST_Envelope(ST_Collect(list(s.__site) FILTER (WHERE s.__site IS NOT NULL))) FROM s)) END AS "geom" FROM s LEFT JOIN c ON s.__site IS NOT NULL AND ST_Intersects(c.__cell, s.__site);
+

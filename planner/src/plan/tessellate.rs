@@ -1,0 +1,84 @@
+//! Diagrams made from the layer as a whole: Voronoi cells of the features' sites, Delaunay
+//! triangles of their vertices, polygons enclosed by their lines.
+
+use crate::schema::{Column, FieldType, GEOM, Schema};
+use crate::sql::Dialect;
+
+/// A `[xmin, ymin, xmax, ymax]` box in the layer's CRS.
+pub type Bounds = [f64; 4];
+
+/// The field numbering the pieces of a layer-wide diagram.
+pub const PIECE_ID: &str = "id";
+
+/// A diagram over every feature of the input.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TessellateOp {
+    /// Each feature's geometry replaced by the Voronoi cell of its site (a point is its own
+    /// site, another geometry's site is its centroid); attributes kept. The diagram reaches
+    /// the sites' bounding box grown by its larger side, and `envelope` when it is larger;
+    /// with `clip`, the cells are cut to `envelope` (or to the sites' bounding box).
+    Voronoi {
+        envelope: Option<Bounds>,
+        clip: bool,
+    },
+    /// The Delaunay triangles (with `edges`, their edges) of every vertex of the layer, one
+    /// row each, numbered in `id`; the input's attributes are not kept.
+    Delaunay { edges: bool, tolerance: f64 },
+    /// The polygons enclosed by the layer's lines and polygon rings, noded where they cross,
+    /// one row each, numbered in `id`; the input's attributes are not kept.
+    Polygonize,
+}
+
+impl TessellateOp {
+    /// The output schema over the input's.
+    pub fn output_schema(&self, input: &Schema) -> Schema {
+        match self {
+            Self::Voronoi { .. } => input.clone(),
+            Self::Delaunay { .. } | Self::Polygonize => Schema {
+                columns: vec![
+                    Column {
+                        name: PIECE_ID.to_owned(),
+                        ty: FieldType::Integer,
+                    },
+                    Column {
+                        name: GEOM.to_owned(),
+                        ty: FieldType::Geometry,
+                    },
+                ],
+                crs: input.crs.clone(),
+            },
+        }
+    }
+
+    /// Why `dialect`'s SQL cannot compute the diagram, if it cannot (it then runs natively).
+    pub fn missing_on(&self, dialect: Dialect) -> Option<String> {
+        match (self, dialect) {
+            (
+                Self::Voronoi {
+                    envelope: Some(_), ..
+                },
+                Dialect::Duckdb,
+            ) => {
+                Some("DuckDB's ST_VoronoiDiagram takes no envelope to extend the diagram to".into())
+            }
+            (Self::Delaunay { .. }, Dialect::Duckdb) => {
+                Some("DuckDB spatial has no Delaunay triangulation".into())
+            }
+            _ => None,
+        }
+    }
+
+    /// The operator in EXPLAIN text.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Voronoi { envelope, clip } => format!(
+                "voronoi envelope={} clip={clip}",
+                envelope.map_or("none".to_owned(), |b| format!("{b:?}"))
+            ),
+            Self::Delaunay { edges, tolerance } => {
+                format!("delaunay edges={edges} tolerance={tolerance}")
+            }
+            Self::Polygonize => "polygonize".to_owned(),
+        }
+    }
+}
