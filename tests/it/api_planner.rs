@@ -207,10 +207,15 @@ fn preview_params(capability: &str) -> Value {
         "line_substring" => json!({"start": 0.25, "end": 0.75}),
         "snap_to_grid" => json!({"size": 0.001}),
         "affine_transform" => json!({"xoff": 100, "yoff": -50}),
-        "oriented_bbox" | "voronoi_polygons" | "delaunay_triangulation" | "polygonize" => {
+        "oriented_bbox"
+        | "voronoi_polygons"
+        | "delaunay_triangulation"
+        | "polygonize"
+        | "concave_hull" => {
             json!({})
         }
         "min_bounding_circle" => json!({"segments": 4}),
+        "alpha_shape" => json!({"alpha": 5}),
         "densify_vertices" => json!({"max_length": 10, "unit": "kilometers"}),
         "chaikin_smooth" => json!({"iterations": 2}),
         "offset_curve" => json!({"distance": 0.1, "unit": "degrees"}),

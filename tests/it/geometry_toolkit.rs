@@ -150,7 +150,39 @@ REFERENCE = {
     "chaikin_smooth": chaikin,
     "offset_curve": offset,
     "assign_projection": lambda g, p: g,
+    "concave_hull": lambda g, p: shapely.concave_hull(shapely.force_2d(g), ratio=p.get("ratio", 0.3),
+                                                      allow_holes=p.get("allow_holes", False)),
+    "alpha_shape": lambda g, p: small_triangles(g, p["alpha"]),
 }
+
+def small_triangles(g, alpha):
+    """The textbook alpha shape: the union of the Delaunay triangles of circumradius < alpha."""
+    if g.is_empty:
+        return shapely.Polygon()
+    triangles = [t for t in shapely.get_parts(shapely.delaunay_triangles(g))]
+    def radius(t):
+        a, b, c = np.asarray(t.exterior.coords)[:3]
+        area = abs((c[0] - a[0]) * (b[1] - a[1]) - (b[0] - a[0]) * (c[1] - a[1])) / 2
+        return np.inf if area == 0 else (np.linalg.norm(a - b) * np.linalg.norm(b - c) * np.linalg.norm(c - a)) / (4 * area)
+    return shapely.union_all([t for t in triangles if radius(t) < alpha])
+
+def alpha_properties(mine, theirs, g, p):
+    """GEOS's alpha shape only takes off triangles of circumradius >= alpha from the border
+    (and, with holes allowed, from inside), keeping one polygon: it holds every small triangle
+    (the textbook alpha shape), every vertex, lies in the convex hull, is one valid polygon,
+    without holes unless allowed."""
+    if g is None or g.is_empty:
+        return mine is None or mine.is_empty
+    hull = shapely.convex_hull(g)
+    if hull.geom_type != "Polygon":
+        return same(mine, hull)
+    scale = max(hull.area, 1e-12)
+    vertices = shapely.multipoints(shapely.get_coordinates(g))
+    return (mine.geom_type == "Polygon" and mine.is_valid
+            and theirs.difference(mine).area <= 1e-9 * scale
+            and mine.difference(hull).area <= 1e-9 * scale
+            and shapely.buffer(mine, 1e-9 * np.sqrt(scale)).covers(vertices)
+            and (p.get("allow_holes") or len(mine.interiors) == 0))
 
 def same(a, b, *_):
     if a is None or b is None or (a.is_empty and b.is_empty):
@@ -190,7 +222,8 @@ def on_side(coords, theirs, g, p):
     points = shapely.points(coords)
     return np.mean(shapely.distance(points, theirs) < shapely.distance(points, other)) > 0.9
 
-SAME = {"oriented_bbox": least_rectangle, "offset_curve": offset_points}
+SAME = {"oriented_bbox": least_rectangle, "offset_curve": offset_points,
+        "alpha_shape": alpha_properties}
 
 for case in cases:
     label, p = case["label"], case["params"]
@@ -245,7 +278,57 @@ async fn geometry_capabilities_equal_shapely_on_both_engines() {
         (&regions, regions_path.display().to_string()),
     ];
     let affine = json!({"a": 0.5, "b": -0.25, "d": 0.25, "e": 2.0, "xoff": 10.0, "yoff": -5.0});
+    let hull = |ratio: f64, holes: bool| json!({"ratio": ratio, "allow_holes": holes});
+    let alpha = |alpha: f64, holes: bool| json!({"alpha": alpha, "allow_holes": holes});
     let cases: Vec<(&String, &str, Value, Value)> = vec![
+        (
+            &countries,
+            "concave_hull",
+            hull(0.3, false),
+            step("concave_hull", hull(0.3, false)),
+        ),
+        (
+            &countries,
+            "concave_hull",
+            hull(0.05, true),
+            step("concave_hull", hull(0.05, true)),
+        ),
+        (
+            &boroughs,
+            "concave_hull",
+            hull(0.1, true),
+            step("concave_hull", hull(0.1, true)),
+        ),
+        (
+            &regions,
+            "concave_hull",
+            hull(0.2, false),
+            step("concave_hull", hull(0.2, false)),
+        ),
+        (
+            &cities,
+            "concave_hull",
+            hull(0.3, false),
+            step("concave_hull", hull(0.3, false)),
+        ),
+        (
+            &countries,
+            "alpha_shape",
+            alpha(1.0, false),
+            step("alpha_shape", alpha(1.0, false)),
+        ),
+        (
+            &boroughs,
+            "alpha_shape",
+            alpha(3000.0, true),
+            step("alpha_shape", alpha(3000.0, true)),
+        ),
+        (
+            &regions,
+            "alpha_shape",
+            alpha(0.5, true),
+            step("alpha_shape", alpha(0.5, true)),
+        ),
         (
             &countries,
             "boundary",
@@ -411,150 +494,5 @@ async fn geometry_capabilities_equal_shapely_on_both_engines() {
     let file = dir.path().join("toolkit.json");
     std::fs::write(&file, serde_json::to_vec(&manifest).unwrap()).unwrap();
     let answer = run_python(COMPARE, &[&file.display().to_string()]);
-    assert_eq!(answer.trim(), format!("compared {} cases", manifest.len()));
-}
-
-/// Compares each exploding case with Shapely's parts (`get_parts`), vertices
-/// (`get_coordinates`), segments (consecutive coordinates of every line and ring) or holes
-/// (`interiors`), feature by feature through a unique key field.
-const COMPARE_EXPLODED: &str = r##"
-import json, sys
-import geopandas as gpd, numpy as np, pandas as pd, shapely
-problems = []
-cases = json.load(open(sys.argv[1]))
-for case in cases:
-    ours = gpd.read_file(case["path"])
-    source = gpd.read_file(case["source"])
-    key, index = case["key"], case["index"]
-    expected = []
-    for _, row in source.iterrows():
-        g = row.geometry
-        if g is None or g.is_empty:
-            parts = []
-        elif case["capability"] == "extract_vertices":
-            parts = list(shapely.points(shapely.get_coordinates(g)))
-        elif case["capability"] == "extract_segments":
-            lines = [l for p in shapely.get_parts(g) for l in
-                     ([p.exterior, *p.interiors] if p.geom_type == "Polygon" else [p] if p.geom_type == "LineString" else [])]
-            parts = [shapely.LineString(c[i:i + 2]) for l in lines
-                     for c in [np.asarray(l.coords)] for i in range(len(c) - 1)]
-        elif case["capability"] == "extract_holes":
-            parts = [shapely.Polygon(r) for p in shapely.get_parts(g) if p.geom_type == "Polygon"
-                     for r in p.interiors]
-        else:
-            parts = list(shapely.get_parts(g))
-        expected += [(str(row[key]), n + 1, p) for n, p in enumerate(parts)] or [(str(row[key]), None, None)]
-    mine = [(str(r[key]), None if pd.isna(r[index]) else int(r[index]), r.geometry) for _, r in ours.iterrows()]
-    order = lambda t: (t[0], t[1] or 0)
-    expected.sort(key=order)
-    mine.sort(key=order)
-    if len(mine) != len(expected):
-        problems.append(f"{case['label']}: {len(mine)} rows, Shapely {len(expected)}")
-        continue
-    bad = [i for i, (a, b) in enumerate(zip(mine, expected))
-           if a[0] != b[0] or a[1] != b[1] or (a[2] is None) != (b[2] is None)
-           or (a[2] is not None and not a[2].equals_exact(b[2], 1e-12))]
-    if bad:
-        problems.append(f"{case['label']}: {len(bad)} of {len(mine)} rows differ, first {mine[bad[0]][:2]}")
-print("\n".join(problems) or f"compared {len(cases)} cases")
-"##;
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn parts_vertices_segments_and_holes_equal_shapely_on_both_engines() {
-    let (dir, state, [countries, cities, boroughs]) = shared_datasets("exploded").await;
-    let [countries_path, cities_path, boroughs_path] = shared_paths();
-    let (regions_path, _) = real_layers(dir.path(), 0, 10.0);
-    let regions = upload(
-        &state,
-        &[("regions.gpkg", std::fs::read(&regions_path).unwrap())],
-    )
-    .await;
-    let regions_path = regions_path.display().to_string();
-    let cases = [
-        (
-            &regions,
-            regions_path.clone(),
-            "id",
-            "extract_segments",
-            "segment",
-        ),
-        (
-            &cities,
-            cities_path.clone(),
-            "name",
-            "extract_segments",
-            "segment",
-        ),
-        (
-            &boroughs,
-            boroughs_path.clone(),
-            "BoroCode",
-            "extract_segments",
-            "segment",
-        ),
-        (&regions, regions_path, "id", "extract_holes", "hole"),
-        (
-            &countries,
-            countries_path.clone(),
-            "name",
-            "extract_holes",
-            "hole",
-        ),
-        (
-            &boroughs,
-            boroughs_path.clone(),
-            "BoroCode",
-            "extract_holes",
-            "hole",
-        ),
-        (
-            &countries,
-            countries_path.clone(),
-            "name",
-            "multipart_to_singleparts",
-            "part",
-        ),
-        (
-            &boroughs,
-            boroughs_path.clone(),
-            "BoroCode",
-            "multipart_to_singleparts",
-            "part",
-        ),
-        (
-            &cities,
-            cities_path,
-            "name",
-            "multipart_to_singleparts",
-            "part",
-        ),
-        (
-            &boroughs,
-            boroughs_path,
-            "BoroCode",
-            "extract_vertices",
-            "vertex",
-        ),
-        (
-            &countries,
-            countries_path,
-            "name",
-            "extract_vertices",
-            "vertex",
-        ),
-    ];
-    let mut manifest = Vec::new();
-    for (dataset, source, key, capability, index) in cases {
-        for engine in ["embedded", "postgis"] {
-            let path = run(&state, dataset, engine, step(capability, json!({}))).await;
-            manifest.push(
-                json!({"label": format!("{engine} {capability} {key}"), "path": path,
-                "capability": capability, "source": source, "key": key, "index": index}),
-            );
-        }
-    }
-    let file = dir.path().join("exploded.json");
-    std::fs::write(&file, serde_json::to_vec(&manifest).unwrap()).unwrap();
-    let answer = run_python(COMPARE_EXPLODED, &[&file.display().to_string()]);
     assert_eq!(answer.trim(), format!("compared {} cases", manifest.len()));
 }

@@ -30,6 +30,7 @@ mod diagram_toolkit;
 mod docs_browser;
 mod engines_equivalence;
 mod events_ws;
+mod exploded_toolkit;
 mod geometry_toolkit;
 mod golden_native;
 mod golden_on_postgis;

@@ -6,6 +6,7 @@
 use geos::{CoordSeq, Geom, Geometry, GeometryTypes, JoinStyle};
 
 use super::NativeError;
+use super::concave::{HullLimit, concave_hull};
 use super::enclosing::{circle, hull_points, min_area_rectangle};
 use super::geometry_ops::{map_geometry, to_geos, to_wkb};
 use super::layer::Layer;
@@ -54,6 +55,12 @@ fn shape_of(geometry: &Geometry, shape: &ShapeExpr) -> Result<Option<Geometry>, 
                 return Ok(None);
             }
             offset(geometry, distance, join, segments, mitre_limit)?
+        }
+        ShapeExpr::ConcaveHull { ratio, holes } => {
+            concave_hull(geometry, HullLimit::EdgeRatio(ratio), holes).map_err(|e| e.to_string())?
+        }
+        ShapeExpr::AlphaShape { alpha, holes } => {
+            concave_hull(geometry, HullLimit::Alpha(alpha), holes).map_err(|e| e.to_string())?
         }
     }))
 }

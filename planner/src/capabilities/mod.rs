@@ -38,6 +38,8 @@ capabilities! {
     voronoi_polygons::VoronoiPolygons,
     delaunay_triangulation::DelaunayTriangulation,
     polygonize::Polygonize,
+    concave_hull::ConcaveHull,
+    alpha_shape::AlphaShape,
     oriented_bbox::OrientedBbox,
     offset_curve::OffsetCurve,
     min_bounding_circle::MinBoundingCircle,

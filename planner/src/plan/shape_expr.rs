@@ -46,6 +46,12 @@ pub enum ShapeExpr {
         segments: u32,
         mitre_limit: f64,
     },
+    /// GEOS 3.12+'s concave hull of the vertices: Delaunay triangles eroded while their edges
+    /// are longer than `ratio` of the range of edge lengths; 2-D.
+    ConcaveHull { ratio: f64, holes: bool },
+    /// GEOS's alpha shape of the vertices: Delaunay triangles eroded while their circumradius
+    /// is at least `alpha`; 2-D.
+    AlphaShape { alpha: f64, holes: bool },
 }
 
 /// `g` forced to 2-D: the shapes of both engines and the native kernels drop Z and M alike.
@@ -76,6 +82,12 @@ impl ShapeExpr {
                 "OffsetCurve({distance} crs units, join={}, {segments} seg, mitre_limit={mitre_limit})",
                 join.as_str()
             ),
+            Self::ConcaveHull { ratio, holes } => {
+                format!("ConcaveHull(ratio={ratio}, holes={holes})")
+            }
+            Self::AlphaShape { alpha, holes } => {
+                format!("AlphaShape(alpha={alpha} crs units, holes={holes})")
+            }
         }
     }
 
@@ -84,6 +96,9 @@ impl ShapeExpr {
         match (self, dialect) {
             // PostGIS 3.3's GEOS (3.11) gives the rectangle of least width instead.
             (Self::OrientedEnvelope, dialect) => dialect == Dialect::Duckdb,
+            // GEOS 3.11 (PostGIS 3.3) has the older concave hull; no engine has alpha shapes.
+            (Self::ConcaveHull { .. }, dialect) => dialect == Dialect::Duckdb,
+            (Self::AlphaShape { .. }, _) => false,
             // Geography segmentizing bisects edges; the kernel cuts them in equal pieces.
             (Self::Densify { geodesic: true, .. }, _) => false,
             (_, Dialect::Duckdb) => false,
@@ -150,6 +165,10 @@ impl ShapeExpr {
                 join.as_str(),
                 number(*mitre_limit)?
             ),
+            Self::ConcaveHull { ratio, holes } => {
+                format!("ST_ConcaveHull({}, {}, {holes})", flat(g), number(*ratio)?)
+            }
+            Self::AlphaShape { .. } => return Err(self.explain()),
         })
     }
 
@@ -175,6 +194,9 @@ impl ShapeExpr {
                 format!("Chaikin corner cutting, {iterations} iteration(s)")
             }
             Self::OffsetCurve { .. } => "GEOS offset curve".into(),
+            Self::ConcaveHull { .. } | Self::AlphaShape { .. } => {
+                "GEOS 3.12+'s concave hull: Delaunay triangles (GEOS) eroded from the border in GEOS's queue order".into()
+            }
         }
     }
 }

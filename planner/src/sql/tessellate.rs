@@ -67,7 +67,7 @@ fn polygonize(main: Input<'_>, dialect: Dialect) -> String {
             "SELECT UNNEST(ST_Dump(ST_Polygonize([ST_Union_Agg(w.l)]))).geom AS g FROM ({linework}) AS w WHERE w.l IS NOT NULL AND NOT ST_IsEmpty(w.l)"
         ),
         Dialect::Postgis => format!(
-            "SELECT (ST_Dump(ST_Polygonize(ST_Union(w.l)))).geom AS g FROM ({linework}) AS w WHERE w.l IS NOT NULL AND NOT ST_IsEmpty(w.l)"
+            "SELECT (ST_Dump(ST_Polygonize(ARRAY[ST_Union(w.l)]))).geom AS g FROM ({linework}) AS w WHERE w.l IS NOT NULL AND NOT ST_IsEmpty(w.l)"
         ),
     }
 }
@@ -118,6 +118,10 @@ fn voronoi(
     };
     let cell = match cut {
         None => "c.__cell".to_owned(),
+        // PostGIS refuses an envelope of SRID 0 next to the cells'.
+        Some(b) if dialect == Dialect::Postgis => format!(
+            "CASE WHEN ST_IsEmpty(ST_Intersection(c.__cell, ST_SetSRID({b}, ST_SRID(c.__cell)))) THEN NULL ELSE ST_Intersection(c.__cell, ST_SetSRID({b}, ST_SRID(c.__cell))) END"
+        ),
         Some(b) => format!(
             "CASE WHEN ST_IsEmpty(ST_Intersection(c.__cell, {b})) THEN NULL ELSE ST_Intersection(c.__cell, {b}) END"
         ),

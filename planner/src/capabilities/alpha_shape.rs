@@ -1,0 +1,53 @@
+//! `alpha_shape`: replace every geometry by the alpha shape of its vertices.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{CapabilityParams, CommonParams, Group, LowerContext, replace_geometry};
+use crate::error::Problem;
+use crate::plan::operator::{GeoExpr, Operator, ShapeExpr};
+
+/// Replace each geometry by the alpha shape of its vertices, as GEOS 3.13+ (`ConcaveHull`'s
+/// alpha shape, after JTS) defines it: the Delaunay triangles of the vertices, taken off from
+/// the border, largest first, while their circumradius is at least `alpha` and the shape
+/// stays one polygon (the regular alpha shape, with no isolated parts). `alpha` is a radius in
+/// the data's units (degrees on lon/lat: the computation is planar): a larger alpha gives a
+/// fuller shape, one above every triangle's circumradius the convex hull. With
+/// `allow_holes`, triangles inside whose circumradius is at least `alpha` are taken off too,
+/// leaving holes. 2-D. Fewer than three vertices off one line give the convex hull (a point or
+/// a line); an empty geometry an empty polygon; NULL stays NULL. For the alpha shape of a
+/// layer of points, gather them first (`singleparts_to_multipart`). No SQL engine has it: it
+/// runs natively on every engine.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct AlphaShape {
+    /// The radius, in the data's units, above which a border triangle is taken off.
+    #[schemars(range(min = 0.0))]
+    pub alpha: f64,
+    /// Let the shape have holes (default false).
+    #[serde(default)]
+    pub allow_holes: bool,
+    #[serde(flatten)]
+    pub common: CommonParams,
+}
+
+impl CapabilityParams for AlphaShape {
+    const NAME: &'static str = "alpha_shape";
+    const GROUP: Group = Group::VectorGeometry;
+
+    fn common(&self) -> &CommonParams {
+        &self.common
+    }
+
+    fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        if !(self.alpha.is_finite() && self.alpha >= 0.0) {
+            return Err(vec![Problem::new(
+                ctx.at("alpha"),
+                "must be a number of at least 0",
+            )]);
+        }
+        Ok(replace_geometry(GeoExpr::Shape(ShapeExpr::AlphaShape {
+            alpha: self.alpha,
+            holes: self.allow_holes,
+        })))
+    }
+}
