@@ -54,7 +54,7 @@ for case in cases:
            if a[0] != b[0] or a[1] != b[1] or (a[2] is None) != (b[2] is None)
            or (a[2] is not None and not a[2].equals_exact(b[2], 1e-12))]
     if bad:
-        problems.append(f"{case['label']}: {len(bad)} of {len(mine)} rows differ, first {mine[bad[0]][:2]}")
+        problems.append(f"{case['label']}: {len(bad)} of {len(mine)} rows differ, first {mine[bad[0]]} vs {expected[bad[0]]}"[:300])
 print("\n".join(problems) or f"compared {len(cases)} cases")
 "##;
 

@@ -9,9 +9,9 @@ use arrow::datatypes::{DataType, Field, Schema};
 use geos::{Geom, Geometry, GeometryTypes};
 use rstar::{AABB, RTree, primitives::GeomWithData};
 
-use super::NativeError;
 use super::geometry_ops::{to_geos, to_wkb};
 use super::layer::{Layer, Wkb};
+use super::{NativeError, concave};
 use geomill_planner::plan::tessellate::{Bounds, PIECE_ID, TessellateOp};
 use geomill_planner::schema::GEOM;
 
@@ -21,9 +21,12 @@ pub fn tessellate(layer: &Layer, op: &TessellateOp) -> Result<Layer, NativeError
         TessellateOp::Voronoi { envelope, clip } => voronoi(layer, envelope.as_ref(), *clip),
         TessellateOp::Delaunay { edges, tolerance } => {
             let all = collection(geometries(layer)?.into_iter().flatten().collect())?;
-            let mesh = all
-                .delaunay_triangulation(*tolerance, *edges)
-                .map_err(NativeError::geos)?;
+            let mesh = if *tolerance == 0.0 {
+                concave::delaunay(&all, *edges)?
+            } else {
+                all.delaunay_triangulation(*tolerance, *edges)
+                    .map_err(NativeError::geos)?
+            };
             numbered(layer, &mesh)
         }
         TessellateOp::Polygonize => {

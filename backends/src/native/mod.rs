@@ -11,7 +11,7 @@ pub mod aggregate;
 pub mod autocorrelation;
 pub mod classify;
 pub mod clusters;
-mod concave;
+pub(crate) mod concave;
 pub mod density;
 pub mod diagrams;
 pub mod dispatch;

@@ -2,5 +2,5 @@
 -- runs natively: delaunay edges=true tolerance=0: GEOS over every feature's vertices at once, the pieces numbered by their lower-left corner
 -- (the SQL below runs instead if a kernel declines the data)
 CREATE OR REPLACE TEMP TABLE "mesh" AS
-SELECT t.* FROM "cities" AS t, (SELECT error('geomill: DuckDB spatial has no Delaunay triangulation')) AS native_only(e) WHERE native_only.e IS NULL;
+SELECT t.* FROM "cities" AS t, (SELECT error('geomill: delaunay edges=true tolerance=0 runs on the native backend: DuckDB spatial has no Delaunay triangulation')) AS native_only(e) WHERE native_only.e IS NULL;
 

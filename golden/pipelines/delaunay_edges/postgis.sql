@@ -3,5 +3,5 @@
 -- (the SQL below runs instead if a kernel declines the data)
 DROP TABLE IF EXISTS "mesh";
 CREATE TEMP TABLE "mesh" AS
-SELECT CAST(row_number() OVER (ORDER BY ST_XMin(d.g), ST_YMin(d.g), ST_AsBinary(ST_Normalize(d.g))) AS BIGINT) AS "id", d.g AS "geom" FROM (SELECT (ST_Dump(ST_DelaunayTriangles(ST_Collect(t."geom"), 0, 1))).geom AS g FROM "cities" AS t) AS d;
+SELECT t.* FROM "cities" AS t, (SELECT 'geomill: delaunay edges=true tolerance=0 runs on the native backend: PostGIS 3.3''s GEOS 3.11 leaves out slivers along the convex hull (GEOS issue 953)'::regclass) AS native_only(e) WHERE native_only.e IS NULL;
 

@@ -18,14 +18,17 @@ pub enum DelaunayOutput {
     Edges,
 }
 
-/// The Delaunay triangulation of every vertex of every feature of the layer (GEOS's, as
-/// PostGIS's `ST_DelaunayTriangles` computes it): a new layer of triangles (or of their
-/// edges), with only an `id` numbering them by their bounding box's lower-left corner (ties by
-/// the normalized geometry), the input's attributes not kept. Vertices closer than
-/// `tolerance` are merged first; repeated vertices count once. NULL and empty geometries are
-/// left out; fewer than three vertices not on one line give no triangle. Coordinates are
-/// planar (in CRS units, also on longitude/latitude). For a triangulation of each feature on
-/// its own, run it on one feature at a time.
+/// The Delaunay triangulation of every vertex of every feature of the layer: a new layer of
+/// triangles (or of their edges), with only an `id` numbering them by their bounding box's
+/// lower-left corner (ties by the normalized geometry), the input's attributes not kept.
+/// Repeated vertices count once. Without `tolerance` it is the triangulation GEOS 3.12+ (and
+/// Shapely 2's `delaunay_triangles`) makes, computed natively on every engine (PostGIS 3.3's
+/// GEOS 3.11 leaves out slivers along the convex hull). With `tolerance`, vertices closer
+/// than it are merged first, as GEOS 3.11 merges them (PostGIS's `ST_DelaunayTriangles`;
+/// GEOS 3.12+ merges differently). NULL and empty geometries are left out; fewer than three
+/// vertices off one line give no triangle. Coordinates are planar (in CRS units, also on
+/// longitude/latitude). For a triangulation of each feature on its own, run it on one feature
+/// at a time.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct DelaunayTriangulation {
     /// `polygons` (default) or `edges`.
