@@ -14,8 +14,9 @@ use std::collections::HashMap;
 use geos::{Geom, Geometry};
 
 use super::NativeError;
+use super::delaunay::{bits, triangulate};
 
-type Point = (f64, f64);
+pub(super) type Point = (f64, f64);
 
 /// What decides whether a triangle stays in the hull.
 #[derive(Debug, Clone, Copy)]
@@ -27,13 +28,25 @@ pub enum HullLimit {
     Alpha(f64),
 }
 
-struct Tri {
-    p: [Point; 3],
+pub(super) struct Tri {
+    pub(super) p: [Point; 3],
     /// The triangle across edge `i` (from `p[i]` to `p[i + 1]`).
-    adj: [Option<usize>; 3],
-    size: f64,
-    area: f64,
-    removed: bool,
+    pub(super) adj: [Option<usize>; 3],
+    pub(super) size: f64,
+    pub(super) area: f64,
+    pub(super) removed: bool,
+}
+
+impl Tri {
+    /// The triangle as a polygon.
+    pub(super) fn polygon(&self) -> Result<Geometry, NativeError> {
+        let [a, b, c] = self.p;
+        Geometry::new_from_wkt(&format!(
+            "POLYGON (({} {}, {} {}, {} {}, {} {}))",
+            a.0, a.1, b.0, b.1, c.0, c.1, a.0, a.1
+        ))
+        .map_err(geos_err)
+    }
 }
 
 fn distance(a: Point, b: Point) -> f64 {
@@ -41,11 +54,11 @@ fn distance(a: Point, b: Point) -> f64 {
     (dx * dx + dy * dy).sqrt()
 }
 
-fn area(a: Point, b: Point, c: Point) -> f64 {
+pub(super) fn area(a: Point, b: Point, c: Point) -> f64 {
     (((c.0 - a.0) * (b.1 - a.1) - (b.0 - a.0) * (c.1 - a.1)) / 2.0).abs()
 }
 
-fn next(i: usize) -> usize {
+pub(super) fn next(i: usize) -> usize {
     (i + 1) % 3
 }
 
@@ -293,176 +306,8 @@ impl Heap {
     }
 }
 
-fn geos_err(e: geos::Error) -> NativeError {
+pub(super) fn geos_err(e: geos::Error) -> NativeError {
     NativeError::geos(e)
-}
-
-/// The triangles of the Delaunay triangulation of `g`'s vertices, clockwise, with their
-/// neighbours. GEOS 3.11's triangulator (the one linked) may leave out slivers along the
-/// convex hull, where its boundary bends inwards (GEOS issue 953, fixed in 3.12.1); those
-/// pockets are filled with their Delaunay triangles, so the triangulation is the one GEOS
-/// 3.12+ makes (the order of the triangles does not change the hull).
-fn triangulate(g: &Geometry) -> Result<Vec<Tri>, NativeError> {
-    let mesh = g.delaunay_triangulation(0.0, false).map_err(geos_err)?;
-    let mut tris = Vec::new();
-    for n in 0..mesh.get_num_geometries().map_err(geos_err)? {
-        let ring = mesh
-            .get_geometry_n(n)
-            .and_then(|t| t.get_exterior_ring().and_then(|r| r.get_coord_seq()))
-            .map_err(geos_err)?;
-        let point = |i: usize| -> Result<Point, NativeError> {
-            Ok((
-                ring.get_x(i).map_err(geos_err)?,
-                ring.get_y(i).map_err(geos_err)?,
-            ))
-        };
-        tris.push(new_tri(point(0)?, point(1)?, point(2)?));
-    }
-    link(&mut tris);
-    if !tris.is_empty() {
-        let hull = hull_vertices(g)?;
-        for pocket in pockets(&tris, &hull) {
-            fill(&pocket, 0, pocket.len() - 1, &mut tris);
-        }
-        link(&mut tris);
-    }
-    Ok(tris)
-}
-
-fn cross(o: Point, a: Point, b: Point) -> f64 {
-    (a.0 - o.0) * (b.1 - o.1) - (a.1 - o.1) * (b.0 - o.0)
-}
-
-/// A triangle, clockwise as GEOS's `HullTri`s are.
-fn new_tri(p0: Point, p1: Point, p2: Point) -> Tri {
-    let p = if cross(p0, p1, p2) > 0.0 {
-        [p0, p2, p1]
-    } else {
-        [p0, p1, p2]
-    };
-    Tri {
-        p,
-        adj: [None; 3],
-        size: 0.0,
-        area: area(p[0], p[1], p[2]),
-        removed: false,
-    }
-}
-
-fn bits(p: Point) -> (u64, u64) {
-    (p.0.to_bits(), p.1.to_bits())
-}
-
-/// Sets every triangle's neighbours across its edges.
-fn link(tris: &mut [Tri]) {
-    let key = |a: Point, b: Point| {
-        let (a, b) = (bits(a), bits(b));
-        if a <= b { (a, b) } else { (b, a) }
-    };
-    let mut edges: HashMap<_, (usize, usize)> = HashMap::new();
-    for t in 0..tris.len() {
-        tris[t].adj = [None; 3];
-        for i in 0..3 {
-            let k = key(tris[t].p[i], tris[t].p[next(i)]);
-            if let Some((other, j)) = edges.remove(&k) {
-                tris[t].adj[i] = Some(other);
-                tris[other].adj[j] = Some(t);
-            } else {
-                edges.insert(k, (t, i));
-            }
-        }
-    }
-}
-
-/// The vertices of `g`'s convex hull.
-fn hull_vertices(g: &Geometry) -> Result<Vec<(u64, u64)>, NativeError> {
-    let hull = g.convex_hull().map_err(geos_err)?;
-    let coords = hull
-        .get_coord_seq()
-        .or_else(|_| hull.get_exterior_ring().and_then(|r| r.get_coord_seq()));
-    let Ok(coords) = coords else {
-        return Ok(Vec::new());
-    };
-    let mut out = Vec::new();
-    for i in 0..coords.size().map_err(geos_err)? {
-        out.push(bits((
-            coords.get_x(i).map_err(geos_err)?,
-            coords.get_y(i).map_err(geos_err)?,
-        )));
-    }
-    Ok(out)
-}
-
-/// The stretches of the triangulation's boundary between two hull vertices that pass through
-/// other vertices off the hull edge: each a chain from one hull vertex to the next.
-fn pockets(tris: &[Tri], hull: &[(u64, u64)]) -> Vec<Vec<Point>> {
-    let mut after: HashMap<(u64, u64), Point> = HashMap::new();
-    let mut start = None;
-    for tri in tris {
-        for i in 0..3 {
-            if tri.adj[i].is_none() {
-                after.insert(bits(tri.p[i]), tri.p[next(i)]);
-                start.get_or_insert(tri.p[i]);
-            }
-        }
-    }
-    let is_hull = |p: Point| hull.contains(&bits(p));
-    let Some(mut first) = start else {
-        return Vec::new();
-    };
-    // Walk from a hull vertex, so that every chain starts at one.
-    for _ in 0..after.len() {
-        if is_hull(first) {
-            break;
-        }
-        match after.get(&bits(first)) {
-            Some(p) => first = *p,
-            None => return Vec::new(),
-        }
-    }
-    let mut out = Vec::new();
-    let mut chain = vec![first];
-    let mut at = first;
-    for _ in 0..after.len() {
-        let Some(p) = after.get(&bits(at)).copied() else {
-            return Vec::new();
-        };
-        chain.push(p);
-        if is_hull(p) {
-            let (a, b) = (chain[0], p);
-            if chain.len() > 2 && chain.iter().any(|q| cross(a, b, *q) != 0.0) {
-                out.push(std::mem::take(&mut chain));
-            }
-            chain = vec![p];
-        }
-        at = p;
-        if bits(at) == bits(first) {
-            break;
-        }
-    }
-    out
-}
-
-/// The Delaunay triangles of the pocket `chain[i..=j]` closed by the edge from `chain[j]` to
-/// `chain[i]`: the vertex seeing that edge at the widest angle makes a triangle with it (its
-/// circumcircle holds no other vertex), and each side left is filled the same way.
-fn fill(chain: &[Point], i: usize, j: usize, tris: &mut Vec<Tri>) {
-    if j <= i + 1 {
-        return;
-    }
-    let (a, b) = (chain[i], chain[j]);
-    let angle = |c: Point| {
-        let (u, v) = ((a.0 - c.0, a.1 - c.1), (b.0 - c.0, b.1 - c.1));
-        (u.0 * v.1 - u.1 * v.0).abs().atan2(u.0 * v.0 + u.1 * v.1)
-    };
-    let Some(m) = (i + 1..j).max_by(|x, y| angle(chain[*x]).total_cmp(&angle(chain[*y]))) else {
-        return;
-    };
-    if cross(a, b, chain[m]) != 0.0 {
-        tris.push(new_tri(a, chain[m], b));
-    }
-    fill(chain, i, m, tris);
-    fill(chain, m, j, tris);
 }
 
 /// The longest-edge limit for a ratio of the Delaunay edge lengths (GEOS's
@@ -527,15 +372,29 @@ pub fn concave_hull(g: &Geometry, limit: HullLimit, holes: bool) -> Result<Geome
     rings_polygon(&mesh.tris)
 }
 
+/// The union of the kept triangles (where rings touch, so that tracing cannot tell them
+/// apart).
+fn union_of(tris: &[Tri]) -> Result<Geometry, NativeError> {
+    let kept = tris
+        .iter()
+        .filter(|t| !t.removed)
+        .map(Tri::polygon)
+        .collect::<Result<Vec<_>, _>>()?;
+    Geometry::create_geometry_collection(kept)
+        .and_then(|c| c.unary_union())
+        .map_err(geos_err)
+}
+
 /// The polygon the kept triangles make, from their boundary edges: the erosion keeps them one
 /// polygon whose rings do not touch, so the edges chain into rings, the largest the shell
-/// (GEOS traces the shell alike, or unions the triangles when holes are allowed).
+/// (GEOS traces the shell alike, or unions the triangles when holes are allowed); where a
+/// vertex is on the boundary twice, their union.
 fn rings_polygon(tris: &[Tri]) -> Result<Geometry, NativeError> {
     let mut after: HashMap<(u64, u64), Point> = HashMap::new();
     for tri in tris.iter().filter(|t| !t.removed) {
         for i in 0..3 {
-            if tri.adj[i].is_none() {
-                after.insert(bits(tri.p[i]), tri.p[next(i)]);
+            if tri.adj[i].is_none() && after.insert(bits(tri.p[i]), tri.p[next(i)]).is_some() {
+                return union_of(tris);
             }
         }
     }
@@ -550,9 +409,7 @@ fn rings_polygon(tris: &[Tri]) -> Result<Geometry, NativeError> {
         let mut ring = vec![first, at];
         while bits(at) != start {
             let Some(p) = after.remove(&bits(at)) else {
-                return Err(NativeError::Input(
-                    "the hull's triangles do not close into rings".into(),
-                ));
+                return union_of(tris);
             };
             ring.push(p);
             at = p;
@@ -572,43 +429,4 @@ fn rings_polygon(tris: &[Tri]) -> Result<Geometry, NativeError> {
     };
     let body: Vec<String> = rings.iter().map(|r| text(r)).collect();
     Geometry::new_from_wkt(&format!("POLYGON ({})", body.join(", "))).map_err(geos_err)
-}
-
-/// The Delaunay triangulation of `g`'s vertices as GEOS 3.12+ makes it (see [`triangulate`]):
-/// a collection of its triangles, or with `edges` of its edges (each once).
-pub fn delaunay(g: &Geometry, edges: bool) -> Result<Geometry, NativeError> {
-    let tris = triangulate(g)?;
-    let mut parts = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for tri in &tris {
-        let [a, b, c] = tri.p;
-        if !edges {
-            parts.push(
-                Geometry::new_from_wkt(&format!(
-                    "POLYGON (({} {}, {} {}, {} {}, {} {}))",
-                    a.0, a.1, b.0, b.1, c.0, c.1, a.0, a.1
-                ))
-                .map_err(geos_err)?,
-            );
-            continue;
-        }
-        for i in 0..3 {
-            let (p, q) = (tri.p[i], tri.p[next(i)]);
-            let key = if bits(p) <= bits(q) {
-                (bits(p), bits(q))
-            } else {
-                (bits(q), bits(p))
-            };
-            if seen.insert(key) {
-                parts.push(
-                    Geometry::new_from_wkt(&format!(
-                        "LINESTRING ({} {}, {} {})",
-                        p.0, p.1, q.0, q.1
-                    ))
-                    .map_err(geos_err)?,
-                );
-            }
-        }
-    }
-    Geometry::create_geometry_collection(parts).map_err(geos_err)
 }

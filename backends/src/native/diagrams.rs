@@ -11,7 +11,7 @@ use rstar::{AABB, RTree, primitives::GeomWithData};
 
 use super::geometry_ops::{to_geos, to_wkb};
 use super::layer::{Layer, Wkb};
-use super::{NativeError, concave};
+use super::{NativeError, delaunay};
 use geomill_planner::plan::tessellate::{Bounds, PIECE_ID, TessellateOp};
 use geomill_planner::schema::GEOM;
 
@@ -22,7 +22,7 @@ pub fn tessellate(layer: &Layer, op: &TessellateOp) -> Result<Layer, NativeError
         TessellateOp::Delaunay { edges, tolerance } => {
             let all = collection(geometries(layer)?.into_iter().flatten().collect())?;
             let mesh = if *tolerance == 0.0 {
-                concave::delaunay(&all, *edges)?
+                delaunay::delaunay(&all, *edges)?
             } else {
                 all.delaunay_triangulation(*tolerance, *edges)
                     .map_err(NativeError::geos)?

@@ -144,7 +144,8 @@ fn voronoi(
         }
         None => return Err(NEEDS_COLUMNS.into()),
     };
+    // Nested, so that a fused stage can put its own WITH in front.
     Ok(format!(
-        "WITH s AS ({sites}), c AS ({cells}) SELECT {items} FROM s LEFT JOIN c ON s.__site IS NOT NULL AND ST_Intersects(c.__cell, s.__site)"
+        "SELECT * FROM (WITH s AS ({sites}), c AS ({cells}) SELECT {items} FROM s LEFT JOIN c ON s.__site IS NOT NULL AND ST_Intersects(c.__cell, s.__site)) AS cells"
     ))
 }
