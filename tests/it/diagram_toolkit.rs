@@ -164,13 +164,14 @@ async fn diagrams_equal_shapely_on_every_engine() {
             json!({}),
         ),
         (
-            &boroughs,
-            &boroughs_path,
+            &countries,
+            &countries_path,
             "",
             "delaunay_triangulation",
             json!({"output": "edges"}),
         ),
         (&countries, &countries_path, "", "polygonize", json!({})),
+        (&boroughs, &boroughs_path, "", "polygonize", json!({})),
         (&regions, &regions_path, "", "polygonize", json!({})),
         (&cities, &cities_path, "", "polygonize", json!({})),
     ];

@@ -177,8 +177,9 @@ def alpha_properties(mine, theirs, g, p):
     if hull.geom_type != "Polygon":
         return same(mine, hull)
     scale = max(hull.area, 1e-12)
-    holds_small = rectangle_ring(g) or theirs.difference(mine).area <= 1e-9 * scale
-    return (hull_of_vertices(mine, g) and holds_small
+    if rectangle_ring(g):
+        return hull_of_vertices(mine, g, strict=False)
+    return (hull_of_vertices(mine, g) and theirs.difference(mine).area <= 1e-9 * scale
             and (p.get("allow_holes") or len(mine.interiors) == 0))
 
 def same(a, b, *_):
@@ -233,13 +234,14 @@ def concave(mine, theirs, g, p):
     """Shapely's hull; where four vertices are cocircular, any valid hull of every vertex."""
     if same(mine, theirs):
         return True
-    return rectangle_ring(g) and hull_of_vertices(mine, g)
+    return rectangle_ring(g) and hull_of_vertices(mine, g, strict=False)
 
-def hull_of_vertices(mine, g):
+def hull_of_vertices(mine, g, strict=True):
+    """In the convex hull and holding every vertex; `strict`: one valid polygon."""
     hull = shapely.convex_hull(g)
     scale = max(hull.area, 1e-12)
     vertices = shapely.multipoints(shapely.get_coordinates(g))
-    return (mine is not None and mine.geom_type == "Polygon" and mine.is_valid
+    return (mine is not None and (not strict or (mine.geom_type == "Polygon" and mine.is_valid))
             and mine.difference(hull).area <= 1e-9 * scale
             and shapely.buffer(mine, 1e-9 * np.sqrt(scale)).covers(vertices))
 
