@@ -127,6 +127,7 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
             Some(schema)
         }
         Operator::Reshape(reshape) => Some(reshape.output_schema(main?)),
+        Operator::Diff(diff) => Some(diff.output_schema(main?, other)),
         Operator::Aggregate(aggregate) => {
             let input = main?;
             let mut columns: Vec<Column> = aggregate
@@ -143,7 +144,7 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
                     ty: aggregate_type(item, Some(input)),
                 });
             }
-            if aggregate.union_geometry {
+            if aggregate.geometry.is_some() {
                 columns.push(Column {
                     name: GEOM.to_owned(),
                     ty: FieldType::Geometry,

@@ -1,13 +1,15 @@
 //! One SELECT per operator, reading its inputs by name (`t` is the main input, `r` the other).
 
 use super::dialect::Dialect;
+use super::diff::diff_sql;
 use super::geo::predicate_sql;
 use super::overlay::overlay_sql;
 use super::quote::{ident, number, string};
 use super::relational::{join_sql, project_sql, reshape_sql};
 use crate::plan::native::missing_sql;
 use crate::plan::operator::{
-    AggFunc, AggItem, JoinHow, MapOp, NearestOp, Operator, SortKey, SpatialAggregateOp, ValueExpr,
+    AggFunc, AggItem, GeometryAgg, JoinHow, MapOp, NearestOp, Operator, SortKey,
+    SpatialAggregateOp, ValueExpr,
 };
 use crate::plan::schema_infer::joined_columns;
 use crate::schema::{GEOM, Schema};
@@ -389,6 +391,7 @@ pub fn select(
         Operator::Project { columns } => project_sql(columns, main)?,
         Operator::Join(j) => join_sql(j, main, need_other()?, dialect)?,
         Operator::Reshape(r) => reshape_sql(r, main, dialect)?,
+        Operator::Diff(d) => diff_sql(d, main, need_other()?, dialect)?,
         Operator::Aggregate(a) => {
             let mut items: Vec<String> = a.group_by.iter().map(|c| ident(c)).collect();
             items.extend(
@@ -396,12 +399,15 @@ pub fn select(
                     .iter()
                     .map(|i| format!("{} AS {}", aggregate_sql(i, ""), ident(&i.output))),
             );
-            if a.union_geometry {
-                items.push(format!(
-                    "{}({g}) AS {g}",
-                    dialect.union_agg(),
-                    g = ident(GEOM)
-                ));
+            let g = ident(GEOM);
+            match a.geometry {
+                Some(GeometryAgg::Union) => {
+                    items.push(format!("{}({g}) AS {g}", dialect.union_agg()));
+                }
+                Some(GeometryAgg::Collect) => {
+                    items.push(format!("{} AS {g}", dialect.collect_parts_agg(&g)));
+                }
+                None => {}
             }
             let group = if a.group_by.is_empty() {
                 String::new()
