@@ -214,6 +214,10 @@ fn preview_params(capability: &str) -> Value {
         "offset_curve" => json!({"distance": 0.1, "unit": "degrees"}),
         "assign_projection" => json!({"crs": "EPSG:4269"}),
         "multipart_to_singleparts" | "extract_vertices" => json!({}),
+        "singleparts_to_multipart" => {
+            json!({"fields": ["continent"], "aggregates": {"pop_est": "sum"}})
+        }
+        "vector_diff" => json!({"ref_layer": "places", "key": ["name"]}),
         "force_geometry_type" => json!({"type": "multi"}),
         // Without a catalog the input's columns are unknown: name the ones that make a duplicate.
         "deduplicate" => json!({"fields": ["name"]}),
