@@ -11,8 +11,8 @@ use crate::plan::operator::{
     AggFunc, AggItem, GeometryAgg, JoinHow, MapOp, NearestOp, Operator, SortKey,
     SpatialAggregateOp, ValueExpr,
 };
-use crate::plan::schema_infer::joined_columns;
-use crate::schema::{GEOM, Schema};
+use crate::plan::schema_infer::{aggregate_type, joined_columns};
+use crate::schema::{FieldType, GEOM, Schema};
 
 /// An input as a SELECT sees it: what to put after FROM, and its columns when known.
 #[derive(Debug, Clone, Copy)]
@@ -106,9 +106,19 @@ pub(super) fn projection(
     Ok(items.join(", "))
 }
 
-fn aggregate_sql(item: &AggItem, qualifier: &str) -> String {
+/// `func(column)` of the rows of `input`. A sum of integers stays an integer (`BIGINT`, the
+/// type the plan gives it): DuckDB sums them as a 128-bit integer and PostgreSQL as a numeric,
+/// which no output format takes.
+fn aggregate_sql(item: &AggItem, qualifier: &str, input: Option<&Schema>) -> String {
     match &item.column {
-        Some(column) => format!("{}({qualifier}{})", item.func.sql(), ident(column)),
+        Some(column) => {
+            let sql = format!("{}({qualifier}{})", item.func.sql(), ident(column));
+            if item.func == AggFunc::Sum && aggregate_type(item, input) == FieldType::Integer {
+                format!("CAST({sql} AS {})", FieldType::Integer.sql())
+            } else {
+                sql
+            }
+        }
         None => "count(*)".to_owned(),
     }
 }
@@ -172,7 +182,13 @@ fn spatial_aggregate_sql(
     let aggregates: Vec<String> = a
         .aggregates
         .iter()
-        .map(|item| format!("{} AS {}", aggregate_sql(item, "r."), ident(&item.output)))
+        .map(|item| {
+            format!(
+                "{} AS {}",
+                aggregate_sql(item, "r.", other.schema),
+                ident(&item.output)
+            )
+        })
         .collect();
     match dialect {
         Dialect::Duckdb => {
@@ -394,11 +410,13 @@ pub fn select(
         Operator::Diff(d) => diff_sql(d, main, need_other()?, dialect)?,
         Operator::Aggregate(a) => {
             let mut items: Vec<String> = a.group_by.iter().map(|c| ident(c)).collect();
-            items.extend(
-                a.aggregates
-                    .iter()
-                    .map(|i| format!("{} AS {}", aggregate_sql(i, ""), ident(&i.output))),
-            );
+            items.extend(a.aggregates.iter().map(|i| {
+                format!(
+                    "{} AS {}",
+                    aggregate_sql(i, "", main.schema),
+                    ident(&i.output)
+                )
+            }));
             let g = ident(GEOM);
             match a.geometry {
                 Some(GeometryAgg::Union) => {
