@@ -2,7 +2,8 @@
 //! continent, the boroughs cut into their parts and collected again, the generated regions
 //! (NULL, empty and invalid geometries, NULL group values) by continent and as one group, and
 //! countries with cities (polygons and points: a GeometryCollection), run through
-//! `/api/pipelines/execute` on the embedded and PostGIS engines. Each group's geometry must be
+//! `/api/pipelines/execute` on every engine mode (native runs the step on DuckDB, hybrid on
+//! PostGIS). Each group's geometry must be
 //! the collection of the simple parts of its features' geometries (NULL when none), the parts
 //! in the documented order (features by the MD5 of their WKB), and its aggregates equal
 //! pandas' `groupby`.
@@ -88,7 +89,7 @@ print("\n".join(problems) or f"compared {len(cases)} cases")
 "##;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn collected_parts_equal_shapely_on_both_engines() {
+async fn collected_parts_equal_shapely_on_every_engine() {
     let (dir, state, [countries, cities, boroughs]) = shared_datasets("collected").await;
     let (regions_path, _) = real_layers(dir.path(), 0, 10.0);
     let regions = upload(
@@ -154,7 +155,7 @@ async fn collected_parts_equal_shapely_on_both_engines() {
     let mut manifest = Vec::new();
     for (dataset, sources, fields, aggregates, steps) in cases {
         let explode = steps.to_string().contains("multipart_to_singleparts");
-        for engine in ["embedded", "postgis"] {
+        for engine in ["embedded", "postgis", "native", "hybrid"] {
             let path = run(&state, dataset, engine, steps.clone()).await;
             manifest.push(json!({"label": format!("{engine} {steps}"), "path": path,
                 "sources": sources, "fields": fields, "aggregates": aggregates,

@@ -1,9 +1,10 @@
 //! `vector_diff` against a pandas merge: two versions of the Natural Earth countries made in
 //! Python (rows dropped from each, values changed, set to NULL, a type changed, geometries
 //! moved, re-started, set to NULL or empty, NULL keys, a field in one version only), written
-//! as GeoPackages and uploaded, diffed through `/api/pipelines/execute` on the embedded and
-//! PostGIS engines, and every output row compared with the reference: the same keys, change,
-//! changed fields and values, geometries equal. A key on several rows fails the run, naming it.
+//! as GeoPackages and uploaded, diffed through `/api/pipelines/execute` on every engine mode
+//! (native runs the step on DuckDB, hybrid on PostGIS), and every output row compared with the
+//! reference: the same keys, change, changed fields and values, geometries equal. A key on
+//! several rows fails the run, naming it.
 
 use axum::http::StatusCode;
 use serde_json::json;
@@ -144,7 +145,7 @@ print("\n".join(problems) or f"compared {len(cases)} cases")
 "##;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn vector_diff_equals_a_pandas_merge_on_both_engines() {
+async fn vector_diff_equals_a_pandas_merge_on_every_engine() {
     let (dir, state, _countries) = countries_on_every_engine("vector_diff").await;
     let [countries_path, _, _] = shared_paths();
     let folder = dir.path().display().to_string();
@@ -172,7 +173,7 @@ async fn vector_diff_equals_a_pandas_merge_on_both_engines() {
     ];
     let mut manifest = Vec::new();
     for params in cases {
-        for engine in ["embedded", "postgis"] {
+        for engine in ["embedded", "postgis", "native", "hybrid"] {
             let steps = json!([{"id": "diff", "capability": "vector_diff", "params": params}]);
             let path = run(&state, &new, engine, steps).await;
             manifest.push(json!({"label": format!("{engine} {params}"), "path": path,
@@ -184,8 +185,8 @@ async fn vector_diff_equals_a_pandas_merge_on_both_engines() {
     let answer = run_python(COMPARE, &[&file.display().to_string()]);
     assert_eq!(answer.trim(), format!("compared {} cases", manifest.len()));
 
-    // A key on several rows fails the run on either engine, naming the key and a value.
-    for engine in ["embedded", "postgis"] {
+    // A key on several rows fails the run on every engine, naming the key and a value.
+    for engine in ["embedded", "postgis", "native", "hybrid"] {
         let steps = json!([{"id": "diff", "capability": "vector_diff",
             "params": {"ref_layer": old, "key": ["continent"]}}]);
         let request = json!({"dataset_id": new, "engine": engine,
