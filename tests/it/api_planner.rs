@@ -223,6 +223,10 @@ fn preview_params(capability: &str) -> Value {
         "multipart_to_singleparts" | "extract_vertices" | "extract_segments" | "extract_holes" => {
             json!({})
         }
+        "singleparts_to_multipart" => {
+            json!({"fields": ["continent"], "aggregates": {"pop_est": "sum"}})
+        }
+        "vector_diff" => json!({"ref_layer": "places", "key": ["name"]}),
         "force_geometry_type" => json!({"type": "multi"}),
         // Without a catalog the input's columns are unknown: name the ones that make a duplicate.
         "deduplicate" => json!({"fields": ["name"]}),

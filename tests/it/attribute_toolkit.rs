@@ -1,6 +1,7 @@
 //! The attribute and reshape capabilities against pandas: the Natural Earth countries and the
 //! NYC boroughs uploaded, each capability (select_columns, temporal_filter, lookup_table,
-//! attribute_join, pivot, unpivot, describe) run through `/api/pipelines/execute` on the
+//! attribute_join, pivot, unpivot, describe, temporal_join with the uploaded cities) run
+//! through `/api/pipelines/execute` on the
 //! embedded and PostGIS engines, and each result file compared with pandas' answer computed
 //! from the source file: the same rows (in any order), the same fields, equal values (numbers
 //! within 1e-6 relative).
@@ -13,8 +14,8 @@ use common::uploads::{run, shared_datasets, shared_paths};
 
 /// Compares each case with pandas; prints one line per case that differs.
 const COMPARE: &str = r##"
-import json, sys, warnings
-import geopandas as gpd, numpy as np, pandas as pd
+import hashlib, json, sys, warnings
+import geopandas as gpd, numpy as np, pandas as pd, shapely
 warnings.filterwarnings("ignore")
 problems = []
 cases = json.load(open(sys.argv[1]))
@@ -104,7 +105,32 @@ def describe(ours, src, p):
         if problem:
             return problem
 
-CHECKS = {"select_columns": select_columns, "temporal_filter": temporal_filter,
+def temporal_join(ours, src, p):
+    """Every (country, city) pair whose dates are within the tolerance (both ends included);
+    `nearest`: per country the pair of the smallest gap, ties to the city whose WKB hashes
+    lowest, countries without one kept with NULLs; `all`: every pair."""
+    countries = src.assign(founded=founded(src))
+    cities = gpd.read_file(p["cities"])
+    cities["when"] = pd.Timestamp("2000-01-01") + pd.to_timedelta(cities.name.str.len() * 300, unit="D")
+    cities["tie"] = [hashlib.md5(shapely.to_wkb(g, hex=True).lower().encode()).hexdigest() for g in cities.geometry]
+    pairs = countries[["name", "founded"]].merge(
+        cities[["name", "when", "tie"]].rename(columns={"name": "name_right"}), how="cross")
+    pairs["gap"] = (pairs.when - pairs.founded).abs()
+    pairs = pairs[pairs.gap <= pd.Timedelta(days=p["tolerance"]["amount"])]
+    if p.get("match", "nearest") == "nearest":
+        if len(ours) != len(countries):
+            return f"{len(ours)} rows, the source has {len(countries)}"
+        best = pairs.sort_values(["gap", "tie"]).drop_duplicates("name")
+        if best.empty or len(best) == len(countries):
+            return f"the reference matched {len(best)} of {len(countries)} countries: pick another tolerance"
+        return same_mapping(dict(zip(ours.name, ours.name_right)),
+                            dict(zip(countries.name, countries.name.map(dict(zip(best.name, best.name_right))))),
+                            "name_right")
+    got, want = sorted(zip(ours.name, ours.name_right)), sorted(zip(pairs.name, pairs.name_right))
+    if got != want:
+        return f"{len(got)} pairs, pandas {len(want)}: {sorted(set(got) ^ set(want))[:4]}"
+
+CHECKS = {"select_columns": select_columns, "temporal_join": temporal_join, "temporal_filter": temporal_filter,
           "lookup_map": lookup_map, "lookup_table": lookup_table, "attribute_join": attribute_join,
           "pivot": pivot, "unpivot": unpivot, "describe": describe}
 
@@ -130,8 +156,8 @@ fn totals() -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attribute_capabilities_equal_pandas_on_both_engines() {
-    let (dir, state, [countries, _cities, _boroughs]) = shared_datasets("attributes").await;
-    let [countries_path, _, _] = shared_paths();
+    let (dir, state, [countries, cities, _boroughs]) = shared_datasets("attributes").await;
+    let [countries_path, cities_path, _] = shared_paths();
     let select = json!({"fields": ["iso_a3", "name"], "reorder": true});
     let range = json!({"field": "founded", "from": "2005-01-01", "to": "2010-12-31"});
     let lookup_map = json!({"field": "continent", "output": "region", "default": "other",
@@ -143,7 +169,7 @@ async fn attribute_capabilities_equal_pandas_on_both_engines() {
         "column_values": ["large", "small"]});
     let unpivot = json!({"fields": ["pop_est", "gdp_md_est"], "name_field": "measure",
         "value_field": "amount"});
-    let cases: Vec<(&str, Value, Value)> = vec![
+    let mut cases: Vec<(&str, Value, Value)> = vec![
         (
             "select_columns",
             select.clone(),
@@ -189,6 +215,26 @@ async fn attribute_capabilities_equal_pandas_on_both_engines() {
         ),
         ("describe", json!({}), json!([step("describe", &json!({}))])),
     ];
+    let dated = json!([
+        {"id": "dated", "capability": "calculate", "params": {"expressions": {
+            "founded": "CAST('2000-01-01' AS DATE) + CAST(gdp_md_est % 7000 AS INTEGER)"}}},
+        {"id": "events", "capability": "calculate", "input": cities, "params": {"expressions": {
+            "founded": "CAST('2000-01-01' AS DATE) + CAST(length(name) * 300 AS INTEGER)"}}}
+    ]);
+    for params in [
+        json!({"input": "dated", "other": "events", "field": "founded",
+               "tolerance": {"amount": 60, "unit": "days"}}),
+        json!({"input": "dated", "other": "events", "field": "founded", "match": "all",
+               "how": "inner", "tolerance": {"amount": 10, "unit": "days"}}),
+    ] {
+        let mut steps = dated.clone();
+        if let Some(list) = steps.as_array_mut() {
+            list.push(step("temporal_join", &params));
+        }
+        let mut reference = params.clone();
+        reference["cities"] = json!(cities_path);
+        cases.push(("temporal_join", reference, steps));
+    }
     let mut manifest = Vec::new();
     for (check, params, steps) in cases {
         for engine in ["embedded", "postgis"] {

@@ -9,7 +9,7 @@ use super::checks::require_columns;
 use super::invalid::OnInvalid;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{AggFunc, AggItem, AggregateOp, Operator};
+use crate::plan::operator::{AggFunc, AggItem, AggregateOp, GeometryAgg, Operator};
 use crate::schema::GEOM;
 
 /// Merge the features that share the values of the fields `by` into one feature per
@@ -59,48 +59,69 @@ impl CapabilityParams for Dissolve {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        let mut problems = Vec::new();
-        if self.by.iter().any(|name| name == GEOM) {
-            problems.push(Problem::new(ctx.at("by"), "cannot group by the geometry"));
-        }
-        if let Err(found) = require_columns(ctx.input, &self.by, ctx.at("by")) {
-            problems.extend(found);
-        }
-        let fields: Vec<String> = self.aggregates.keys().cloned().collect();
-        if let Err(found) = require_columns(ctx.input, &fields, ctx.at("aggregates")) {
-            problems.extend(found);
-        }
-        let mut aggregates = Vec::new();
-        for (field, func) in &self.aggregates {
-            let output = output_name(field, *func);
-            if field == GEOM {
-                problems.push(Problem::new(
-                    ctx.at(&format!("aggregates.{field}")),
-                    "the geometry is unioned, not aggregated",
-                ));
-            } else if self.by.contains(&output) {
-                problems.push(Problem::new(
-                    ctx.at(&format!("aggregates.{field}")),
-                    format!("output field {output} is also a by field"),
-                ));
-            }
-            aggregates.push(AggItem {
-                output,
-                func: *func,
-                column: Some(field.clone()),
-            });
-        }
-        if !problems.is_empty() {
-            return Err(problems);
-        }
-        Ok(self
-            .on_invalid
-            .before(vec![Operator::Aggregate(AggregateOp {
-                group_by: self.by.clone(),
-                aggregates,
-                union_geometry: true,
-            })]))
+        Ok(self.on_invalid.before(vec![grouped(
+            &self.by,
+            "by",
+            &self.aggregates,
+            GeometryAgg::Union,
+            ctx,
+        )?]))
     }
+}
+
+/// The aggregate of a grouping step: `by` (the parameter `by_param`) checked as group fields,
+/// each entry of `aggregates` as `<field>_<function>`, and the geometries made one by
+/// `geometry`. Every problem is reported.
+pub(super) fn grouped(
+    by: &[String],
+    by_param: &str,
+    aggregates: &BTreeMap<String, AggFunc>,
+    geometry: GeometryAgg,
+    ctx: &LowerContext<'_>,
+) -> Result<Operator, Vec<Problem>> {
+    let mut problems = Vec::new();
+    if by.iter().any(|name| name == GEOM) {
+        problems.push(Problem::new(ctx.at(by_param), "cannot group by the geometry"));
+    }
+    if let Err(found) = require_columns(ctx.input, by, ctx.at(by_param)) {
+        problems.extend(found);
+    }
+    let fields: Vec<String> = aggregates.keys().cloned().collect();
+    if let Err(found) = require_columns(ctx.input, &fields, ctx.at("aggregates")) {
+        problems.extend(found);
+    }
+    let mut items = Vec::new();
+    for (field, func) in aggregates {
+        let output = output_name(field, *func);
+        if field == GEOM {
+            let how = match geometry {
+                GeometryAgg::Union => "unioned",
+                GeometryAgg::Collect => "collected",
+            };
+            problems.push(Problem::new(
+                ctx.at(&format!("aggregates.{field}")),
+                format!("the geometry is {how}, not aggregated"),
+            ));
+        } else if by.contains(&output) {
+            problems.push(Problem::new(
+                ctx.at(&format!("aggregates.{field}")),
+                format!("output field {output} is also a {by_param} field"),
+            ));
+        }
+        items.push(AggItem {
+            output,
+            func: *func,
+            column: Some(field.clone()),
+        });
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(Operator::Aggregate(AggregateOp {
+        group_by: by.to_vec(),
+        aggregates: items,
+        geometry: Some(geometry),
+    }))
 }
 
 #[cfg(test)]
@@ -152,7 +173,7 @@ mod tests {
         assert_eq!(op.group_by, ["continent"]);
         let outputs: Vec<&str> = op.aggregates.iter().map(|a| a.output.as_str()).collect();
         assert_eq!(outputs, ["continent_count", "pop_est_sum"]);
-        assert!(op.union_geometry);
+        assert_eq!(op.geometry, Some(GeometryAgg::Union));
         assert_eq!(output_name("pop_est", AggFunc::Mean), "pop_est_mean");
     }
 

@@ -32,6 +32,8 @@ capabilities! {
     overlay_union::OverlayUnion,
     symmetric_difference::SymmetricDifference,
     multipart_to_singleparts::MultipartToSingleparts,
+    singleparts_to_multipart::SinglepartsToMultipart,
+    vector_diff::VectorDiff,
     extract_vertices::ExtractVertices,
     extract_segments::ExtractSegments,
     extract_holes::ExtractHoles,

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use super::invalid::OnInvalid;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{AggFunc, AggItem, AggregateOp, Operator};
+use crate::plan::operator::{AggFunc, AggItem, AggregateOp, GeometryAgg, Operator};
 
 /// Merge all input features into a single feature whose geometry is the union of every input
 /// geometry (overlaps dissolved), with one attribute, `count`, the number of input features.
@@ -38,7 +38,7 @@ impl CapabilityParams for Union {
                     func: AggFunc::Count,
                     column: None,
                 }],
-                union_geometry: true,
+                geometry: Some(GeometryAgg::Union),
             })]))
     }
 }

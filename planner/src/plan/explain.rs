@@ -6,7 +6,7 @@ use std::fmt::Write;
 use petgraph::stable_graph::NodeIndex;
 
 use super::graph::{Plan, PlanNode};
-use super::operator::{AggItem, Operator, OverlayMode, ValueExpr};
+use super::operator::{AggItem, GeometryAgg, Operator, OverlayMode, ValueExpr};
 
 impl Plan {
     /// One line per node: `01)Map set=[...] step=buffer_1`, inputs indented by `--`. A node
@@ -128,10 +128,10 @@ fn describe_op(op: &Operator) -> String {
             "{name} group_by={} aggregates={}{}",
             list(&a.group_by, Clone::clone),
             list(&a.aggregates, agg),
-            if a.union_geometry {
-                " union_geometry"
-            } else {
-                ""
+            match a.geometry {
+                Some(GeometryAgg::Union) => " union_geometry",
+                Some(GeometryAgg::Collect) => " collect_geometry",
+                None => "",
             }
         ),
         Operator::SpatialJoin(j) => format!(
@@ -211,6 +211,7 @@ fn describe_op(op: &Operator) -> String {
             text
         }
         Operator::Reshape(r) => format!("{name} {}", r.describe()),
+        Operator::Diff(d) => format!("{name} {}", d.describe()),
         Operator::Sort { keys, limit } => format!(
             "{name} keys={}{}",
             list(keys, |k| format!(

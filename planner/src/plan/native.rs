@@ -14,8 +14,8 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{BinaryOperator, Expr, visit_expressions};
 
 use super::operator::{
-    AggFunc, ClassifyOp, GenerateOp, GeoExpr, JoinHow, NearestOp, Operator, OverlayOp, ScaleOp,
-    SpatialAggregateOp, SpatialJoinOp, SpatialPredicate, StatisticOp, ValueExpr,
+    AggFunc, ClassifyOp, GenerateOp, GeoExpr, GeometryAgg, JoinHow, NearestOp, Operator, OverlayOp,
+    ScaleOp, SpatialAggregateOp, SpatialJoinOp, SpatialPredicate, StatisticOp, ValueExpr,
 };
 use super::tessellate::TessellateOp;
 use crate::expr::SqlExpr;
@@ -87,7 +87,7 @@ pub fn is_relational(op: &Operator) -> bool {
         | Operator::Sort { .. }
         | Operator::Distinct { .. }
         | Operator::Sample { .. } => true,
-        Operator::Aggregate(a) => !a.union_geometry,
+        Operator::Aggregate(a) => a.geometry.is_none(),
         Operator::Map(map) => map
             .set
             .iter()
@@ -245,7 +245,9 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
                 )
             }
         }
-        Operator::Aggregate(a) if a.union_geometry && a.group_by.is_empty() => {
+        Operator::Aggregate(a)
+            if a.geometry == Some(GeometryAgg::Union) && a.group_by.is_empty() =>
+        {
             if a.aggregates.is_empty() {
                 Ok(NativeKernel::Dissolve)
             } else {

@@ -10,7 +10,9 @@ pub use super::classes::{
     ClassColors, ClassMethod, ClassifyOp, NormalizeMethod, ScaleKind, ScaleOp,
 };
 pub use super::geo_expr::{GeoExpr, OffsetJoin, ShapeExpr};
-pub use super::relational::{JoinKey, JoinOp, PivotOp, ReshapeOp, TimeMatch, UnpivotOp};
+pub use super::relational::{
+    DiffOp, GeometryCompare, JoinKey, JoinOp, PivotOp, ReshapeOp, TimeMatch, UnpivotOp,
+};
 pub use super::statistics::{
     DensityKernel, GenerateOp, GridShape, GridSpec, StatisticKind, StatisticOp, WeightsKind,
     WeightsSpec, WeightsTransform,
@@ -35,6 +37,9 @@ pub enum Operator {
     Join(JoinOp),
     /// A new table made from the input's rows (pivot, unpivot, per-field summary).
     Reshape(ReshapeOp),
+    /// The rows added, removed or changed from the second input (the old version of a layer)
+    /// to the first (the new one), matched by key.
+    Diff(DiffOp),
     /// Group rows (all rows when `group_by` is empty), aggregating attributes and optionally
     /// unioning geometries.
     Aggregate(AggregateOp),
@@ -88,6 +93,7 @@ impl Operator {
             Self::Project { .. } => "Project",
             Self::Join(_) => "Join",
             Self::Reshape(_) => "Reshape",
+            Self::Diff(_) => "Diff",
             Self::Aggregate(_) => "Aggregate",
             Self::SpatialJoin(_) => "SpatialJoin",
             Self::SpatialAggregate(_) => "SpatialAggregate",
@@ -142,6 +148,7 @@ impl Operator {
             Self::Project { columns } => columns.clone(),
             Self::Join(j) => j.reads(),
             Self::Reshape(r) => r.reads(),
+            Self::Diff(d) => d.reads(),
             Self::Scale(s) => s.reads(),
             Self::Statistic(s) => s.field.iter().cloned().collect(),
             Self::Generate(g) => g.reads(),
@@ -161,7 +168,8 @@ impl Operator {
             | Self::SpatialFilter(_)
             | Self::Nearest(_)
             | Self::Overlay(_)
-            | Self::Join(_) => Some(2),
+            | Self::Join(_)
+            | Self::Diff(_) => Some(2),
             Self::Concat => None,
             _ => Some(1),
         }
@@ -203,8 +211,18 @@ impl ValueExpr {
 pub struct AggregateOp {
     pub group_by: Vec<String>,
     pub aggregates: Vec<AggItem>,
-    /// Union the geometries of each group into `geom`.
-    pub union_geometry: bool,
+    /// What each group's `geom` is made of (`None`: the output has no geometry).
+    pub geometry: Option<GeometryAgg>,
+}
+
+/// How a group's geometries become one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GeometryAgg {
+    /// Their union (dissolved: shared boundaries gone).
+    Union,
+    /// Their simple parts collected as they are into one Multi* (a GeometryCollection for
+    /// mixed dimensions), NULL and empty geometries and parts left out.
+    Collect,
 }
 
 /// `output = func(column)`; `column` is `None` for `count(*)`.

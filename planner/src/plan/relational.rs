@@ -1,6 +1,8 @@
 //! The operators of attribute work across rows and layers: joins on key fields (and on time),
 //! pivots, unpivots, per-field summaries and the comparison of two versions of a layer.
 
+use serde::{Deserialize, Serialize};
+
 use super::operator::{AggFunc, JoinHow};
 use crate::schema::{Column, FieldType, GEOM, Schema};
 
@@ -91,6 +93,134 @@ impl JoinOp {
             out.push((name, output));
         }
         Some(out)
+    }
+}
+
+/// The rows that differ between two versions of a layer, matched by key: the first input is
+/// the new version, the second the old one. One row per key added (only in the new version),
+/// removed (only in the old) or changed (compared fields or geometry differ), with the new
+/// row's values (the old row's for a removed key) and what changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffOp {
+    /// Key pairs (new layer's field, old layer's field) matched for equality; NULL keys match
+    /// nothing.
+    pub keys: Vec<JoinKey>,
+    /// Attributes compared; empty: every attribute both versions have, keys aside.
+    pub fields: Vec<String>,
+    pub geometry: GeometryCompare,
+    /// Receives `added`, `removed` or `changed`.
+    pub change_field: String,
+    /// Receives the names of the changed fields of a changed row, comma-separated.
+    pub changed_fields_field: String,
+}
+
+/// How two versions of a feature's geometry are compared.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum GeometryCompare {
+    /// Equal well-known binary: the same type, vertices in the same order, same coordinates.
+    #[default]
+    Exact,
+    /// Equal after GEOS normalisation (`ST_Normalize`): any start vertex, ring orientation or
+    /// order of parts.
+    Normalized,
+    /// The geometry is not compared.
+    Ignore,
+}
+
+impl GeometryCompare {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Exact => "exact",
+            Self::Normalized => "normalized",
+            Self::Ignore => "ignore",
+        }
+    }
+}
+
+/// The type of a column both versions have: the new one's, or the type both fit when they
+/// differ (known on both sides).
+pub fn merged_type(new: FieldType, old: FieldType) -> FieldType {
+    if new == old || new == FieldType::Unknown || old == FieldType::Unknown {
+        new
+    } else {
+        common_type(&[new, old])
+    }
+}
+
+impl DiffOp {
+    /// The columns the comparison names, on either input.
+    pub fn reads(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for key in &self.keys {
+            names.push(key.left.clone());
+            names.push(key.right.clone());
+        }
+        names.extend(self.fields.iter().cloned());
+        names
+    }
+
+    /// The attributes compared, in the new version's order.
+    pub fn compared(&self, new: &Schema, old: &Schema) -> Vec<String> {
+        new.attributes()
+            .map(|c| c.name.clone())
+            .filter(|name| !self.keys.iter().any(|k| &k.left == name))
+            .filter(|name| {
+                if self.fields.is_empty() {
+                    old.has(name)
+                } else {
+                    self.fields.contains(name)
+                }
+            })
+            .collect()
+    }
+
+    /// Whether geometries are compared: asked, and both versions have one.
+    pub fn compares_geometry(&self, new: &Schema, old: &Schema) -> bool {
+        self.geometry != GeometryCompare::Ignore && new.has(GEOM) && old.has(GEOM)
+    }
+
+    /// The new version's columns (typed to fit the old values too), then the change fields.
+    pub fn output_schema(&self, new: &Schema, old: Option<&Schema>) -> Schema {
+        let mut schema = new.clone();
+        for column in &mut schema.columns {
+            if let Some(old) = old.and_then(|o| o.columns.iter().find(|c| c.name == column.name)) {
+                column.ty = merged_type(column.ty, old.ty);
+            }
+        }
+        schema.set(&self.change_field, FieldType::Text);
+        schema.set(&self.changed_fields_field, FieldType::Text);
+        schema
+    }
+
+    /// The operator in EXPLAIN text.
+    pub fn describe(&self) -> String {
+        let keys: Vec<String> = self
+            .keys
+            .iter()
+            .map(|k| {
+                format!(
+                    "{}={}{}",
+                    k.left,
+                    k.right,
+                    if k.as_text { " as text" } else { "" }
+                )
+            })
+            .collect();
+        let fields = if self.fields.is_empty() {
+            "shared".to_owned()
+        } else {
+            format!("[{}]", self.fields.join(", "))
+        };
+        format!(
+            "key=[{}] fields={fields} geometry={} change_field={} changed_fields_field={}",
+            keys.join(", "),
+            self.geometry.as_str(),
+            self.change_field,
+            self.changed_fields_field
+        )
     }
 }
 

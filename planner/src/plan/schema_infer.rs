@@ -128,6 +128,7 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
         }
         Operator::Reshape(reshape) => Some(reshape.output_schema(main?)),
         Operator::Tessellate(t) => Some(t.output_schema(main?)),
+        Operator::Diff(diff) => Some(diff.output_schema(main?, other)),
         Operator::Aggregate(aggregate) => {
             let input = main?;
             let mut columns: Vec<Column> = aggregate
@@ -144,7 +145,7 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
                     ty: aggregate_type(item, Some(input)),
                 });
             }
-            if aggregate.union_geometry {
+            if aggregate.geometry.is_some() {
                 columns.push(Column {
                     name: GEOM.to_owned(),
                     ty: FieldType::Geometry,

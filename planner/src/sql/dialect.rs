@@ -37,6 +37,24 @@ impl Dialect {
         }
     }
 
+    /// The aggregate collecting the simple parts of the group's geometries `g` as they are
+    /// (nested collections and Multi* flattened, NULL and empty geometries and parts left out)
+    /// into one Multi* (a GeometryCollection for mixed types; NULL when nothing is left). The
+    /// geometries are taken in the order of their WKB's MD5 hash, each one's parts in their
+    /// order: both engines collect the same parts in the same order (both `ST_Collect`s nest a
+    /// Multi* given with single parts in a GeometryCollection: hence the parts).
+    pub fn collect_parts_agg(self, g: &str) -> String {
+        let order = format!("md5({})", self.wkb_hex(g));
+        match self {
+            Self::Duckdb => format!(
+                "ST_Collect(list_filter(flatten(list(list_transform(ST_Dump({g}), lambda geomill_dumped: geomill_dumped.geom) ORDER BY {order}) FILTER (WHERE NOT ST_IsEmpty({g}))), lambda geomill_part: NOT ST_IsEmpty(geomill_part)))"
+            ),
+            Self::Postgis => format!(
+                "ST_Collect(ARRAY(SELECT d.part FROM unnest(array_agg({g} ORDER BY {order}) FILTER (WHERE NOT ST_IsEmpty({g}))) WITH ORDINALITY AS s(whole, i), ST_Dump(s.whole) WITH ORDINALITY AS d(path, part, j) WHERE NOT ST_IsEmpty(d.part) ORDER BY s.i, d.j))"
+            ),
+        }
+    }
+
     /// A geometry's well-known binary as lower-case hex: the same text on both engines for the
     /// same geometry, so orders built on it agree (and do not depend on collations).
     pub fn wkb_hex(self, geom: &str) -> String {
@@ -55,6 +73,25 @@ impl Dialect {
         match self {
             Self::Duckdb => format!("SELECT error({message})"),
             Self::Postgis => format!("SELECT {message}::regclass"),
+        }
+    }
+
+    /// An expression that fails the statement with the text `message` (an SQL expression of
+    /// the values at hand) when it is evaluated. PostgreSQL has no such function in SQL: the
+    /// text cast to an integer fails with the text in the error. The message must depend on
+    /// the rows read, or PostgreSQL folds the cast, and fails, when it plans the statement.
+    pub fn raise(self, message: &str) -> String {
+        match self {
+            Self::Duckdb => format!("error({message})"),
+            Self::Postgis => format!("CAST({message} AS INTEGER)"),
+        }
+    }
+
+    /// A geometry's well-known binary (a blob: equal for equal geometries of either engine).
+    pub fn wkb(self, geom: &str) -> String {
+        match self {
+            Self::Duckdb => format!("ST_AsWKB({geom})"),
+            Self::Postgis => format!("ST_AsBinary({geom})"),
         }
     }
 

@@ -1,6 +1,7 @@
 //! One SELECT per operator, reading its inputs by name (`t` is the main input, `r` the other).
 
 use super::dialect::Dialect;
+use super::diff::diff_sql;
 use super::geo::predicate_sql;
 use super::overlay::overlay_sql;
 use super::quote::{ident, number, string};
@@ -8,10 +9,11 @@ use super::relational::{join_sql, project_sql, reshape_sql};
 use super::tessellate::tessellate_sql;
 use crate::plan::native::missing_sql;
 use crate::plan::operator::{
-    AggFunc, AggItem, JoinHow, MapOp, NearestOp, Operator, SortKey, SpatialAggregateOp, ValueExpr,
+    AggFunc, AggItem, GeometryAgg, JoinHow, MapOp, NearestOp, Operator, SortKey,
+    SpatialAggregateOp, ValueExpr,
 };
-use crate::plan::schema_infer::joined_columns;
-use crate::schema::{GEOM, Schema};
+use crate::plan::schema_infer::{aggregate_type, joined_columns};
+use crate::schema::{FieldType, GEOM, Schema};
 
 /// An input as a SELECT sees it: what to put after FROM, and its columns when known.
 #[derive(Debug, Clone, Copy)]
@@ -105,9 +107,19 @@ pub(super) fn projection(
     Ok(items.join(", "))
 }
 
-fn aggregate_sql(item: &AggItem, qualifier: &str) -> String {
+/// `func(column)` of the rows of `input`. A sum of integers stays an integer (`BIGINT`, the
+/// type the plan gives it): DuckDB sums them as a 128-bit integer and PostgreSQL as a numeric,
+/// which no output format takes.
+fn aggregate_sql(item: &AggItem, qualifier: &str, input: Option<&Schema>) -> String {
     match &item.column {
-        Some(column) => format!("{}({qualifier}{})", item.func.sql(), ident(column)),
+        Some(column) => {
+            let sql = format!("{}({qualifier}{})", item.func.sql(), ident(column));
+            if item.func == AggFunc::Sum && aggregate_type(item, input) == FieldType::Integer {
+                format!("CAST({sql} AS {})", FieldType::Integer.sql())
+            } else {
+                sql
+            }
+        }
         None => "count(*)".to_owned(),
     }
 }
@@ -171,7 +183,13 @@ fn spatial_aggregate_sql(
     let aggregates: Vec<String> = a
         .aggregates
         .iter()
-        .map(|item| format!("{} AS {}", aggregate_sql(item, "r."), ident(&item.output)))
+        .map(|item| {
+            format!(
+                "{} AS {}",
+                aggregate_sql(item, "r.", other.schema),
+                ident(&item.output)
+            )
+        })
         .collect();
     match dialect {
         Dialect::Duckdb => {
@@ -394,19 +412,25 @@ pub fn select(
             native_only(main.from, dialect, &missing)
         }
         Operator::Tessellate(t) => tessellate_sql(t, main, dialect)?,
+        Operator::Diff(d) => diff_sql(d, main, need_other()?, dialect)?,
         Operator::Aggregate(a) => {
             let mut items: Vec<String> = a.group_by.iter().map(|c| ident(c)).collect();
-            items.extend(
-                a.aggregates
-                    .iter()
-                    .map(|i| format!("{} AS {}", aggregate_sql(i, ""), ident(&i.output))),
-            );
-            if a.union_geometry {
-                items.push(format!(
-                    "{}({g}) AS {g}",
-                    dialect.union_agg(),
-                    g = ident(GEOM)
-                ));
+            items.extend(a.aggregates.iter().map(|i| {
+                format!(
+                    "{} AS {}",
+                    aggregate_sql(i, "", main.schema),
+                    ident(&i.output)
+                )
+            }));
+            let g = ident(GEOM);
+            match a.geometry {
+                Some(GeometryAgg::Union) => {
+                    items.push(format!("{}({g}) AS {g}", dialect.union_agg()));
+                }
+                Some(GeometryAgg::Collect) => {
+                    items.push(format!("{} AS {g}", dialect.collect_parts_agg(&g)));
+                }
+                None => {}
             }
             let group = if a.group_by.is_empty() {
                 String::new()

@@ -195,3 +195,28 @@ fn fuse_stages_runs_consecutive_nodes_of_one_engine_as_one_stage() {
         "{text}"
     );
 }
+
+#[test]
+fn assign_engine_gives_diffs_and_collected_parts_to_sql_as_attribute_joins() {
+    let pipeline = steps(json!([
+        {"id": "old", "capability": "filter", "input": "countries", "params": {"where": "pop_est > 1000"}},
+        {"id": "changes", "capability": "vector_diff", "input": "countries",
+         "params": {"ref_layer": "old", "key": ["iso_a3"]}},
+        {"id": "joined", "capability": "attribute_join", "params": {"other": "old", "on": ["iso_a3"], "columns": ["gdp_md_est"]}},
+        {"id": "parts", "capability": "singleparts_to_multipart", "params": {"fields": ["continent"]}}
+    ]));
+    for (mode, engine) in [
+        (EngineMode::Native, "engine=duckdb"),
+        (EngineMode::Hybrid, "engine=postgis"),
+    ] {
+        let text = after(&AssignEngine { mode }, lowered(&pipeline));
+        let line = |word: &str| text.lines().find(|l| l.contains(word)).unwrap().to_owned();
+        for operator in ["Diff", "Join", "Aggregate"] {
+            assert!(
+                line(operator).contains(engine),
+                "{mode:?} {operator}: {text}"
+            );
+        }
+        assert!(line("Diff").contains("Diff (no native kernel)"), "{text}");
+    }
+}
