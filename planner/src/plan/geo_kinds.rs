@@ -7,7 +7,7 @@ use crate::sql::quote::string;
 /// A geometry type as `ST_GeometryType` names it on each engine (DuckDB: `POINT`; PostGIS:
 /// `ST_Point`, whatever the geometry's Z and M).
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Kind {
+pub(crate) enum Kind {
     Point,
     LineString,
     Polygon,
@@ -40,7 +40,7 @@ impl Kind {
 }
 
 /// Whether the geometry `g` is of one of `kinds` (NULL for a NULL geometry).
-pub(super) fn kind_in(g: &str, kinds: &[Kind], dialect: Dialect) -> String {
+pub(crate) fn kind_in(g: &str, kinds: &[Kind], dialect: Dialect) -> String {
     let names: Vec<String> = kinds.iter().map(|k| string(k.name(dialect))).collect();
     match names.as_slice() {
         [one] => format!("ST_GeometryType({g}) = {one}"),

@@ -5,7 +5,7 @@ mod check;
 mod classes;
 mod explain;
 mod geo_expr;
-mod geo_kinds;
+pub(crate) mod geo_kinds;
 pub mod graph;
 pub mod lower;
 pub mod native;

@@ -3,6 +3,7 @@
 pub mod dialect;
 pub(crate) mod geo;
 pub mod guard;
+mod nearest;
 mod overlay;
 pub mod quote;
 mod relational;
