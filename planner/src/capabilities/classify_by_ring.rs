@@ -3,12 +3,12 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::checks::{DistanceUnit, resolve_distance};
+use super::checks::{DistanceUnit, check_new_field, resolve_distance};
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
 use crate::expr::SqlExpr;
 use crate::plan::operator::{MapOp, NearestOp, Operator, RefColumns, ValueExpr};
-use crate::schema::{FieldType, GEOM};
+use crate::schema::FieldType;
 use crate::sql::quote::{ident, number};
 
 /// Most rings a step may ask for.
@@ -62,20 +62,6 @@ fn default_ring_field() -> String {
 
 fn default_distance_field() -> String {
     "distance".to_owned()
-}
-
-/// Problems with a field the step adds: a name that cannot be used or that the input has.
-pub(super) fn check_new_field(name: &str, ctx: &LowerContext<'_>, param: &str) -> Vec<Problem> {
-    if name == GEOM || name.trim().is_empty() {
-        vec![Problem::new(ctx.at(param), "cannot be used as a field name")]
-    } else if ctx.input.is_some_and(|s| s.has(name)) {
-        vec![Problem::new(
-            ctx.at(param),
-            format!("field {name} already exists in the input"),
-        )]
-    } else {
-        Vec::new()
-    }
 }
 
 impl ClassifyByRing {
@@ -209,7 +195,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::schema::{Column, Schema};
+    use crate::schema::{Column, GEOM, Schema};
 
     fn schema(crs: &str) -> Schema {
         Schema {

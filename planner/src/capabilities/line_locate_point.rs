@@ -3,8 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::checks::require_columns;
-use super::classify_by_ring::check_new_field;
+use super::checks::{check_new_field, require_columns};
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
 use crate::plan::operator::{NearestOp, Operator, RefColumns};

@@ -128,3 +128,90 @@ pub(super) fn nearest_sql(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{Column, FieldType, Schema};
+
+    fn schema(names: &[&str]) -> Schema {
+        Schema {
+            columns: names
+                .iter()
+                .map(|name| Column {
+                    name: (*name).into(),
+                    ty: FieldType::Double,
+                })
+                .collect(),
+            crs: None,
+        }
+    }
+
+    fn op(columns: RefColumns, locate_field: Option<&str>) -> NearestOp {
+        NearestOp {
+            columns,
+            max_distance: None,
+            distance_field: "distance".into(),
+            locate_field: locate_field.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_reference_column_named_like_a_new_field_is_prefixed() {
+        let (points, lines) = (
+            schema(&["id", GEOM]),
+            schema(&["distance", "fraction", GEOM]),
+        );
+        let main = Input {
+            from: "\"points\"",
+            schema: Some(&points),
+        };
+        let other = Input {
+            from: "\"lines\"",
+            schema: Some(&lines),
+        };
+        for dialect in Dialect::ALL {
+            let sql =
+                nearest_sql(&op(RefColumns::All, Some("fraction")), main, other, dialect).unwrap();
+            assert!(
+                sql.contains(
+                    "r.\"distance\" AS \"ref_distance\", r.\"fraction\" AS \"ref_fraction\""
+                ),
+                "{sql}"
+            );
+            assert!(sql.contains("ST_LineLocatePoint("), "{sql}");
+            assert!(sql.contains("NOT ST_IsEmpty(t.\"geom\") AND NOT ST_IsEmpty(r.\"geom\")"));
+        }
+    }
+
+    #[test]
+    fn no_columns_brings_only_the_distance() {
+        let points = schema(&["id", GEOM]);
+        let main = Input {
+            from: "\"points\"",
+            schema: Some(&points),
+        };
+        let other = Input {
+            from: "\"zones\"",
+            schema: None,
+        };
+        for dialect in Dialect::ALL {
+            let sql = nearest_sql(
+                &op(RefColumns::Only(Vec::new()), None),
+                main,
+                other,
+                dialect,
+            )
+            .unwrap();
+            assert!(!sql.contains("r.*") && !sql.contains("AS \"ref_"), "{sql}");
+            assert!(!sql.contains("ST_LineLocatePoint"), "{sql}");
+        }
+        // Every attribute of a layer whose columns are unknown: only DuckDB can list them.
+        let all = op(RefColumns::All, None);
+        assert!(nearest_sql(&all, main, other, Dialect::Duckdb).is_ok());
+        assert_eq!(
+            nearest_sql(&all, main, other, Dialect::Postgis),
+            Err(NEEDS_COLUMNS.to_owned())
+        );
+    }
+}
