@@ -55,7 +55,11 @@ fn fraction_sql(line: &str, point: &str, dialect: Dialect) -> String {
 }
 
 /// The nearest feature of `other` for each row of `main` (a lateral search per row; NULLs
-/// when nothing matches). NULL and empty geometries, on either side, match nothing. Equal
+/// when nothing matches). NULL and empty geometries, on either side, match nothing: DuckDB
+/// measures a distance of 0 to an empty geometry, so its search skips them by name; PostGIS
+/// measures NULL, so its search drops candidates without a distance (testing each candidate
+/// for emptiness instead took 2.25 s against 2.16 s for 20,000 points among the 177 countries,
+/// 2.14 s without either guard; medians of five). Equal
 /// distances are broken by the md5 of the candidate's WKB in hex, so every engine picks the
 /// same feature.
 pub(super) fn nearest_sql(
@@ -66,10 +70,10 @@ pub(super) fn nearest_sql(
 ) -> Result<String, String> {
     let (t, r) = (geom("t"), geom("r"));
     let (columns, outputs) = brought(n, main, other, dialect)?;
-    let mut conditions = vec![
-        format!("NOT ST_IsEmpty({t})"),
-        format!("NOT ST_IsEmpty({r})"),
-    ];
+    let mut conditions = vec![format!("NOT ST_IsEmpty({t})")];
+    if dialect == Dialect::Duckdb {
+        conditions.push(format!("NOT ST_IsEmpty({r})"));
+    }
     if let Some(d) = n.max_distance {
         conditions.push(format!("ST_DWithin({t}, {r}, {})", number(d)?));
     }
@@ -123,7 +127,7 @@ pub(super) fn nearest_sql(
                 .collect();
             let fraction = fraction.unwrap_or_default();
             Ok(format!(
-                "SELECT t.*, n.* FROM {from} AS t LEFT JOIN LATERAL (SELECT c.{distance}{outputs}{fraction} FROM (SELECT ST_Distance({t}, {r}) AS {distance}{line}{columns}, md5({tie}) AS \"__tie\" FROM {other_from} AS r WHERE {filter} ORDER BY {r} <-> {t} LIMIT {KNN_CANDIDATES}) AS c ORDER BY c.{distance}, c.\"__tie\" LIMIT 1) AS n ON true"
+                "SELECT t.*, n.* FROM {from} AS t LEFT JOIN LATERAL (SELECT c.{distance}{outputs}{fraction} FROM (SELECT ST_Distance({t}, {r}) AS {distance}{line}{columns}, md5({tie}) AS \"__tie\" FROM {other_from} AS r WHERE {filter} ORDER BY {r} <-> {t} LIMIT {KNN_CANDIDATES}) AS c WHERE c.{distance} IS NOT NULL ORDER BY c.{distance}, c.\"__tie\" LIMIT 1) AS n ON true"
             ))
         }
     }
@@ -180,7 +184,12 @@ mod tests {
                 "{sql}"
             );
             assert!(sql.contains("ST_LineLocatePoint("), "{sql}");
-            assert!(sql.contains("NOT ST_IsEmpty(t.\"geom\") AND NOT ST_IsEmpty(r.\"geom\")"));
+            assert!(sql.contains("WHERE NOT ST_IsEmpty(t.\"geom\")"), "{sql}");
+            let guarded = match dialect {
+                Dialect::Duckdb => "NOT ST_IsEmpty(r.\"geom\")",
+                Dialect::Postgis => "WHERE c.\"distance\" IS NOT NULL",
+            };
+            assert!(sql.contains(guarded), "{sql}");
         }
     }
 
