@@ -22,7 +22,7 @@ use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
 use geomill_backends::executor;
 use geomill_backends::native::{aggregate, geometry_ops, joins, read_geoparquet, write_geoparquet};
 use geomill_backends::postgis::PostgisEngine;
-use geomill_planner::plan::operator::{AggFunc, AggItem, SpatialPredicate};
+use geomill_planner::plan::operator::{AggFunc, AggItem, RefColumns, SpatialPredicate};
 
 #[path = "common/generators.rs"]
 mod generators;
@@ -221,7 +221,7 @@ fn main() {
                     SELECT ST_Distance(t.geom, r.geom) AS distance, r.id AS ref_id FROM zones_20k r
                     ORDER BY r.geom <-> t.geom LIMIT 5) n ON true".into(),
             native: Box::new(|| {
-                joins::nearest(&points_100k, &zones_20k, 5, None, "distance", &["id".into()]).unwrap();
+                joins::nearest(&points_100k, &zones_20k, 5, None, "distance", &RefColumns::Only(vec!["id".into()])).unwrap();
             }),
         },
         Workload {

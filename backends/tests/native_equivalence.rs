@@ -10,7 +10,7 @@ use arrow::array::{Array, Float64Array, Int64Array};
 use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
 use geomill_backends::executor;
 use geomill_backends::native::{self, Layer, aggregate, geometry_ops, joins};
-use geomill_planner::plan::operator::{AggFunc, AggItem, SpatialPredicate};
+use geomill_planner::plan::operator::{AggFunc, AggItem, RefColumns, SpatialPredicate};
 use proptest::prelude::*;
 
 fn engine() -> EmbeddedEngine {
@@ -188,7 +188,15 @@ fn distance_join_and_nearest_equal_duckdb() {
     assert_eq!(native, expected);
 
     for max in [None, Some(0.3)] {
-        let near = joins::nearest(&pts, &zones, 5, max, "distance", &["id".into()]).unwrap();
+        let near = joins::nearest(
+            &pts,
+            &zones,
+            5,
+            max,
+            "distance",
+            &RefColumns::Only(vec!["id".into()]),
+        )
+        .unwrap();
         let ids = int_column(&near, "id");
         let refs = int_column(&near, "ref_id");
         let dist = float_column(&near, "distance");
@@ -342,7 +350,7 @@ fn bad_wkb_is_an_error_not_a_panic_and_geoparquet_round_trips() {
     let error =
         aggregate::spatial_aggregate(&bad, &zones, SpatialPredicate::Within, &count).unwrap_err();
     assert!(error.to_string().contains("polygon"), "{error}");
-    assert!(joins::nearest(&bad, &zones, 0, None, "d", &[]).is_err());
+    assert!(joins::nearest(&bad, &zones, 0, None, "d", &RefColumns::All).is_err());
 
     let file = tempfile::tempdir().unwrap();
     let path = file.path().join("zones.parquet");

@@ -8,6 +8,7 @@ use crate::error::{PlanError, Problem};
 use crate::optimizer::{EngineMode, optimize};
 use crate::plan::Plan;
 use crate::plan::lower::{LowerOptions, lower};
+use crate::plan::operator::Operator;
 use crate::schema::{Catalog, Column, FieldType, GEOM, Schema};
 use crate::spec::document::StepPath;
 use crate::spec::{SpecDocument, Vars};
@@ -96,18 +97,27 @@ pub fn document_sources(
 /// A catalog for planning without one: every source `document` reads gets the same generic
 /// schema, the columns its steps name (of unknown type) and `geom`, so that a dialect which
 /// must list columns (PostGIS has no `* EXCLUDE`) can show its SQL. A column a step creates is
-/// listed too, harmlessly: the step replaces it.
+/// listed too, harmlessly: the step replaces it; but not the fields a nearest search adds (a
+/// later step may read them), which the search refuses to find in its input.
 pub fn generic_catalog(document: &Value, vars: &Vars) -> Result<Catalog, PlanError> {
     let sources = document_sources(document, vars)?;
     let mut named = std::collections::BTreeSet::new();
+    let mut added = Vec::new();
     for (_, plan) in plan_document(document, &Catalog::default(), vars)? {
         for index in plan.topological().unwrap_or_default() {
             if let Some(node) = plan.node(index) {
                 named.extend(node.op.reads());
+                if let Operator::Nearest(nearest) = &node.op {
+                    added.push(nearest.distance_field.clone());
+                    added.extend(nearest.locate_field.clone());
+                }
             }
         }
     }
     named.remove(GEOM);
+    for field in &added {
+        named.remove(field);
+    }
     let mut columns: Vec<Column> = named
         .into_iter()
         .map(|name| Column {
@@ -198,4 +208,23 @@ pub fn preview(
             job: planned.job,
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_generic_schema_leaves_out_the_fields_a_nearest_search_adds() {
+        let document = json!({"name": "rings", "steps": [{"id": "rings",
+            "capability": "classify_by_ring", "input": "places",
+            "params": {"ref_layer": "zones", "rings": [1, 2], "distance_field": "gap"}}]});
+        let catalog = generic_catalog(&document, &Vars::default()).unwrap();
+        let places = catalog.get("places").unwrap();
+        assert_eq!(places.names(), [GEOM], "{places:?}");
+        let planned = compile(&document, &catalog, &Vars::default(), EngineMode::Embedded);
+        assert!(planned.is_ok(), "{planned:?}");
+    }
 }

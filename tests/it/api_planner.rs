@@ -243,6 +243,8 @@ fn preview_params(capability: &str) -> Value {
         | "overlay_union" => {
             json!({"ref_layer": "places"})
         }
+        "classify_by_ring" => json!({"ref_layer": "places", "rings": [1, 5, 10]}),
+        "line_locate_point" => json!({"ref_layer": "places", "fraction_field": "along"}),
         "merge_layers" => json!({"layers": ["places"]}),
         "random_sample" => json!({"n": 10}),
         "rename_field" => json!({"fields": {"pop_est": "population"}}),

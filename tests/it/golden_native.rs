@@ -30,7 +30,7 @@ const LOOSER: [(&str, f64, &str); 1] = [(
 
 /// Cases whose every native stage must run natively (by a geometry kernel, or by DataFusion for
 /// relational steps), none declining its data.
-const RUN_NATIVELY: [&str; 19] = [
+const RUN_NATIVELY: [&str; 21] = [
     "area_length_geodesic",
     "area_length_projected",
     "bbox_prefilter_below_buffer",
@@ -38,6 +38,8 @@ const RUN_NATIVELY: [&str; 19] = [
     "buffer_feet_on_state_plane",
     "buffer_meters_on_lonlat",
     "centroid",
+    "classify_by_ring_cities_around_countries",
+    "classify_by_ring_metres_on_state_plane",
     "clip_to_africa",
     "convex_hull",
     "deduplicate_continent",

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, Float64Array, RecordBatch, UInt32Array, new_null_array};
 use arrow::compute::{concat, take};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use geomill_planner::plan::operator::SpatialPredicate;
+use geomill_planner::plan::operator::{RefColumns, SpatialPredicate};
 use rayon::prelude::*;
 
 use super::layer::{Layer, Wkb};
@@ -17,28 +17,30 @@ use super::{NativeError, prepare_polygons, wkb};
 /// Matches of one point batch: (row in the batch, polygon row, distance).
 type Pairs = Vec<(u32, u32, f64)>;
 
-/// The polygons' columns to bring, as (source index, output name).
+/// The polygons' columns to bring, as (source index, output name): a name the points or the
+/// distance field already have gets `ref_` before it, as the planner's SQL names it.
 fn right_columns(
     left: &Layer,
     right: &Layer,
-    requested: &[String],
+    requested: &RefColumns,
+    distance_field: Option<&str>,
 ) -> Result<Vec<(usize, String)>, NativeError> {
-    let names: Vec<String> = if requested.is_empty() {
-        right
+    let names: Vec<String> = match requested {
+        RefColumns::All => right
             .schema
             .fields()
             .iter()
             .map(|f| f.name().clone())
             .filter(|n| n != &right.geometry)
-            .collect()
-    } else {
-        requested.to_vec()
+            .collect(),
+        RefColumns::Only(names) => names.clone(),
     };
     let mut taken: Vec<String> = left
         .schema
         .fields()
         .iter()
         .map(|f| f.name().clone())
+        .chain(distance_field.map(str::to_owned))
         .collect();
     names
         .into_iter()
@@ -133,7 +135,8 @@ pub fn points_polygons_join(
         }
         found.sort_unstable_by_key(|&(r, _)| r);
     })?;
-    assemble(points, polygons, columns, pairs, None, false)
+    let columns = RefColumns::requested(columns);
+    assemble(points, polygons, &columns, pairs, None, false)
 }
 
 /// The `k` nearest polygons of each point, nearest first (ties by polygon row), within
@@ -144,7 +147,7 @@ pub fn nearest(
     k: usize,
     max_distance: Option<f64>,
     distance_field: &str,
-    columns: &[String],
+    columns: &RefColumns,
 ) -> Result<Layer, NativeError> {
     if k == 0 {
         return Err(NativeError::Unsupported("nearest with k = 0".into()));
@@ -223,12 +226,12 @@ fn k_nearest(
 fn assemble(
     points: &Layer,
     polygons: &Layer,
-    columns: &[String],
+    columns: &RefColumns,
     mut pairs: Vec<Pairs>,
     distance_field: Option<&str>,
     keep_unmatched: bool,
 ) -> Result<Layer, NativeError> {
-    let right = right_columns(points, polygons, columns)?;
+    let right = right_columns(points, polygons, columns, distance_field)?;
     let mut fields: Vec<Arc<Field>> = points.schema.fields().iter().cloned().collect();
     if let Some(name) = distance_field {
         fields.push(Arc::new(Field::new(name, DataType::Float64, true)));

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::LowerContext;
 use crate::error::Problem;
 use crate::expr::SqlExpr;
-use crate::schema::{CrsUnits, Schema, crs_units};
+use crate::schema::{CrsUnits, GEOM, Schema, crs_units};
 
 /// Parses an expression parameter and checks its columns against the input schema when known.
 pub fn parse_expr(
@@ -53,6 +53,23 @@ fn unknown_columns_problem(path: String, unknown: &[String], schema: &Schema) ->
             schema.names().join(", ")
         ),
     )
+}
+
+/// Problems with a field the step adds: a name that cannot be used or that the input has.
+pub fn check_new_field(name: &str, ctx: &LowerContext<'_>, param: &str) -> Vec<Problem> {
+    if name == GEOM || name.trim().is_empty() {
+        vec![Problem::new(
+            ctx.at(param),
+            "cannot be used as a field name",
+        )]
+    } else if ctx.input.is_some_and(|s| s.has(name)) {
+        vec![Problem::new(
+            ctx.at(param),
+            format!("field {name} already exists in the input"),
+        )]
+    } else {
+        Vec::new()
+    }
 }
 
 /// A distance unit.

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::checks::require_columns;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{NearestOp, Operator};
+use crate::plan::operator::{NearestOp, Operator, RefColumns};
 use crate::schema::GEOM;
 
 /// For each input feature, find the nearest feature of `ref_layer` and attach its attributes
@@ -15,9 +15,10 @@ use crate::schema::GEOM;
 /// `distance_field` (default `distance`). Distances are in the units of the data's CRS (degrees
 /// on lon/lat data: reproject to a metric CRS for metres). Every input feature is kept once;
 /// with `max_distance`, features with no reference feature that close keep NULL attributes and
-/// distance. When several reference features are equally near, the one whose geometry hashes
-/// lowest is chosen, the same on every engine (on PostGIS, which searches its spatial index,
-/// among the 4 nearest).
+/// distance. NULL and empty geometries match nothing: an input feature's gives NULL attributes
+/// and distance, a reference feature's is never the nearest. When several reference features
+/// are equally near, the one whose geometry hashes lowest is chosen, the same on every engine
+/// (on PostGIS, which searches its spatial index, among the 4 nearest).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct NearestNeighbor {
     /// The step or dataset layer to search.
@@ -86,9 +87,10 @@ impl CapabilityParams for NearestNeighbor {
             return Err(problems);
         }
         Ok(vec![Operator::Nearest(NearestOp {
-            columns: self.columns.clone(),
+            columns: RefColumns::requested(&self.columns),
             max_distance: self.max_distance,
             distance_field: self.distance_field.clone(),
+            locate_field: None,
         })])
     }
 }

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use petgraph::stable_graph::NodeIndex;
 
 use super::graph::{Plan, PlanNode};
-use super::operator::{AggItem, GeometryAgg, Operator, OverlayMode, ValueExpr};
+use super::operator::{AggItem, GeometryAgg, Operator, OverlayMode, RefColumns, ValueExpr};
 
 impl Plan {
     /// One line per node: `01)Map set=[...] step=buffer_1`, inputs indented by `--`. A node
@@ -156,11 +156,19 @@ fn describe_op(op: &Operator) -> String {
             if f.negate { " negate" } else { "" }
         ),
         Operator::Nearest(n) => format!(
-            "{name} columns={} distance_field={}{}",
-            list(&n.columns, Clone::clone),
+            "{name} columns={} distance_field={}{}{}",
+            match &n.columns {
+                RefColumns::All => "all".to_owned(),
+                RefColumns::Only(columns) if columns.is_empty() => "none".to_owned(),
+                RefColumns::Only(columns) => list(columns, Clone::clone),
+            },
             n.distance_field,
             n.max_distance
                 .map(|d| format!(" max_distance={d}"))
+                .unwrap_or_default(),
+            n.locate_field
+                .as_ref()
+                .map(|f| format!(" locate_along_lines={f}"))
                 .unwrap_or_default()
         ),
         Operator::Overlay(o) => {

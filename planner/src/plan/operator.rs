@@ -139,8 +139,8 @@ impl Operator {
                 .iter()
                 .filter_map(|i| named(&i.column))
                 .collect(),
+            Self::Nearest(NearestOp { columns, .. }) => columns.named().to_vec(),
             Self::SpatialJoin(SpatialJoinOp { columns, .. })
-            | Self::Nearest(NearestOp { columns, .. })
             | Self::Overlay(OverlayOp { columns, .. })
             | Self::Distinct { columns } => columns.clone(),
             Self::Sort { keys, .. } => keys.iter().map(|k| k.column.clone()).collect(),
@@ -322,9 +322,42 @@ pub struct SpatialFilterOp {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct NearestOp {
-    pub columns: Vec<String>,
+    pub columns: RefColumns,
+    /// Match nothing farther than this (CRS units).
     pub max_distance: Option<f64>,
     pub distance_field: String,
+    /// Locate each point along its nearest line: the field receiving the fraction of the
+    /// line's length where the point projects. With it, only points search and only lines
+    /// (LineStrings and MultiLineStrings) are found.
+    pub locate_field: Option<String>,
+}
+
+/// The second input's attributes a step brings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RefColumns {
+    /// Every attribute.
+    All,
+    /// These, in this order; none for an empty list (the step's own fields only).
+    Only(Vec<String>),
+}
+
+impl RefColumns {
+    /// The `columns` parameter as capabilities take it: an empty list means every attribute.
+    pub fn requested(columns: &[String]) -> Self {
+        if columns.is_empty() {
+            Self::All
+        } else {
+            Self::Only(columns.to_vec())
+        }
+    }
+
+    /// The attributes named (none for [`RefColumns::All`]).
+    pub fn named(&self) -> &[String] {
+        match self {
+            Self::All => &[],
+            Self::Only(columns) => columns,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

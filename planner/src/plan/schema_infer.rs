@@ -1,7 +1,9 @@
 //! Output schemas: what each operator produces from its inputs' schemas (`None` when an input's
 //! columns are not known). Shared by lowering, the optimizer's checks and the SQL emitters.
 
-use super::operator::{AggFunc, AggItem, GeoExpr, MapOp, Operator, OverlayMode, ValueExpr};
+use super::operator::{
+    AggFunc, AggItem, GeoExpr, MapOp, NearestOp, Operator, OverlayMode, RefColumns, ValueExpr,
+};
 use crate::schema::{Column, FieldType, GEOM, Schema};
 
 /// Prefix given to a joined column whose name the left input already has.
@@ -34,6 +36,37 @@ pub fn joined_columns(
         columns.push((name, output));
     }
     Some(columns)
+}
+
+/// The columns a nearest search brings from its right input, as [`joined_columns`] names them
+/// (none for an empty [`RefColumns::Only`]).
+pub fn brought_columns(
+    left: Option<&Schema>,
+    right: Option<&Schema>,
+    columns: &RefColumns,
+) -> Option<Vec<(String, String)>> {
+    match columns {
+        RefColumns::Only(named) if named.is_empty() => Some(Vec::new()),
+        _ => joined_columns(left, right, columns.named()),
+    }
+}
+
+/// The columns a nearest search brings, named after the left input's columns and the search's
+/// own fields (the distance, the fraction), so that a clashing name is prefixed.
+pub fn nearest_columns(
+    left: Option<&Schema>,
+    right: Option<&Schema>,
+    nearest: &NearestOp,
+) -> Option<Vec<(String, String)>> {
+    let taken = left.map(|left| {
+        let mut taken = left.clone();
+        taken.set(&nearest.distance_field, FieldType::Double);
+        if let Some(fraction) = &nearest.locate_field {
+            taken.set(fraction, FieldType::Double);
+        }
+        taken
+    });
+    brought_columns(taken.as_ref(), right, &nearest.columns)
 }
 
 fn type_of(schema: Option<&Schema>, name: &str) -> FieldType {
@@ -198,8 +231,15 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
             Some(schema)
         }
         Operator::Nearest(nearest) => {
-            let mut schema = with_joined(main?, other, &nearest.columns)?;
+            let left = main?;
+            let mut schema = left.clone();
             schema.set(&nearest.distance_field, FieldType::Double);
+            for (right_name, output) in nearest_columns(Some(left), other, nearest)? {
+                schema.set(&output, type_of(other, &right_name));
+            }
+            if let Some(fraction) = &nearest.locate_field {
+                schema.set(fraction, FieldType::Double);
+            }
             Some(schema)
         }
         Operator::Concat => {

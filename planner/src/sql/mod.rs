@@ -5,6 +5,7 @@ mod diff;
 mod explode;
 pub(crate) mod geo;
 pub mod guard;
+mod nearest;
 mod overlay;
 pub mod quote;
 mod relational;

@@ -3,14 +3,14 @@
 use super::dialect::Dialect;
 use super::diff::diff_sql;
 use super::geo::predicate_sql;
+use super::nearest::nearest_sql;
 use super::overlay::overlay_sql;
-use super::quote::{ident, number, string};
+use super::quote::{ident, string};
 use super::relational::{join_sql, project_sql, reshape_sql};
 use super::tessellate::tessellate_sql;
 use crate::plan::native::missing_sql;
 use crate::plan::operator::{
-    AggFunc, AggItem, GeometryAgg, JoinHow, MapOp, NearestOp, Operator, SortKey,
-    SpatialAggregateOp, ValueExpr,
+    AggFunc, AggItem, GeometryAgg, JoinHow, MapOp, Operator, SortKey, SpatialAggregateOp, ValueExpr,
 };
 use crate::plan::schema_infer::{aggregate_type, joined_columns};
 use crate::schema::{FieldType, GEOM, Schema};
@@ -223,55 +223,6 @@ fn spatial_aggregate_sql(
         )),
     }
 }
-
-fn nearest_sql(
-    n: &NearestOp,
-    main: Input<'_>,
-    other: Input<'_>,
-    dialect: Dialect,
-) -> Result<String, String> {
-    let columns = joined_list(main.schema, other, &n.columns, dialect)?;
-    let within = match n.max_distance {
-        Some(d) => format!(
-            " WHERE ST_DWithin({}, {}, {})",
-            geom("t"),
-            geom("r"),
-            number(d)?
-        ),
-        None => String::new(),
-    };
-    let distance = ident(&n.distance_field);
-    let (t, r) = (geom("t"), geom("r"));
-    let tie = dialect.wkb_hex(&r);
-    match dialect {
-        // Equal distances are broken by a hash of the geometry, so both engines pick the same
-        // feature.
-        Dialect::Duckdb => Ok(format!(
-            "SELECT t.*, n.* FROM {} AS t LEFT JOIN LATERAL (SELECT ST_Distance({t}, {r}) AS {distance}{columns} FROM {} AS r{within} ORDER BY {distance}, md5({tie}) LIMIT 1) AS n ON true",
-            main.from, other.from
-        )),
-        // The candidates come from the GiST index in `<->` order (KNN; a second sort key would
-        // make PostgreSQL sort every pair instead), then the same tie-break as DuckDB's among
-        // the nearest few.
-        Dialect::Postgis => {
-            let outputs: Vec<String> = joined_columns(main.schema, other.schema, &n.columns)
-                .ok_or_else(|| NEEDS_COLUMNS.to_owned())?
-                .iter()
-                .map(|(_, output)| format!(", c.{}", ident(output)))
-                .collect();
-            Ok(format!(
-                "SELECT t.*, n.* FROM {} AS t LEFT JOIN LATERAL (SELECT c.{distance}{} FROM (SELECT ST_Distance({t}, {r}) AS {distance}{columns}, md5({tie}) AS \"__tie\" FROM {} AS r{within} ORDER BY {r} <-> {t} LIMIT {KNN_CANDIDATES}) AS c ORDER BY c.{distance}, c.\"__tie\" LIMIT 1) AS n ON true",
-                main.from,
-                outputs.concat(),
-                other.from
-            ))
-        }
-    }
-}
-
-/// Nearest candidates a PostGIS KNN search takes before breaking ties: equal distances among
-/// more features than this are broken by index order.
-const KNN_CANDIDATES: usize = 4;
 
 /// A select list that keeps every column and replaces `geom` by `geometry_sql`.
 pub(super) fn projection_with_geom(

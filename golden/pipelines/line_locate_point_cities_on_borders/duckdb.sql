@@ -1,0 +1,8 @@
+-- 1: borders
+CREATE OR REPLACE TEMP TABLE "borders" AS
+SELECT "pop_est", "continent", "name", "iso_a3", "gdp_md_est", CASE WHEN ST_GeometryType("geom") = 'GEOMETRYCOLLECTION' THEN NULL WHEN ST_IsEmpty(ST_Multi(ST_CollectionExtract(ST_Boundary("geom"), GREATEST(ST_Dimension("geom"), 1)))) THEN ST_Force2D(ST_Multi(ST_CollectionExtract(ST_Boundary("geom"), GREATEST(ST_Dimension("geom"), 1)))) ELSE ST_Multi(ST_CollectionExtract(ST_Boundary("geom"), GREATEST(ST_Dimension("geom"), 1))) END AS "geom" FROM "countries" AS t;
+
+-- 2: located
+CREATE OR REPLACE TEMP TABLE "located" AS
+SELECT t.*, n.* FROM "cities" AS t LEFT JOIN LATERAL (SELECT c.* EXCLUDE ("__geomill_line"), CASE WHEN ST_GeometryType(CASE WHEN ST_GeometryType(c."__geomill_line") = 'LINESTRING' THEN c."__geomill_line" ELSE ST_LineMerge(c."__geomill_line", true) END) = 'LINESTRING' THEN CASE WHEN ST_Length(CASE WHEN ST_GeometryType(c."__geomill_line") = 'LINESTRING' THEN c."__geomill_line" ELSE ST_LineMerge(c."__geomill_line", true) END) = 0 THEN 0.0 ELSE ST_LineLocatePoint(CASE WHEN ST_GeometryType(c."__geomill_line") = 'LINESTRING' THEN c."__geomill_line" ELSE ST_LineMerge(c."__geomill_line", true) END, t."geom") END END AS "fraction" FROM (SELECT ST_Distance(t."geom", r."geom") AS "distance", r."geom" AS "__geomill_line", r."name" AS "ref_name", r."iso_a3" AS "iso_a3" FROM "borders" AS r WHERE NOT ST_IsEmpty(t."geom") AND NOT ST_IsEmpty(r."geom") AND ST_GeometryType(t."geom") = 'POINT' AND ST_GeometryType(r."geom") IN ('LINESTRING', 'MULTILINESTRING') ORDER BY "distance", md5(lower(ST_AsHEXWKB(r."geom"))) LIMIT 1) AS c) AS n ON true;
+

@@ -1,0 +1,261 @@
+//! `classify_by_ring` against GeoPandas and numpy: the Natural Earth cities ringed around the
+//! countries and around their borders (lon/lat, rings in degrees), and generated points around
+//! the NYC boroughs (State Plane feet, rings in metres: NULL, empty, multi-point, line and
+//! polygon inputs), uploaded and run through `/api/pipelines/execute` on the embedded,
+//! PostGIS, native and hybrid engines. Every feature's distance equals Shapely's distance to
+//! the nearest reference geometry within 1e-9 (relative), and its ring equals
+//! `numpy.searchsorted(rings, distance) + 1` (NULL beyond the last ring, or for a NULL or empty
+//! geometry, or an empty reference layer).
+
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+use crate::common;
+use common::real::run_python;
+use common::uploads::{run, shared_datasets, shared_paths, upload};
+use common::{call, post_json};
+
+/// Writes `nyc_points.gpkg` and `nyc_lines.gpkg` (EPSG:2263) into the folder named by the
+/// first argument: seeded points over the boroughs and beside a few hand-made lines, with
+/// NULL, empty and non-point geometries at fixed ids; the boroughs' outlines as lines with
+/// lines that merge, lines that do not, a line of zero length, an empty and a NULL line and a
+/// polygon.
+pub(crate) const GENERATE: &str = r##"
+import os, sys
+import geopandas as gpd, numpy as np, shapely
+from shapely.geometry import LineString, MultiLineString, MultiPoint, Point, Polygon
+out = sys.argv[1]
+rng = np.random.default_rng(20260601)
+boroughs = gpd.read_file(sys.argv[2])
+n = 1500
+xs = rng.uniform(905000, 1100000, n)
+ys = rng.uniform(115000, 280000, n)
+points = [Point(x, y) for x, y in zip(xs, ys)]
+# Around the hand-made lines east of Queens, and close to the zero-length line.
+points += [Point(x, y) for x, y in zip(rng.uniform(1080000, 1100000, 300), rng.uniform(145000, 180000, 300))]
+points += [Point(1098000 + dx, 155000 + dy) for dx, dy in rng.normal(0, 300, (20, 2))]
+ids = list(range(1, len(points) + 1))
+odd = {9001: None, 9002: shapely.from_wkt("POINT EMPTY"),
+       9003: MultiPoint([(1000000, 200000), (1001000, 201000)]),
+       9004: LineString([(990000, 190000), (995000, 195000)]),
+       9005: shapely.box(1010000, 210000, 1012000, 212000)}
+ids += list(odd)
+points += list(odd.values())
+gpd.GeoDataFrame({"pid": ids, "name": [f"p{i}" for i in ids]},
+                 geometry=gpd.GeoSeries(points, crs="EPSG:2263")).to_file(
+    os.path.join(out, "nyc_points.gpkg"), layer="points", driver="GPKG", engine="pyogrio",
+    promote_to_multi=False, geometry_type="Unknown")
+lines, names = [], []
+for _, row in boroughs.iterrows():
+    for k, part in enumerate(row.geometry.geoms):
+        lines.append(part.exterior)
+        names.append(f"{row['BoroName']} {k}")
+special = {
+    9001: MultiLineString([[(1085000, 150000), (1090000, 152000)], [(1090000, 152000), (1095000, 150000)]]),
+    9002: MultiLineString([[(1085000, 160000), (1090000, 161000)], [(1092000, 161000), (1096000, 160000)]]),
+    9003: MultiLineString([[(1085000, 168000), (1090000, 168000)], [(1095000, 168000), (1090000, 168000)]]),
+    9004: LineString([(1098000, 155000), (1098000, 155000)]),
+    9005: shapely.from_wkt("LINESTRING EMPTY"),
+    9006: None,
+    9007: shapely.box(1086000, 154000, 1088000, 156000),
+    9008: MultiLineString([[(1080000, 175000), (1099000, 176000)]]),
+}
+line_ids = list(range(1, len(lines) + 1)) + list(special)
+names += [f"special {k}" for k in special]
+lines += list(special.values())
+gpd.GeoDataFrame({"line_id": line_ids, "name": names},
+                 geometry=gpd.GeoSeries([None if g is None else LineString(g.coords) if g.geom_type == "LinearRing" else g for g in lines], crs="EPSG:2263")).to_file(
+    os.path.join(out, "nyc_lines.gpkg"), layer="lines", driver="GPKG", engine="pyogrio",
+    promote_to_multi=False, geometry_type="Unknown")
+print("written")
+"##;
+
+/// Runs [`GENERATE`] into `dir`; answers the points' and the lines' files.
+pub(crate) fn generated_nyc(dir: &std::path::Path) -> (String, String) {
+    let [_, _, boroughs] = shared_paths();
+    let answer = run_python(GENERATE, &[&dir.display().to_string(), &boroughs]);
+    assert_eq!(answer.trim(), "written");
+    let file = |name: &str| dir.join(name).display().to_string();
+    (file("nyc_points.gpkg"), file("nyc_lines.gpkg"))
+}
+
+/// Uploads a file the tests generated; answers the dataset's id.
+pub(crate) async fn upload_file(state: &geomill::state::AppState, path: &str) -> String {
+    let name = std::path::Path::new(path)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("layer.gpkg");
+    upload(state, &[(name, std::fs::read(path).unwrap())]).await
+}
+
+/// Compares each case with Shapely's distances and numpy's bands, feature by feature.
+const COMPARE: &str = r##"
+import json, sys, warnings
+import geopandas as gpd, numpy as np, pandas as pd, shapely
+warnings.filterwarnings("ignore")
+problems = []
+METRES = {"meters": 1.0, "kilometers": 1000.0, "feet": 0.3048, "miles": 1609.344}
+cases = json.load(open(sys.argv[1]))
+for case in cases:
+    label, p = case["label"], case["params"]
+    source = gpd.read_file(case["source"])
+    refs = gpd.read_file(case["ref"])
+    if case.get("ref_boundary"):
+        refs["geometry"] = refs.geometry.boundary
+    if case.get("ref_where_none"):
+        refs = refs.iloc[0:0]
+    targets = np.array([g for g in refs.geometry if g is not None and not g.is_empty], dtype=object)
+    unit = p.get("unit", "crs")
+    factor = 1.0 if unit in ("crs", "degrees") else source.crs.axis_info[0].unit_conversion_factor / METRES[unit]
+    rings = np.asarray(p["rings"], dtype=float)
+    ours = gpd.read_file(case["path"])
+    if len(ours) != len(source):
+        problems.append(f"{label}: {len(ours)} rows, the source has {len(source)}")
+        continue
+    ours = ours.set_index(case["key"])
+    ring_field, distance_field = p.get("ring_field", "ring"), p.get("distance_field", "distance")
+    bad, near_bounds, seen = [], 0, set()
+    for _, row in source.iterrows():
+        g, mine = row.geometry, ours.loc[row[case["key"]]]
+        got_d, got_ring = mine[distance_field], mine[ring_field]
+        if g is None or g.is_empty or len(targets) == 0:
+            if not (pd.isna(got_d) and pd.isna(got_ring)):
+                bad.append((row[case["key"]], got_d, got_ring, "expected NULL"))
+            continue
+        d = float(shapely.distance(g, targets).min()) * factor
+        index = int(np.searchsorted(rings, d, side="left"))
+        ring = index + 1 if index < len(rings) else None
+        seen.add(ring)
+        if pd.isna(got_d) or abs(got_d - d) > 1e-9 * max(1.0, abs(d)):
+            bad.append((row[case["key"]], got_d, d, "distance"))
+            continue
+        got_ring = None if pd.isna(got_ring) else int(got_ring)
+        if got_ring != ring:
+            # Only a distance within rounding of a ring's bound may fall on its other side.
+            if np.min(np.abs(rings - d)) <= 1e-9 * max(1.0, d):
+                near_bounds += 1
+            else:
+                bad.append((row[case["key"]], got_ring, ring, d))
+    if bad:
+        problems.append(f"{label}: {len(bad)} of {len(source)} features differ, first {bad[0]}")
+    if near_bounds > 2:
+        problems.append(f"{label}: {near_bounds} rings differ at their bounds")
+    if len(targets) and len(seen) < min(3, len(rings) + 1):
+        problems.append(f"{label}: only rings {seen} occur")
+print("\n".join(problems) or f"compared {len(cases)} cases")
+"##;
+
+const ENGINES: [&str; 4] = ["embedded", "postgis", "native", "hybrid"];
+
+/// The run's report of where its native stages ran (`[{relation, ran, declined}]`).
+async fn native_report(
+    state: &geomill::state::AppState,
+    dataset: &str,
+    steps: &Value,
+) -> Vec<Value> {
+    let request = json!({"dataset_id": dataset, "engine": "native",
+        "pipeline": {"name": "run", "steps": steps}});
+    let (status, run) = call(state, post_json("/api/pipelines/execute", &request)).await;
+    assert_eq!(status, StatusCode::OK, "{run}");
+    run["native"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rings_equal_geopandas_on_every_engine() {
+    let (dir, state, [countries, cities, boroughs]) = shared_datasets("rings").await;
+    let [countries_path, cities_path, boroughs_path] = shared_paths();
+    let (points_path, _) = generated_nyc(dir.path());
+    let points = upload_file(&state, &points_path).await;
+    let rings_step = |input: &str, params: Value| json!({"id": "rings", "capability": "classify_by_ring", "input": input, "params": params});
+    let degrees = json!({"ref_layer": countries, "rings": [0, 2, 10], "unit": "degrees"});
+    let borders = json!({"ref_layer": "borders", "rings": [0.5, 1, 2, 5]});
+    let metres = json!({"ref_layer": boroughs, "rings": [0, 100, 1000, 5000], "unit": "meters",
+        "ring_field": "band", "distance_field": "metres"});
+    let none = json!({"ref_layer": "nothing", "rings": [1000], "unit": "feet"});
+    let cases: Vec<(&String, &String, Value, Value, Value)> = vec![
+        (
+            &cities,
+            &cities_path,
+            degrees.clone(),
+            json!([rings_step("input", degrees)]),
+            json!({"ref": countries_path, "key": "name"}),
+        ),
+        (
+            &cities,
+            &cities_path,
+            borders.clone(),
+            json!([{"id": "borders", "capability": "boundary", "input": countries, "params": {}},
+                   rings_step("input", borders)]),
+            json!({"ref": countries_path, "key": "name", "ref_boundary": true}),
+        ),
+        (
+            &points,
+            &points_path,
+            metres.clone(),
+            json!([rings_step("input", metres)]),
+            json!({"ref": boroughs_path, "key": "pid"}),
+        ),
+        (
+            &points,
+            &points_path,
+            none.clone(),
+            json!([{"id": "nothing", "capability": "filter", "input": boroughs,
+                    "params": {"where": "\"BoroCode\" < 0"}},
+                   rings_step("input", none)]),
+            json!({"ref": boroughs_path, "key": "pid", "ref_where_none": true}),
+        ),
+    ];
+    let mut manifest = Vec::new();
+    for (dataset, source, params, steps, reference) in &cases {
+        for engine in ENGINES {
+            let path = run(&state, dataset, engine, steps.clone()).await;
+            let mut case = json!({"label": format!("{engine} {steps}"), "path": path,
+                "source": source, "params": params});
+            case.as_object_mut()
+                .unwrap()
+                .extend(reference.as_object().unwrap().clone());
+            manifest.push(case);
+        }
+    }
+    let file = dir.path().join("rings.json");
+    std::fs::write(&file, serde_json::to_vec(&manifest).unwrap()).unwrap();
+    let answer = run_python(COMPARE, &[&file.display().to_string()]);
+    assert_eq!(answer.trim(), format!("compared {} cases", manifest.len()));
+
+    // Points against polygons run on the native nearest kernel; lines make it decline (the
+    // step then runs as SQL, and the run says so).
+    let (_, _, _, steps, _) = &cases[0];
+    let stages = native_report(&state, &cities, steps).await;
+    assert!(stages.iter().any(|s| s["ran"] == "native"), "{stages:?}");
+    let (_, _, _, steps, _) = &cases[1];
+    let stages = native_report(&state, &cities, steps).await;
+    assert!(
+        stages.iter().any(|s| s["ran"] == "sql"
+            && s["declined"]
+                .as_str()
+                .is_some_and(|d| d.contains("polygons"))),
+        "{stages:?}"
+    );
+}
+
+#[tokio::test]
+async fn rings_in_metres_on_lonlat_data_are_refused() {
+    let (_dir, state, [countries, cities, _]) = shared_datasets("rings_refused").await;
+    for (params, says) in [
+        (
+            json!({"ref_layer": countries, "rings": [1000], "unit": "meters"}),
+            "reproject",
+        ),
+        (
+            json!({"ref_layer": countries, "rings": [5, 1]}),
+            "strictly ascending",
+        ),
+    ] {
+        let request = json!({"dataset_id": cities, "engine": "embedded", "pipeline": {
+            "name": "run", "steps": [{"id": "rings", "capability": "classify_by_ring",
+            "params": params}]}});
+        let (status, body) = call(&state, post_json("/api/pipelines/execute", &request)).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert!(body.to_string().contains(says), "{body}");
+    }
+}
