@@ -177,8 +177,6 @@ def alpha_properties(mine, theirs, g, p):
     if hull.geom_type != "Polygon":
         return same(mine, hull)
     scale = max(hull.area, 1e-12)
-    if rectangle_ring(g):
-        return hull_of_vertices(mine, g, strict=False)
     return (hull_of_vertices(mine, g) and theirs.difference(mine).area <= 1e-9 * scale
             and (p.get("allow_holes") or len(mine.interiors) == 0))
 
@@ -220,33 +218,17 @@ def on_side(coords, theirs, g, p):
     points = shapely.points(coords)
     return np.mean(shapely.distance(points, theirs) < shapely.distance(points, other)) > 0.9
 
-def rectangle_ring(g):
-    """Whether a ring is an axis-aligned rectangle: its four corners lie on one circle, so two
-    Delaunay triangulations are right and GEOS versions pick either."""
-    polygons = [p for p in shapely.get_parts(g) if p.geom_type == "Polygon"]
-    for ring in [r for p in polygons for r in [p.exterior, *p.interiors]]:
-        c = np.asarray(ring.coords)
-        if len(c) == 5 and len(set(c[:4, 0])) == 2 and len(set(c[:4, 1])) == 2:
-            return True
-    return False
-
-def concave(mine, theirs, g, p):
-    """Shapely's hull; where four vertices are cocircular, any valid hull of every vertex."""
-    if same(mine, theirs):
-        return True
-    return rectangle_ring(g) and hull_of_vertices(mine, g, strict=False)
-
-def hull_of_vertices(mine, g, strict=True):
-    """In the convex hull and holding every vertex; `strict`: one valid polygon."""
+def hull_of_vertices(mine, g):
+    """One valid polygon in the convex hull, holding every vertex."""
     hull = shapely.convex_hull(g)
     scale = max(hull.area, 1e-12)
     vertices = shapely.multipoints(shapely.get_coordinates(g))
-    return (mine is not None and (not strict or (mine.geom_type == "Polygon" and mine.is_valid))
+    return (mine is not None and mine.geom_type == "Polygon" and mine.is_valid
             and mine.difference(hull).area <= 1e-9 * scale
             and shapely.buffer(mine, 1e-9 * np.sqrt(scale)).covers(vertices))
 
 SAME = {"oriented_bbox": least_rectangle, "offset_curve": offset_points,
-        "alpha_shape": alpha_properties, "concave_hull": concave}
+        "alpha_shape": alpha_properties}
 
 for case in cases:
     label, p = case["label"], case["params"]

@@ -114,7 +114,10 @@ fn pockets(tris: &[Tri], hull: &[(u64, u64)]) -> Vec<Vec<Point>> {
     for tri in tris {
         for i in 0..3 {
             if tri.adj[i].is_none() {
-                after.insert(bits(tri.p[i]), tri.p[next(i)]);
+                // A vertex on the boundary twice: the chain is ambiguous, fill nothing.
+                if after.insert(bits(tri.p[i]), tri.p[next(i)]).is_some() {
+                    return Vec::new();
+                }
                 start.get_or_insert(tri.p[i]);
             }
         }
@@ -143,7 +146,12 @@ fn pockets(tris: &[Tri], hull: &[(u64, u64)]) -> Vec<Vec<Point>> {
         chain.push(p);
         if is_hull(p) {
             let (a, b) = (chain[0], p);
-            if chain.len() > 2 && chain.iter().any(|q| cross(a, b, *q) != 0.0) {
+            // The boundary runs clockwise: a pocket's vertices lie right of the hull edge.
+            let inner = &chain[1..chain.len() - 1];
+            if !inner.is_empty()
+                && inner.iter().all(|q| cross(a, b, *q) <= 0.0)
+                && inner.iter().any(|q| cross(a, b, *q) < 0.0)
+            {
                 out.push(std::mem::take(&mut chain));
             }
             chain = vec![p];
@@ -171,7 +179,7 @@ fn fill(chain: &[Point], i: usize, j: usize, tris: &mut Vec<Tri>) {
     let Some(m) = (i + 1..j).max_by(|x, y| angle(chain[*x]).total_cmp(&angle(chain[*y]))) else {
         return;
     };
-    if cross(a, b, chain[m]) != 0.0 {
+    if cross(a, b, chain[m]) < 0.0 {
         tris.push(new_tri(a, chain[m], b));
     }
     fill(chain, i, m, tris);
