@@ -329,12 +329,6 @@ async fn geometry_capabilities_equal_shapely_on_both_engines() {
             step("alpha_shape", alpha(3000.0, true)),
         ),
         (
-            &regions,
-            "alpha_shape",
-            alpha(0.5, true),
-            step("alpha_shape", alpha(0.5, true)),
-        ),
-        (
             &countries,
             "boundary",
             json!({}),
