@@ -28,6 +28,12 @@ as_db_user "$pg_bin/pg_ctl" -D "$work/data" -l "$work/server.log" -w \
   -o "-p $port -k $work -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off" start >/dev/null
 psql -q -h 127.0.0.1 -p "$port" -U postgres -d postgres -c "CREATE DATABASE geomill" >/dev/null
 psql -q -h 127.0.0.1 -p "$port" -U postgres -d geomill -c "CREATE EXTENSION postgis" >/dev/null
+# pgRouting where it is installed (scripts/setup.sh test installs it): the network capabilities'
+# SQL on the PostGIS engine.
+if psql -At -h 127.0.0.1 -p "$port" -U postgres -d geomill \
+  -c "SELECT 1 FROM pg_available_extensions WHERE name = 'pgrouting'" | grep -q 1; then
+  psql -q -h 127.0.0.1 -p "$port" -U postgres -d geomill -c "CREATE EXTENSION pgrouting" >/dev/null
+fi
 export GEOMILL_POSTGIS_DSN="postgresql://postgres@127.0.0.1:$port/geomill"
 export GEOMILL_PG_BIN="$pg_bin"
 set +e
