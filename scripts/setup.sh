@@ -126,6 +126,12 @@ if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then
     log "installing libpysal and esda for the tests"
     "$venv/bin/pip" install -q --disable-pip-version-check "libpysal==4.14.1" "esda==2.9.0"
   fi
+  # networkx is the reference of the network analyses' tests and benchmark
+  # (tests/it/network_analysis.rs, benches/network.py).
+  if ! "$venv/bin/python" -c "import networkx; assert networkx.__version__ == '3.6.1'" 2>/dev/null; then
+    log "installing networkx for the tests"
+    "$venv/bin/pip" install -q --disable-pip-version-check "networkx==3.6.1"
+  fi
   # schemathesis fuzzes the HTTP API against its own OpenAPI document (tests/it/schemathesis.rs).
   if ! "$venv/bin/python" -c "import schemathesis; assert schemathesis.__version__ == '4.32.5'" 2>/dev/null; then
     log "installing schemathesis for the tests"

@@ -11,6 +11,7 @@ pub mod checks;
 mod explode_common;
 pub mod invalid;
 mod listing;
+mod network_graph;
 mod overlay_pair;
 pub mod weights;
 pub use listing::{CapabilityInfo, listing};
@@ -34,6 +35,12 @@ capabilities! {
     multipart_to_singleparts::MultipartToSingleparts,
     singleparts_to_multipart::SinglepartsToMultipart,
     vector_diff::VectorDiff,
+    od_matrix::OdMatrix,
+    shortest_path::ShortestPath,
+    isochrone::Isochrone,
+    network_allocation::NetworkAllocation,
+    connectivity_check::ConnectivityCheck,
+    mst::Mst,
     extract_vertices::ExtractVertices,
     extract_segments::ExtractSegments,
     extract_holes::ExtractHoles,

@@ -31,7 +31,8 @@ impl OptimizerRule for FuseStages {
             if matches!(node.op, Operator::Scan { columns: None, .. }) {
                 continue;
             }
-            let fusable = !matches!(node.op, Operator::Export(_));
+            // pgRouting reads a network analysis's lines by table name: they are a stage's table.
+            let fusable = !matches!(node.op, Operator::Export(_) | Operator::Network(_));
             let joined = plan
                 .inputs(index)
                 .first()

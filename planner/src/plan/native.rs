@@ -13,6 +13,7 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{BinaryOperator, Expr, visit_expressions};
 
+use super::network::NetworkOp;
 use super::operator::{
     AggFunc, ClassifyOp, GenerateOp, GeoExpr, GeometryAgg, JoinHow, NearestOp, Operator, OverlayOp,
     ScaleOp, SpatialAggregateOp, SpatialJoinOp, SpatialPredicate, StatisticOp, ValueExpr,
@@ -164,6 +165,8 @@ pub enum NativeKernel<'a> {
     Generate(&'a GenerateOp),
     /// A diagram over the whole input (GEOS's Voronoi, Delaunay, polygonizer).
     Tessellate(&'a TessellateOp),
+    /// An analysis over the graph of a line layer (petgraph, searches in parallel).
+    Network(&'a NetworkOp),
 }
 
 /// Whether only the native backend computes `op` (no SQL engine can): such a node runs
@@ -185,6 +188,7 @@ pub fn missing_sql(op: &Operator, dialect: Dialect) -> Option<String> {
             _ => None,
         }),
         Operator::Tessellate(t) => t.missing_on(dialect),
+        Operator::Network(n) => n.missing_on(dialect),
         _ => None,
     }
 }
@@ -231,6 +235,7 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
         Operator::Statistic(s) => Ok(NativeKernel::Statistic(s)),
         Operator::Generate(g) => Ok(NativeKernel::Generate(g)),
         Operator::Tessellate(t) => Ok(NativeKernel::Tessellate(t)),
+        Operator::Network(n) => Ok(NativeKernel::Network(n)),
         Operator::Map(_) if is_relational(op) => relational_support(op),
         Operator::Map(map) => {
             let all_native = !map.set.is_empty()
@@ -346,6 +351,10 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
                 TessellateOp::Voronoi { .. } => ", each row given the cell its site lies in",
                 _ => ", the pieces numbered by their lower-left corner",
             }
+        ),
+        NativeKernel::Network(n) => format!(
+            "{}: a petgraph graph of the lines' end points, Dijkstra from each source in parallel",
+            n.describe()
         ),
         NativeKernel::Classify(c) => format!(
             "classify {} ({}, {} classes asked): breaks over every non-NULL value as mapclassify computes them, then each row's class by its bounds",

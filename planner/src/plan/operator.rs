@@ -10,6 +10,7 @@ pub use super::classes::{
     ClassColors, ClassMethod, ClassifyOp, NormalizeMethod, ScaleKind, ScaleOp,
 };
 pub use super::geo_expr::{GeoExpr, OffsetJoin, ShapeExpr};
+pub use super::network::{GraphSpec, NetworkAnalysis, NetworkOp};
 pub use super::relational::{
     DiffOp, GeometryCompare, JoinKey, JoinOp, PivotOp, ReshapeOp, TimeMatch, UnpivotOp,
 };
@@ -79,6 +80,9 @@ pub enum Operator {
     /// A diagram made from the whole layer (Voronoi cells, Delaunay triangles, polygonized
     /// faces).
     Tessellate(TessellateOp),
+    /// An analysis over the graph of the first input's lines (the point layers it needs
+    /// follow).
+    Network(NetworkOp),
     /// Write the input to a file (a sink: nothing consumes it).
     Export(ExportOp),
 }
@@ -109,6 +113,7 @@ impl Operator {
             Self::Statistic(_) => "Statistic",
             Self::Generate(_) => "Generate",
             Self::Tessellate(_) => "Tessellate",
+            Self::Network(_) => "Network",
             Self::Export(_) => "Export",
         }
     }
@@ -153,6 +158,7 @@ impl Operator {
             Self::Statistic(s) => s.field.iter().cloned().collect(),
             Self::Generate(g) => g.reads(),
             Self::Tessellate(_) => Vec::new(),
+            Self::Network(n) => n.reads(),
             Self::SpatialFilter(_) | Self::Concat | Self::Sample { .. } | Self::Export(_) => {
                 Vec::new()
             }
@@ -171,6 +177,7 @@ impl Operator {
             | Self::Join(_)
             | Self::Diff(_) => Some(2),
             Self::Concat => None,
+            Self::Network(n) => Some(n.arity()),
             _ => Some(1),
         }
     }

@@ -6,6 +6,7 @@ mod explode;
 pub(crate) mod geo;
 pub mod guard;
 mod nearest;
+mod network;
 mod overlay;
 pub mod quote;
 mod relational;

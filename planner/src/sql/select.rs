@@ -4,6 +4,7 @@ use super::dialect::Dialect;
 use super::diff::diff_sql;
 use super::geo::predicate_sql;
 use super::nearest::nearest_sql;
+use super::network::network_sql;
 use super::overlay::overlay_sql;
 use super::quote::{ident, string};
 use super::relational::{join_sql, project_sql, reshape_sql};
@@ -363,6 +364,10 @@ pub fn select(
             native_only(main.from, dialect, &missing)
         }
         Operator::Tessellate(t) => tessellate_sql(t, main, dialect)?,
+        Operator::Network(n) if let Some(missing) = n.missing_on(dialect) => {
+            native_only(main.from, dialect, &missing)
+        }
+        Operator::Network(n) => network_sql(n, inputs)?,
         Operator::Diff(d) => diff_sql(d, main, need_other()?, dialect)?,
         Operator::Aggregate(a) => {
             let mut items: Vec<String> = a.group_by.iter().map(|c| ident(c)).collect();

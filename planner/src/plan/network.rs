@@ -1,0 +1,241 @@
+//! Analyses over a graph made from a line layer: costs between points, paths, reach bands,
+//! allocation to facilities, connected parts and spanning trees.
+//!
+//! The graph (the same on every engine): each part of each line is an edge from its first
+//! vertex to its last; edges meet where their end points are equal (2D). Nodes are numbered
+//! 1, 2, … by their coordinates (x, then y). Points (origins, destinations, facilities) are
+//! placed on the node nearest to them (planar distance in the CRS's units; ties to the lower
+//! node number).
+
+use crate::schema::{Column, FieldType, GEOM, Schema};
+use crate::sql::Dialect;
+
+/// How the edges of a line layer are weighted and which way they run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphSpec {
+    /// The field giving each edge's cost; `None`: its length (metres on the WGS 84 ellipsoid
+    /// for longitude/latitude data, CRS units otherwise). A NULL or negative cost leaves the
+    /// edge out.
+    pub cost: Option<String>,
+    /// Length on the ellipsoid (the layer is longitude/latitude).
+    pub geodesic: bool,
+    /// Metres in one CRS unit, converting a planar length (1 when `geodesic`).
+    pub metres_per_unit: f64,
+    /// Every edge runs only from its first vertex to its last.
+    pub directed: bool,
+    /// The field saying which way each edge runs: true, 1, `yes`, `true` (any case) from its
+    /// first vertex to its last; -1, `-1`, `reverse` the other way; anything else (or NULL)
+    /// both ways.
+    pub oneway: Option<String>,
+}
+
+impl GraphSpec {
+    /// The fields of the line layer the graph reads.
+    pub fn reads(&self) -> Vec<String> {
+        self.cost.iter().chain(&self.oneway).cloned().collect()
+    }
+
+    fn describe(&self) -> String {
+        let cost = self.cost.as_deref().map_or_else(
+            || {
+                if self.geodesic {
+                    "geodesic_length_m".to_owned()
+                } else {
+                    format!("length_m(x{})", self.metres_per_unit)
+                }
+            },
+            |f| format!("field {f}"),
+        );
+        let direction = match (&self.oneway, self.directed) {
+            (_, true) => "directed".to_owned(),
+            (Some(f), false) => format!("oneway={f}"),
+            (None, false) => "undirected".to_owned(),
+        };
+        format!("cost={cost} {direction}")
+    }
+}
+
+/// One analysis over the graph. The first input is the line layer; the point layers follow
+/// in the order listed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NetworkAnalysis {
+    /// Least cost from each origin (second input) to each destination (third): one row per
+    /// pair, `cost` NULL when unreachable, the geometry a straight line between the two points.
+    OdMatrix {
+        origin_id: String,
+        destination_id: String,
+    },
+    /// The least-cost path of each origin–destination pair: `cost`, `edges` (how many) and the
+    /// path's lines in order as a MultiLineString (NULL when unreachable).
+    ShortestPath {
+        origin_id: String,
+        destination_id: String,
+    },
+    /// The edges each origin (second input) reaches within each cost band: with `polygons`,
+    /// the convex hull of the edges reached within each band instead.
+    Isochrone {
+        origin_id: String,
+        bands: Vec<f64>,
+        polygons: bool,
+    },
+    /// Each line given its nearest facility (second input) by cost along the network.
+    Allocation { facility_id: String },
+    /// Each line given its connected part (edges linked in either direction).
+    Connectivity,
+    /// The lines of a minimum spanning forest of the graph (undirected).
+    SpanningTree,
+}
+
+/// Field names of the analyses' outputs.
+pub mod fields {
+    pub const ORIGIN: &str = "origin";
+    pub const DESTINATION: &str = "destination";
+    pub const COST: &str = "cost";
+    pub const EDGES: &str = "edges";
+    pub const BAND: &str = "band";
+    pub const FACILITY: &str = "facility";
+    pub const COMPONENT: &str = "component";
+    pub const COMPONENT_EDGES: &str = "component_edges";
+    pub const ISOLATED: &str = "isolated";
+}
+
+/// An analysis and the graph it runs on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetworkOp {
+    pub graph: GraphSpec,
+    pub analysis: NetworkAnalysis,
+}
+
+fn column(name: &str, ty: FieldType) -> Column {
+    Column {
+        name: name.to_owned(),
+        ty,
+    }
+}
+
+fn type_in(schema: Option<&Schema>, name: &str) -> FieldType {
+    schema
+        .and_then(|s| s.columns.iter().find(|c| c.name == name))
+        .map_or(FieldType::Text, |c| c.ty)
+}
+
+impl NetworkOp {
+    /// The output schema given the inputs' schemas (lines first).
+    pub fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema> {
+        use fields::*;
+        let lines = inputs.first().copied().flatten()?;
+        let second = inputs.get(1).copied().flatten();
+        let third = inputs.get(2).copied().flatten();
+        let table = |columns: Vec<Column>| Schema {
+            columns,
+            crs: lines.crs.clone(),
+        };
+        let with = |extra: Vec<Column>| {
+            let mut schema = lines.clone();
+            for c in extra {
+                schema.set(&c.name, c.ty);
+            }
+            schema
+        };
+        Some(match &self.analysis {
+            NetworkAnalysis::OdMatrix {
+                origin_id,
+                destination_id,
+            } => table(vec![
+                column(ORIGIN, type_in(second, origin_id)),
+                column(DESTINATION, type_in(third, destination_id)),
+                column(COST, FieldType::Double),
+                column(GEOM, FieldType::Geometry),
+            ]),
+            NetworkAnalysis::ShortestPath {
+                origin_id,
+                destination_id,
+            } => table(vec![
+                column(ORIGIN, type_in(second, origin_id)),
+                column(DESTINATION, type_in(third, destination_id)),
+                column(COST, FieldType::Double),
+                column(EDGES, FieldType::Integer),
+                column(GEOM, FieldType::Geometry),
+            ]),
+            NetworkAnalysis::Isochrone { origin_id, .. } => table(vec![
+                column(ORIGIN, type_in(second, origin_id)),
+                column(BAND, FieldType::Integer),
+                column(COST, FieldType::Double),
+                column(GEOM, FieldType::Geometry),
+            ]),
+            NetworkAnalysis::Allocation { facility_id } => with(vec![
+                column(FACILITY, type_in(second, facility_id)),
+                column(COST, FieldType::Double),
+            ]),
+            NetworkAnalysis::Connectivity => with(vec![
+                column(COMPONENT, FieldType::Integer),
+                column(COMPONENT_EDGES, FieldType::Integer),
+                column(ISOLATED, FieldType::Boolean),
+            ]),
+            NetworkAnalysis::SpanningTree => lines.clone(),
+        })
+    }
+
+    /// How many inputs the analysis reads: the lines and its point layers.
+    pub fn arity(&self) -> usize {
+        match self.analysis {
+            NetworkAnalysis::OdMatrix { .. } | NetworkAnalysis::ShortestPath { .. } => 3,
+            NetworkAnalysis::Isochrone { .. } | NetworkAnalysis::Allocation { .. } => 2,
+            NetworkAnalysis::Connectivity | NetworkAnalysis::SpanningTree => 1,
+        }
+    }
+
+    /// The fields the analysis reads: the graph's, then the point layers' identifiers.
+    pub fn reads(&self) -> Vec<String> {
+        let mut fields = self.graph.reads();
+        match &self.analysis {
+            NetworkAnalysis::OdMatrix {
+                origin_id,
+                destination_id,
+            }
+            | NetworkAnalysis::ShortestPath {
+                origin_id,
+                destination_id,
+            } => fields.extend([origin_id.clone(), destination_id.clone()]),
+            NetworkAnalysis::Isochrone { origin_id, .. } => fields.push(origin_id.clone()),
+            NetworkAnalysis::Allocation { facility_id } => fields.push(facility_id.clone()),
+            NetworkAnalysis::Connectivity | NetworkAnalysis::SpanningTree => {}
+        }
+        fields
+    }
+
+    /// Why `dialect`'s SQL cannot run the analysis, if it cannot (it then runs natively).
+    pub fn missing_on(&self, dialect: Dialect) -> Option<String> {
+        let why = match dialect {
+            Dialect::Duckdb => "DuckDB has no graph search",
+            Dialect::Postgis => match self.analysis {
+                NetworkAnalysis::OdMatrix { .. } | NetworkAnalysis::ShortestPath { .. } => {
+                    return None;
+                }
+                _ => "its pgRouting SQL is not written yet",
+            },
+        };
+        Some(format!(
+            "{} runs on the native backend: {why}",
+            self.describe()
+        ))
+    }
+
+    /// The operator in EXPLAIN text.
+    pub fn describe(&self) -> String {
+        let analysis = match &self.analysis {
+            NetworkAnalysis::OdMatrix { .. } => "od_matrix".to_owned(),
+            NetworkAnalysis::ShortestPath { .. } => "shortest_path".to_owned(),
+            NetworkAnalysis::Isochrone {
+                bands, polygons, ..
+            } => format!(
+                "isochrone bands={bands:?} {}",
+                if *polygons { "polygons" } else { "edges" }
+            ),
+            NetworkAnalysis::Allocation { .. } => "allocation".to_owned(),
+            NetworkAnalysis::Connectivity => "connectivity".to_owned(),
+            NetworkAnalysis::SpanningTree => "spanning_tree".to_owned(),
+        };
+        format!("{analysis} {}", self.graph.describe())
+    }
+}
