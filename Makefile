@@ -24,7 +24,7 @@ export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS ?= -C link-arg=-fuse-ld=m
 # rides on the build, the dependencies are compiled once.
 LINTED := RUSTC_WORKSPACE_WRAPPER=$(CURDIR)/scripts/clippy-rustc.sh
 
-.PHONY: run test setup-run setup-test build lint bench bench-ogc bench-engines bench-native bench-real bench-statistics
+.PHONY: run test setup-run setup-test build lint bench bench-ogc bench-engines bench-native bench-real bench-statistics bench-network
 
 setup-run:
 	@scripts/setup.sh run >/dev/null
@@ -73,6 +73,12 @@ bench-statistics: setup-test
 ## of the whole workspace, as the tests build them, so Arrow and DataFusion are not built twice.
 bench-native: setup-test
 	scripts/with-postgis.sh cargo bench --locked --workspace --bench native
+
+## make bench-network: a 1,000 x 1,000 OD matrix on the 50,000-street grid: geomill native and
+## pgRouting (a throw-away PostGIS) against networkx, in one run.
+bench-network: setup-test
+	cargo build --profile suite --locked --bin geomill
+	scripts/with-postgis.sh "$(GEOMILL_PYTHON)" benches/network.py "$(CARGO_TARGET_DIR)/suite/geomill"
 
 ## make bench-ogc: OGC API items and tiles under load (wrk), geomill against tipg on the same data.
 bench-ogc:

@@ -216,6 +216,11 @@ fn preview_params(capability: &str) -> Value {
         }
         "min_bounding_circle" => json!({"segments": 4}),
         "alpha_shape" => json!({"alpha": 5}),
+        "od_matrix" | "shortest_path" => json!({"origins": "input", "origin_id": "name",
+            "destinations": "input", "destination_id": "name"}),
+        "isochrone" => json!({"origins": "input", "origin_id": "name", "bands": [1000]}),
+        "network_allocation" => json!({"facilities": "input", "facility_id": "name"}),
+        "connectivity_check" | "mst" => json!({}),
         "densify_vertices" => json!({"max_length": 10, "unit": "kilometers"}),
         "chaikin_smooth" => json!({"iterations": 2}),
         "offset_curve" => json!({"distance": 0.1, "unit": "degrees"}),

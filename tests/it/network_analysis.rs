@@ -87,10 +87,24 @@ def reach(edges, dist):
         out.append(min(options) if options else None)
     return out
 
+streets = gpd.read_file(cases[0]["streets"])
+graphs = {}
+def graph_for(p):
+    key = (p.get("cost_field"), p.get("directed", False), p.get("oneway_field"))
+    if key not in graphs:
+        graphs[key] = graph_of(streets, p)
+    return graphs[key]
+searches = {}
+def lengths_from(key, G, node):
+    """networkx's least costs from `node` (cached per graph)."""
+    if (key, node) not in searches:
+        searches[(key, node)] = nx.single_source_dijkstra_path_length(G, node)
+    return searches[(key, node)]
+
 for case in cases:
     label, kind, p = case["label"], case["kind"], case["params"]
-    streets = gpd.read_file(case["streets"])
-    nodes, edges, G = graph_of(streets, p)
+    nodes, edges, G = graph_for(p)
+    gkey = (p.get("cost_field"), p.get("directed", False), p.get("oneway_field"))
     ours = gpd.read_file(case["path"])
     bad = []
     if kind in ("od_matrix", "shortest_path"):
@@ -102,7 +116,7 @@ for case in cases:
         lengths = {}
         for oi, o in enumerate(origins.id):
             if on[oi] is not None and on[oi] not in lengths:
-                lengths[on[oi]] = nx.single_source_dijkstra_path_length(G, on[oi])
+                lengths[on[oi]] = lengths_from(gkey, G, on[oi])
             for di, d in enumerate(destinations.id):
                 r = mine.get((int(o), int(d)))
                 if r is None:
@@ -133,7 +147,7 @@ for case in cases:
             if on[oi] is None:
                 if len(mine): bad.append(f"origin {o} without a geometry reached {len(mine)}")
                 continue
-            r = reach(edges, nx.single_source_dijkstra_path_length(G, on[oi]))
+            r = reach(edges, lengths_from(gkey, G, on[oi]))
             want = {i: (c, next(k for k, b in enumerate(bands) if c <= b) + 1)
                     for i, c in enumerate(r) if c is not None and c <= bands[-1]}
             if p.get("output") == "polygons":
@@ -162,9 +176,10 @@ for case in cases:
         per = {}
         for fi, f in enumerate(facilities.id):
             if fn[fi] is not None:
-                per[int(f)] = reach(edges, nx.single_source_dijkstra_path_length(G, fn[fi]))
-        best = {}
+                per[int(f)] = reach(edges, lengths_from(gkey, G, fn[fi]))
+        best, parts_of = {}, {}
         for i, e in enumerate(edges):
+            parts_of.setdefault(e[4], []).append(i)
             costs = [c[i] for c in per.values() if c[i] is not None]
             if costs:
                 row = e[4]
@@ -174,7 +189,7 @@ for case in cases:
             if null(r.cost) != (want is None) or (want is not None and not close(r.cost, want)):
                 bad.append(f"street {r.id}: cost {r.cost} vs {want}")
             elif want is not None:
-                parts = [i for i, e in enumerate(edges) if e[4] == row]
+                parts = parts_of.get(row, [])
                 if not any(per[int(r.facility)][i] is not None and close(per[int(r.facility)][i], want) for i in parts):
                     bad.append(f"street {r.id}: facility {r.facility} does not reach it at {want}")
     elif kind == "connectivity_check":
@@ -300,19 +315,20 @@ async fn network_analyses_equal_networkx_on_a_street_grid_on_every_engine() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgis_routes_through_pgrouting_and_bad_parameters_are_named() {
     let (_dir, state, countries) = countries_on_every_engine("network_params").await;
-    let steps = json!([
-        {"id": "edges", "capability": "extract_segments", "params": {}},
-        {"id": "centres", "capability": "centroid", "input": countries, "params": {}},
-        {"id": "costs", "capability": "od_matrix", "input": "edges", "params": {
-            "origins": "centres", "origin_id": "name", "destinations": "centres",
-            "destination_id": "name"}}
-    ]);
-    let request = json!({"dataset_id": countries, "engine": "postgis",
-        "pipeline": {"name": "run", "steps": steps}});
-    let (status, preview) = call(&state, post_json("/api/pipelines/preview", &request)).await;
+    let params = json!({"origins": "input", "origin_id": "name", "destinations": "input",
+        "destination_id": "name"});
+    let catalog = json!({"sources": {"input": {"crs": "EPSG:4326", "columns": [
+        {"name": "name", "type": "text"}, {"name": "geom", "type": "geometry"}]}}});
+    let with = json!({"engine": "postgis", "params": params, "catalog": catalog});
+    let (status, preview) = call(
+        &state,
+        post_json("/capabilities/od_matrix/sql-preview", &with),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{preview}");
+    let sql = preview["sql"].as_str().unwrap_or_default();
     assert!(
-        preview.to_string().contains("pgr_dijkstraCost"),
+        sql.contains("pgr_dijkstraCost(") && sql.contains("reverse_cost"),
         "{preview}"
     );
 

@@ -63,8 +63,8 @@ FROM edges AS e JOIN nodes AS s ON s.x = e.ax AND s.y = e.ay JOIN nodes AS d ON 
 fn snapped(name: &str, points: &str, id: &str) -> String {
     let g = ident(GEOM);
     format!(
-        "{name} AS (SELECT q.k, q.p, (SELECT n.nid FROM nodes AS n \
-ORDER BY (n.x - ST_X(q.p)) * (n.x - ST_X(q.p)) + (n.y - ST_Y(q.p)) * (n.y - ST_Y(q.p)), n.nid LIMIT 1) AS nid \
+        "{name} AS (SELECT q.k, q.p, CASE WHEN q.p IS NOT NULL THEN (SELECT n.nid FROM nodes AS n \
+ORDER BY (n.x - ST_X(q.p)) * (n.x - ST_X(q.p)) + (n.y - ST_Y(q.p)) * (n.y - ST_Y(q.p)), n.nid LIMIT 1) END AS nid \
 FROM (SELECT o.{} AS k, CASE WHEN o.{g} IS NULL OR ST_IsEmpty(o.{g}) THEN NULL \
 WHEN GeometryType(o.{g}) = 'POINT' THEN ST_Force2D(o.{g}) ELSE ST_Centroid(ST_Force2D(o.{g})) END AS p \
 FROM {points} AS o) AS q)",

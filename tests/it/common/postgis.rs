@@ -18,7 +18,7 @@ pub fn cluster_dsn() -> String {
     })
 }
 
-/// A new database with PostGIS on the test cluster, named after `purpose`; answers its DSN.
+/// A new database with PostGIS and pgRouting on the test cluster, named after `purpose`; answers its DSN.
 pub async fn fresh_database(purpose: &str) -> String {
     let base = cluster_dsn();
     let name = format!(
@@ -33,11 +33,13 @@ pub async fn fresh_database(purpose: &str) -> String {
         .unwrap();
     let (server, _) = base.rsplit_once('/').expect("a DSN ending in /database");
     let dsn = format!("{server}/{name}");
-    PostgisEngine::new(&dsn)
-        .unwrap()
-        .execute("CREATE EXTENSION postgis")
+    let engine = PostgisEngine::new(&dsn).unwrap();
+    engine.execute("CREATE EXTENSION postgis").await.unwrap();
+    // pgRouting (scripts/setup.sh test installs it): the network analyses' SQL.
+    engine
+        .execute("CREATE EXTENSION pgrouting")
         .await
-        .unwrap();
+        .expect("pgRouting is installed (scripts/setup.sh test)");
     dsn
 }
 

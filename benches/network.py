@@ -1,0 +1,167 @@
+"""The origin-destination matrix benchmark: 1,000 x 1,000 costs on the 50,000-street grid of
+`street_grid.py`, computed by geomill natively and on PostGIS with pgRouting (both through
+`geomill run`, end to end: files read, graph built, costs computed, a GeoPackage of the
+million rows written) and by networkx (graph built from the same file, then one
+`single_source_dijkstra_path_length` per origin; no file written), in one run.
+
+Usage: python benches/network.py GEOMILL_BINARY [--runs N] [--work DIR]
+(`make bench-network`; the pgRouting run needs GEOMILL_POSTGIS_DSN, as under
+`scripts/with-postgis.sh`). Prints each tool's median wall time over the runs and the
+ratios, and checks that the three agree on every cost (within 1e-9 relative).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import geopandas as gpd
+import networkx as nx
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def pipeline(path):
+    document = {
+        "name": "od",
+        "steps": [
+            {
+                "id": "costs",
+                "capability": "od_matrix",
+                "input": "streets",
+                "params": {
+                    "origins": "origins",
+                    "origin_id": "id",
+                    "destinations": "destinations",
+                    "destination_id": "id",
+                    "oneway_field": "oneway",
+                },
+            }
+        ],
+    }
+    with open(path, "w") as f:
+        json.dump(document, f)
+
+
+def geomill(binary, work, engine):
+    out = os.path.join(work, f"od_{engine}.gpkg")
+    if os.path.exists(out):
+        os.remove(out)
+    command = [binary, "run", os.path.join(work, "od.json"), "--engine", engine, "--output", out]
+    for name in ("streets", "origins", "destinations"):
+        command += ["--input", f"{name}={os.path.join(work, name + '.gpkg')}"]
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"geomill --engine {engine} failed: {done.stderr[-2000:]}")
+    return elapsed, out
+
+
+def networkx_costs(work):
+    start = time.perf_counter()
+    streets = gpd.read_file(os.path.join(work, "streets.gpkg"))
+    raw = []
+    for oneway, geometry in zip(streets.oneway, streets.geometry):
+        if geometry is None or geometry.is_empty:
+            continue
+        parts = list(geometry.geoms) if geometry.geom_type == "MultiLineString" else [geometry]
+        text = None if oneway is None else str(oneway).strip().lower()
+        d = 1 if text in ("1", "true", "yes") else (-1 if text in ("-1", "reverse") else 0)
+        for p in parts:
+            c = p.coords
+            raw.append((c[0][:2], c[-1][:2], p.length, d))
+    nodes = sorted({r[0] for r in raw} | {r[1] for r in raw})
+    number = {n: i for i, n in enumerate(nodes)}
+    graph = nx.DiGraph()
+    for a, b, cost, d in raw:
+        u, v = number[a], number[b]
+        for s, t, allowed in ((u, v, d >= 0), (v, u, d <= 0)):
+            if allowed and (not graph.has_edge(s, t) or graph[s][t]["weight"] > cost):
+                graph.add_edge(s, t, weight=cost)
+    xy = np.asarray(nodes)
+
+    def place(frame):
+        out = []
+        for g in frame.geometry:
+            if g is None or g.is_empty:
+                out.append(None)
+                continue
+            d = (xy[:, 0] - g.x) * (xy[:, 0] - g.x) + (xy[:, 1] - g.y) * (xy[:, 1] - g.y)
+            out.append(int(np.argmin(d)))
+        return out
+
+    origins = gpd.read_file(os.path.join(work, "origins.gpkg"))
+    destinations = gpd.read_file(os.path.join(work, "destinations.gpkg"))
+    on, dn = place(origins), place(destinations)
+    built = time.perf_counter()
+    costs = {}
+    for o, node in zip(origins.id, on):
+        if node is None:
+            continue
+        lengths = nx.single_source_dijkstra_path_length(graph, node)
+        for d, target in zip(destinations.id, dn):
+            costs[(int(o), int(d))] = lengths.get(target)
+    searched = time.perf_counter()
+    return searched - start, searched - built, costs
+
+
+def compare(path, reference, label):
+    result = gpd.read_file(path, ignore_geometry=True)
+    bad = 0
+    for o, d, cost in zip(result.origin, result.destination, result.cost):
+        if (int(o), int(d)) not in reference:
+            continue
+        want = reference[(int(o), int(d))]
+        got = None if cost is None or np.isnan(cost) else float(cost)
+        if (want is None) != (got is None) or (
+            want is not None and abs(got - want) > 1e-9 * max(1.0, abs(want))
+        ):
+            bad += 1
+    if bad:
+        sys.exit(f"{label}: {bad} costs differ from networkx")
+    return len(result)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("binary")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--work", default="/tmp/geomill-bench-network")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    subprocess.run(
+        [sys.executable, os.path.join(HERE, "street_grid.py"), args.work, "--points", "1000"],
+        check=True,
+        capture_output=True,
+    )
+    pipeline(os.path.join(args.work, "od.json"))
+    engines = ["native"] + (["postgis"] if os.environ.get("GEOMILL_POSTGIS_DSN") else [])
+    times = {engine: [] for engine in engines}
+    nx_total, nx_search = [], []
+    for _ in range(args.runs):
+        for engine in engines:
+            elapsed, out = geomill(args.binary, args.work, engine)
+            times[engine].append(elapsed)
+        total, search, reference = networkx_costs(args.work)
+        nx_total.append(total)
+        nx_search.append(search)
+    rows = {engine: compare(os.path.join(args.work, f"od_{engine}.gpkg"), reference, engine) for engine in engines}
+    median = {engine: statistics.median(t) for engine, t in times.items()}
+    print(f"1,000 x 1,000 OD matrix on the street grid ({rows['native']:,} rows), median of {args.runs} runs:")
+    for engine in engines:
+        label = "geomill native" if engine == "native" else "geomill postgis (pgRouting)"
+        print(f"  {label:30} {median[engine]:7.2f} s  (end to end: files in, GeoPackage out)")
+    print(f"  {'networkx':30} {statistics.median(nx_total):7.2f} s  (of which searches {statistics.median(nx_search):.2f} s)")
+    print(f"  native vs networkx searches only: {statistics.median(nx_search) / median['native']:.1f}x faster")
+    if "postgis" in median:
+        print(f"  native vs pgRouting:              {median['postgis'] / median['native']:.1f}x faster")
+    print("  every cost equal to networkx's within 1e-9 relative")
+
+
+if __name__ == "__main__":
+    main()
