@@ -17,7 +17,8 @@ use crate::plan::operator::{NetworkAnalysis, Operator};
 /// whatever way they run (weakly connected parts). Every feature is kept with its attributes and
 /// geometry; a NULL or empty geometry, or a line left out of the graph (NULL or negative cost),
 /// gets NULL values. A multi-part line whose parts lie in several components takes the lowest.
-/// Runs natively (petgraph's union-find).
+/// Runs natively (petgraph's union-find); on the PostGIS engine with pgRouting
+/// (`pgr_connectedComponents`).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ConnectivityCheck {
     #[serde(flatten)]

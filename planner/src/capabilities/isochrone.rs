@@ -32,7 +32,9 @@ pub enum IsochroneOutput {
 /// row per origin and band reaching anything: `band`, `cost` (the band's upper cost) and the
 /// convex hull of every part reached within that cost (bands include the ones below them).
 /// An origin with a NULL or empty geometry reaches nothing. The graph and how origins are placed
-/// on it are those of `od_matrix`. Runs natively (Dijkstra from each origin, in parallel).
+/// on it are those of `od_matrix`; origin ids should be unique (polygons are grouped by them
+/// on PostGIS). Runs natively (Dijkstra from each origin, in parallel); on the PostGIS engine
+/// with pgRouting (`pgr_drivingDistance`).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct Isochrone {
     /// The step or dataset layer of the origins (points; another geometry counts as its

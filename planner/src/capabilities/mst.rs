@@ -12,9 +12,11 @@ use crate::plan::operator::{NetworkAnalysis, Operator};
 /// graph: the least total cost linking every node each connected part links, lines taken
 /// whichever way they run (`directed` and `oneway_field` are ignored). Kept features keep their
 /// attributes and geometry; a multi-part line is kept when any of its parts is in the forest.
-/// Between lines of equal cost the one found first in the input is taken (Kruskal's order):
-/// the total cost is the same on every engine, the lines taken may differ where costs tie.
-/// Runs natively (petgraph's Kruskal).
+/// Between lines of equal cost the one found first in the input is taken natively (Kruskal's
+/// order), pgRouting's choice on PostGIS: the total cost is the same on every engine, the lines
+/// taken may differ where costs tie.
+/// Runs natively (Kruskal over petgraph's union-find); on the PostGIS engine with pgRouting
+/// (`pgr_kruskal`).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct Mst {
     #[serde(flatten)]

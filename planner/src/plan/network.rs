@@ -209,10 +209,10 @@ impl NetworkOp {
         let why = match dialect {
             Dialect::Duckdb => "DuckDB has no graph search",
             Dialect::Postgis => match self.analysis {
-                NetworkAnalysis::OdMatrix { .. } | NetworkAnalysis::ShortestPath { .. } => {
-                    return None;
+                NetworkAnalysis::Allocation { .. } => {
+                    "pgRouting's equal-cost rule is not the documented one (the facility on the lower node)"
                 }
-                _ => "its pgRouting SQL is not written yet",
+                _ => return None,
             },
         };
         Some(format!(

@@ -7,6 +7,7 @@ pub(crate) mod geo;
 pub mod guard;
 mod nearest;
 mod network;
+mod network_layer;
 mod overlay;
 pub mod quote;
 mod relational;

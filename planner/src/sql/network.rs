@@ -6,6 +6,7 @@
 //! direction (deterministic, so the outer query's numbering equals the inner one's); nodes by
 //! their coordinates, as the native graph numbers them.
 
+use super::network_layer::layer_sql;
 use super::quote::{ident, number, string};
 use super::select::Input;
 use crate::plan::network::{GraphSpec, NetworkAnalysis, NetworkOp, fields};
@@ -15,8 +16,21 @@ use crate::schema::GEOM;
 const FORWARD: &str = "('1', 'true', 'yes')";
 const BACKWARD: &str = "('-1', 'reverse')";
 
-/// `edges` (id, g, c, dir, a, b) and `nodes` (nid, x, y) of the line layer `from`.
-fn graph_ctes(graph: &GraphSpec, from: &str) -> Result<String, String> {
+/// The column numbering the input's rows in [`numbered_rows`].
+pub(super) const ROW_KEY: &str = "__geomill_row";
+
+/// `rows`: the line layer `from` with its rows numbered in [`ROW_KEY`] (a CTE read several
+/// times is computed once, so every reader sees the same numbers).
+pub(super) fn numbered_rows(from: &str) -> String {
+    format!(
+        "rows AS MATERIALIZED (SELECT row_number() OVER () AS {}, t.* FROM {from} AS t)",
+        ident(ROW_KEY)
+    )
+}
+
+/// `edges` (id, g, c, dir, ax, ay, bx, by; with `keyed`, the row key `rk` of the line they
+/// come from) and `nodes` (nid, x, y) of the line layer `from`.
+pub(super) fn graph_ctes(graph: &GraphSpec, from: &str, keyed: bool) -> Result<String, String> {
     let g = ident(GEOM);
     let cost = match &graph.cost {
         Some(field) => format!("CAST(t.{} AS double precision)", ident(field)),
@@ -34,11 +48,16 @@ fn graph_ctes(graph: &GraphSpec, from: &str) -> Result<String, String> {
         }
         (None, false) => "0".to_owned(),
     };
+    let (key, carried) = if keyed {
+        (format!(", t.{} AS rk", ident(ROW_KEY)), ", rk")
+    } else {
+        (String::new(), "")
+    };
     Ok(format!(
-        "parts AS (SELECT {cost} AS c, {direction} AS dir, p.g FROM {from} AS t, \
+        "parts AS (SELECT {cost} AS c, {direction} AS dir, p.g{key} FROM {from} AS t, \
 LATERAL (SELECT (ST_Dump(ST_Force2D(t.{g}))).geom AS g) AS p \
 WHERE t.{g} IS NOT NULL AND GeometryType(p.g) = 'LINESTRING' AND ST_NPoints(p.g) >= 2), \
-edges AS (SELECT row_number() OVER (ORDER BY md5(ST_AsBinary(g)), c, dir) AS id, c, dir, g, \
+edges AS (SELECT row_number() OVER (ORDER BY md5(ST_AsBinary(g)), c, dir) AS id, c, dir, g{carried}, \
 ST_X(ST_StartPoint(g)) AS ax, ST_Y(ST_StartPoint(g)) AS ay, ST_X(ST_EndPoint(g)) AS bx, \
 ST_Y(ST_EndPoint(g)) AS by FROM parts WHERE c >= 0), \
 nodes AS (SELECT row_number() OVER (ORDER BY x, y) AS nid, x, y FROM \
@@ -47,20 +66,20 @@ nodes AS (SELECT row_number() OVER (ORDER BY x, y) AS nid, x, y FROM \
 }
 
 /// pgRouting's edge query over the line layer `from`.
-fn edges_query(graph: &GraphSpec, from: &str) -> Result<String, String> {
+pub(super) fn edges_query(graph: &GraphSpec, from: &str) -> Result<String, String> {
     let query = format!(
         "WITH {} SELECT e.id, s.nid AS source, d.nid AS target, \
 CASE WHEN e.dir >= 0 THEN e.c ELSE -1 END AS cost, \
 CASE WHEN e.dir <= 0 THEN e.c ELSE -1 END AS reverse_cost \
 FROM edges AS e JOIN nodes AS s ON s.x = e.ax AND s.y = e.ay JOIN nodes AS d ON d.x = e.bx AND d.y = e.by",
-        graph_ctes(graph, from)?
+        graph_ctes(graph, from, false)?
     );
     Ok(string(&query))
 }
 
 /// `name` (key, p, nid): each feature of `points` keyed by `id`, its point (a point, or the
 /// centroid of another geometry) and the number of the node nearest to it.
-fn snapped(name: &str, points: &str, id: &str) -> String {
+pub(super) fn snapped(name: &str, points: &str, id: &str) -> String {
     let g = ident(GEOM);
     format!(
         "{name} AS (SELECT q.k, q.p, CASE WHEN q.p IS NOT NULL THEN (SELECT n.nid FROM nodes AS n \
@@ -90,11 +109,11 @@ pub fn network_sql(op: &NetworkOp, inputs: &[Input<'_>]) -> Result<String, Strin
             origin_id,
             destination_id,
         } => (origin_id, destination_id, true),
-        _ => return Err(format!("{} has no pgRouting SQL", op.describe())),
+        _ => return layer_sql(op, inputs),
     };
     let ctes = format!(
         "WITH {}, {}, {}",
-        graph_ctes(&op.graph, lines)?,
+        graph_ctes(&op.graph, lines, false)?,
         snapped("o", layer(1)?, origin_id),
         snapped("d", layer(2)?, destination_id)
     );
