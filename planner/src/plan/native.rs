@@ -14,8 +14,9 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{BinaryOperator, Expr, visit_expressions};
 
 use super::operator::{
-    AggFunc, ClassifyOp, GenerateOp, GeoExpr, GeometryAgg, JoinHow, NearestOp, Operator, OverlayOp,
-    ScaleOp, SpatialAggregateOp, SpatialJoinOp, SpatialPredicate, StatisticOp, ValueExpr,
+    AggFunc, ClassifyOp, CleanOp, GenerateOp, GeoExpr, GeometryAgg, JoinHow, NearestOp, Operator,
+    OverlayOp, ScaleOp, SpatialAggregateOp, SpatialJoinOp, SpatialPredicate, StatisticOp,
+    ValueExpr,
 };
 use super::tessellate::TessellateOp;
 use crate::expr::SqlExpr;
@@ -164,6 +165,8 @@ pub enum NativeKernel<'a> {
     Generate(&'a GenerateOp),
     /// A diagram over the whole input (GEOS's Voronoi, Delaunay, polygonizer).
     Tessellate(&'a TessellateOp),
+    /// Polygons cleaned against their neighbours with GEOS.
+    Clean(&'a CleanOp),
 }
 
 /// Whether only the native backend computes `op` (no SQL engine can): such a node runs
@@ -172,7 +175,11 @@ pub enum NativeKernel<'a> {
 pub fn native_only(op: &Operator) -> bool {
     matches!(
         op,
-        Operator::Classify(_) | Operator::Scale(_) | Operator::Statistic(_) | Operator::Generate(_)
+        Operator::Classify(_)
+            | Operator::Scale(_)
+            | Operator::Statistic(_)
+            | Operator::Generate(_)
+            | Operator::Clean(_)
     )
 }
 
@@ -231,6 +238,7 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
         Operator::Statistic(s) => Ok(NativeKernel::Statistic(s)),
         Operator::Generate(g) => Ok(NativeKernel::Generate(g)),
         Operator::Tessellate(t) => Ok(NativeKernel::Tessellate(t)),
+        Operator::Clean(c) => Ok(NativeKernel::Clean(c)),
         Operator::Map(_) if is_relational(op) => relational_support(op),
         Operator::Map(map) => {
             let all_native = !map.set.is_empty()
@@ -347,6 +355,7 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
                 _ => ", the pieces numbered by their lower-left corner",
             }
         ),
+        NativeKernel::Clean(c) => format!("{}: {}", c.describe(), c.kernel()),
         NativeKernel::Classify(c) => format!(
             "classify {} ({}, {} classes asked): breaks over every non-NULL value as mapclassify computes them, then each row's class by its bounds",
             c.field,

@@ -9,6 +9,7 @@ use crate::schema::FieldType;
 pub use super::classes::{
     ClassColors, ClassMethod, ClassifyOp, NormalizeMethod, ScaleKind, ScaleOp,
 };
+pub use super::cleaning::{CleanOp, OverlapOwner};
 pub use super::geo_expr::{GeoExpr, OffsetJoin, ShapeExpr};
 pub use super::relational::{
     DiffOp, GeometryCompare, JoinKey, JoinOp, PivotOp, ReshapeOp, TimeMatch, UnpivotOp,
@@ -79,6 +80,8 @@ pub enum Operator {
     /// A diagram made from the whole layer (Voronoi cells, Delaunay triangles, polygonized
     /// faces).
     Tessellate(TessellateOp),
+    /// Polygons cleaned against their neighbours (gaps, overlaps, slivers, borders).
+    Clean(CleanOp),
     /// Write the input to a file (a sink: nothing consumes it).
     Export(ExportOp),
 }
@@ -109,6 +112,7 @@ impl Operator {
             Self::Statistic(_) => "Statistic",
             Self::Generate(_) => "Generate",
             Self::Tessellate(_) => "Tessellate",
+            Self::Clean(_) => "Clean",
             Self::Export(_) => "Export",
         }
     }
@@ -153,6 +157,7 @@ impl Operator {
             Self::Statistic(s) => s.field.iter().cloned().collect(),
             Self::Generate(g) => g.reads(),
             Self::Tessellate(_) => Vec::new(),
+            Self::Clean(c) => c.reads(),
             Self::SpatialFilter(_) | Self::Concat | Self::Sample { .. } | Self::Export(_) => {
                 Vec::new()
             }
