@@ -215,6 +215,9 @@ fn preview_params(capability: &str) -> Value {
             json!({})
         }
         "min_bounding_circle" => json!({"segments": 4}),
+        "polygon_fix_gaps" | "polygon_remove_slivers" => json!({"max_area": 0.5}),
+        "polygon_fix_overlaps" => json!({"owner": "smallest"}),
+        "polygon_snap_borders" => json!({"tolerance": 0.01}),
         "alpha_shape" => json!({"alpha": 5}),
         "od_matrix" | "shortest_path" => json!({"origins": "input", "origin_id": "name",
             "destinations": "input", "destination_id": "name"}),

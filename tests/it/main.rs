@@ -23,6 +23,7 @@ mod auth_flows;
 mod auth_oidc;
 mod auth_routes;
 mod classification;
+mod cleaning_toolkit;
 mod cli;
 mod clustering;
 mod collect_parts;

@@ -10,6 +10,8 @@
 pub mod aggregate;
 pub mod autocorrelation;
 pub mod classify;
+pub mod cleaning;
+mod cleaning_rules;
 pub mod clusters;
 mod concave;
 mod delaunay;

@@ -8,6 +8,7 @@ pub use common::{CommonParams, Group, LowerContext, OnEmpty, Tier, replace_geome
 pub use registry::{Capability, CapabilityParams, Registered, all_capabilities, find, suggest};
 
 pub mod checks;
+mod cleaning_checks;
 mod explode_common;
 pub mod invalid;
 mod listing;
@@ -47,6 +48,10 @@ capabilities! {
     voronoi_polygons::VoronoiPolygons,
     delaunay_triangulation::DelaunayTriangulation,
     polygonize::Polygonize,
+    polygon_fix_gaps::PolygonFixGaps,
+    polygon_fix_overlaps::PolygonFixOverlaps,
+    polygon_remove_slivers::PolygonRemoveSlivers,
+    polygon_snap_borders::PolygonSnapBorders,
     concave_hull::ConcaveHull,
     alpha_shape::AlphaShape,
     oriented_bbox::OrientedBbox,

@@ -90,6 +90,7 @@ fn describe_op(op: &Operator) -> String {
         Operator::Generate(g) => format!("{name} {}", g.describe()),
         Operator::Tessellate(t) => format!("{name} {}", t.describe()),
         Operator::Network(n) => format!("{name} {}", n.describe()),
+        Operator::Clean(c) => format!("{name} {}", c.describe()),
         Operator::Classify(c) => format!(
             "{name} field={} method={} classes={} output={}{}",
             c.field,

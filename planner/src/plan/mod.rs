@@ -3,6 +3,7 @@
 
 mod check;
 mod classes;
+pub mod cleaning;
 mod explain;
 mod geo_expr;
 pub(crate) mod geo_kinds;

@@ -15,8 +15,9 @@ use sqlparser::ast::{BinaryOperator, Expr, visit_expressions};
 
 use super::network::NetworkOp;
 use super::operator::{
-    AggFunc, ClassifyOp, GenerateOp, GeoExpr, GeometryAgg, JoinHow, NearestOp, Operator, OverlayOp,
-    ScaleOp, SpatialAggregateOp, SpatialJoinOp, SpatialPredicate, StatisticOp, ValueExpr,
+    AggFunc, ClassifyOp, CleanOp, GenerateOp, GeoExpr, GeometryAgg, JoinHow, NearestOp, Operator,
+    OverlayOp, ScaleOp, SpatialAggregateOp, SpatialJoinOp, SpatialPredicate, StatisticOp,
+    ValueExpr,
 };
 use super::tessellate::TessellateOp;
 use crate::expr::SqlExpr;
@@ -167,6 +168,8 @@ pub enum NativeKernel<'a> {
     Tessellate(&'a TessellateOp),
     /// An analysis over the graph of a line layer (petgraph, searches in parallel).
     Network(&'a NetworkOp),
+    /// Polygons cleaned against their neighbours with GEOS.
+    Clean(&'a CleanOp),
 }
 
 /// Whether only the native backend computes `op` (no SQL engine can): such a node runs
@@ -175,7 +178,11 @@ pub enum NativeKernel<'a> {
 pub fn native_only(op: &Operator) -> bool {
     matches!(
         op,
-        Operator::Classify(_) | Operator::Scale(_) | Operator::Statistic(_) | Operator::Generate(_)
+        Operator::Classify(_)
+            | Operator::Scale(_)
+            | Operator::Statistic(_)
+            | Operator::Generate(_)
+            | Operator::Clean(_)
     )
 }
 
@@ -236,6 +243,7 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
         Operator::Generate(g) => Ok(NativeKernel::Generate(g)),
         Operator::Tessellate(t) => Ok(NativeKernel::Tessellate(t)),
         Operator::Network(n) => Ok(NativeKernel::Network(n)),
+        Operator::Clean(c) => Ok(NativeKernel::Clean(c)),
         Operator::Map(_) if is_relational(op) => relational_support(op),
         Operator::Map(map) => {
             let all_native = !map.set.is_empty()
@@ -356,6 +364,7 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
             "{}: a petgraph graph of the lines' end points, Dijkstra from each source in parallel",
             n.describe()
         ),
+        NativeKernel::Clean(c) => format!("{}: {}", c.describe(), c.kernel()),
         NativeKernel::Classify(c) => format!(
             "classify {} ({}, {} classes asked): breaks over every non-NULL value as mapclassify computes them, then each row's class by its bounds",
             c.field,

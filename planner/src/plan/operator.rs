@@ -9,6 +9,7 @@ use crate::schema::FieldType;
 pub use super::classes::{
     ClassColors, ClassMethod, ClassifyOp, NormalizeMethod, ScaleKind, ScaleOp,
 };
+pub use super::cleaning::{CleanOp, OverlapOwner};
 pub use super::geo_expr::{GeoExpr, OffsetJoin, ShapeExpr};
 pub use super::network::{GraphSpec, NetworkAnalysis, NetworkOp};
 pub use super::relational::{
@@ -83,6 +84,8 @@ pub enum Operator {
     /// An analysis over the graph of the first input's lines (the point layers it needs
     /// follow).
     Network(NetworkOp),
+    /// Polygons cleaned against their neighbours (gaps, overlaps, slivers, borders).
+    Clean(CleanOp),
     /// Write the input to a file (a sink: nothing consumes it).
     Export(ExportOp),
 }
@@ -114,6 +117,7 @@ impl Operator {
             Self::Generate(_) => "Generate",
             Self::Tessellate(_) => "Tessellate",
             Self::Network(_) => "Network",
+            Self::Clean(_) => "Clean",
             Self::Export(_) => "Export",
         }
     }
@@ -159,6 +163,7 @@ impl Operator {
             Self::Generate(g) => g.reads(),
             Self::Tessellate(_) => Vec::new(),
             Self::Network(n) => n.reads(),
+            Self::Clean(c) => c.reads(),
             Self::SpatialFilter(_) | Self::Concat | Self::Sample { .. } | Self::Export(_) => {
                 Vec::new()
             }

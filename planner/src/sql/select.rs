@@ -342,6 +342,14 @@ pub fn select(
                 g.describe()
             ),
         ),
+        Operator::Clean(c) => native_only(
+            main.from,
+            dialect,
+            &format!(
+                "{} runs on the native backend: each feature's answer depends on its neighbours",
+                c.describe()
+            ),
+        ),
         Operator::Filter { predicate } => {
             format!(
                 "SELECT * FROM {} AS t WHERE {}",
