@@ -248,7 +248,7 @@ mod tests {
         let tris = triangulate(&g).unwrap();
         let vertices: Vec<Point> = {
             let mut all: Vec<Point> = tris.iter().flat_map(|t| t.p).collect();
-            all.sort_by(|a, b| bits(*a).cmp(&bits(*b)));
+            all.sort_by_key(|a| bits(*a));
             all.dedup_by(|a, b| bits(*a) == bits(*b));
             all
         };
