@@ -152,7 +152,9 @@ REFERENCE = {
     "assign_projection": lambda g, p: g,
     "concave_hull": lambda g, p: shapely.concave_hull(shapely.force_2d(g), ratio=p.get("ratio", 0.3),
                                                       allow_holes=p.get("allow_holes", False)),
-    "alpha_shape": lambda g, p: small_triangles(g, p["alpha"]),
+    "alpha_shape": lambda g, p: (
+        shapely.concave_hull(g, ratio=p["as_ratio"], allow_holes=p.get("allow_holes", False))
+        if "as_ratio" in p else small_triangles(g, p["alpha"])),
 }
 
 def small_triangles(g, alpha):
@@ -169,11 +171,15 @@ def small_triangles(g, alpha):
 def alpha_properties(mine, theirs, g, p):
     """GEOS's alpha shape only takes off triangles of circumradius >= alpha from the border
     (and, with holes allowed, from inside), keeping one polygon: it holds every small triangle
-    (the textbook alpha shape), every vertex, lies in the convex hull, is one valid polygon,
-    without holes unless allowed."""
+    (the textbook alpha shape), every vertex, lies in the convex hull of the vertices, is one
+    valid polygon, without holes unless allowed. Fewer than three vertices off one line give
+    their convex hull (a point or a line). With `as_ratio`, an alpha above every circumradius
+    takes nothing off, as the concave hull of ratio 1 does: the two are the same shape."""
+    if "as_ratio" in p:
+        return same(mine, theirs)
     if g is None or g.is_empty:
         return mine is None or mine.is_empty
-    hull = shapely.convex_hull(g)
+    hull = vertex_hull(g)
     if hull.geom_type != "Polygon":
         return same(mine, hull)
     scale = max(hull.area, 1e-12)
@@ -218,9 +224,14 @@ def on_side(coords, theirs, g, p):
     points = shapely.points(coords)
     return np.mean(shapely.distance(points, theirs) < shapely.distance(points, other)) > 0.9
 
+def vertex_hull(g):
+    """The convex hull of all the vertices (GEOS's hull of a polygon reads its shell only, and
+    an invalid polygon's hole may reach past its shell)."""
+    return shapely.convex_hull(shapely.multipoints(shapely.get_coordinates(g)))
+
 def hull_of_vertices(mine, g):
-    """One valid polygon in the convex hull, holding every vertex."""
-    hull = shapely.convex_hull(g)
+    """One valid polygon in the convex hull of the vertices, holding every vertex."""
+    hull = vertex_hull(g)
     scale = max(hull.area, 1e-12)
     vertices = shapely.multipoints(shapely.get_coordinates(g))
     return (mine is not None and mine.geom_type == "Polygon" and mine.is_valid
@@ -238,6 +249,13 @@ for case in cases:
         problems.append(f"{label}: the result does not read: {error}")
         continue
     source = gpd.read_file(case["source"])
+    if p.get("affine"):
+        source = source.set_geometry(
+            [None if g is None else affinity.affine_transform(g, p["affine"]) for g in source.geometry])
+    if p.get("gathered"):
+        # `singleparts_to_multipart` without fields: one MultiPoint of every point.
+        points = [g for g in source.geometry if g is not None and not g.is_empty]
+        source = gpd.GeoDataFrame(geometry=[shapely.MultiPoint(points)])
     if len(ours) != len(source):
         problems.append(f"{label}: {len(ours)} rows, the source has {len(source)}")
         continue
@@ -327,6 +345,50 @@ async fn geometry_capabilities_equal_shapely_on_both_engines() {
             "alpha_shape",
             alpha(3000.0, true),
             step("alpha_shape", alpha(3000.0, true)),
+        ),
+        (
+            &regions,
+            "alpha_shape",
+            alpha(0.5, true),
+            step("alpha_shape", alpha(0.5, true)),
+        ),
+        // An alpha above every circumradius takes no triangle off: Shapely's concave hull of
+        // ratio 1 (the triangulation of every vertex, holes' too, whole).
+        (
+            &regions,
+            "alpha_shape",
+            json!({"alpha": 1e100, "allow_holes": true, "as_ratio": 1.0}),
+            step("alpha_shape", alpha(1e100, true)),
+        ),
+        (
+            &countries,
+            "alpha_shape",
+            json!({"alpha": 1e100, "as_ratio": 1.0}),
+            step("alpha_shape", alpha(1e100, false)),
+        ),
+        // One point each: the point.
+        (
+            &cities,
+            "alpha_shape",
+            alpha(1.0, false),
+            step("alpha_shape", alpha(1.0, false)),
+        ),
+        // The cities gathered into one MultiPoint.
+        (
+            &cities,
+            "alpha_shape",
+            json!({"alpha": 10.0, "allow_holes": true, "gathered": true}),
+            json!([{"id": "g", "capability": "singleparts_to_multipart", "params": {}},
+                   {"id": "s", "capability": "alpha_shape", "params": alpha(10.0, true)}]),
+        ),
+        // The cities moved onto the line y = 0, then gathered: collinear points, a line.
+        (
+            &cities,
+            "alpha_shape",
+            json!({"alpha": 10.0, "gathered": true, "affine": [1, 0, 0, 0, 0, 0]}),
+            json!([{"id": "a", "capability": "affine_transform", "params": {"e": 0}},
+                   {"id": "g", "capability": "singleparts_to_multipart", "params": {}},
+                   {"id": "s", "capability": "alpha_shape", "params": alpha(10.0, false)}]),
         ),
         (
             &countries,

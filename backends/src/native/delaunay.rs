@@ -87,9 +87,13 @@ fn link(tris: &mut [Tri]) {
     }
 }
 
-/// The vertices of `g`'s convex hull.
+/// The vertices of the convex hull of all `g`'s vertices, the region the triangulation covers.
+/// GEOS's hull of a polygon reads its shell only, which leaves out the vertices of a hole
+/// crossing an invalid polygon's shell; the hull of a collection holding `g` reads them all.
 fn hull_vertices(g: &Geometry) -> Result<Vec<(u64, u64)>, NativeError> {
-    let hull = g.convex_hull().map_err(geos_err)?;
+    let hull = Geometry::create_geometry_collection(vec![Geom::clone(g)])
+        .and_then(|all| all.convex_hull())
+        .map_err(geos_err)?;
     let coords = hull
         .get_coord_seq()
         .or_else(|_| hull.get_exterior_ring().and_then(|r| r.get_coord_seq()));
@@ -216,4 +220,60 @@ pub fn delaunay(g: &Geometry, edges: bool) -> Result<Geometry, NativeError> {
         }
     }
     Geometry::create_geometry_collection(parts).map_err(geos_err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::native::concave::{HullLimit, concave_hull};
+
+    /// An invalid polygon whose hole crosses its shell and reaches past it: the convex hull of
+    /// all the vertices is the hole's (0 0, 100 0) with the shell's (50 -30), and the hole's
+    /// edge along y = 0 bends inwards by 0.1 over 100, where GEOS 3.11 leaves slivers out.
+    const HOLE_PAST_SHELL: &str = "POLYGON ((50 -30, 60 -5, 40 -5, 50 -30), \
+        (0 0, 25 -0.07071067811865475, 50 -0.1, 75 -0.07071067811865475, 100 0, 50 -10, 0 0))";
+
+    fn circumcircle(p: [Point; 3]) -> (Point, f64) {
+        let [a, b, c] = p;
+        let d = 2.0 * (a.0 * (b.1 - c.1) + b.0 * (c.1 - a.1) + c.0 * (a.1 - b.1));
+        let sq = |q: Point| q.0 * q.0 + q.1 * q.1;
+        let x = (sq(a) * (b.1 - c.1) + sq(b) * (c.1 - a.1) + sq(c) * (a.1 - b.1)) / d;
+        let y = (sq(a) * (c.0 - b.0) + sq(b) * (a.0 - c.0) + sq(c) * (b.0 - a.0)) / d;
+        ((x, y), ((a.0 - x).powi(2) + (a.1 - y).powi(2)).sqrt())
+    }
+
+    #[test]
+    fn the_triangulation_covers_the_hull_of_every_vertex_holes_too() {
+        let g = Geometry::new_from_wkt(HOLE_PAST_SHELL).unwrap();
+        let tris = triangulate(&g).unwrap();
+        let vertices: Vec<Point> = {
+            let mut all: Vec<Point> = tris.iter().flat_map(|t| t.p).collect();
+            all.sort_by_key(|a| bits(*a));
+            all.dedup_by(|a, b| bits(*a) == bits(*b));
+            all
+        };
+        assert_eq!(vertices.len(), 9, "every vertex is in a triangle");
+        // 9 vertices, 3 of them on the hull: 2 * 9 - 2 - 3 triangles.
+        assert_eq!(tris.len(), 13);
+        let hull_area = 0.5 * 100.0 * 30.0;
+        let covered: f64 = tris.iter().map(|t| t.area).sum();
+        assert!((covered - hull_area).abs() <= 1e-9 * hull_area, "{covered}");
+        for tri in &tris {
+            let (centre, radius) = circumcircle(tri.p);
+            for v in &vertices {
+                let d = ((v.0 - centre.0).powi(2) + (v.1 - centre.1).powi(2)).sqrt();
+                assert!(d >= radius * (1.0 - 1e-9), "{v:?} inside {:?}", tri.p);
+            }
+        }
+    }
+
+    #[test]
+    fn an_alpha_above_every_circumradius_gives_the_hull_of_every_vertex() {
+        let g = Geometry::new_from_wkt(HOLE_PAST_SHELL).unwrap();
+        let shape = concave_hull(&g, HullLimit::Alpha(1e12), true).unwrap();
+        let hull_area = 0.5 * 100.0 * 30.0;
+        let area = shape.area().unwrap();
+        assert!((area - hull_area).abs() <= 1e-9 * hull_area, "{area}");
+        assert!(shape.is_valid());
+    }
 }
