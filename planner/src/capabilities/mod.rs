@@ -12,6 +12,7 @@ mod explode_common;
 pub mod invalid;
 mod listing;
 mod overlay_pair;
+mod validation_key;
 pub mod weights;
 pub use listing::{CapabilityInfo, listing};
 
@@ -34,6 +35,10 @@ capabilities! {
     multipart_to_singleparts::MultipartToSingleparts,
     singleparts_to_multipart::SinglepartsToMultipart,
     vector_diff::VectorDiff,
+    topology_check::TopologyCheck,
+    duplicate_geometry::DuplicateGeometry,
+    attribute_validation::AttributeValidation,
+    completeness_check::CompletenessCheck,
     extract_vertices::ExtractVertices,
     extract_segments::ExtractSegments,
     extract_holes::ExtractHoles,
