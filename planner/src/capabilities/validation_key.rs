@@ -34,3 +34,62 @@ pub fn feature_key(key: Option<&str>, ctx: &LowerContext<'_>) -> Result<String, 
         )]),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{Column, Schema};
+
+    fn schema(columns: &[(&str, FieldType)]) -> Schema {
+        Schema {
+            columns: columns
+                .iter()
+                .map(|(name, ty)| Column {
+                    name: (*name).into(),
+                    ty: *ty,
+                })
+                .collect(),
+            crs: Some("EPSG:4326".into()),
+        }
+    }
+
+    fn key_of(key: Option<&str>, input: Option<&Schema>) -> Result<String, String> {
+        let ctx = LowerContext {
+            step_id: "v",
+            path: "p",
+            input,
+            others: &[],
+        };
+        feature_key(key, &ctx).map_err(|p| p[0].message.clone())
+    }
+
+    #[test]
+    fn the_first_integer_field_is_the_default_key() {
+        let layer = schema(&[
+            ("name", FieldType::Text),
+            ("code", FieldType::Integer),
+            ("id", FieldType::Integer),
+            (GEOM, FieldType::Geometry),
+        ]);
+        assert_eq!(key_of(None, Some(&layer)).unwrap(), "code");
+        assert_eq!(key_of(Some("name"), Some(&layer)).unwrap(), "name");
+        assert!(
+            key_of(Some("nope"), Some(&layer))
+                .unwrap_err()
+                .contains("nope")
+        );
+        assert!(
+            key_of(Some(GEOM), Some(&layer))
+                .unwrap_err()
+                .contains("geometry")
+        );
+        let texts = schema(&[("name", FieldType::Text), (GEOM, FieldType::Geometry)]);
+        assert!(
+            key_of(None, Some(&texts))
+                .unwrap_err()
+                .contains("no integer field")
+        );
+        assert!(key_of(None, None).unwrap_err().contains("not known"));
+        assert_eq!(key_of(Some("name"), None).unwrap(), "name");
+    }
+}

@@ -303,3 +303,91 @@ fn allowed_condition(
         format!("CAST({value} AS TEXT) IN ({})", literals.join(", "))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(check: ValidateCheck, summary: bool) -> ValidateOp {
+        ValidateOp {
+            key: "id".into(),
+            check,
+            summary,
+        }
+    }
+
+    fn sql(op: &ValidateOp, dialect: Dialect) -> String {
+        let input = Input {
+            from: "\"layer\"",
+            schema: None,
+        };
+        validate_sql(op, input, None, dialect).unwrap()
+    }
+
+    #[test]
+    fn near_duplicates_use_each_engines_hausdorff_distance() {
+        let near = op(ValidateCheck::Duplicates { tolerance: 0.5 }, false);
+        let postgis = sql(&near, Dialect::Postgis);
+        assert!(
+            postgis.contains("ST_HausdorffDistance(a.\"geom\", b.\"geom\") <= 0.5"),
+            "{postgis}"
+        );
+        let duckdb = sql(&near, Dialect::Duckdb);
+        assert!(
+            duckdb.contains("greatest(list_max(list_transform(ST_Dump(ST_Points(a.\"geom\"))"),
+            "{duckdb}"
+        );
+        let exact = sql(
+            &op(ValidateCheck::Duplicates { tolerance: 0.0 }, false),
+            Dialect::Duckdb,
+        );
+        assert!(
+            exact.contains(
+                "ST_AsWKB(ST_Normalize(a.\"geom\")) = ST_AsWKB(ST_Normalize(b.\"geom\"))"
+            ),
+            "{exact}"
+        );
+    }
+
+    #[test]
+    fn summaries_count_problems_per_kind_and_field_and_empty_checks_give_no_row() {
+        let summary = sql(
+            &op(ValidateCheck::Attributes { rules: Vec::new() }, true),
+            Dialect::Postgis,
+        );
+        assert!(
+            summary.starts_with(
+                "SELECT p.\"problem\" AS \"problem\", p.\"field\" AS \"field\", count(*)"
+            ),
+            "{summary}"
+        );
+        assert!(summary.contains("WHERE FALSE) AS p GROUP BY"), "{summary}");
+    }
+
+    #[test]
+    fn regular_expressions_match_whole_values_on_both_engines() {
+        let rule = AttributeRule {
+            field: "code".into(),
+            not_null: false,
+            min: None,
+            max: None,
+            regex: Some("[A-Z]{3}".into()),
+            allowed: Vec::new(),
+            unique: false,
+        };
+        let check = op(ValidateCheck::Attributes { rules: vec![rule] }, false);
+        // Without the input's schema, a NULL key takes the key's type from the input.
+        assert!(
+            sql(&check, Dialect::Postgis).contains(
+                "(SELECT n.\"id\" FROM \"layer\" AS n WHERE FALSE LIMIT 1) AS \"related\""
+            )
+        );
+        assert!(
+            sql(&check, Dialect::Duckdb)
+                .contains("regexp_full_match(CAST(t.\"code\" AS TEXT), '[A-Z]{3}')")
+        );
+        assert!(
+            sql(&check, Dialect::Postgis).contains("CAST(t.\"code\" AS TEXT) ~ '^(?:[A-Z]{3})$'")
+        );
+    }
+}
