@@ -235,6 +235,13 @@ fn preview_params(capability: &str) -> Value {
             json!({"fields": ["continent"], "aggregates": {"pop_est": "sum"}})
         }
         "vector_diff" => json!({"ref_layer": "places", "key": ["name"]}),
+        // Without a catalog the input's fields are unknown: name the key.
+        "topology_check" => json!({"key": "name", "tolerance": 0.01}),
+        "duplicate_geometry" => json!({"key": "name"}),
+        "completeness_check" => json!({"ref_layer": "places", "key": "name"}),
+        "attribute_validation" => json!({"key": "name", "rules": [
+            {"field": "pop_est", "not_null": true, "min": 0},
+            {"field": "name", "regex": "[A-Z].*", "unique": true, "allowed": ["Chile", 3]}]}),
         "force_geometry_type" => json!({"type": "multi"}),
         // Without a catalog the input's columns are unknown: name the ones that make a duplicate.
         "deduplicate" => json!({"fields": ["name"]}),

@@ -61,4 +61,5 @@ mod styles;
 mod triggers_persistent;
 mod triggers_postgis;
 mod url_guard;
+mod validation_toolkit;
 mod vector_diff;

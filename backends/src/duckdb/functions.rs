@@ -2,25 +2,65 @@
 //! metres DOUBLE, quadrant_segments INTEGER) -> BLOB`, the geodesic buffer the native kernels
 //! compute ([`GeodesicBuffer`]), which the planner's DuckDB dialect emits for buffers in metres
 //! on longitude/latitude. It replaces two PROJ transformations built per feature (most of the
-//! buffer's time) and gives the native answer vertex for vertex. Registered in the database's
-//! system catalog, so every connection of it (and the SQL console) can call it.
+//! buffer's time) and gives the native answer vertex for vertex. And
+//! `geomill_is_valid_reason(wkb BLOB) -> VARCHAR`, GEOS's validity reason
+//! (`GEOSisValidReason`, what PostGIS's `ST_IsValidReason` answers; DuckDB spatial has no such
+//! function), for `topology_check`. Registered in the database's system catalog, so every
+//! connection of it (and the SQL console) can call them.
 
 use std::error::Error;
 use std::sync::Arc;
 
 use duckdb::Connection;
-use duckdb::arrow::array::{Array, AsArray, BinaryArray, RecordBatch};
+use duckdb::arrow::array::{Array, AsArray, BinaryArray, RecordBatch, StringArray};
 use duckdb::arrow::datatypes::{DataType, Float64Type, Int32Type};
 use duckdb::vscalar::{ArrowFunctionSignature, VArrowScalar};
 use rayon::prelude::*;
 
 use geomill_planner::sql::DUCKDB_GEODESIC_BUFFER as GEODESIC_BUFFER;
+use geomill_planner::sql::DUCKDB_IS_VALID_REASON as IS_VALID_REASON;
 
 use crate::geodesic::GeodesicBuffer;
 
 /// Registers every geomill function on `connection`'s database.
 pub(super) fn register(connection: &Connection) -> duckdb::Result<()> {
-    connection.register_scalar_function::<GeodesicBufferFunction>(GEODESIC_BUFFER)
+    connection.register_scalar_function::<GeodesicBufferFunction>(GEODESIC_BUFFER)?;
+    connection.register_scalar_function::<IsValidReasonFunction>(IS_VALID_REASON)
+}
+
+/// GEOS's validity reason of one WKB geometry; a geometry GEOS cannot read gives GEOS's
+/// message, as PostGIS's `ST_IsValidReason` does.
+fn is_valid_reason(wkb: &[u8]) -> String {
+    use geos::Geom;
+    match geos::Geometry::new_from_wkb(wkb) {
+        Ok(geometry) => geometry
+            .is_valid_reason()
+            .unwrap_or_else(|error| error.to_string()),
+        Err(error) => error.to_string(),
+    }
+}
+
+struct IsValidReasonFunction;
+
+impl VArrowScalar for IsValidReasonFunction {
+    type State = ();
+
+    fn invoke(_: &(), input: RecordBatch) -> Result<Arc<dyn Array>, Box<dyn Error>> {
+        let geometries = input.column(0).as_binary::<i32>();
+        let reasons: Vec<Option<String>> = (0..input.num_rows())
+            .into_par_iter()
+            .map(|row| (!geometries.is_null(row)).then(|| is_valid_reason(geometries.value(row))))
+            .collect();
+        let array: StringArray = reasons.iter().map(Option::as_deref).collect();
+        Ok(Arc::new(array))
+    }
+
+    fn signatures() -> Vec<ArrowFunctionSignature> {
+        vec![ArrowFunctionSignature::exact(
+            vec![DataType::Binary],
+            DataType::Utf8,
+        )]
+    }
 }
 
 struct GeodesicBufferFunction;
@@ -115,6 +155,21 @@ mod tests {
             ))
             .unwrap();
         assert_eq!(same, 1);
+    }
+
+    #[test]
+    fn duckdb_gives_the_geos_validity_reason() {
+        let engine = engine();
+        let reasons = engine
+            .query_i64(
+                "SELECT count(*) FILTER (WHERE ok) FROM (VALUES \
+                 (geomill_is_valid_reason(ST_AsWKB(ST_GeomFromText('POLYGON ((0 0, 1 1, 1 0, 0 1, 0 0))'))) = 'Self-intersection[0.5 0.5]'), \
+                 (geomill_is_valid_reason(ST_AsWKB(ST_GeomFromText('POLYGON ((0 0, 1 0, 1 1, 0 0))'))) = 'Valid Geometry'), \
+                 (geomill_is_valid_reason(ST_AsWKB(ST_GeomFromText('POLYGON EMPTY'))) = 'Valid Geometry'), \
+                 (geomill_is_valid_reason(NULL) IS NULL)) AS v(ok)",
+            )
+            .unwrap();
+        assert_eq!(reasons, 4);
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod invalid;
 mod listing;
 mod network_graph;
 mod overlay_pair;
+mod validation_key;
 pub mod weights;
 pub use listing::{CapabilityInfo, listing};
 
@@ -42,6 +43,10 @@ capabilities! {
     network_allocation::NetworkAllocation,
     connectivity_check::ConnectivityCheck,
     mst::Mst,
+    topology_check::TopologyCheck,
+    duplicate_geometry::DuplicateGeometry,
+    attribute_validation::AttributeValidation,
+    completeness_check::CompletenessCheck,
     extract_vertices::ExtractVertices,
     extract_segments::ExtractSegments,
     extract_holes::ExtractHoles,

@@ -222,6 +222,7 @@ fn describe_op(op: &Operator) -> String {
         }
         Operator::Reshape(r) => format!("{name} {}", r.describe()),
         Operator::Diff(d) => format!("{name} {}", d.describe()),
+        Operator::Validate(v) => format!("{name} {}", v.describe()),
         Operator::Sort { keys, limit } => format!(
             "{name} keys={}{}",
             list(keys, |k| format!(

@@ -17,5 +17,6 @@ pub mod schema_infer;
 mod shape_expr;
 mod statistics;
 pub mod tessellate;
+pub mod validate;
 
 pub use graph::{EngineKind, Plan, PlanNode};

@@ -20,6 +20,7 @@ pub use super::statistics::{
     WeightsSpec, WeightsTransform,
 };
 pub use super::tessellate::TessellateOp;
+pub use super::validate::{ValidateCheck, ValidateOp};
 
 /// One node's work.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +43,9 @@ pub enum Operator {
     /// The rows added, removed or changed from the second input (the old version of a layer)
     /// to the first (the new one), matched by key.
     Diff(DiffOp),
+    /// A layer of the problems found in the input (geometry, topology, duplicates, attribute
+    /// rules), or their counts.
+    Validate(ValidateOp),
     /// Group rows (all rows when `group_by` is empty), aggregating attributes and optionally
     /// unioning geometries.
     Aggregate(AggregateOp),
@@ -101,6 +105,7 @@ impl Operator {
             Self::Join(_) => "Join",
             Self::Reshape(_) => "Reshape",
             Self::Diff(_) => "Diff",
+            Self::Validate(_) => "Validate",
             Self::Aggregate(_) => "Aggregate",
             Self::SpatialJoin(_) => "SpatialJoin",
             Self::SpatialAggregate(_) => "SpatialAggregate",
@@ -158,6 +163,7 @@ impl Operator {
             Self::Join(j) => j.reads(),
             Self::Reshape(r) => r.reads(),
             Self::Diff(d) => d.reads(),
+            Self::Validate(v) => v.reads(),
             Self::Scale(s) => s.reads(),
             Self::Statistic(s) => s.field.iter().cloned().collect(),
             Self::Generate(g) => g.reads(),
@@ -181,6 +187,7 @@ impl Operator {
             | Self::Overlay(_)
             | Self::Join(_)
             | Self::Diff(_) => Some(2),
+            Self::Validate(v) => Some(v.arity()),
             Self::Concat => None,
             Self::Network(n) => Some(n.arity()),
             _ => Some(1),

@@ -164,6 +164,7 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
         Operator::Network(n) => n.output_schema(inputs),
         Operator::Clean(_) => Some(main?.clone()),
         Operator::Diff(diff) => Some(diff.output_schema(main?, other)),
+        Operator::Validate(v) => Some(v.output_schema(main, other)),
         Operator::Aggregate(aggregate) => {
             let input = main?;
             let mut columns: Vec<Column> = aggregate

@@ -14,7 +14,11 @@ mod relational;
 mod script;
 pub mod select;
 mod tessellate;
+mod validate;
+mod validate_completeness;
+mod validate_topology;
 
 pub use dialect::Dialect;
 pub use geo::DUCKDB_GEODESIC_BUFFER;
 pub use script::{FgbIndex, NativeStatement, Script, Statement, duckdb_copy, emit};
+pub use validate_topology::DUCKDB_IS_VALID_REASON;

@@ -9,6 +9,7 @@ use super::overlay::overlay_sql;
 use super::quote::{ident, string};
 use super::relational::{join_sql, project_sql, reshape_sql};
 use super::tessellate::tessellate_sql;
+use super::validate::validate_sql;
 use crate::plan::native::missing_sql;
 use crate::plan::operator::{
     AggFunc, AggItem, GeometryAgg, JoinHow, MapOp, Operator, SortKey, SpatialAggregateOp, ValueExpr,
@@ -377,6 +378,7 @@ pub fn select(
         }
         Operator::Network(n) => network_sql(n, inputs)?,
         Operator::Diff(d) => diff_sql(d, main, need_other()?, dialect)?,
+        Operator::Validate(v) => validate_sql(v, main, other, dialect)?,
         Operator::Aggregate(a) => {
             let mut items: Vec<String> = a.group_by.iter().map(|c| ident(c)).collect();
             items.extend(a.aggregates.iter().map(|i| {

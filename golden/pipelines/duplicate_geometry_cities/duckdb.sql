@@ -1,0 +1,4 @@
+-- 1: near
+CREATE OR REPLACE TEMP TABLE "near" AS
+SELECT a."name" AS "feature", b."name" AS "related", 'near_duplicate' AS "problem", CAST(NULL AS TEXT) AS "field", 'within 0.5 of the related feature (discrete Hausdorff distance)' AS "reason", a."geom" AS "geom" FROM "cities" AS a JOIN "cities" AS b ON a."name" < b."name" AND ST_DWithin(a."geom", b."geom", 0.5) AND greatest(list_max(list_transform(ST_Dump(ST_Points(a."geom")), lambda geomill_vertex: ST_Distance(geomill_vertex.geom, (CASE WHEN ST_Dimension(b."geom") = 2 THEN ST_Boundary(b."geom") ELSE b."geom" END)))), list_max(list_transform(ST_Dump(ST_Points(b."geom")), lambda geomill_vertex: ST_Distance(geomill_vertex.geom, (CASE WHEN ST_Dimension(a."geom") = 2 THEN ST_Boundary(a."geom") ELSE a."geom" END))))) <= 0.5 WHERE a."geom" IS NOT NULL AND NOT ST_IsEmpty(a."geom") AND b."geom" IS NOT NULL AND NOT ST_IsEmpty(b."geom");
+
