@@ -9,6 +9,7 @@ pub(crate) mod geo_kinds;
 pub mod graph;
 pub mod lower;
 pub mod native;
+pub mod network;
 pub mod operator;
 pub mod relational;
 pub mod schema_infer;

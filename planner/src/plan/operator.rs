@@ -17,6 +17,7 @@ pub use super::statistics::{
     DensityKernel, GenerateOp, GridShape, GridSpec, StatisticKind, StatisticOp, WeightsKind,
     WeightsSpec, WeightsTransform,
 };
+pub use super::network::{NetworkOp, SnapTarget};
 pub use super::tessellate::TessellateOp;
 
 /// One node's work.
@@ -79,6 +80,9 @@ pub enum Operator {
     /// A diagram made from the whole layer (Voronoi cells, Delaunay triangles, polygonized
     /// faces).
     Tessellate(TessellateOp),
+    /// A cleaning step over the layer's lines as a network (snapping, noding, merging,
+    /// extending, deduplicating).
+    Network(NetworkOp),
     /// Write the input to a file (a sink: nothing consumes it).
     Export(ExportOp),
 }
@@ -109,6 +113,7 @@ impl Operator {
             Self::Statistic(_) => "Statistic",
             Self::Generate(_) => "Generate",
             Self::Tessellate(_) => "Tessellate",
+            Self::Network(_) => "Network",
             Self::Export(_) => "Export",
         }
     }
@@ -153,6 +158,7 @@ impl Operator {
             Self::Statistic(s) => s.field.iter().cloned().collect(),
             Self::Generate(g) => g.reads(),
             Self::Tessellate(_) => Vec::new(),
+            Self::Network(n) => n.reads(),
             Self::SpatialFilter(_) | Self::Concat | Self::Sample { .. } | Self::Export(_) => {
                 Vec::new()
             }

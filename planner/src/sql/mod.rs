@@ -11,6 +11,7 @@ pub mod quote;
 mod relational;
 mod script;
 pub mod select;
+mod network;
 mod tessellate;
 
 pub use dialect::Dialect;

@@ -7,6 +7,7 @@ use super::nearest::nearest_sql;
 use super::overlay::overlay_sql;
 use super::quote::{ident, string};
 use super::relational::{join_sql, project_sql, reshape_sql};
+use super::network::network_sql;
 use super::tessellate::tessellate_sql;
 use crate::plan::native::missing_sql;
 use crate::plan::operator::{
@@ -363,6 +364,15 @@ pub fn select(
             native_only(main.from, dialect, &missing)
         }
         Operator::Tessellate(t) => tessellate_sql(t, main, dialect)?,
+        Operator::Network(n) if n.native_only() => native_only(
+            main.from,
+            dialect,
+            &format!(
+                "{} runs on the native backend: it follows the lines as a network",
+                n.describe()
+            ),
+        ),
+        Operator::Network(n) => network_sql(n, main, dialect)?,
         Operator::Diff(d) => diff_sql(d, main, need_other()?, dialect)?,
         Operator::Aggregate(a) => {
             let mut items: Vec<String> = a.group_by.iter().map(|c| ident(c)).collect();
