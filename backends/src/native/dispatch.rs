@@ -10,8 +10,8 @@ use geomill_planner::plan::operator::{GenerateOp, Operator, ValueExpr};
 use super::layer::{Layer, Wkb};
 use super::stage::NativeNode;
 use super::{
-    NativeError, aggregate, classify, density, diagrams, geometry_ops, joins, overlay, relational,
-    scale, statistics, tessellation, wkb,
+    NativeError, aggregate, classify, density, diagrams, geometry_ops, joins, network, overlay,
+    relational, scale, statistics, tessellation, wkb,
 };
 
 /// The WKB type codes a kernel's input may hold.
@@ -114,6 +114,7 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
             statistics::neighbours_table(main()?, weights, id_field.as_deref())
         }
         NativeKernel::Tessellate(t) => diagrams::tessellate(main()?, t),
+        NativeKernel::Network(n) => network::network(main()?, n),
         NativeKernel::Relational => {
             relational::run(op, inputs, &node.input_schemas, node.output.as_ref())
         }

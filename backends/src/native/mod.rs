@@ -23,6 +23,7 @@ pub mod hdbscan;
 pub mod joins;
 pub mod layer;
 pub mod measures;
+pub mod network;
 pub mod overlay;
 pub mod polygons;
 pub mod random;

@@ -13,11 +13,11 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{BinaryOperator, Expr, visit_expressions};
 
+use super::network::NetworkOp;
 use super::operator::{
     AggFunc, ClassifyOp, GenerateOp, GeoExpr, GeometryAgg, JoinHow, NearestOp, Operator, OverlayOp,
     ScaleOp, SpatialAggregateOp, SpatialJoinOp, SpatialPredicate, StatisticOp, ValueExpr,
 };
-use super::network::NetworkOp;
 use super::tessellate::TessellateOp;
 use crate::expr::SqlExpr;
 use crate::schema::{FieldType, GEOM};

@@ -38,7 +38,10 @@ pub enum NetworkOp {
     /// Lines equal to an earlier line (either direction; coordinates on a grid of `tolerance`
     /// when it is > 0) dropped; earlier by `order_by`, then the geometry's WKB, then the other
     /// attributes.
-    RemoveDuplicates { tolerance: f64, order_by: Vec<String> },
+    RemoveDuplicates {
+        tolerance: f64,
+        order_by: Vec<String>,
+    },
 }
 
 impl NetworkOp {
@@ -60,7 +63,9 @@ impl NetworkOp {
     pub fn native_only(&self) -> bool {
         matches!(
             self,
-            Self::SnapEndpoints { .. } | Self::RemovePseudoNodes { .. } | Self::ExtendDangles { .. }
+            Self::SnapEndpoints { .. }
+                | Self::RemovePseudoNodes { .. }
+                | Self::ExtendDangles { .. }
         )
     }
 

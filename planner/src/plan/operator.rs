@@ -10,6 +10,7 @@ pub use super::classes::{
     ClassColors, ClassMethod, ClassifyOp, NormalizeMethod, ScaleKind, ScaleOp,
 };
 pub use super::geo_expr::{GeoExpr, OffsetJoin, ShapeExpr};
+pub use super::network::{NetworkOp, SnapTarget};
 pub use super::relational::{
     DiffOp, GeometryCompare, JoinKey, JoinOp, PivotOp, ReshapeOp, TimeMatch, UnpivotOp,
 };
@@ -17,7 +18,6 @@ pub use super::statistics::{
     DensityKernel, GenerateOp, GridShape, GridSpec, StatisticKind, StatisticOp, WeightsKind,
     WeightsSpec, WeightsTransform,
 };
-pub use super::network::{NetworkOp, SnapTarget};
 pub use super::tessellate::TessellateOp;
 
 /// One node's work.

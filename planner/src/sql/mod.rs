@@ -6,12 +6,12 @@ mod explode;
 pub(crate) mod geo;
 pub mod guard;
 mod nearest;
+mod network;
 mod overlay;
 pub mod quote;
 mod relational;
 mod script;
 pub mod select;
-mod network;
 mod tessellate;
 
 pub use dialect::Dialect;

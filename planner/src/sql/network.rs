@@ -110,7 +110,10 @@ fn remove_duplicates(
     );
     let by_value = |name: &str| {
         let column = format!("t.{}", ident(name));
-        let text = schema.columns.iter().any(|c| c.name == name && c.ty == FieldType::Text);
+        let text = schema
+            .columns
+            .iter()
+            .any(|c| c.name == name && c.ty == FieldType::Text);
         let collated = if text && dialect == Dialect::Postgis {
             format!("{column} COLLATE \"C\"")
         } else {

@@ -4,10 +4,10 @@ use super::dialect::Dialect;
 use super::diff::diff_sql;
 use super::geo::predicate_sql;
 use super::nearest::nearest_sql;
+use super::network::network_sql;
 use super::overlay::overlay_sql;
 use super::quote::{ident, string};
 use super::relational::{join_sql, project_sql, reshape_sql};
-use super::network::network_sql;
 use super::tessellate::tessellate_sql;
 use crate::plan::native::missing_sql;
 use crate::plan::operator::{
