@@ -215,6 +215,11 @@ fn preview_params(capability: &str) -> Value {
             json!({})
         }
         "min_bounding_circle" => json!({"segments": 4}),
+        "network_node_lines" => json!({}),
+        "network_remove_duplicates" => json!({"tolerance": 0.001, "order_by": ["name"]}),
+        "network_snap_endpoints" => json!({"tolerance": 0.01, "target": "lines"}),
+        "network_remove_pseudo_nodes" => json!({"fields": ["name"]}),
+        "network_extend_dangles" => json!({"max_distance": 0.05}),
         "alpha_shape" => json!({"alpha": 5}),
         "densify_vertices" => json!({"max_length": 10, "unit": "kilometers"}),
         "chaikin_smooth" => json!({"iterations": 2}),

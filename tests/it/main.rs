@@ -42,6 +42,7 @@ mod hostile_uploads;
 mod hybrid_mode;
 mod line_locating;
 mod map_browser;
+mod network_cleaning;
 mod ogc_api;
 mod ogc_html_results;
 mod ogc_tiles;

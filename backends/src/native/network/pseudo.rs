@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use arrow::array::ArrayRef;
+use arrow::compute::SortOptions;
 use arrow::row::{RowConverter, Rows, SortField};
 
 use super::{Lines, Network, Vertex};
@@ -41,7 +42,13 @@ fn rows_of(
     }
     let fields = columns
         .iter()
-        .map(|c| SortField::new(c.data_type().clone()))
+        .map(|c| {
+            let nulls_last = SortOptions {
+                descending: false,
+                nulls_first: false,
+            };
+            SortField::new_with_options(c.data_type().clone(), nulls_last)
+        })
         .collect();
     let converter = RowConverter::new(fields).map_err(NativeError::arrow)?;
     converter
