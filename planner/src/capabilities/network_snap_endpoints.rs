@@ -24,9 +24,10 @@ pub enum SnapOnto {
 /// away, closing the small gaps of a line network (digitized ends that miss each other). The
 /// rule, the same on every engine (it runs on the native backend): every end of every line
 /// part (LineStrings and the parts of MultiLineStrings) is taken in the order of its x, then
-/// its y; an end moves onto the nearest *kept point* within `tolerance` (distance ≤
-/// `tolerance`, ties by the point's x then y) that holds no end of its own feature, and joins
-/// it; an end with none stays where it is and becomes a kept point. So ends closer than the
+/// its y; an end already on a *kept point* stays there; another moves onto the nearest kept
+/// point within `tolerance` (distance ≤ `tolerance`, ties by the point's x then y) that holds
+/// no end of its own feature, and joins it; an end with none stays where it is and becomes a
+/// kept point. So ends closer than the
 /// tolerance meet at the first of them (westernmost), a feature never snaps onto itself, and
 /// two ends of one feature never meet at a point where they did not already. With `target:
 /// lines`, an end that finds no kept point moves onto the nearest point of another feature's

@@ -22,12 +22,12 @@ fn node(v: &Vertex) -> (u64, u64) {
 }
 
 /// The named columns of the batch (every attribute when `names` is `None`) in a row format
-/// that compares and orders as the values do.
+/// that compares and orders as the values do (`None` without such columns: all rows alike).
 fn rows_of(
     network: &Network,
     layer: &Layer,
     names: Option<&[String]>,
-) -> Result<Rows, NativeError> {
+) -> Result<Option<Rows>, NativeError> {
     let geom = layer.geometry_index()?;
     let schema = network.batch.schema();
     let mut columns: Vec<ArrayRef> = Vec::new();
@@ -39,6 +39,9 @@ fn rows_of(
         if wanted {
             columns.push(network.batch.column(n).clone());
         }
+    }
+    if columns.is_empty() {
+        return Ok(None);
     }
     let fields = columns
         .iter()
@@ -53,6 +56,7 @@ fn rows_of(
     let converter = RowConverter::new(fields).map_err(NativeError::arrow)?;
     converter
         .convert_columns(&columns)
+        .map(Some)
         .map_err(NativeError::arrow)
 }
 
@@ -96,7 +100,7 @@ pub fn remove_pseudo_nodes(
         if a.0 == b.0 || single(network, a.0).is_none() || single(network, b.0).is_none() {
             continue;
         }
-        if keys.row(a.0) != keys.row(b.0) {
+        if keys.as_ref().is_some_and(|k| k.row(a.0) != k.row(b.0)) {
             continue;
         }
         joins[a.0][usize::from(a.1)] = Some(b);
@@ -119,7 +123,10 @@ pub fn remove_pseudo_nodes(
             .total_cmp(&lows[b][0])
             .then(lows[a][1].total_cmp(&lows[b][1]))
             .then_with(|| network.wkb[a].cmp(&network.wkb[b]))
-            .then_with(|| attributes.row(a).cmp(&attributes.row(b)))
+            .then_with(|| match &attributes {
+                Some(rows) => rows.row(a).cmp(&rows.row(b)),
+                None => std::cmp::Ordering::Equal,
+            })
             .then(a.cmp(&b))
     });
     let mut merged_into: Vec<Option<usize>> = vec![None; count];
