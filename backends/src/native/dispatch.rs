@@ -10,7 +10,7 @@ use geomill_planner::plan::operator::{GenerateOp, Operator, ValueExpr};
 use super::layer::{Layer, Wkb};
 use super::stage::NativeNode;
 use super::{
-    NativeError, aggregate, classify, density, diagrams, geometry_ops, joins, network, overlay,
+    NativeError, aggregate, classify, density, diagrams, geometry_ops, joins, line_clean, overlay,
     relational, scale, statistics, tessellation, wkb,
 };
 
@@ -114,7 +114,7 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
             statistics::neighbours_table(main()?, weights, id_field.as_deref())
         }
         NativeKernel::Tessellate(t) => diagrams::tessellate(main()?, t),
-        NativeKernel::Network(n) => network::network(main()?, n),
+        NativeKernel::LineClean(n) => line_clean::clean(main()?, n),
         NativeKernel::Relational => {
             relational::run(op, inputs, &node.input_schemas, node.output.as_ref())
         }

@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{NetworkOp, Operator};
+use crate::plan::operator::{LineCleanOp, Operator};
 
 /// Extends dangling line ends that fall short of another line (undershoots): a *dangling end*
 /// is the end of a line part (LineStrings and the parts of MultiLineStrings) that no other end
@@ -41,7 +41,7 @@ impl CapabilityParams for NetworkExtendDangles {
                 "must be a number greater than 0",
             )]);
         }
-        Ok(vec![Operator::Network(NetworkOp::ExtendDangles {
+        Ok(vec![Operator::LineClean(LineCleanOp::ExtendDangles {
             max_distance: self.max_distance,
         })])
     }

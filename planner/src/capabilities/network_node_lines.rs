@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{NetworkOp, Operator};
+use crate::plan::operator::{LineCleanOp, Operator};
 
 /// Splits every line where it crosses or touches another line (and where another line's end
 /// lies on it), so that lines meet only at their ends: the union of all the lines (GEOS's
@@ -34,6 +34,6 @@ impl CapabilityParams for NetworkNodeLines {
     }
 
     fn lower(&self, _ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        Ok(vec![Operator::Network(NetworkOp::NodeLines)])
+        Ok(vec![Operator::LineClean(LineCleanOp::NodeLines)])
     }
 }

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use super::checks::require_columns;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{NetworkOp, Operator};
+use crate::plan::operator::{LineCleanOp, Operator};
 
 /// Drops the lines whose geometry equals another line's, whichever way they run: two lines are
 /// duplicates when their normalized geometries (`ST_Normalize`: each line in its canonical
@@ -50,7 +50,7 @@ impl CapabilityParams for NetworkRemoveDuplicates {
             )]);
         }
         require_columns(ctx.input, &self.order_by, ctx.at("order_by"))?;
-        Ok(vec![Operator::Network(NetworkOp::RemoveDuplicates {
+        Ok(vec![Operator::LineClean(LineCleanOp::RemoveDuplicates {
             tolerance: self.tolerance,
             order_by: self.order_by.clone(),
         })])

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use super::checks::require_columns;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{NetworkOp, Operator};
+use crate::plan::operator::{LineCleanOp, Operator};
 
 /// Merges lines that meet at a pseudo node: a point where exactly two line ends meet (their
 /// coordinates exactly equal, Z ignored) and nothing else ends, so that a chain of such lines
@@ -40,7 +40,7 @@ impl CapabilityParams for NetworkRemovePseudoNodes {
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
         require_columns(ctx.input, &self.fields, ctx.at("fields"))?;
-        Ok(vec![Operator::Network(NetworkOp::RemovePseudoNodes {
+        Ok(vec![Operator::LineClean(LineCleanOp::RemovePseudoNodes {
             fields: self.fields.clone(),
         })])
     }

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{NetworkOp, Operator, SnapTarget};
+use crate::plan::operator::{LineCleanOp, Operator, SnapTarget};
 
 /// What an endpoint may be moved onto.
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
@@ -63,7 +63,7 @@ impl CapabilityParams for NetworkSnapEndpoints {
                 "must be a number greater than 0",
             )]);
         }
-        Ok(vec![Operator::Network(NetworkOp::SnapEndpoints {
+        Ok(vec![Operator::LineClean(LineCleanOp::SnapEndpoints {
             tolerance: self.tolerance,
             target: match self.target {
                 SnapOnto::Endpoints => SnapTarget::Endpoints,

@@ -89,7 +89,7 @@ fn describe_op(op: &Operator) -> String {
         Operator::Statistic(s) => format!("{name} {} output={}", s.describe(), s.output),
         Operator::Generate(g) => format!("{name} {}", g.describe()),
         Operator::Tessellate(t) => format!("{name} {}", t.describe()),
-        Operator::Network(n) => format!("{name} {}", n.describe()),
+        Operator::LineClean(n) => format!("{name} {}", n.describe()),
         Operator::Classify(c) => format!(
             "{name} field={} method={} classes={} output={}{}",
             c.field,

@@ -13,7 +13,7 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{BinaryOperator, Expr, visit_expressions};
 
-use super::network::NetworkOp;
+use super::line_clean::LineCleanOp;
 use super::operator::{
     AggFunc, ClassifyOp, GenerateOp, GeoExpr, GeometryAgg, JoinHow, NearestOp, Operator, OverlayOp,
     ScaleOp, SpatialAggregateOp, SpatialJoinOp, SpatialPredicate, StatisticOp, ValueExpr,
@@ -167,7 +167,7 @@ pub enum NativeKernel<'a> {
     Tessellate(&'a TessellateOp),
     /// Line network cleaning over the whole input (snapping endpoints, merging pseudo nodes,
     /// extending dangles).
-    Network(&'a NetworkOp),
+    LineClean(&'a LineCleanOp),
 }
 
 /// Whether only the native backend computes `op` (no SQL engine can): such a node runs
@@ -177,7 +177,7 @@ pub fn native_only(op: &Operator) -> bool {
     matches!(
         op,
         Operator::Classify(_) | Operator::Scale(_) | Operator::Statistic(_) | Operator::Generate(_)
-    ) || matches!(op, Operator::Network(n) if n.native_only())
+    ) || matches!(op, Operator::LineClean(n) if n.native_only())
 }
 
 /// Why the SQL engine of `dialect` cannot compute `op` (a shape its spatial functions do not
@@ -235,8 +235,8 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
         Operator::Statistic(s) => Ok(NativeKernel::Statistic(s)),
         Operator::Generate(g) => Ok(NativeKernel::Generate(g)),
         Operator::Tessellate(t) => Ok(NativeKernel::Tessellate(t)),
-        Operator::Network(n) if n.native_only() => Ok(NativeKernel::Network(n)),
-        Operator::Network(_) => decline("(SQL: noding and deduplicating run on the SQL engine)"),
+        Operator::LineClean(n) if n.native_only() => Ok(NativeKernel::LineClean(n)),
+        Operator::LineClean(_) => decline("(SQL: noding and deduplicating run on the SQL engine)"),
         Operator::Map(_) if is_relational(op) => relational_support(op),
         Operator::Map(map) => {
             let all_native = !map.set.is_empty()
@@ -353,12 +353,12 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
                 _ => ", the pieces numbered by their lower-left corner",
             }
         ),
-        NativeKernel::Network(n) => format!(
+        NativeKernel::LineClean(n) => format!(
             "{}: {}",
             n.describe(),
             match n {
-                NetworkOp::SnapEndpoints { .. } => "endpoints sorted by x then y, each moved onto the nearest kept endpoint (or line) of another line within the tolerance, found through an R-tree",
-                NetworkOp::RemovePseudoNodes { .. } => "line ends hashed by their exact coordinates, the lines meeting two at a node grouped and merged by GEOS's line merger",
+                LineCleanOp::SnapEndpoints { .. } => "endpoints sorted by x then y, each moved onto the nearest kept endpoint (or line) of another line within the tolerance, found through an R-tree",
+                LineCleanOp::RemovePseudoNodes { .. } => "line ends hashed by their exact coordinates, the lines meeting two at a node grouped and merged by GEOS's line merger",
                 _ => "each dangling end's ray cut by the other lines found through an R-tree, the nearest crossing kept",
             }
         ),

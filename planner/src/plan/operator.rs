@@ -10,7 +10,7 @@ pub use super::classes::{
     ClassColors, ClassMethod, ClassifyOp, NormalizeMethod, ScaleKind, ScaleOp,
 };
 pub use super::geo_expr::{GeoExpr, OffsetJoin, ShapeExpr};
-pub use super::network::{NetworkOp, SnapTarget};
+pub use super::line_clean::{LineCleanOp, SnapTarget};
 pub use super::relational::{
     DiffOp, GeometryCompare, JoinKey, JoinOp, PivotOp, ReshapeOp, TimeMatch, UnpivotOp,
 };
@@ -82,7 +82,7 @@ pub enum Operator {
     Tessellate(TessellateOp),
     /// A cleaning step over the layer's lines as a network (snapping, noding, merging,
     /// extending, deduplicating).
-    Network(NetworkOp),
+    LineClean(LineCleanOp),
     /// Write the input to a file (a sink: nothing consumes it).
     Export(ExportOp),
 }
@@ -113,7 +113,7 @@ impl Operator {
             Self::Statistic(_) => "Statistic",
             Self::Generate(_) => "Generate",
             Self::Tessellate(_) => "Tessellate",
-            Self::Network(_) => "Network",
+            Self::LineClean(_) => "LineClean",
             Self::Export(_) => "Export",
         }
     }
@@ -158,7 +158,7 @@ impl Operator {
             Self::Statistic(s) => s.field.iter().cloned().collect(),
             Self::Generate(g) => g.reads(),
             Self::Tessellate(_) => Vec::new(),
-            Self::Network(n) => n.reads(),
+            Self::LineClean(n) => n.reads(),
             Self::SpatialFilter(_) | Self::Concat | Self::Sample { .. } | Self::Export(_) => {
                 Vec::new()
             }

@@ -161,7 +161,7 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
         }
         Operator::Reshape(reshape) => Some(reshape.output_schema(main?)),
         Operator::Tessellate(t) => Some(t.output_schema(main?)),
-        Operator::Network(n) => Some(n.output_schema(main?)),
+        Operator::LineClean(n) => Some(n.output_schema(main?)),
         Operator::Diff(diff) => Some(diff.output_schema(main?, other)),
         Operator::Aggregate(aggregate) => {
             let input = main?;

@@ -3,8 +3,8 @@
 use super::dialect::Dialect;
 use super::diff::diff_sql;
 use super::geo::predicate_sql;
+use super::line_clean::line_clean_sql;
 use super::nearest::nearest_sql;
-use super::network::network_sql;
 use super::overlay::overlay_sql;
 use super::quote::{ident, string};
 use super::relational::{join_sql, project_sql, reshape_sql};
@@ -364,7 +364,7 @@ pub fn select(
             native_only(main.from, dialect, &missing)
         }
         Operator::Tessellate(t) => tessellate_sql(t, main, dialect)?,
-        Operator::Network(n) if n.native_only() => native_only(
+        Operator::LineClean(n) if n.native_only() => native_only(
             main.from,
             dialect,
             &format!(
@@ -372,7 +372,7 @@ pub fn select(
                 n.describe()
             ),
         ),
-        Operator::Network(n) => network_sql(n, main, dialect)?,
+        Operator::LineClean(n) => line_clean_sql(n, main, dialect)?,
         Operator::Diff(d) => diff_sql(d, main, need_other()?, dialect)?,
         Operator::Aggregate(a) => {
             let mut items: Vec<String> = a.group_by.iter().map(|c| ident(c)).collect();

@@ -25,7 +25,7 @@ impl SnapTarget {
 
 /// A cleaning step over every line of the input.
 #[derive(Debug, Clone, PartialEq)]
-pub enum NetworkOp {
+pub enum LineCleanOp {
     /// Line endpoints moved onto another line's endpoint (or point) within `tolerance`.
     SnapEndpoints { tolerance: f64, target: SnapTarget },
     /// Every line split where it crosses or touches another, pieces keeping their line's
@@ -44,7 +44,7 @@ pub enum NetworkOp {
     },
 }
 
-impl NetworkOp {
+impl LineCleanOp {
     /// The output schema: the input's.
     pub fn output_schema(&self, input: &Schema) -> Schema {
         input.clone()

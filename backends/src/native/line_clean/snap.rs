@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use geos::{Geom, Geometry};
 use rstar::{AABB, RTree};
 
-use super::{Lines, Network};
+use super::{LineNetwork, Lines};
 use crate::native::NativeError;
-use geomill_planner::plan::network::SnapTarget;
+use geomill_planner::plan::line_clean::SnapTarget;
 
 /// A point ends meet at, and the rows whose ends are there.
 struct Kept {
@@ -110,7 +110,7 @@ fn nearest_on_lines(
 
 /// Each row's lines with their ends moved (`None`: unchanged).
 pub fn snap_endpoints(
-    network: &Network,
+    network: &LineNetwork,
     tolerance: f64,
     target: SnapTarget,
 ) -> Result<Vec<Option<Lines>>, NativeError> {

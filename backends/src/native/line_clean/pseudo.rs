@@ -8,7 +8,7 @@ use arrow::array::ArrayRef;
 use arrow::compute::SortOptions;
 use arrow::row::{RowConverter, Rows, SortField};
 
-use super::{Lines, Network, Vertex};
+use super::{LineNetwork, Lines, Vertex};
 use crate::native::NativeError;
 use crate::native::geometry_ops::to_wkb;
 use crate::native::layer::Layer;
@@ -24,7 +24,7 @@ fn node(v: &Vertex) -> (u64, u64) {
 /// The named columns of the batch (every attribute when `names` is `None`) in a row format
 /// that compares and orders as the values do (`None` without such columns: all rows alike).
 fn rows_of(
-    network: &Network,
+    network: &LineNetwork,
     layer: &Layer,
     names: Option<&[String]>,
 ) -> Result<Option<Rows>, NativeError> {
@@ -61,7 +61,7 @@ fn rows_of(
 }
 
 /// The single part of a LineString row (`None` for other rows).
-fn single(network: &Network, row: usize) -> Option<&Vec<Vertex>> {
+fn single(network: &LineNetwork, row: usize) -> Option<&Vec<Vertex>> {
     match &network.lines[row] {
         Some(Lines {
             parts,
@@ -78,7 +78,7 @@ pub type KeptRows = (Vec<usize>, Vec<Option<Vec<u8>>>);
 /// The rows kept (in input order) and their geometries: merged chains in their first line's
 /// row, the other lines of a chain dropped.
 pub fn remove_pseudo_nodes(
-    network: &Network,
+    network: &LineNetwork,
     layer: &Layer,
     fields: &[String],
 ) -> Result<KeptRows, NativeError> {

@@ -17,7 +17,7 @@ use rstar::primitives::{GeomWithData, Rectangle};
 use super::NativeError;
 use super::geometry_ops::{to_geos, to_wkb};
 use super::layer::{Layer, Wkb};
-use geomill_planner::plan::network::NetworkOp;
+use geomill_planner::plan::line_clean::LineCleanOp;
 
 /// A vertex: x, y and z (0 without Z).
 pub(crate) type Vertex = [f64; 3];
@@ -64,7 +64,7 @@ impl Lines {
 
 /// The layer's rows in one batch, and each row's lines (`None` for NULL, empty and other
 /// geometries).
-pub(crate) struct Network {
+pub(crate) struct LineNetwork {
     pub batch: RecordBatch,
     pub lines: Vec<Option<Lines>>,
     /// Each row's WKB as stored (`None` for NULL).
@@ -120,7 +120,7 @@ fn read_lines(bytes: &[u8], row: usize) -> Result<Option<Lines>, NativeError> {
     }
 }
 
-impl Network {
+impl LineNetwork {
     pub fn read(layer: &Layer) -> Result<Self, NativeError> {
         let batch = arrow::compute::concat_batches(&layer.schema, &layer.batches)
             .map_err(NativeError::arrow)?;
@@ -207,22 +207,22 @@ impl Network {
 pub(crate) type RowBox = GeomWithData<Rectangle<[f64; 2]>, usize>;
 
 /// Cleans the lines of `layer` as `op` says.
-pub fn network(layer: &Layer, op: &NetworkOp) -> Result<Layer, NativeError> {
-    let network = Network::read(layer)?;
+pub fn clean(layer: &Layer, op: &LineCleanOp) -> Result<Layer, NativeError> {
+    let network = LineNetwork::read(layer)?;
     match op {
-        NetworkOp::SnapEndpoints { tolerance, target } => {
+        LineCleanOp::SnapEndpoints { tolerance, target } => {
             let changed = snap::snap_endpoints(&network, *tolerance, *target)?;
             network.write_lines(layer, &changed)
         }
-        NetworkOp::ExtendDangles { max_distance } => {
+        LineCleanOp::ExtendDangles { max_distance } => {
             let changed = dangles::extend_dangles(&network, *max_distance)?;
             network.write_lines(layer, &changed)
         }
-        NetworkOp::RemovePseudoNodes { fields } => {
+        LineCleanOp::RemovePseudoNodes { fields } => {
             let (keep, geometries) = pseudo::remove_pseudo_nodes(&network, layer, fields)?;
             network.write(layer, &keep, &geometries)
         }
-        NetworkOp::NodeLines | NetworkOp::RemoveDuplicates { .. } => {
+        LineCleanOp::NodeLines | LineCleanOp::RemoveDuplicates { .. } => {
             Err(NativeError::Unsupported(op.describe()))
         }
     }

@@ -8,7 +8,7 @@ use geos::{Geom, Geometry};
 use rayon::prelude::*;
 use rstar::{AABB, RTree};
 
-use super::{Lines, Network, RowBox, Vertex};
+use super::{LineNetwork, Lines, RowBox, Vertex};
 use crate::native::NativeError;
 
 fn point(p: [f64; 2]) -> Result<Geometry, NativeError> {
@@ -95,7 +95,10 @@ fn node(v: &Vertex) -> (u64, u64) {
 }
 
 /// Each row's lines with their dangling ends extended (`None`: unchanged).
-pub fn extend_dangles(network: &Network, reach: f64) -> Result<Vec<Option<Lines>>, NativeError> {
+pub fn extend_dangles(
+    network: &LineNetwork,
+    reach: f64,
+) -> Result<Vec<Option<Lines>>, NativeError> {
     let mut ends: HashMap<(u64, u64), usize> = HashMap::new();
     for part in network.lines.iter().flatten().flat_map(|l| l.parts.iter()) {
         if let (Some(first), Some(last)) = (part.first(), part.last()) {

@@ -6,7 +6,7 @@ use super::dialect::Dialect;
 use super::quote::{ident, number};
 use super::select::{Input, NEEDS_COLUMNS};
 use crate::plan::geo_kinds::{Kind, kind_in};
-use crate::plan::network::NetworkOp;
+use crate::plan::line_clean::LineCleanOp;
 use crate::schema::{FieldType, GEOM, Schema};
 
 /// How far (relative to the larger side of the lines' extent) a piece's middle may lie from a
@@ -15,11 +15,15 @@ use crate::schema::{FieldType, GEOM, Schema};
 pub const ON_LINE_RELATIVE: f64 = 1e-9;
 
 /// The SELECT of a network step SQL computes (`node_lines`, `remove_duplicates`).
-pub fn network_sql(op: &NetworkOp, main: Input<'_>, dialect: Dialect) -> Result<String, String> {
+pub fn line_clean_sql(
+    op: &LineCleanOp,
+    main: Input<'_>,
+    dialect: Dialect,
+) -> Result<String, String> {
     let schema = main.schema.ok_or(NEEDS_COLUMNS)?;
     match op {
-        NetworkOp::NodeLines => Ok(node_lines(schema, main.from, dialect)),
-        NetworkOp::RemoveDuplicates {
+        LineCleanOp::NodeLines => Ok(node_lines(schema, main.from, dialect)),
+        LineCleanOp::RemoveDuplicates {
             tolerance,
             order_by,
         } => remove_duplicates(schema, main.from, *tolerance, order_by, dialect),
