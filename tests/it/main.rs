@@ -44,6 +44,7 @@ mod hybrid_mode;
 mod line_locating;
 mod map_browser;
 mod network_analysis;
+mod network_cleaning;
 mod ogc_api;
 mod ogc_html_results;
 mod ogc_tiles;

@@ -10,8 +10,8 @@ use geomill_planner::plan::operator::{GenerateOp, Operator, ValueExpr};
 use super::layer::{Layer, Wkb};
 use super::stage::NativeNode;
 use super::{
-    NativeError, aggregate, classify, cleaning, density, diagrams, geometry_ops, joins, network,
-    overlay, relational, scale, statistics, tessellation, wkb,
+    NativeError, aggregate, classify, cleaning, density, diagrams, geometry_ops, joins, line_clean,
+    network, overlay, relational, scale, statistics, tessellation, wkb,
 };
 
 /// The WKB type codes a kernel's input may hold.
@@ -116,6 +116,7 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
         NativeKernel::Tessellate(t) => diagrams::tessellate(main()?, t),
         NativeKernel::Network(n) => network::analyse(n, inputs),
         NativeKernel::Clean(c) => cleaning::clean(main()?, c),
+        NativeKernel::LineClean(n) => line_clean::clean(main()?, n),
         NativeKernel::Relational => {
             relational::run(op, inputs, &node.input_schemas, node.output.as_ref())
         }

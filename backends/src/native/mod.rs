@@ -24,6 +24,7 @@ pub mod grid;
 pub mod hdbscan;
 pub mod joins;
 pub mod layer;
+pub mod line_clean;
 pub mod measures;
 pub mod network;
 pub mod overlay;

@@ -91,6 +91,7 @@ fn describe_op(op: &Operator) -> String {
         Operator::Tessellate(t) => format!("{name} {}", t.describe()),
         Operator::Network(n) => format!("{name} {}", n.describe()),
         Operator::Clean(c) => format!("{name} {}", c.describe()),
+        Operator::LineClean(n) => format!("{name} {}", n.describe()),
         Operator::Classify(c) => format!(
             "{name} field={} method={} classes={} output={}{}",
             c.field,

@@ -8,6 +8,7 @@ mod explain;
 mod geo_expr;
 pub(crate) mod geo_kinds;
 pub mod graph;
+pub mod line_clean;
 pub mod lower;
 pub mod native;
 pub mod network;

@@ -13,6 +13,7 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{BinaryOperator, Expr, visit_expressions};
 
+use super::line_clean::LineCleanOp;
 use super::network::NetworkOp;
 use super::operator::{
     AggFunc, ClassifyOp, CleanOp, GenerateOp, GeoExpr, GeometryAgg, JoinHow, NearestOp, Operator,
@@ -170,6 +171,9 @@ pub enum NativeKernel<'a> {
     Network(&'a NetworkOp),
     /// Polygons cleaned against their neighbours with GEOS.
     Clean(&'a CleanOp),
+    /// Line network cleaning over the whole input (snapping endpoints, merging pseudo nodes,
+    /// extending dangles).
+    LineClean(&'a LineCleanOp),
 }
 
 /// Whether only the native backend computes `op` (no SQL engine can): such a node runs
@@ -183,7 +187,7 @@ pub fn native_only(op: &Operator) -> bool {
             | Operator::Statistic(_)
             | Operator::Generate(_)
             | Operator::Clean(_)
-    )
+    ) || matches!(op, Operator::LineClean(n) if n.native_only())
 }
 
 /// Why the SQL engine of `dialect` cannot compute `op` (a shape its spatial functions do not
@@ -244,6 +248,8 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
         Operator::Tessellate(t) => Ok(NativeKernel::Tessellate(t)),
         Operator::Network(n) => Ok(NativeKernel::Network(n)),
         Operator::Clean(c) => Ok(NativeKernel::Clean(c)),
+        Operator::LineClean(n) if n.native_only() => Ok(NativeKernel::LineClean(n)),
+        Operator::LineClean(_) => decline("(SQL: noding and deduplicating run on the SQL engine)"),
         Operator::Map(_) if is_relational(op) => relational_support(op),
         Operator::Map(map) => {
             let all_native = !map.set.is_empty()
@@ -365,6 +371,15 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
             n.describe()
         ),
         NativeKernel::Clean(c) => format!("{}: {}", c.describe(), c.kernel()),
+        NativeKernel::LineClean(n) => format!(
+            "{}: {}",
+            n.describe(),
+            match n {
+                LineCleanOp::SnapEndpoints { .. } => "endpoints sorted by x then y, each moved onto the nearest kept endpoint (or line) of another line within the tolerance, found through an R-tree",
+                LineCleanOp::RemovePseudoNodes { .. } => "line ends hashed by their exact coordinates, the lines meeting two at a node grouped and merged by GEOS's line merger",
+                _ => "each dangling end's ray cut by the other lines found through an R-tree, the nearest crossing kept",
+            }
+        ),
         NativeKernel::Classify(c) => format!(
             "classify {} ({}, {} classes asked): breaks over every non-NULL value as mapclassify computes them, then each row's class by its bounds",
             c.field,

@@ -11,6 +11,7 @@ pub use super::classes::{
 };
 pub use super::cleaning::{CleanOp, OverlapOwner};
 pub use super::geo_expr::{GeoExpr, OffsetJoin, ShapeExpr};
+pub use super::line_clean::{LineCleanOp, SnapTarget};
 pub use super::network::{GraphSpec, NetworkAnalysis, NetworkOp};
 pub use super::relational::{
     DiffOp, GeometryCompare, JoinKey, JoinOp, PivotOp, ReshapeOp, TimeMatch, UnpivotOp,
@@ -90,6 +91,9 @@ pub enum Operator {
     Network(NetworkOp),
     /// Polygons cleaned against their neighbours (gaps, overlaps, slivers, borders).
     Clean(CleanOp),
+    /// A cleaning step over the layer's lines as a network (snapping, noding, merging,
+    /// extending, deduplicating).
+    LineClean(LineCleanOp),
     /// Write the input to a file (a sink: nothing consumes it).
     Export(ExportOp),
 }
@@ -123,6 +127,7 @@ impl Operator {
             Self::Tessellate(_) => "Tessellate",
             Self::Network(_) => "Network",
             Self::Clean(_) => "Clean",
+            Self::LineClean(_) => "LineClean",
             Self::Export(_) => "Export",
         }
     }
@@ -170,6 +175,7 @@ impl Operator {
             Self::Tessellate(_) => Vec::new(),
             Self::Network(n) => n.reads(),
             Self::Clean(c) => c.reads(),
+            Self::LineClean(n) => n.reads(),
             Self::SpatialFilter(_) | Self::Concat | Self::Sample { .. } | Self::Export(_) => {
                 Vec::new()
             }

@@ -5,6 +5,7 @@ mod diff;
 mod explode;
 pub(crate) mod geo;
 pub mod guard;
+mod line_clean;
 mod nearest;
 mod network;
 mod network_layer;

@@ -3,6 +3,7 @@
 use super::dialect::Dialect;
 use super::diff::diff_sql;
 use super::geo::predicate_sql;
+use super::line_clean::line_clean_sql;
 use super::nearest::nearest_sql;
 use super::network::network_sql;
 use super::overlay::overlay_sql;
@@ -377,6 +378,15 @@ pub fn select(
             native_only(main.from, dialect, &missing)
         }
         Operator::Network(n) => network_sql(n, inputs)?,
+        Operator::LineClean(n) if n.native_only() => native_only(
+            main.from,
+            dialect,
+            &format!(
+                "{} runs on the native backend: it follows the lines as a network",
+                n.describe()
+            ),
+        ),
+        Operator::LineClean(n) => line_clean_sql(n, main, dialect)?,
         Operator::Diff(d) => diff_sql(d, main, need_other()?, dialect)?,
         Operator::Validate(v) => validate_sql(v, main, other, dialect)?,
         Operator::Aggregate(a) => {

@@ -1,0 +1,95 @@
+//! Line network cleaning over the layer as a whole: endpoints snapped together, lines split
+//! where they cross, pseudo nodes merged away, dangling ends extended, duplicate lines dropped.
+//! Each keeps the input's columns; node_lines and remove_duplicates are SQL on both engines,
+//! the others run on the native backend on every engine.
+
+use crate::schema::Schema;
+
+/// Where `network_snap_endpoints` moves an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapTarget {
+    /// Onto an endpoint of another line.
+    Endpoints,
+    /// Onto an endpoint of another line, else onto the nearest point of another line.
+    Lines,
+}
+
+impl SnapTarget {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Endpoints => "endpoints",
+            Self::Lines => "lines",
+        }
+    }
+}
+
+/// A cleaning step over every line of the input.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LineCleanOp {
+    /// Line endpoints moved onto another line's endpoint (or point) within `tolerance`.
+    SnapEndpoints { tolerance: f64, target: SnapTarget },
+    /// Every line split where it crosses or touches another, pieces keeping their line's
+    /// attributes.
+    NodeLines,
+    /// Lines meeting at a node of degree 2 merged (only when `fields` are equal).
+    RemovePseudoNodes { fields: Vec<String> },
+    /// Dangling ends extended along their last segment up to `max_distance` onto a line.
+    ExtendDangles { max_distance: f64 },
+    /// Lines equal to an earlier line (either direction; coordinates on a grid of `tolerance`
+    /// when it is > 0) dropped; earlier by `order_by`, then the geometry's WKB, then the other
+    /// attributes.
+    RemoveDuplicates {
+        tolerance: f64,
+        order_by: Vec<String>,
+    },
+}
+
+impl LineCleanOp {
+    /// The output schema: the input's.
+    pub fn output_schema(&self, input: &Schema) -> Schema {
+        input.clone()
+    }
+
+    /// The columns the operator names.
+    pub fn reads(&self) -> Vec<String> {
+        match self {
+            Self::RemovePseudoNodes { fields } => fields.clone(),
+            Self::RemoveDuplicates { order_by, .. } => order_by.clone(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether only the native backend computes it (no SQL on either engine).
+    pub fn native_only(&self) -> bool {
+        matches!(
+            self,
+            Self::SnapEndpoints { .. }
+                | Self::RemovePseudoNodes { .. }
+                | Self::ExtendDangles { .. }
+        )
+    }
+
+    /// The operator in EXPLAIN text.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::SnapEndpoints { tolerance, target } => format!(
+                "snap_endpoints tolerance={tolerance} target={}",
+                target.as_str()
+            ),
+            Self::NodeLines => "node_lines".to_owned(),
+            Self::RemovePseudoNodes { fields } => {
+                format!("remove_pseudo_nodes fields=[{}]", fields.join(", "))
+            }
+            Self::ExtendDangles { max_distance } => {
+                format!("extend_dangles max_distance={max_distance}")
+            }
+            Self::RemoveDuplicates {
+                tolerance,
+                order_by,
+            } => format!(
+                "remove_duplicates tolerance={tolerance} order_by=[{}]",
+                order_by.join(", ")
+            ),
+        }
+    }
+}
