@@ -352,3 +352,58 @@ async fn postgis_routes_through_pgrouting_and_bad_parameters_are_named() {
         assert!(body.to_string().contains(named), "{body}");
     }
 }
+
+/// The tree of the cities against networkx's over every pair at its geodesic distance (pyproj):
+/// the same links and total length on every engine.
+const POINT_TREE: &str = r##"
+import json, sys, itertools, warnings
+import geopandas as gpd, networkx as nx, pyproj
+warnings.filterwarnings("ignore")
+cases = json.load(open(sys.argv[1]))
+cities = gpd.read_file(cases[0]["cities"])
+geod = pyproj.Geod(ellps="WGS84")
+G = nx.Graph()
+points = [(r["name"], r.geometry) for _, r in cities.iterrows() if r.geometry is not None and not r.geometry.is_empty]
+for (a, p), (b, q) in itertools.combinations(points, 2):
+    G.add_edge(a, b, weight=geod.inv(p.x, p.y, q.x, q.y)[2])
+tree = nx.minimum_spanning_tree(G)
+want = {frozenset(e) for e in tree.edges()}
+total = tree.size(weight="weight")
+problems = []
+for case in cases:
+    ours = gpd.read_file(case["path"])
+    got = {frozenset((r["from"], r["to"])) for _, r in ours.iterrows()}
+    mine = float(ours.cost.sum())
+    lengths = [geod.inv(*r.geometry.coords[0], *r.geometry.coords[1])[2] for _, r in ours.iterrows()]
+    if got != want or abs(mine - total) > 1e-9 * total or any(abs(l - c) > 1e-6 for l, c in zip(lengths, ours.cost)):
+        problems.append(f"{case['label']}: {len(got ^ want)} links differ, total {mine} vs {total}")
+print("\n".join(problems) or f"compared {len(cases)} cases")
+"##;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tree_of_points_equals_networkx_on_every_engine() {
+    let (dir, state, _countries) = countries_on_every_engine("network_points").await;
+    let files = common::uploads::shapefile("naturalearth_cities");
+    let files: Vec<(&str, Vec<u8>)> = files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
+    let cities = upload(&state, &files).await;
+    let [_, cities_path, _] = common::uploads::shared_paths();
+    let mut manifest = Vec::new();
+    for engine in ENGINES {
+        let steps = json!([{"id": "tree", "capability": "mst",
+            "params": {"of": "points", "id_field": "name"}}]);
+        let path = run(&state, &cities, engine, steps).await;
+        manifest.push(json!({"label": engine, "path": path, "cities": cities_path}));
+    }
+    let list = dir.path().join("trees.json");
+    std::fs::write(&list, serde_json::to_vec(&manifest).unwrap()).unwrap();
+    let answer = run_python(POINT_TREE, &[&list.display().to_string()]);
+    assert_eq!(answer.trim(), format!("compared {} cases", manifest.len()));
+
+    // Without the field naming the points, the step is refused, naming the parameter.
+    let steps = json!([{"id": "tree", "capability": "mst", "params": {"of": "points"}}]);
+    let request = json!({"dataset_id": cities, "engine": "embedded",
+        "pipeline": {"name": "run", "steps": steps}});
+    let (status, body) = call(&state, post_json("/api/pipelines/execute", &request)).await;
+    assert!(status.is_client_error(), "{status} {body}");
+    assert!(body.to_string().contains("id_field"), "{body}");
+}

@@ -1,24 +1,51 @@
-//! `mst`: the lines of a minimum spanning tree (a forest, for a disconnected network).
+//! `mst`: a minimum spanning tree, of a line network's graph or of a layer's points.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::checks::require_columns;
 use super::network_graph::{GraphParams, network_step};
 use super::{CapabilityParams, CommonParams, Group, LowerContext, Tier};
 use crate::error::Problem;
 use crate::plan::operator::{NetworkAnalysis, Operator};
 
-/// The features of a line network (the step's input) that form a minimum spanning forest of its
-/// graph: the least total cost linking every node each connected part links, lines taken
-/// whichever way they run (`directed` and `oneway_field` are ignored). Kept features keep their
-/// attributes and geometry; a multi-part line is kept when any of its parts is in the forest.
-/// Between lines of equal cost the one found first in the input is taken natively (Kruskal's
-/// order), pgRouting's choice on PostGIS: the total cost is the same on every engine, the lines
-/// taken may differ where costs tie.
-/// Runs natively (Kruskal over petgraph's union-find); on the PostGIS engine with pgRouting
-/// (`pgr_kruskal`).
+/// What `mst` spans.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MstOf {
+    /// The graph of the input's lines.
+    #[default]
+    Network,
+    /// The input's points, every pair linked at its distance.
+    Points,
+}
+
+/// A minimum spanning tree (a forest, for a disconnected network).
+///
+/// With `of: network` (default): the features of a line network (the step's input) that form a
+/// minimum spanning forest of its graph (see `od_matrix` for the graph): the least total cost
+/// linking every node each connected part links, lines taken whichever way they run
+/// (`directed` and `oneway_field` are ignored). Kept features keep their attributes and
+/// geometry; a multi-part line is kept when any of its parts is in the forest. Between lines of
+/// equal cost the one found first in the input is taken natively (Kruskal's order),
+/// pgRouting's choice on PostGIS: the total cost is the same on every engine, the lines taken
+/// may differ where costs tie. Runs natively (Kruskal over petgraph's union-find); on the
+/// PostGIS engine with pgRouting (`pgr_kruskal`).
+///
+/// With `of: points`: the tree linking the input's points (another geometry counts as its
+/// centroid; NULL and empty ones are left out) with the least total length, every pair a
+/// candidate at its distance in metres (on the WGS 84 ellipsoid for longitude/latitude data).
+/// One row per link: `from` (the `id_field` value of the point already in the tree), `to` (the
+/// point it joins), `cost` and the straight line between them; Prim's order from the first
+/// point, ties to the earlier row. At most 10,000 points. Runs natively on every engine.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct Mst {
+    /// `network` (default) or `points`.
+    #[serde(default)]
+    pub of: MstOf,
+    /// With `of: points`, the field naming each point (copied to `from` and `to`).
+    #[serde(default)]
+    pub id_field: Option<String>,
     #[serde(flatten)]
     pub graph: GraphParams,
     #[serde(flatten)]
@@ -35,6 +62,30 @@ impl CapabilityParams for Mst {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        network_step(self.graph.graph(ctx), Vec::new(), NetworkAnalysis::SpanningTree)
+        match (self.of, &self.id_field) {
+            (MstOf::Network, _) => {
+                network_step(self.graph.graph(ctx), Vec::new(), NetworkAnalysis::SpanningTree)
+            }
+            (MstOf::Points, None) => Err(vec![Problem::new(
+                ctx.at("id_field"),
+                "is required with of: points (the field naming each point)",
+            )]),
+            (MstOf::Points, Some(id)) => {
+                let mut problems = require_columns(ctx.input, std::slice::from_ref(id), ctx.at("id_field"))
+                    .err()
+                    .unwrap_or_default();
+                if self.graph.cost_field.is_some() {
+                    problems.push(Problem::new(
+                        ctx.at("cost_field"),
+                        "does not apply with of: points (links cost their length)",
+                    ));
+                }
+                network_step(
+                    self.graph.graph(ctx),
+                    problems,
+                    NetworkAnalysis::PointTree { id: id.clone() },
+                )
+            }
+        }
     }
 }

@@ -10,6 +10,9 @@
 use crate::schema::{Column, FieldType, GEOM, Schema};
 use crate::sql::Dialect;
 
+/// Most points a tree of points links (every pair is a candidate link).
+pub const MAX_TREE_POINTS: usize = 10_000;
+
 /// How the edges of a line layer are weighted and which way they run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GraphSpec {
@@ -84,6 +87,10 @@ pub enum NetworkAnalysis {
     Connectivity,
     /// The lines of a minimum spanning forest of the graph (undirected).
     SpanningTree,
+    /// A minimum spanning tree of the input's points themselves (every pair linked at its
+    /// distance): one line per link, from the point already in the tree (`from`) to the one
+    /// it joins (`to`), with its `cost`.
+    PointTree { id: String },
 }
 
 /// Field names of the analyses' outputs.
@@ -97,6 +104,8 @@ pub mod fields {
     pub const COMPONENT: &str = "component";
     pub const COMPONENT_EDGES: &str = "component_edges";
     pub const ISOLATED: &str = "isolated";
+    pub const FROM: &str = "from";
+    pub const TO: &str = "to";
 }
 
 /// An analysis and the graph it runs on.
@@ -173,6 +182,12 @@ impl NetworkOp {
                 column(ISOLATED, FieldType::Boolean),
             ]),
             NetworkAnalysis::SpanningTree => lines.clone(),
+            NetworkAnalysis::PointTree { id } => table(vec![
+                column(FROM, type_in(Some(lines), id)),
+                column(TO, type_in(Some(lines), id)),
+                column(COST, FieldType::Double),
+                column(GEOM, FieldType::Geometry),
+            ]),
         })
     }
 
@@ -181,7 +196,9 @@ impl NetworkOp {
         match self.analysis {
             NetworkAnalysis::OdMatrix { .. } | NetworkAnalysis::ShortestPath { .. } => 3,
             NetworkAnalysis::Isochrone { .. } | NetworkAnalysis::Allocation { .. } => 2,
-            NetworkAnalysis::Connectivity | NetworkAnalysis::SpanningTree => 1,
+            NetworkAnalysis::Connectivity
+            | NetworkAnalysis::SpanningTree
+            | NetworkAnalysis::PointTree { .. } => 1,
         }
     }
 
@@ -199,6 +216,7 @@ impl NetworkOp {
             } => fields.extend([origin_id.clone(), destination_id.clone()]),
             NetworkAnalysis::Isochrone { origin_id, .. } => fields.push(origin_id.clone()),
             NetworkAnalysis::Allocation { facility_id } => fields.push(facility_id.clone()),
+            NetworkAnalysis::PointTree { id } => fields.push(id.clone()),
             NetworkAnalysis::Connectivity | NetworkAnalysis::SpanningTree => {}
         }
         fields
@@ -208,6 +226,9 @@ impl NetworkOp {
     pub fn missing_on(&self, dialect: Dialect) -> Option<String> {
         let why = match dialect {
             Dialect::Duckdb => "DuckDB has no graph search",
+            Dialect::Postgis if matches!(self.analysis, NetworkAnalysis::PointTree { .. }) => {
+                "pgRouting needs the links as edges (a million for a thousand points)"
+            }
             Dialect::Postgis => match self.analysis {
                 NetworkAnalysis::Allocation { .. } => {
                     "pgRouting's equal-cost rule is not the documented one (the facility on the lower node)"
@@ -235,6 +256,7 @@ impl NetworkOp {
             NetworkAnalysis::Allocation { .. } => "allocation".to_owned(),
             NetworkAnalysis::Connectivity => "connectivity".to_owned(),
             NetworkAnalysis::SpanningTree => "spanning_tree".to_owned(),
+            NetworkAnalysis::PointTree { .. } => "point_spanning_tree".to_owned(),
         };
         format!("{analysis} {}", self.graph.describe())
     }

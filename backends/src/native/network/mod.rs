@@ -6,6 +6,7 @@ mod reach;
 mod routes;
 mod search;
 mod structure;
+mod tree;
 
 use std::sync::Arc;
 
@@ -30,6 +31,9 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         })
     };
     let lines = layer(0)?;
+    if let NetworkAnalysis::PointTree { id } = &op.analysis {
+        return tree::point_tree(lines, id, &op.graph);
+    }
     let network = Network::build(lines, &op.graph)?;
     match &op.analysis {
         NetworkAnalysis::OdMatrix {
@@ -62,6 +66,7 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         }
         NetworkAnalysis::Connectivity => structure::connectivity(&network, lines),
         NetworkAnalysis::SpanningTree => structure::spanning_tree(&network, lines),
+        NetworkAnalysis::PointTree { .. } => Err(NativeError::Unsupported(op.describe())),
     }
 }
 

@@ -1,0 +1,6 @@
+-- 1: tree
+-- runs natively: point_spanning_tree cost=geodesic_length_m undirected: a petgraph graph of the lines' end points, Dijkstra from each source in parallel
+-- (the SQL below runs instead if a kernel declines the data)
+CREATE OR REPLACE TEMP TABLE "tree" AS
+SELECT t.* FROM "cities" AS t, (SELECT error('geomill: point_spanning_tree cost=geodesic_length_m undirected runs on the native backend: DuckDB has no graph search')) AS native_only(e) WHERE native_only.e IS NULL;
+
