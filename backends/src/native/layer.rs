@@ -69,6 +69,32 @@ impl Layer {
         }
     }
 
+    /// The position of the column `field`; an error naming it when the layer has none.
+    pub fn column_index(&self, field: &str) -> Result<usize, NativeError> {
+        self.schema
+            .index_of(field)
+            .map_err(|_| NativeError::Column {
+                column: field.to_owned(),
+                problem: "is not in the layer".into(),
+            })
+    }
+
+    /// The values of `field` as text (cast as Arrow casts them), in row order.
+    pub fn texts(&self, field: &str) -> Result<Vec<Option<String>>, NativeError> {
+        let index = self.column_index(field)?;
+        let mut out = Vec::with_capacity(self.num_rows());
+        for batch in &self.batches {
+            let text = arrow::compute::cast(batch.column(index), &DataType::Utf8)
+                .map_err(NativeError::arrow)?;
+            let text = text
+                .as_any()
+                .downcast_ref::<arrow::array::StringArray>()
+                .ok_or_else(|| NativeError::Arrow("a cast to text gave another type".into()))?;
+            out.extend(text.iter().map(|v| v.map(str::to_owned)));
+        }
+        Ok(out)
+    }
+
     /// Whether the CRS is geographic (longitude/latitude degrees).
     pub fn is_geographic(&self) -> bool {
         matches!(

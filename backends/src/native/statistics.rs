@@ -5,10 +5,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::{
-    Array, ArrayRef, BinaryArray, Float64Array, Int64Array, RecordBatch, StringArray,
-};
-use arrow::compute::cast;
+use arrow::array::{ArrayRef, BinaryArray, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use geomill_planner::plan::operator::{
     StatisticKind, StatisticOp, WeightsKind, WeightsSpec, WeightsTransform,
@@ -252,7 +249,7 @@ pub fn neighbours_table(
     let all: Vec<usize> = (0..layer.num_rows()).collect();
     let weights = weights_of(layer, spec, &all)?;
     let points = row_points(layer)?;
-    let ids = id_field.map(|field| ids_of(layer, field)).transpose()?;
+    let ids = id_field.map(|field| layer.texts(field)).transpose()?;
     let (mut focal, mut neighbor, mut weight, mut lines) = (vec![], vec![], vec![], vec![]);
     for (i, row) in weights.neighbours.iter().enumerate() {
         if row.is_empty() {
@@ -305,25 +302,4 @@ pub fn neighbours_table(
     let schema = Arc::new(Schema::new(fields));
     let batch = RecordBatch::try_new(schema.clone(), columns).map_err(NativeError::arrow)?;
     Layer::new(schema, vec![batch], GEOM, layer.crs.clone())
-}
-
-/// The values of `field` as text, in row order.
-fn ids_of(layer: &Layer, field: &str) -> Result<Vec<Option<String>>, NativeError> {
-    let index = layer
-        .schema
-        .index_of(field)
-        .map_err(|_| NativeError::Column {
-            column: field.to_owned(),
-            problem: "is not in the layer".into(),
-        })?;
-    let mut out = Vec::with_capacity(layer.num_rows());
-    for batch in &layer.batches {
-        let text = cast(batch.column(index), &DataType::Utf8).map_err(NativeError::arrow)?;
-        let text = text
-            .as_any()
-            .downcast_ref::<StringArray>()
-            .ok_or_else(|| NativeError::Arrow("a cast to text gave another type".into()))?;
-        out.extend(text.iter().map(|v| v.map(str::to_owned)));
-    }
-    Ok(out)
 }

@@ -2,7 +2,7 @@
 //! their coordinates (x, then y) as the SQL engines number them, edges held in a petgraph
 //! directed graph (a two-way edge as two arcs).
 
-use arrow::array::{Array, Float64Array, StringArray};
+use arrow::array::{Array, Float64Array};
 use arrow::compute::cast;
 use arrow::datatypes::DataType;
 use geo::{Geodesic, Length, LineString};
@@ -44,13 +44,7 @@ pub struct Network {
 
 /// A column of the layer as doubles, row by row across the batches.
 fn doubles(layer: &Layer, field: &str) -> Result<Vec<Option<f64>>, NativeError> {
-    let index = layer
-        .schema
-        .index_of(field)
-        .map_err(|_| NativeError::Column {
-            column: field.to_owned(),
-            problem: "is not in the layer".into(),
-        })?;
+    let index = layer.column_index(field)?;
     let mut out = Vec::with_capacity(layer.num_rows());
     for batch in &layer.batches {
         let column = cast(batch.column(index), &DataType::Float64).map_err(NativeError::arrow)?;
@@ -62,30 +56,6 @@ fn doubles(layer: &Layer, field: &str) -> Result<Vec<Option<f64>>, NativeError> 
                 problem: "does not hold numbers".into(),
             })?;
         out.extend(values.iter());
-    }
-    Ok(out)
-}
-
-/// A column of the layer as lower-case trimmed text, row by row.
-fn texts(layer: &Layer, field: &str) -> Result<Vec<Option<String>>, NativeError> {
-    let index = layer
-        .schema
-        .index_of(field)
-        .map_err(|_| NativeError::Column {
-            column: field.to_owned(),
-            problem: "is not in the layer".into(),
-        })?;
-    let mut out = Vec::with_capacity(layer.num_rows());
-    for batch in &layer.batches {
-        let column = cast(batch.column(index), &DataType::Utf8).map_err(NativeError::arrow)?;
-        let values = column
-            .as_any()
-            .downcast_ref::<StringArray>()
-            .ok_or_else(|| NativeError::Column {
-                column: field.to_owned(),
-                problem: "cannot be read as text".into(),
-            })?;
-        out.extend(values.iter().map(|v| v.map(|t| t.trim().to_lowercase())));
     }
     Ok(out)
 }
@@ -164,7 +134,13 @@ impl Network {
             None => None,
         };
         let oneway = match (&spec.oneway, spec.directed) {
-            (Some(field), false) => Some(texts(layer, field)?),
+            (Some(field), false) => Some(
+                layer
+                    .texts(field)?
+                    .into_iter()
+                    .map(|v| v.map(|t| t.trim().to_lowercase()))
+                    .collect::<Vec<_>>(),
+            ),
             _ => None,
         };
         let mut raw = Vec::new();

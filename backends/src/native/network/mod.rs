@@ -39,14 +39,8 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         NetworkAnalysis::OdMatrix {
             origin_id,
             destination_id,
-        } => routes::routes(
-            &network,
-            lines,
-            (layer(1)?, origin_id),
-            (layer(2)?, destination_id),
-            false,
-        ),
-        NetworkAnalysis::ShortestPath {
+        }
+        | NetworkAnalysis::ShortestPath {
             origin_id,
             destination_id,
         } => routes::routes(
@@ -54,7 +48,7 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
             lines,
             (layer(1)?, origin_id),
             (layer(2)?, destination_id),
-            true,
+            matches!(op.analysis, NetworkAnalysis::ShortestPath { .. }),
         ),
         NetworkAnalysis::Isochrone {
             origin_id,
@@ -117,13 +111,7 @@ fn place(network: &Network, layer: &Layer) -> Result<Placed, NativeError> {
 
 /// One column of `layer` (all batches), the rows `rows` of it (`None`: a NULL value).
 fn column_rows(layer: &Layer, field: &str, rows: &[Option<u64>]) -> Result<ArrayRef, NativeError> {
-    let index = layer
-        .schema
-        .index_of(field)
-        .map_err(|_| NativeError::Column {
-            column: field.to_owned(),
-            problem: "is not in the layer".into(),
-        })?;
+    let index = layer.column_index(field)?;
     let parts: Vec<&dyn arrow::array::Array> = layer
         .batches
         .iter()

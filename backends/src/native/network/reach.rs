@@ -121,13 +121,7 @@ pub fn isochrone(
 
 /// Each facility row's rank by its id (ascending, NULLs last).
 fn id_ranks(facilities: &Layer, id: &str) -> Result<Vec<usize>, NativeError> {
-    let index = facilities
-        .schema
-        .index_of(id)
-        .map_err(|_| NativeError::Column {
-            column: id.to_owned(),
-            problem: "is not in the layer".into(),
-        })?;
+    let index = facilities.column_index(id)?;
     let parts: Vec<&dyn arrow::array::Array> = facilities
         .batches
         .iter()
