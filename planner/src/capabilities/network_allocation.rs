@@ -18,8 +18,9 @@ use crate::plan::operator::{NetworkAnalysis, Operator};
 /// takes the facility of its cheapest part. Between facilities at equal cost the one placed on
 /// the lower-numbered node wins (nodes are numbered by their coordinates), and between
 /// facilities on one node the lowest id. The graph and how facilities are placed on it are those
-/// of `od_matrix`. Runs natively on every engine (one Dijkstra from every facility at once:
-/// pgRouting breaks equal costs its own way).
+/// of `od_matrix`. Runs natively (one Dijkstra from every facility at once), and on PostGIS
+/// with pgRouting (`pgr_drivingDistance` from each facility, the rule above applied to its
+/// costs).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct NetworkAllocation {
     /// The step or dataset layer of the facilities (points; another geometry counts as its

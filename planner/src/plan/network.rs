@@ -229,12 +229,7 @@ impl NetworkOp {
             Dialect::Postgis if matches!(self.analysis, NetworkAnalysis::PointTree { .. }) => {
                 "pgRouting needs the links as edges (a million for a thousand points)"
             }
-            Dialect::Postgis => match self.analysis {
-                NetworkAnalysis::Allocation { .. } => {
-                    "pgRouting's equal-cost rule is not the documented one (the facility on the lower node)"
-                }
-                _ => return None,
-            },
+            Dialect::Postgis => return None,
         };
         Some(format!(
             "{} runs on the native backend: {why}",

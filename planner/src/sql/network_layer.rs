@@ -1,13 +1,12 @@
 //! pgRouting SQL of the network analyses that answer per line or per reached line: connected
-//! parts (`pgr_connectedComponents`), the minimum spanning forest (`pgr_kruskal`) and reach
-//! bands (`pgr_drivingDistance`). Allocation to facilities runs natively (its tie rule is
-//! not pgRouting's).
+//! parts (`pgr_connectedComponents`), the minimum spanning forest (`pgr_kruskal`), reach
+//! bands and allocation to facilities (`pgr_drivingDistance`).
 
 use super::network::{ROW_KEY, edges_query, graph_ctes, numbered_rows, snapped};
 use super::quote::{ident, number};
 use super::select::{Input, NEEDS_COLUMNS};
 use crate::plan::network::{NetworkAnalysis, NetworkOp, fields};
-use crate::schema::GEOM;
+use crate::schema::{FieldType, GEOM};
 
 /// The input's columns as `t."c"`, without the row key.
 fn columns(lines: Input<'_>) -> Result<String, String> {
@@ -99,6 +98,55 @@ reach.r AS {cost}, x.g AS {g} FROM o JOIN reach ON reach.s = o.nid JOIN ends AS 
                 ))
             }
         }
+        NetworkAnalysis::Allocation { facility_id } => {
+            let facilities = *inputs.get(1).ok_or("allocation needs its facilities")?;
+            Ok(format!(
+                "{prefix}, {} {}",
+                allocation_ctes(facilities, facility_id, &edges)?,
+                allocation_select(&columns(lines)?)
+            ))
+        }
         _ => Err(format!("{} has no pgRouting SQL", op.describe())),
     }
+}
+
+/// The CTEs of allocation to the facilities of `facilities`, over `edges` (pgRouting's edge
+/// query): `fnodes` (each node holding a facility, with the lowest id there), `best` (each
+/// node's least cost `d` and the lowest facility node `s` reaching it at that cost) and
+/// `per_row` (each line row's least cost `r` over its parts and directions, with its `s`).
+/// pgRouting's own equal-cost rule (`equicost`) is arbitrary: every facility's costs are
+/// searched and the documented rule applied to them here.
+fn allocation_ctes(
+    facilities: Input<'_>,
+    facility_id: &str,
+    edges: &str,
+) -> Result<String, String> {
+    // Ids order as the native backend sorts them: text by its bytes.
+    let text = facilities
+        .schema
+        .and_then(|s| s.columns.iter().find(|c| c.name == facility_id))
+        .is_none_or(|c| c.ty == FieldType::Text);
+    let collate = if text { " COLLATE \"C\"" } else { "" };
+    Ok(format!(
+        "{}, fnodes AS (SELECT DISTINCT ON (f.nid) f.nid, f.k FROM f WHERE f.nid IS NOT NULL \
+ORDER BY f.nid, f.k{collate} NULLS LAST), \
+dd AS (SELECT from_v AS s, node, agg_cost FROM pgr_drivingDistance({edges}, \
+(SELECT array_agg(nid) FROM fnodes), (SELECT 2 * sum(c) + 1 FROM edges), true)), \
+best AS (SELECT DISTINCT ON (node) node, s, agg_cost AS d FROM dd ORDER BY node, agg_cost, s), \
+cand AS (SELECT x.rk, b.d + x.c AS r, b.s FROM ends AS x JOIN best AS b ON b.node = x.sn WHERE x.dir >= 0 \
+UNION ALL SELECT x.rk, b.d + x.c, b.s FROM ends AS x JOIN best AS b ON b.node = x.tn WHERE x.dir <= 0), \
+per_row AS (SELECT DISTINCT ON (rk) rk, r, s FROM cand ORDER BY rk, r, s)",
+        snapped("f", facilities.from, facility_id)
+    ))
+}
+
+/// Every line row with its facility and cost (NULL when none reaches it).
+fn allocation_select(columns: &str) -> String {
+    format!(
+        "SELECT {columns}, fnodes.k AS {}, per_row.r AS {} FROM rows AS t \
+LEFT JOIN per_row ON per_row.rk = t.{} LEFT JOIN fnodes ON fnodes.nid = per_row.s",
+        ident(fields::FACILITY),
+        ident(fields::COST),
+        ident(ROW_KEY)
+    )
 }

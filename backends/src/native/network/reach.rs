@@ -16,19 +16,17 @@ use crate::wkb::{write_line, write_point};
 use geomill_planner::plan::network::fields;
 use geos::Geom;
 
-/// The least cost of travelling edge `e` end to end from the search's sources, with the node
-/// the travel starts from.
-fn edge_reach(network: &Network, search: &Reached, e: usize) -> Option<(f64, usize)> {
+/// The least cost of travelling edge `e` end to end from the search's sources.
+fn edge_reach(network: &Network, search: &Reached, e: usize) -> Option<f64> {
     let edge = &network.edges[e];
-    let forward = (edge.direction != Direction::Backward)
-        .then(|| (search.cost[edge.from] + edge.cost, edge.from));
-    let backward =
-        (edge.direction != Direction::Forward).then(|| (search.cost[edge.to] + edge.cost, edge.to));
+    let forward = (edge.direction != Direction::Backward).then(|| search.cost[edge.from]);
+    let backward = (edge.direction != Direction::Forward).then(|| search.cost[edge.to]);
     [forward, backward]
         .into_iter()
         .flatten()
-        .filter(|(cost, _)| cost.is_finite())
-        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|cost| cost + edge.cost)
+        .filter(|cost| cost.is_finite())
+        .min_by(f64::total_cmp)
 }
 
 /// The convex hull (GEOS) of every vertex of `edges`.
@@ -70,7 +68,7 @@ pub fn isochrone(
             let search = dijkstra(network, &[(*node, o)], limit);
             let reached: Vec<(usize, f64, usize)> = (0..network.edges.len())
                 .filter_map(|e| {
-                    let (cost, _) = edge_reach(network, &search, e)?;
+                    let cost = edge_reach(network, &search, e)?;
                     let band = bands.iter().position(|b| cost <= *b)?;
                     Some((e, cost, band))
                 })
@@ -166,18 +164,24 @@ pub fn allocation(
     let search = dijkstra(network, &sources, f64::INFINITY);
     let rows = lines.num_rows();
     let mut best: Vec<Option<(f64, usize, usize)>> = vec![None; rows];
-    for e in 0..network.edges.len() {
-        let Some((cost, start)) = edge_reach(network, &search, e) else {
-            continue;
-        };
-        let Some(facility) = search.source[start] else {
-            continue;
-        };
-        let facility_node = placed.nodes[facility].unwrap_or(usize::MAX);
-        let row = network.edges[e].row;
-        let better = best[row].is_none_or(|(c, _, n)| cost < c || (cost == c && facility_node < n));
-        if better {
-            best[row] = Some((cost, facility, facility_node));
+    // Each edge travelled from either end: the least cost wins, then the facility on the
+    // lower node.
+    for edge in &network.edges {
+        let row = edge.row;
+        for (runs, start) in [
+            (edge.direction != Direction::Backward, edge.from),
+            (edge.direction != Direction::Forward, edge.to),
+        ] {
+            let cost = search.cost[start] + edge.cost;
+            let Some(facility) = search.source[start].filter(|_| runs && cost.is_finite()) else {
+                continue;
+            };
+            let facility_node = placed.nodes[facility].unwrap_or(usize::MAX);
+            let better =
+                best[row].is_none_or(|(c, _, n)| cost < c || (cost == c && facility_node < n));
+            if better {
+                best[row] = Some((cost, facility, facility_node));
+            }
         }
     }
     let chosen: Vec<Option<u64>> = best.iter().map(|b| b.map(|(_, f, _)| f as u64)).collect();

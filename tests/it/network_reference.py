@@ -1,0 +1,310 @@
+"""The network analyses' reference: networkx over a graph rebuilt from the source files.
+
+argv[1] is a manifest, a list of cases: `label`, `kind` (the capability), `params` (its
+parameters), `path` (our result file), `lines` (where the graph's lines come from) and, per
+point layer the capability reads, `origins`, `destinations` or `facilities`.
+
+`lines` is either {"streets": file, "key": [field]} (each feature is a line; our rows are
+matched to it by the key field) or {"rings": file, "name": field, "key": [name, index field]}
+(each segment of each polygon ring is a line, numbered from 1 per feature as `extract_segments`
+numbers them). A point layer is {"path": file, "id": field} or {"centroids": file, "id": field}
+(the centroid of each feature, computed here). Prints one line per problem, or how many cases
+were compared.
+"""
+import json, sys, warnings
+from collections import defaultdict
+import geopandas as gpd, networkx as nx, numpy as np, shapely
+
+warnings.filterwarnings("ignore")
+
+
+def plain(v):
+    """A pandas/numpy scalar as a plain Python value."""
+    return v.item() if hasattr(v, "item") else v
+
+
+def coords2d(line):
+    return [tuple(map(float, c)) for c in np.asarray(line.coords)[:, :2]]
+
+
+def reference_lines(spec):
+    """(metres per CRS unit, [(key, [parts as coordinate lists], attributes)])."""
+    if "streets" in spec:
+        frame = gpd.read_file(spec["streets"])
+        out = []
+        for _, r in frame.iterrows():
+            g = r.geometry
+            parts = [] if g is None or g.is_empty else list(getattr(g, "geoms", [g]))
+            out.append(((plain(r[spec["key"][0]]),), [coords2d(p) for p in parts], r))
+    else:
+        frame = gpd.read_file(spec["rings"])
+        out = []
+        for _, r in frame.iterrows():
+            k = 0
+            polygons = [] if r.geometry is None else getattr(r.geometry, "geoms", [r.geometry])
+            for polygon in polygons:
+                for ring in [polygon.exterior, *polygon.interiors]:
+                    c = coords2d(ring)
+                    for a, b in zip(c, c[1:]):
+                        k += 1
+                        out.append(((plain(r[spec["name"]]), k), [[a, b]], r))
+    unit = 1.0 if frame.crs.is_geographic else frame.crs.axis_info[0].unit_conversion_factor
+    return unit, out
+
+
+def graph_of(lines, unit, params):
+    """(nodes sorted by x then y, edges [(u, v, cost, dir, key, coords)], networkx DiGraph)."""
+    cost_field, directed, oneway = params.get("cost_field"), params.get("directed", False), params.get("oneway_field")
+    raw = []
+    for key, parts, r in lines:
+        for c in parts:
+            if len(c) < 2:
+                continue
+            cost = shapely.LineString(c).length * unit if cost_field is None else r[cost_field]
+            if cost is None or (isinstance(cost, float) and np.isnan(cost)) or cost < 0:
+                continue
+            if directed:
+                d = 1
+            elif oneway is not None and r[oneway] is not None:
+                t = str(r[oneway]).strip().lower()
+                d = 1 if t in ("1", "true", "yes") else (-1 if t in ("-1", "reverse") else 0)
+            else:
+                d = 0
+            raw.append((c[0], c[-1], float(cost), d, key, tuple(c)))
+    nodes = sorted({e[0] for e in raw} | {e[1] for e in raw})
+    number = {n: i for i, n in enumerate(nodes)}
+    edges = [(number[a], number[b], c, d, key, cs) for a, b, c, d, key, cs in raw]
+    G = nx.DiGraph()
+    G.add_nodes_from(range(len(nodes)))
+    def arc(u, v, c):
+        if not G.has_edge(u, v) or G[u][v]["weight"] > c:
+            G.add_edge(u, v, weight=c)
+    for u, v, c, d, _, _ in edges:
+        if d >= 0: arc(u, v, c)
+        if d <= 0: arc(v, u, c)
+    return np.asarray(nodes), edges, G
+
+
+def reference_points(spec):
+    """(ids, geometries) of a point layer."""
+    if "path" in spec:
+        frame = gpd.read_file(spec["path"])
+        return [plain(i) for i in frame[spec["id"]]], list(frame.geometry)
+    frame = gpd.read_file(spec["centroids"])
+    return [plain(i) for i in frame[spec["id"]]], [None if g is None else g.centroid for g in frame.geometry]
+
+
+def place(nodes, geometries):
+    """Each point's nearest node (squared planar distance, ties to the lower number) or None."""
+    out = []
+    for g in geometries:
+        if g is None or g.is_empty:
+            out.append(None)
+            continue
+        p = g if g.geom_type == "Point" else g.centroid
+        d = (nodes[:, 0] - p.x) * (nodes[:, 0] - p.x) + (nodes[:, 1] - p.y) * (nodes[:, 1] - p.y)
+        out.append(int(np.argmin(d)))
+    return out
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def null(v):
+    return v is None or (isinstance(v, float) and np.isnan(v))
+
+
+def reach(edges, dist):
+    """Each edge's least cost to travel it end to end, or None."""
+    out = []
+    for u, v, c, d, _, _ in edges:
+        options = []
+        if d >= 0 and u in dist: options.append(dist[u] + c)
+        if d <= 0 and v in dist: options.append(dist[v] + c)
+        out.append(min(options) if options else None)
+    return out
+
+
+def keyed(ours, fields):
+    """Our rows as (key, row) pairs, the key being the values of `fields`."""
+    keys = ours[fields].itertuples(index=False, name=None)
+    return [(tuple(plain(v) for v in k), r) for k, r in zip(keys, ours.itertuples(index=False))]
+
+
+cases = json.load(open(sys.argv[1]))
+lines_of, graphs, searches = {}, {}, {}
+problems = []
+
+
+def graph_for(spec, params):
+    """(cache key, nodes, edges, DiGraph) of the lines of `spec` weighted as `params` says."""
+    source = json.dumps(spec, sort_keys=True)
+    if source not in lines_of:
+        lines_of[source] = reference_lines(spec)
+    unit, lines = lines_of[source]
+    key = (source, params.get("cost_field"), params.get("directed", False), params.get("oneway_field"))
+    if key not in graphs:
+        graphs[key] = (key, *graph_of(lines, unit, params))
+    return graphs[key]
+
+
+def lengths_from(gkey, G, node):
+    """networkx's least costs from `node` (cached per graph)."""
+    if (gkey, node) not in searches:
+        searches[(gkey, node)] = nx.single_source_dijkstra_path_length(G, node)
+    return searches[(gkey, node)]
+
+
+def od_pairs(case, nodes, G, gkey, ours, bad):
+    ids_o, geoms_o = reference_points(case["origins"])
+    ids_d, geoms_d = reference_points(case["destinations"])
+    on, dn = place(nodes, geoms_o), place(nodes, geoms_d)
+    if len(ours) != len(ids_o) * len(ids_d):
+        bad.append(f"{len(ours)} rows for {len(ids_o)} x {len(ids_d)}")
+    mine = {(plain(r.origin), plain(r.destination)): r for r in ours.itertuples(index=False)}
+    for oi, o in enumerate(ids_o):
+        lengths = lengths_from(gkey, G, on[oi]) if on[oi] is not None else {}
+        for di, d in enumerate(ids_d):
+            r = mine.get((o, d))
+            if r is None:
+                bad.append(f"pair {o},{d} missing"); continue
+            want = None if on[oi] is None or dn[di] is None else lengths.get(dn[di])
+            if null(r.cost) != (want is None) or (want is not None and not close(r.cost, want)):
+                bad.append(f"{o}->{d}: {r.cost} vs {want}")
+            if case["kind"] != "shortest_path" or want is None or want == 0:
+                continue
+            if r.geometry is None or int(r.edges) != len(r.geometry.geoms):
+                bad.append(f"{o}->{d}: {r.edges} edges, geometry {r.geometry}"[:200]); continue
+            length = r.geometry.length * unit_of(case)
+            if case["params"].get("cost_field") is None and not close(length, want):
+                bad.append(f"{o}->{d}: a path of {length} m at cost {want}"); continue
+            at = tuple(nodes[on[oi]])
+            for line in r.geometry.geoms:
+                a, b = coords2d(line)[0], coords2d(line)[-1]
+                if at == a: at = b
+                elif at == b: at = a
+                else:
+                    bad.append(f"{o}->{d}: the path breaks"); break
+            if at != tuple(nodes[dn[di]]):
+                bad.append(f"{o}->{d}: the path ends elsewhere")
+
+
+def unit_of(case):
+    return lines_of[json.dumps(case["lines"], sort_keys=True)][0]
+
+
+def isochrone(case, nodes, edges, G, gkey, ours, bad):
+    ids, geoms = reference_points(case["origins"])
+    on = place(nodes, geoms)
+    bands = case["params"]["bands"]
+    for oi, o in enumerate(ids):
+        mine = ours[ours.origin.map(plain) == o]
+        if on[oi] is None:
+            if len(mine): bad.append(f"origin {o} without a geometry reached {len(mine)}")
+            continue
+        r = reach(edges, lengths_from(gkey, G, on[oi]))
+        want = {i: (c, next(k for k, b in enumerate(bands) if c <= b) + 1)
+                for i, c in enumerate(r) if c is not None and c <= bands[-1]}
+        if case["params"].get("output") == "polygons":
+            for k in range(len(bands)):
+                inside = [shapely.LineString(edges[i][5]) for i, (c, band) in want.items() if band <= k + 1]
+                row = mine[mine.band == k + 1]
+                if not inside:
+                    if len(row): bad.append(f"origin {o} band {k+1}: a polygon where nothing is reached")
+                    continue
+                hull = shapely.MultiLineString(inside).convex_hull
+                if len(row) != 1 or not close(row.geometry.iloc[0].area, hull.area):
+                    bad.append(f"origin {o} band {k+1}: {list(row.geometry.area)} vs {hull.area}")
+            continue
+        wanted, got = defaultdict(list), defaultdict(list)
+        for i, (c, band) in want.items():
+            wanted[edges[i][5]].append((c, band))
+        for row in mine.itertuples(index=False):
+            got[tuple(coords2d(row.geometry))].append((row.cost, int(row.band)))
+        if set(got) != set(wanted):
+            bad.append(f"origin {o}: {len(got)} edges vs {len(wanted)}")
+            continue
+        for at, w in wanted.items():
+            g = sorted(got[at])
+            if len(g) != len(w) or any(not close(a[0], b[0]) or a[1] != b[1] for a, b in zip(g, sorted(w))):
+                bad.append(f"origin {o} edge {at[:1]}: {g} vs {sorted(w)}")
+
+
+def per_line(case, nodes, edges, G, gkey, ours, bad):
+    """The analyses answering per line: allocation, connectivity, spanning forest."""
+    kind, lines = case["kind"], lines_of[json.dumps(case["lines"], sort_keys=True)][1]
+    rows = keyed(ours, case["lines"]["key"])
+    if kind != "mst" and sorted(k for k, _ in rows) != sorted(k for k, _, _ in lines):
+        bad.append(f"{len(rows)} rows for {len(lines)} lines, or other keys")
+    if kind == "network_allocation":
+        ids, geoms = reference_points(case["facilities"])
+        fn = place(nodes, geoms)
+        per = {}
+        for fi, f in enumerate(ids):
+            if fn[fi] is not None:
+                per.setdefault(f, reach(edges, lengths_from(gkey, G, fn[fi])))
+        best, parts_of = {}, defaultdict(list)
+        for i, e in enumerate(edges):
+            parts_of[e[4]].append(i)
+            costs = [c[i] for c in per.values() if c[i] is not None]
+            if costs:
+                best[e[4]] = min(best.get(e[4], float("inf")), min(costs))
+        for key, r in rows:
+            want = best.get(key)
+            if null(r.cost) != (want is None) or (want is not None and not close(r.cost, want)):
+                bad.append(f"line {key}: cost {r.cost} vs {want}")
+            elif want is not None and not any(per[plain(r.facility)][i] is not None and close(per[plain(r.facility)][i], want) for i in parts_of[key]):
+                bad.append(f"line {key}: facility {r.facility} does not reach it at {want}")
+    elif kind == "connectivity_check":
+        U = nx.Graph()
+        U.add_nodes_from(range(len(nodes)))
+        U.add_edges_from((e[0], e[1]) for e in edges)
+        stats = []
+        for c in nx.connected_components(U):
+            count = sum(1 for e in edges if e[0] in c)
+            if count:
+                stats.append((-count, min(c), c))
+        stats.sort(key=lambda s: (s[0], s[1]))
+        component_of = {n: (k + 1, -neg) for k, (neg, _, c) in enumerate(stats) for n in c}
+        want = {}
+        for e in edges:
+            want[e[4]] = min(want.get(e[4], component_of[e[0]]), component_of[e[0]])
+        for key, r in rows:
+            w = want.get(key)
+            got = None if null(r.component) else (int(r.component), int(r.component_edges))
+            if got != w or (w is not None and bool(r.isolated) != (w[0] != 1)):
+                bad.append(f"line {key}: {got} {r.isolated} vs {w}")
+        if len(stats) < 2:
+            bad.append(f"the reference found {len(stats)} components")
+    elif kind == "mst":
+        U = nx.Graph()
+        for u, v, c, _, _, _ in edges:
+            if u != v and (not U.has_edge(u, v) or U[u][v]["weight"] > c):
+                U.add_edge(u, v, weight=c)
+        full = nx.minimum_spanning_tree(U).size(weight="weight")
+        kept = {k for k, _ in rows}
+        K = nx.Graph()
+        for u, v, c, _, key, _ in edges:
+            if key in kept and u != v and (not K.has_edge(u, v) or K[u][v]["weight"] > c):
+                K.add_edge(u, v, weight=c)
+        sub = nx.minimum_spanning_tree(K).size(weight="weight")
+        if not close(sub, full) or nx.number_connected_components(K) != nx.number_connected_components(U.subgraph(K.nodes)) or K.number_of_nodes() != U.number_of_nodes():
+            bad.append(f"forest weight {sub} vs {full}, {K.number_of_nodes()} of {U.number_of_nodes()} nodes")
+        if len(ours) > U.number_of_nodes():
+            bad.append(f"{len(ours)} lines kept for {U.number_of_nodes()} nodes")
+
+
+for case in cases:
+    gkey, nodes, edges, G = graph_for(case["lines"], case["params"])
+    ours = gpd.read_file(case["path"])
+    bad = []
+    if case["kind"] in ("od_matrix", "shortest_path"):
+        od_pairs(case, nodes, G, gkey, ours, bad)
+    elif case["kind"] == "isochrone":
+        isochrone(case, nodes, edges, G, gkey, ours, bad)
+    else:
+        per_line(case, nodes, edges, G, gkey, ours, bad)
+    if bad:
+        problems.append(f"{case['label']}: {len(bad)} differences, first {bad[:3]}"[:700])
+print("\n".join(problems) or f"compared {len(cases)} cases")
