@@ -56,14 +56,14 @@ const RUN_NATIVELY: [&str; 21] = [
 
 /// Runs the pipeline `document` on the embedded engine in `mode` (its native stages natively)
 /// and loads each job's result GeoPackage as table `{table}_{job}`; answers the native stages'
-/// reports.
+/// reports. The result written is the step `result` names, or the script's last.
 pub(crate) fn run(
     engine: &EmbeddedEngine,
     document: &serde_json::Value,
-    mode: EngineMode,
-    vars: &Vars,
+    (mode, vars): (EngineMode, &Vars),
     file: &Path,
     table: &str,
+    result: Option<&str>,
 ) -> Vec<Vec<NativeStepReport>> {
     let catalog: Catalog =
         serde_json::from_str(&std::fs::read_to_string(repo().join("golden/catalog.json")).unwrap())
@@ -81,7 +81,7 @@ pub(crate) fn run(
             engine,
             &[],
             &steps,
-            script.result.as_deref().unwrap(),
+            result.or(script.result.as_deref()).unwrap(),
             Some(&job_file.display().to_string()),
             &|_, _| {},
             None,
@@ -119,18 +119,18 @@ fn every_golden_pipeline_runs_natively_and_matches_embedded() {
         let embedded = run(
             &engine,
             &document,
-            EngineMode::Embedded,
-            &vars,
+            (EngineMode::Embedded, &vars),
             &dir.path().join(format!("{name}-embedded")),
             &format!("{name}_embedded"),
+            None,
         );
         let native = run(
             &engine,
             &document,
-            EngineMode::Native,
-            &vars,
+            (EngineMode::Native, &vars),
             &dir.path().join(format!("{name}-native")),
             &format!("{name}_native"),
+            None,
         );
         // Only the steps no SQL engine computes run natively in embedded mode.
         let sql = std::fs::read_to_string(case.join("duckdb.sql")).unwrap();
