@@ -2,7 +2,10 @@
 `street_grid.py`, computed by geomill natively and on PostGIS with pgRouting (both through
 `geomill run`, end to end: files read, graph built, costs computed, a GeoPackage of the
 million rows written) and by networkx (graph built from the same file, then one
-`single_source_dijkstra_path_length` per origin; no file written), in one run.
+`single_source_dijkstra_path_length` per origin; no file written), in one run. Then
+`network_allocation` of every street to the first 200 destinations as facilities, natively and
+with pgRouting (which searches from each facility), both checked against networkx's
+`multi_source_dijkstra_path_length`.
 
 Usage: python benches/network.py GEOMILL_BINARY [--runs N] [--work DIR]
 (`make bench-network`; the pgRouting run needs GEOMILL_POSTGIS_DSN, as under
@@ -25,35 +28,25 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def pipeline(path):
+FACILITIES = 200
+
+
+def pipeline(path, capability, params):
     document = {
-        "name": "od",
-        "steps": [
-            {
-                "id": "costs",
-                "capability": "od_matrix",
-                "input": "streets",
-                "params": {
-                    "origins": "origins",
-                    "origin_id": "id",
-                    "destinations": "destinations",
-                    "destination_id": "id",
-                    "oneway_field": "oneway",
-                },
-            }
-        ],
+        "name": capability,
+        "steps": [{"id": "n", "capability": capability, "input": "streets", "params": params}],
     }
     with open(path, "w") as f:
         json.dump(document, f)
 
 
-def geomill(binary, work, engine):
-    out = os.path.join(work, f"od_{engine}.gpkg")
+def geomill(binary, work, engine, name="od", inputs=("streets", "origins", "destinations")):
+    out = os.path.join(work, f"{name}_{engine}.gpkg")
     if os.path.exists(out):
         os.remove(out)
-    command = [binary, "run", os.path.join(work, "od.json"), "--engine", engine, "--output", out]
-    for name in ("streets", "origins", "destinations"):
-        command += ["--input", f"{name}={os.path.join(work, name + '.gpkg')}"]
+    command = [binary, "run", os.path.join(work, f"{name}.json"), "--engine", engine, "--output", out]
+    for layer in inputs:
+        command += ["--input", f"{layer}={os.path.join(work, layer + '.gpkg')}"]
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
@@ -62,11 +55,10 @@ def geomill(binary, work, engine):
     return elapsed, out
 
 
-def networkx_costs(work):
-    start = time.perf_counter()
-    streets = gpd.read_file(os.path.join(work, "streets.gpkg"))
+def networkx_graph(streets):
+    """(raw edges (a, b, cost, direction, row), node coordinates, DiGraph) of the streets."""
     raw = []
-    for oneway, geometry in zip(streets.oneway, streets.geometry):
+    for row, (oneway, geometry) in enumerate(zip(streets.oneway, streets.geometry)):
         if geometry is None or geometry.is_empty:
             continue
         parts = list(geometry.geoms) if geometry.geom_type == "MultiLineString" else [geometry]
@@ -74,30 +66,37 @@ def networkx_costs(work):
         d = 1 if text in ("1", "true", "yes") else (-1 if text in ("-1", "reverse") else 0)
         for p in parts:
             c = p.coords
-            raw.append((c[0][:2], c[-1][:2], p.length, d))
+            raw.append((c[0][:2], c[-1][:2], p.length, d, row))
     nodes = sorted({r[0] for r in raw} | {r[1] for r in raw})
     number = {n: i for i, n in enumerate(nodes)}
     graph = nx.DiGraph()
-    for a, b, cost, d in raw:
+    for a, b, cost, d, _ in raw:
         u, v = number[a], number[b]
         for s, t, allowed in ((u, v, d >= 0), (v, u, d <= 0)):
             if allowed and (not graph.has_edge(s, t) or graph[s][t]["weight"] > cost):
                 graph.add_edge(s, t, weight=cost)
-    xy = np.asarray(nodes)
+    return [(number[a], number[b], c, d, row) for a, b, c, d, row in raw], np.asarray(nodes), graph
 
-    def place(frame):
-        out = []
-        for g in frame.geometry:
-            if g is None or g.is_empty:
-                out.append(None)
-                continue
-            d = (xy[:, 0] - g.x) * (xy[:, 0] - g.x) + (xy[:, 1] - g.y) * (xy[:, 1] - g.y)
-            out.append(int(np.argmin(d)))
-        return out
 
+def place(xy, frame):
+    """Each point's nearest node (planar, ties to the lower number), or None."""
+    out = []
+    for g in frame.geometry:
+        if g is None or g.is_empty:
+            out.append(None)
+            continue
+        d = (xy[:, 0] - g.x) * (xy[:, 0] - g.x) + (xy[:, 1] - g.y) * (xy[:, 1] - g.y)
+        out.append(int(np.argmin(d)))
+    return out
+
+
+def networkx_costs(work):
+    start = time.perf_counter()
+    streets = gpd.read_file(os.path.join(work, "streets.gpkg"))
+    _, xy, graph = networkx_graph(streets)
     origins = gpd.read_file(os.path.join(work, "origins.gpkg"))
     destinations = gpd.read_file(os.path.join(work, "destinations.gpkg"))
-    on, dn = place(origins), place(destinations)
+    on, dn = place(xy, origins), place(xy, destinations)
     built = time.perf_counter()
     costs = {}
     for o, node in zip(origins.id, on):
@@ -127,6 +126,59 @@ def compare(path, reference, label):
     return len(result)
 
 
+def allocation_reference(work):
+    """Each street row's least cost from any facility (networkx, every facility at once)."""
+    streets = gpd.read_file(os.path.join(work, "streets.gpkg"))
+    edges, xy, graph = networkx_graph(streets)
+    facilities = gpd.read_file(os.path.join(work, "facilities.gpkg"))
+    sources = {n for n in place(xy, facilities) if n is not None}
+    dist = nx.multi_source_dijkstra_path_length(graph, sources)
+    best = {}
+    for u, v, c, d, row in edges:
+        for node, allowed in ((u, d >= 0), (v, d <= 0)):
+            if allowed and node in dist:
+                best[row] = min(best.get(row, float("inf")), dist[node] + c)
+    return streets.id.tolist(), best
+
+
+def compare_allocation(path, ids, best, label):
+    """Checks the costs against networkx; answers (id, facility) of every street."""
+    result = gpd.read_file(path, ignore_geometry=True).set_index("id")
+    bad = 0
+    for row, street in enumerate(ids):
+        want, got = best.get(row), result.cost[street]
+        got = None if got is None or np.isnan(got) else float(got)
+        if (want is None) != (got is None) or (want is not None and abs(got - want) > 1e-9 * max(1.0, want)):
+            bad += 1
+    if bad:
+        sys.exit(f"{label}: {bad} allocation costs differ from networkx")
+    return result.facility.fillna(-1).astype(int).to_dict()
+
+
+def allocation(args, engines):
+    destinations = gpd.read_file(os.path.join(args.work, "destinations.gpkg"))
+    destinations.head(FACILITIES).to_file(os.path.join(args.work, "facilities.gpkg"), driver="GPKG")
+    pipeline(os.path.join(args.work, "allocation.json"), "network_allocation",
+             {"facilities": "facilities", "facility_id": "id", "oneway_field": "oneway"})
+    times = {engine: [] for engine in engines}
+    for _ in range(args.runs):
+        for engine in engines:
+            elapsed, _ = geomill(args.binary, args.work, engine, "allocation", ("streets", "facilities"))
+            times[engine].append(elapsed)
+    ids, best = allocation_reference(args.work)
+    chosen = {e: compare_allocation(os.path.join(args.work, f"allocation_{e}.gpkg"), ids, best, e) for e in engines}
+    if any(chosen[e] != chosen["native"] for e in engines):
+        sys.exit("the engines allocate streets to different facilities")
+    median = {engine: statistics.median(t) for engine, t in times.items()}
+    print(f"network_allocation of {len(ids):,} streets to {FACILITIES} facilities, median of {args.runs} runs:")
+    for engine in engines:
+        label = "geomill native" if engine == "native" else "geomill postgis (pgRouting)"
+        print(f"  {label:30} {median[engine]:7.2f} s  (end to end)")
+    if "postgis" in median:
+        print(f"  native vs pgRouting:              {median['postgis'] / median['native']:.1f}x faster")
+    print("  every cost equal to networkx's within 1e-9 relative, the same facilities on every engine")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("binary")
@@ -139,7 +191,9 @@ def main():
         check=True,
         capture_output=True,
     )
-    pipeline(os.path.join(args.work, "od.json"))
+    pipeline(os.path.join(args.work, "od.json"), "od_matrix",
+             {"origins": "origins", "origin_id": "id", "destinations": "destinations",
+              "destination_id": "id", "oneway_field": "oneway"})
     engines = ["native"] + (["postgis"] if os.environ.get("GEOMILL_POSTGIS_DSN") else [])
     times = {engine: [] for engine in engines}
     nx_total, nx_search = [], []
@@ -161,6 +215,7 @@ def main():
     if "postgis" in median:
         print(f"  native vs pgRouting:              {median['postgis'] / median['native']:.1f}x faster")
     print("  every cost equal to networkx's within 1e-9 relative")
+    allocation(args, engines)
 
 
 if __name__ == "__main__":
