@@ -75,7 +75,8 @@ bench-native: setup-test
 	scripts/with-postgis.sh cargo bench --locked --workspace --bench native
 
 ## make bench-network: a 1,000 x 1,000 OD matrix on the 50,000-street grid: geomill native and
-## pgRouting (a throw-away PostGIS) against networkx, in one run.
+## pgRouting (a throw-away PostGIS) against networkx, in one run; then allocation to 200
+## facilities, native and pgRouting, checked against networkx.
 bench-network: setup-test
 	cargo build --profile suite --locked --bin geomill
 	scripts/with-postgis.sh "$(GEOMILL_PYTHON)" benches/network.py "$(CARGO_TARGET_DIR)/suite/geomill"
