@@ -50,15 +50,29 @@ pub(crate) fn query_error(sql: &str) -> impl Fn(tokio_postgres::Error) -> Backen
         if e.is_closed() {
             return unavailable(format!("the connection to PostgreSQL was lost: {e}"));
         }
-        let reason = e
-            .as_db_error()
-            .map_or_else(|| e.to_string(), |db| db.message().to_owned());
+        let reason = e.as_db_error().map_or_else(
+            || e.to_string(),
+            |db| {
+                raised_message(db.message())
+                    .unwrap_or(db.message())
+                    .to_owned()
+            },
+        );
         BackendError::Query {
             engine: ENGINE,
             reason,
             sql: sql.to_owned(),
         }
     }
+}
+
+/// The message a statement raised on purpose (`Dialect::raise` and `Dialect::fail`: a text
+/// starting `geomill: ` cast to a type it cannot be, so PostgreSQL quotes it in its error,
+/// `invalid input syntax for type integer: "geomill: ..."`), without PostgreSQL's wrapping.
+fn raised_message(message: &str) -> Option<&str> {
+    let start = message.find("\"geomill: ")? + 1;
+    let end = message.rfind('"').filter(|end| *end > start)?;
+    Some(&message[start..end])
 }
 
 impl PostgisEngine {
@@ -127,5 +141,24 @@ impl PostgisEngine {
             postgres_version: row.get(0),
             postgis_version: row.get(1),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::raised_message;
+
+    #[test]
+    fn a_raised_message_is_unwrapped_and_others_are_left_alone() {
+        assert_eq!(
+            raised_message(r#"invalid input syntax for type integer: "geomill: key "a" twice""#),
+            Some(r#"geomill: key "a" twice"#)
+        );
+        assert_eq!(
+            raised_message(r#"relation "geomill: runs natively" does not exist"#),
+            Some("geomill: runs natively")
+        );
+        assert_eq!(raised_message(r#"relation "cities" does not exist"#), None);
+        assert_eq!(raised_message(r#"column "geomill: x"#), None);
     }
 }
