@@ -116,15 +116,22 @@ fn voronoi(
         (true, Some(b)) => Some(envelope_sql(b, dialect)?),
         (true, None) => Some(format!("(SELECT ST_Envelope({all_sites}) FROM s)")),
     };
-    let cell = match cut {
-        None => "c.__cell".to_owned(),
-        // PostGIS refuses an envelope of SRID 0 next to the cells'.
-        Some(b) if dialect == Dialect::Postgis => format!(
-            "CASE WHEN ST_IsEmpty(ST_Intersection(c.__cell, ST_SetSRID({b}, ST_SRID(c.__cell)))) THEN NULL ELSE ST_Intersection(c.__cell, ST_SetSRID({b}, ST_SRID(c.__cell))) END"
-        ),
-        Some(b) => format!(
-            "CASE WHEN ST_IsEmpty(ST_Intersection(c.__cell, {b})) THEN NULL ELSE ST_Intersection(c.__cell, {b}) END"
-        ),
+    // A clipped cell is cut once, beside the cell the join tests.
+    let (cells, cell) = match cut {
+        None => (cells, "c.__cell".to_owned()),
+        Some(b) => {
+            // PostGIS refuses an envelope of SRID 0 next to the cells'.
+            let b = match dialect {
+                Dialect::Postgis => format!("ST_SetSRID({b}, ST_SRID(x.__cell))"),
+                Dialect::Duckdb => b,
+            };
+            (
+                format!(
+                    "SELECT x.__cell, ST_Intersection(x.__cell, {b}) AS __clipped FROM ({cells}) AS x"
+                ),
+                "CASE WHEN ST_IsEmpty(c.__clipped) THEN NULL ELSE c.__clipped END".to_owned(),
+            )
+        }
     };
     let items = match main.schema {
         Some(schema) => schema
