@@ -41,11 +41,8 @@ impl Tri {
     /// The triangle as a polygon.
     pub(super) fn polygon(&self) -> Result<Geometry, NativeError> {
         let [a, b, c] = self.p;
-        Geometry::new_from_wkt(&format!(
-            "POLYGON (({} {}, {} {}, {} {}, {} {}))",
-            a.0, a.1, b.0, b.1, c.0, c.1, a.0, a.1
-        ))
-        .map_err(geos_err)
+        super::shapes::polygon(&[[a.0, a.1], [b.0, b.1], [c.0, c.1], [a.0, a.1]])
+            .map_err(NativeError::Geos)
     }
 }
 

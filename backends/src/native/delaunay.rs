@@ -210,11 +210,8 @@ pub fn delaunay(g: &Geometry, edges: bool) -> Result<Geometry, NativeError> {
             };
             if seen.insert(key) {
                 parts.push(
-                    Geometry::new_from_wkt(&format!(
-                        "LINESTRING ({} {}, {} {})",
-                        p.0, p.1, q.0, q.1
-                    ))
-                    .map_err(geos_err)?,
+                    super::shapes::line_string(&[[p.0, p.1], [q.0, q.1]])
+                        .map_err(NativeError::Geos)?,
                 );
             }
         }

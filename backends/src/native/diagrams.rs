@@ -11,6 +11,7 @@ use rstar::{AABB, RTree, primitives::GeomWithData};
 
 use super::geometry_ops::{to_geos, to_wkb};
 use super::layer::{Layer, Wkb};
+use super::shapes::{point, polygon};
 use super::{NativeError, delaunay};
 use geomill_planner::plan::tessellate::{Bounds, PIECE_ID, TessellateOp};
 use geomill_planner::schema::GEOM;
@@ -75,10 +76,7 @@ fn collection(parts: Vec<Geometry>) -> Result<Geometry, NativeError> {
 
 fn rectangle(b: &Bounds) -> Result<Geometry, NativeError> {
     let [x0, y0, x1, y1] = *b;
-    Geometry::new_from_wkt(&format!(
-        "POLYGON (({x0} {y0}, {x0} {y1}, {x1} {y1}, {x1} {y0}, {x0} {y0}))"
-    ))
-    .map_err(NativeError::geos)
+    polygon(&[[x0, y0], [x0, y1], [x1, y1], [x1, y0], [x0, y0]]).map_err(NativeError::Geos)
 }
 
 /// The parts of `diagram` as rows `id, geom`, in the SQL engines' order.
@@ -134,9 +132,9 @@ fn voronoi(layer: &Layer, envelope: Option<&Bounds>, clip: bool) -> Result<Layer
     let points = sites
         .iter()
         .flatten()
-        .map(|(x, y)| Geometry::new_from_wkt(&format!("POINT ({x} {y})")))
+        .map(|(x, y)| point([*x, *y]))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(NativeError::geos)?;
+        .map_err(NativeError::Geos)?;
     let all = Geometry::create_multipoint(points).map_err(NativeError::geos)?;
     let frame = envelope.map(rectangle).transpose()?;
     let diagram = all
@@ -179,12 +177,11 @@ fn voronoi(layer: &Layer, envelope: Option<&Bounds>, clip: bool) -> Result<Layer
             out.push(None);
             continue;
         };
-        let point =
-            Geometry::new_from_wkt(&format!("POINT ({x} {y})")).map_err(NativeError::geos)?;
+        let site = point([x, y]).map_err(NativeError::Geos)?;
         let mut found = None;
         for entry in index.locate_in_envelope_intersecting(&AABB::from_point([x, y])) {
             let cell = &cells[entry.data];
-            if cell.intersects(&point).map_err(NativeError::geos)? {
+            if cell.intersects(&site).map_err(NativeError::geos)? {
                 found = Some(cell);
                 break;
             }

@@ -117,6 +117,15 @@ pub(super) fn ring(points: &[Xy]) -> Result<Geometry, String> {
     Geometry::create_linear_ring(sequence(points)?).map_err(text)
 }
 
+pub(super) fn point([x, y]: Xy) -> Result<Geometry, String> {
+    Geometry::create_point(sequence(&[[x, y]])?).map_err(text)
+}
+
+/// A polygon without holes from its closed shell.
+pub(super) fn polygon(shell: &[Xy]) -> Result<Geometry, String> {
+    Geometry::create_polygon(ring(shell)?, Vec::new()).map_err(text)
+}
+
 /// The geometry with every line and ring replaced by `f(points, closed)`, 2-D; points kept.
 fn rebuild<G: Geom>(geometry: &G, f: LineFn<'_>) -> Result<Geometry, String> {
     if geometry.is_empty().map_err(text)? {
@@ -124,10 +133,7 @@ fn rebuild<G: Geom>(geometry: &G, f: LineFn<'_>) -> Result<Geometry, String> {
             .map_err(text);
     }
     match geometry.geometry_type() {
-        GeometryTypes::Point => {
-            let [x, y] = xy_of(geometry)?.first().copied().unwrap_or([0.0, 0.0]);
-            Geometry::create_point(sequence(&[[x, y]])?).map_err(text)
-        }
+        GeometryTypes::Point => point(xy_of(geometry)?.first().copied().unwrap_or([0.0, 0.0])),
         GeometryTypes::LineString | GeometryTypes::LinearRing => {
             line_string(&f(&xy_of(geometry)?, false)?)
         }
