@@ -420,10 +420,13 @@ fn rings_polygon(tris: &[Tri]) -> Result<Geometry, NativeError> {
             .abs()
     };
     rings.sort_by(|a, b| ring_area(b).total_cmp(&ring_area(a)));
-    let text = |r: &[Point]| {
-        let points: Vec<String> = r.iter().map(|(x, y)| format!("{x} {y}")).collect();
-        format!("({})", points.join(", "))
-    };
-    let body: Vec<String> = rings.iter().map(|r| text(r)).collect();
-    Geometry::new_from_wkt(&format!("POLYGON ({})", body.join(", "))).map_err(geos_err)
+    let mut rings = rings.iter().map(|r| {
+        let points: Vec<[f64; 2]> = r.iter().map(|(x, y)| [*x, *y]).collect();
+        super::shapes::ring(&points).map_err(NativeError::Geos)
+    });
+    let shell = rings
+        .next()
+        .ok_or_else(|| NativeError::Geos("a hull without a ring".into()))??;
+    let holes = rings.collect::<Result<Vec<_>, _>>()?;
+    Geometry::create_polygon(shell, holes).map_err(geos_err)
 }

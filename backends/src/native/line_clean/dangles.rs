@@ -9,10 +9,10 @@ use rayon::prelude::*;
 use rstar::{AABB, RTree};
 
 use super::{LineNetwork, Lines, RowBox, Vertex};
-use crate::native::NativeError;
+use crate::native::{NativeError, shapes};
 
 fn point(p: [f64; 2]) -> Result<Geometry, NativeError> {
-    Geometry::new_from_wkt(&format!("POINT ({:?} {:?})", p[0], p[1])).map_err(NativeError::geos)
+    shapes::point(p).map_err(NativeError::Geos)
 }
 
 /// Where the end `p`, reached from `before`, meets another row's line within `reach`.
@@ -37,11 +37,7 @@ fn extension(
     let (dx, dy) = (p[0] - before[0], p[1] - before[1]);
     let length = dx.hypot(dy);
     let far = [p[0] + dx / length * reach, p[1] + dy / length * reach];
-    let ray = Geometry::new_from_wkt(&format!(
-        "LINESTRING ({:?} {:?}, {:?} {:?})",
-        p[0], p[1], far[0], far[1]
-    ))
-    .map_err(NativeError::geos)?;
+    let ray = shapes::line_string(&[p, far]).map_err(NativeError::Geos)?;
     let span = AABB::from_corners(p, far);
     let mut best: Option<(f64, [f64; 2])> = None;
     for entry in index.locate_in_envelope_intersecting(&span) {

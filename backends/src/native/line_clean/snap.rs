@@ -78,8 +78,7 @@ fn nearest_on_lines(
     geometries: &[Option<Geometry>],
     index: &RTree<super::RowBox>,
 ) -> Result<Option<[f64; 2]>, NativeError> {
-    let point = Geometry::new_from_wkt(&format!("POINT ({:?} {:?})", p[0], p[1]))
-        .map_err(NativeError::geos)?;
+    let point = crate::native::shapes::point(p).map_err(NativeError::Geos)?;
     let reach = AABB::from_corners(
         [p[0] - tolerance, p[1] - tolerance],
         [p[0] + tolerance, p[1] + tolerance],
