@@ -122,3 +122,52 @@ fn golden_results_agree_with_direct_queries() {
         )
     );
 }
+
+/// Planned without the input's columns (DuckDB selects `*`), a step that replaces the geometry
+/// keeps it where the input has it and leaves none of its helper columns behind.
+#[test]
+fn steps_planned_without_columns_keep_the_geometry_in_place() {
+    use geomill_planner::sql::{Dialect, emit};
+    use geomill_planner::{compile, optimizer::EngineMode, schema::Catalog, spec::Vars};
+    let engine = duckdb_with_sources();
+    let position = |table: &str| {
+        count(
+            &engine,
+            &format!(
+                "SELECT ordinal_position FROM information_schema.columns WHERE table_name = '{table}' AND column_name = 'geom'"
+            ),
+        )
+    };
+    // The geometry first, unlike the shared files.
+    engine
+        .execute_batch("CREATE TABLE geometry_first AS SELECT geom, name FROM cities")
+        .unwrap();
+    let source = position("geometry_first");
+    assert_eq!(source, 1);
+    for (step, capability) in [
+        ("pieces", "extract_segments"),
+        ("cells", "voronoi_polygons"),
+    ] {
+        let document = serde_json::json!({"name": step, "steps": [
+            {"id": step, "capability": capability, "input": "geometry_first", "params": {}}]});
+        let planned = compile(
+            &document,
+            &Catalog::default(),
+            &Vars::default(),
+            EngineMode::Embedded,
+        )
+        .unwrap();
+        let script = emit(&planned[0].optimized, Dialect::Duckdb).unwrap();
+        engine
+            .execute_batch(&script.to_text())
+            .unwrap_or_else(|e| panic!("{capability}: {e}\n{}", script.to_text()));
+        assert_eq!(position(step), source, "{capability}");
+        let helpers = count(
+            &engine,
+            &format!(
+                "SELECT count(*) FROM information_schema.columns WHERE table_name = '{step}' AND column_name LIKE '\\_\\_%' ESCAPE '\\'"
+            ),
+        );
+        assert_eq!(helpers, 0, "{capability}");
+    }
+}

@@ -3,7 +3,7 @@
 
 use super::dialect::Dialect;
 use super::quote::ident;
-use super::select::{Input, NEEDS_COLUMNS};
+use super::select::{Input, projection_with_geom};
 use crate::plan::relational::ExplodeKind;
 use crate::schema::GEOM;
 
@@ -85,24 +85,7 @@ pub fn explode_sql(
             "l.n",
         ),
     };
-    let items = match main.schema {
-        Some(schema) => schema
-            .names()
-            .into_iter()
-            .map(|name| {
-                if name == GEOM {
-                    format!("{part} AS {geom}")
-                } else {
-                    format!("t.{}", ident(name))
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
-        None if dialect == Dialect::Duckdb => {
-            format!("t.* EXCLUDE ({geom}, __part, __n), {part} AS {geom}")
-        }
-        None => return Err(NEEDS_COLUMNS.into()),
-    };
+    let items = projection_with_geom("t.", main.schema, part, dialect, &["__part", "__n"])?;
     Ok(format!(
         "SELECT {items}, CAST({number} AS BIGINT) AS {} FROM {from}",
         ident(index)

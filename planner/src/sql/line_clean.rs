@@ -4,7 +4,7 @@
 
 use super::dialect::Dialect;
 use super::quote::{ident, number};
-use super::select::{Input, NEEDS_COLUMNS};
+use super::select::{Input, NEEDS_COLUMNS, columns_with_geom};
 use crate::plan::geo_kinds::{Kind, kind_in};
 use crate::plan::line_clean::LineCleanOp;
 use crate::schema::{FieldType, GEOM, Schema};
@@ -42,22 +42,6 @@ fn is_line(g: &str, dialect: Dialect) -> String {
     )
 }
 
-/// The schema's columns read from `qualifier`, the geometry replaced by `geom`.
-fn columns(schema: &Schema, qualifier: &str, geom: &str) -> String {
-    schema
-        .names()
-        .into_iter()
-        .map(|name| {
-            if name == GEOM {
-                format!("{geom} AS {}", ident(GEOM))
-            } else {
-                format!("{qualifier}.{}", ident(name))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// Every line cut at the nodes of the union of all lines: each piece of the union given to
 /// each line its middle lies on (within `ON_LINE_RELATIVE` of the lines' extent); other rows
 /// as they are.
@@ -78,8 +62,8 @@ fn node_lines(schema: &Schema, from: &str, dialect: Dialect) -> String {
     let reach = format!(
         "SELECT {ON_LINE_RELATIVE:e} * GREATEST(MAX(ST_XMax({sg})) - MIN(ST_XMin({sg})), MAX(ST_YMax({sg})) - MIN(ST_YMin({sg})), 1) AS eps FROM s WHERE s.__line"
     );
-    let kept = columns(schema, "s", &sg);
-    let cut = columns(schema, "s", "n.__piece");
+    let kept = columns_with_geom(schema, "s.", &sg);
+    let cut = columns_with_geom(schema, "s.", "n.__piece");
     // Nested, so that a fused stage can put its own WITH in front.
     format!(
         "SELECT * FROM (WITH s AS (SELECT t.*, {line} AS __line FROM {from} AS t), n AS ({pieces}), e AS ({reach}) \
@@ -133,7 +117,7 @@ fn remove_duplicates(
             .filter(|c| !order_by.contains(&c.name))
             .map(|c| by_value(&c.name)),
     );
-    let kept = columns(schema, "r", &format!("r.{}", ident(GEOM)));
+    let kept = columns_with_geom(schema, "r.", &format!("r.{}", ident(GEOM)));
     Ok(format!(
         "SELECT {kept} FROM (SELECT t.*, {key} AS __key, row_number() OVER (PARTITION BY {key} ORDER BY {}) AS __rank FROM {from} AS t) AS r WHERE r.__key IS NULL OR r.__rank = 1",
         order.join(", ")

@@ -23,6 +23,7 @@ pub(super) fn overlay_sql(
                 main.schema,
                 &format!("ST_Intersection({t}, m.{})", ident(GEOM)),
                 dialect,
+                &[],
             )?;
             Ok(format!(
                 "SELECT {list} FROM {} AS t, (SELECT {union}(r.{g}) AS {g} FROM {} AS r) AS m WHERE ST_Intersects({t}, m.{g})",
@@ -37,7 +38,7 @@ pub(super) fn overlay_sql(
                 other.from,
                 g = ident(GEOM)
             );
-            let list = projection_with_geom("t.", main.schema, &cut, dialect)?;
+            let list = projection_with_geom("t.", main.schema, &cut, dialect, &[])?;
             Ok(format!(
                 "SELECT * FROM (SELECT {list} FROM {} AS t) AS e WHERE NOT ST_IsEmpty(e.{})",
                 main.from,

@@ -227,30 +227,44 @@ fn spatial_aggregate_sql(
     }
 }
 
-/// A select list that keeps every column and replaces `geom` by `geometry_sql`.
+/// The schema's columns read from `qualifier` (`t.`), `geom` replaced by `geometry_sql`.
+pub(super) fn columns_with_geom(schema: &Schema, qualifier: &str, geometry_sql: &str) -> String {
+    schema
+        .columns
+        .iter()
+        .map(|c| {
+            if c.name == GEOM {
+                format!("{geometry_sql} AS {}", ident(GEOM))
+            } else {
+                format!("{qualifier}{}", ident(&c.name))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A select list that keeps every column and replaces `geom` by `geometry_sql`. Without a
+/// schema (DuckDB only) it is `*` less `helpers`, the columns the FROM adds for its own use.
 pub(super) fn projection_with_geom(
     qualifier: &str,
     schema: Option<&Schema>,
     geometry_sql: &str,
     dialect: Dialect,
+    helpers: &[&str],
 ) -> Result<String, String> {
     match schema {
-        Some(schema) => Ok(schema
-            .columns
-            .iter()
-            .map(|c| {
-                if c.name == GEOM {
-                    format!("{geometry_sql} AS {}", ident(GEOM))
-                } else {
-                    format!("{qualifier}{}", ident(&c.name))
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", ")),
-        None if dialect == Dialect::Duckdb => Ok(format!(
-            "{qualifier}* REPLACE ({geometry_sql} AS {})",
-            ident(GEOM)
-        )),
+        Some(schema) => Ok(columns_with_geom(schema, qualifier, geometry_sql)),
+        None if dialect == Dialect::Duckdb => {
+            let exclude = if helpers.is_empty() {
+                String::new()
+            } else {
+                format!(" EXCLUDE ({})", helpers.join(", "))
+            };
+            Ok(format!(
+                "{qualifier}*{exclude} REPLACE ({geometry_sql} AS {})",
+                ident(GEOM)
+            ))
+        }
         None => Err(NEEDS_COLUMNS.into()),
     }
 }

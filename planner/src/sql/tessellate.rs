@@ -4,7 +4,7 @@
 
 use super::dialect::Dialect;
 use super::quote::{ident, number};
-use super::select::{Input, NEEDS_COLUMNS};
+use super::select::{Input, projection_with_geom};
 use crate::plan::geo_kinds::{Kind, kind_in};
 use crate::plan::tessellate::{Bounds, PIECE_ID, TessellateOp};
 use crate::schema::GEOM;
@@ -133,24 +133,7 @@ fn voronoi(
             )
         }
     };
-    let items = match main.schema {
-        Some(schema) => schema
-            .names()
-            .into_iter()
-            .map(|name| {
-                if name == GEOM {
-                    format!("{cell} AS {geom}")
-                } else {
-                    format!("s.{}", ident(name))
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
-        None if dialect == Dialect::Duckdb => {
-            format!("s.* EXCLUDE ({geom}, __site), {cell} AS {geom}")
-        }
-        None => return Err(NEEDS_COLUMNS.into()),
-    };
+    let items = projection_with_geom("s.", main.schema, &cell, dialect, &["__site"])?;
     // Nested, so that a fused stage can put its own WITH in front.
     Ok(format!(
         "SELECT * FROM (WITH s AS ({sites}), c AS ({cells}) SELECT {items} FROM s LEFT JOIN c ON s.__site IS NOT NULL AND ST_Intersects(c.__cell, s.__site)) AS cells"
