@@ -270,13 +270,7 @@ pub fn class_of(bins: &[f64], value: f64) -> usize {
 
 /// The field's values as f64 per batch (NULL for NULL and NaN).
 pub(super) fn numbers(layer: &Layer, field: &str) -> Result<Vec<Float64Array>, NativeError> {
-    let index = layer
-        .schema
-        .index_of(field)
-        .map_err(|_| NativeError::Column {
-            column: field.to_owned(),
-            problem: "is not in the layer".into(),
-        })?;
+    let index = layer.column_index(field)?;
     layer
         .batches
         .iter()

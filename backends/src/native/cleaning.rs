@@ -2,11 +2,8 @@
 //! valid), an R-tree of their envelopes, the rule of `cleaning_rules` applied, and the rows
 //! written back: unchanged rows keep their WKB, changed rows get GEOS's, removed rows go.
 
-use std::sync::Arc;
-
-use arrow::array::{ArrayRef, BinaryArray, BooleanArray, RecordBatch};
+use arrow::array::BooleanArray;
 use arrow::compute::filter_record_batch;
-use arrow::datatypes::{DataType, Field, Schema};
 use geos::{Geom, Geometry, GeometryTypes};
 use rstar::{AABB, RTree, primitives::GeomWithData, primitives::Rectangle};
 
@@ -202,21 +199,14 @@ fn write_rows(layer: &Layer, rows: &Rows, cleaned: &Cleaned) -> Result<Layer, Na
             _ => original.clone(),
         });
     }
-    let geom = layer.geometry_index()?;
-    let mut fields: Vec<Arc<Field>> = layer.schema.fields().iter().cloned().collect();
-    fields[geom] = Arc::new(Field::new(&layer.geometry, DataType::Binary, true));
-    let schema = Arc::new(Schema::new(fields));
+    let written = layer.with_geometries(&values)?;
     let mut start = 0;
-    let mut batches = Vec::with_capacity(layer.batches.len());
-    for batch in &layer.batches {
+    let mut batches = Vec::with_capacity(written.batches.len());
+    for batch in &written.batches {
         let span = start..start + batch.num_rows();
         start = span.end;
-        let array: BinaryArray = values[span.clone()].iter().map(Option::as_deref).collect();
-        let mut columns = batch.columns().to_vec();
-        columns[geom] = Arc::new(array) as ArrayRef;
-        let whole = RecordBatch::try_new(schema.clone(), columns).map_err(NativeError::arrow)?;
         let keep = BooleanArray::from(cleaned.keep[span].to_vec());
-        batches.push(filter_record_batch(&whole, &keep).map_err(NativeError::arrow)?);
+        batches.push(filter_record_batch(batch, &keep).map_err(NativeError::arrow)?);
     }
-    Layer::new(schema, batches, &layer.geometry, layer.crs.clone())
+    Layer::new(written.schema, batches, &layer.geometry, layer.crs.clone())
 }

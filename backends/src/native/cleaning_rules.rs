@@ -127,13 +127,7 @@ fn ranking(
         let Some(field) = order_by else {
             return Ok(polygonal_rows().collect());
         };
-        let column = layer
-            .schema
-            .index_of(field)
-            .map_err(|_| NativeError::Column {
-                column: field.to_owned(),
-                problem: "is not in the layer".into(),
-            })?;
+        let column = layer.column_index(field)?;
         let arrays: Vec<&dyn arrow::array::Array> = layer
             .batches
             .iter()

@@ -200,24 +200,5 @@ fn voronoi(layer: &Layer, envelope: Option<&Bounds>, clip: bool) -> Result<Layer
         };
         out.push(cell);
     }
-    with_geometries(layer, &out)
-}
-
-/// `layer` with its geometry column replaced by `values` (one per row, in row order).
-fn with_geometries(layer: &Layer, values: &[Option<Vec<u8>>]) -> Result<Layer, NativeError> {
-    let geom = layer.geometry_index()?;
-    let mut fields: Vec<Arc<Field>> = layer.schema.fields().iter().cloned().collect();
-    fields[geom] = Arc::new(Field::new(&layer.geometry, DataType::Binary, true));
-    let schema = Arc::new(Schema::new(fields));
-    let mut start = 0;
-    let mut batches = Vec::with_capacity(layer.batches.len());
-    for batch in &layer.batches {
-        let rows = &values[start..start + batch.num_rows()];
-        start += batch.num_rows();
-        let array: BinaryArray = rows.iter().map(Option::as_deref).collect();
-        let mut columns = batch.columns().to_vec();
-        columns[geom] = Arc::new(array) as ArrayRef;
-        batches.push(RecordBatch::try_new(schema.clone(), columns).map_err(NativeError::arrow)?);
-    }
-    Layer::new(schema, batches, &layer.geometry, layer.crs.clone())
+    layer.with_geometries(&out)
 }

@@ -20,10 +20,7 @@ pub(crate) fn map_geometry<F>(layer: &Layer, f: F) -> Result<Layer, NativeError>
 where
     F: Fn(&[u8], usize) -> Result<Option<Vec<u8>>, NativeError> + Sync,
 {
-    let geom = layer.geometry_index()?;
-    let mut fields: Vec<Arc<Field>> = layer.schema.fields().iter().cloned().collect();
-    fields[geom] = Arc::new(Field::new(&layer.geometry, DataType::Binary, true));
-    let schema = Arc::new(Schema::new(fields));
+    let (geom, schema) = layer.with_binary_geometry()?;
     let batches = layer
         .batches
         .par_iter()

@@ -5,8 +5,8 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow::array::{Array, BinaryArray, BinaryViewArray, LargeBinaryArray, RecordBatch};
-use arrow::datatypes::{DataType, SchemaRef};
+use arrow::array::{Array, ArrayRef, BinaryArray, BinaryViewArray, LargeBinaryArray, RecordBatch};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::record_batch::RecordBatchReader;
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::ProjectionMask;
@@ -51,15 +51,35 @@ impl Layer {
         self.batches.iter().map(RecordBatch::num_rows).sum()
     }
 
+    /// The geometry column's position and the schema with that column as WKB (`Binary`), for
+    /// a kernel that writes new geometries.
+    pub fn with_binary_geometry(&self) -> Result<(usize, SchemaRef), NativeError> {
+        let geom = self.geometry_index()?;
+        let mut fields: Vec<Arc<Field>> = self.schema.fields().iter().cloned().collect();
+        fields[geom] = Arc::new(Field::new(&self.geometry, DataType::Binary, true));
+        Ok((geom, Arc::new(Schema::new(fields))))
+    }
+
+    /// The layer with its geometry column replaced by `values` (one per row, in row order).
+    pub fn with_geometries(&self, values: &[Option<Vec<u8>>]) -> Result<Layer, NativeError> {
+        let (geom, schema) = self.with_binary_geometry()?;
+        let mut start = 0;
+        let mut batches = Vec::with_capacity(self.batches.len());
+        for batch in &self.batches {
+            let rows = &values[start..start + batch.num_rows()];
+            start += batch.num_rows();
+            let array: BinaryArray = rows.iter().map(Option::as_deref).collect();
+            let mut columns = batch.columns().to_vec();
+            columns[geom] = Arc::new(array) as ArrayRef;
+            batches
+                .push(RecordBatch::try_new(schema.clone(), columns).map_err(NativeError::arrow)?);
+        }
+        Layer::new(schema, batches, &self.geometry, self.crs.clone())
+    }
+
     /// The position of the geometry column; an error when it is missing or not binary.
     pub fn geometry_index(&self) -> Result<usize, NativeError> {
-        let index = self
-            .schema
-            .index_of(&self.geometry)
-            .map_err(|_| NativeError::Column {
-                column: self.geometry.clone(),
-                problem: "is not in the layer".into(),
-            })?;
+        let index = self.column_index(&self.geometry)?;
         match self.schema.field(index).data_type() {
             DataType::Binary | DataType::LargeBinary | DataType::BinaryView => Ok(index),
             other => Err(NativeError::Column {

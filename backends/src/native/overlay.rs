@@ -5,7 +5,6 @@
 
 use arrow::array::{ArrayRef, BinaryArray, RecordBatch, UInt32Array};
 use arrow::compute::take;
-use arrow::datatypes::{DataType, Field, Schema};
 use geomill_planner::plan::operator::OverlayMode;
 use geos::{Geom, Geometry};
 use rayon::prelude::*;
@@ -53,10 +52,7 @@ pub fn overlay(
         return Err(NativeError::Unsupported(format!("overlay {mode:?}")));
     }
     let mask = mask_of(mask_layer)?;
-    let geom = features.geometry_index()?;
-    let mut fields: Vec<Arc<Field>> = features.schema.fields().iter().cloned().collect();
-    fields[geom] = Arc::new(Field::new(&features.geometry, DataType::Binary, true));
-    let schema = Arc::new(Schema::new(fields));
+    let (geom, schema) = features.with_binary_geometry()?;
     let batches = features
         .batches
         .par_iter()

@@ -215,13 +215,7 @@ fn categories(
     max_classes: usize,
     colors: Option<&ClassColors>,
 ) -> Result<Layer, NativeError> {
-    let index = layer
-        .schema
-        .index_of(&op.field)
-        .map_err(|_| NativeError::Column {
-            column: op.field.clone(),
-            problem: "is not in the layer".into(),
-        })?;
+    let index = layer.column_index(&op.field)?;
     let numeric = layer.schema.field(index).data_type().is_numeric();
     let mut rows: Vec<Vec<Option<(Key, String)>>> = Vec::new();
     for batch in &layer.batches {

@@ -10,7 +10,6 @@ mod snap;
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, BinaryArray, RecordBatch};
-use arrow::datatypes::{DataType, Field, Schema};
 use geos::{CoordDimensions, CoordSeq, Geom, Geometry, GeometryTypes};
 use rstar::primitives::{GeomWithData, Rectangle};
 
@@ -144,10 +143,7 @@ impl LineNetwork {
         keep: &[usize],
         geometries: &[Option<Vec<u8>>],
     ) -> Result<Layer, NativeError> {
-        let geom = layer.geometry_index()?;
-        let mut fields: Vec<Arc<Field>> = layer.schema.fields().iter().cloned().collect();
-        fields[geom] = Arc::new(Field::new(&layer.geometry, DataType::Binary, true));
-        let schema = Arc::new(Schema::new(fields));
+        let (geom, schema) = layer.with_binary_geometry()?;
         let indices =
             arrow::array::UInt64Array::from(keep.iter().map(|&i| i as u64).collect::<Vec<u64>>());
         let mut columns = Vec::with_capacity(self.batch.num_columns());
