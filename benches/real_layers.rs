@@ -36,7 +36,7 @@ use serde_json::{Value, json};
 #[path = "common/timing.rs"]
 #[allow(dead_code)]
 mod timing;
-use timing::{Timing, median, print_row, setting};
+use timing::{Timing, median, print_row, setting, statements};
 
 #[path = "common/app.rs"]
 mod app;
@@ -271,7 +271,7 @@ fn main() {
          FROM {duck_regions} AS t JOIN {duck_points} AS r ON ST_Within(r.geom, t.geom) GROUP BY t.rowid) AS a ON a.k = t.rowid"
     );
     let hand_postgis_aggregate = format!(
-        "DROP TABLE IF EXISTS bench_hand; CREATE TEMP TABLE bench_hand AS SELECT t.*, coalesce(a.n, 0) AS \"count\", a.s AS value_sum \
+        "DROP TABLE IF EXISTS bench_hand;\nCREATE TEMP TABLE bench_hand AS SELECT t.*, coalesce(a.n, 0) AS \"count\", a.s AS value_sum \
          FROM {pg_regions} AS t LEFT JOIN (SELECT t.fid AS k, count(*) AS n, sum(r.value) AS s \
          FROM {pg_regions} AS t JOIN {pg_points} AS r ON ST_Within(r.geom, t.geom) GROUP BY t.fid) AS a ON a.k = t.fid"
     );
@@ -342,7 +342,12 @@ fn main() {
             answers.push(("DuckDB SQL".into(), totals(&portable, "bench_hand")));
             let pg = timed(runs, limit, || {
                 runtime
-                    .block_on(postgis.run_script("public", &hand_postgis_aggregate, &[], &|| false))
+                    .block_on(postgis.run_script(
+                        "public",
+                        &statements(&hand_postgis_aggregate),
+                        &[],
+                        &|| false,
+                    ))
                     .map_err(|e| e.to_string())
             });
             let python = timed(runs, limit, || {

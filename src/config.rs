@@ -99,6 +99,10 @@ pub struct Config {
     pub trigger_webhook_secret: Option<String>,
     #[command(flatten)]
     pub auth: crate::auth::config::AuthConfig,
+    /// Folders besides the data directory's own that the embedded database may read and
+    /// write (`geomill run`'s input folders and working directory). Not a setting.
+    #[arg(skip)]
+    pub file_dirs: Vec<PathBuf>,
 }
 
 /// A configuration value that cannot work, named with the variable that holds it.
@@ -142,6 +146,7 @@ impl Config {
             min_free_disk_mb: 1,
             maplibre_dir: None,
             examples_dir: None,
+            file_dirs: Vec::new(),
             max_concurrent_jobs: 4,
             job_timeout_s: 300,
             job_retry_backoff_ms: 1000,
@@ -196,6 +201,22 @@ impl Config {
     /// The embedded engine's database file.
     pub fn duckdb_path(&self) -> PathBuf {
         self.data_dir.join("geomill.duckdb")
+    }
+
+    /// The only folders the embedded database may reach once locked: where uploads, scratch
+    /// files, results and exports are, the examples and `file_dirs`. `None` (no lock) when
+    /// PostgreSQL is configured: DuckDB attaches no PostgreSQL database once locked.
+    pub fn duckdb_sandbox(&self) -> Option<Vec<PathBuf>> {
+        if self.postgis_dsn.is_some() {
+            return None;
+        }
+        let own = ["uploads", "tmp", "results", "outputs"].map(|dir| self.data_dir.join(dir));
+        Some(
+            own.into_iter()
+                .chain(self.examples_dir.clone())
+                .chain(self.file_dirs.iter().cloned())
+                .collect(),
+        )
     }
 }
 

@@ -159,6 +159,19 @@ pub fn main(
     }
     let scratch = std::env::temp_dir().join(format!("geomill-run-{}", uuid::Uuid::new_v4()));
     config.data_dir = scratch.clone();
+    // The embedded database reaches the inputs' folders and the working directory (exports,
+    // `--output`) besides its scratch folders, nothing else.
+    config.file_dirs = inputs
+        .iter()
+        .filter_map(|input| {
+            std::path::absolute(&input.path)
+                .ok()?
+                .parent()
+                .map(Path::to_path_buf)
+        })
+        .chain(std::env::current_dir().ok())
+        .chain(output.and_then(|o| std::path::absolute(o).ok()?.parent().map(Path::to_path_buf)))
+        .collect();
     let started = std::time::Instant::now();
     let code = run_in(config, document, &inputs, engine, vars, output);
     let _ = std::fs::remove_dir_all(&scratch);
@@ -185,11 +198,22 @@ fn load(state: &AppState, input: &InputFile) -> Result<String, ExitCode> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let name = input.name.clone().unwrap_or_else(|| file_name.clone());
+    let readable = if input
+        .path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("zip"))
+    {
+        let folder = state.config().data_dir.join("tmp").join(&id);
+        crate::datasets::unpack::unpack(&input.path, &folder, u64::MAX)
+            .map_err(|e| fail(2, &format!("{}: {e}", input.path.display())))?
+    } else {
+        input.path.clone()
+    };
     match state.store().ingest(
         &id,
         &name,
         &input.path.display().to_string(),
-        &source_for(&input.path),
+        &source_for(&readable),
     ) {
         Ok(Ok(dataset)) => {
             let layers: Vec<String> = dataset

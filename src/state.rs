@@ -79,6 +79,7 @@ impl AppState {
             extension_directory: config.duckdb_extension_dir.clone(),
             max_spill_mb: Some(max_spill_mb),
             attachment: store.attachment(),
+            sandbox: config.duckdb_sandbox(),
         })?;
         let embedded = Arc::new(embedded);
         let store = Store::open(Arc::clone(&embedded), store)?;

@@ -49,12 +49,28 @@ pub fn median(mut samples: Vec<Timing>, limit: Duration) -> Timing {
     }
 }
 
-/// A plain SQL script as the one step of a run.
+/// A script the planner printed (`Script::to_text`) or written by hand, each statement ending
+/// with `;` at a line's end, as the one step of a run.
 pub fn sql_step(sql: &str) -> Vec<ScriptStep> {
     vec![ScriptStep {
         sql: sql.to_owned(),
+        parts: statements(sql),
         ..Default::default()
     }]
+}
+
+/// The statements of a script the planner printed or written by hand: each ends with `;` at a
+/// line's end. Runs hand them to the engines one by one, as the executor does.
+pub fn statements(script: &str) -> Vec<String> {
+    let code = |s: &&str| {
+        s.lines()
+            .any(|l| !l.trim().is_empty() && !l.trim().starts_with("--"))
+    };
+    script
+        .split(";\n")
+        .filter(code)
+        .map(|s| s.trim().to_owned())
+        .collect()
 }
 
 /// Runs `steps` (the last creating table `result`) on DuckDB, interrupted once `limit` has
@@ -105,8 +121,9 @@ pub fn run_postgis(
     limit: Duration,
 ) -> Timing {
     let start = Instant::now();
-    let outcome =
-        runtime.block_on(engine.run_script("public", sql, &[], &|| start.elapsed() >= limit));
+    let outcome = runtime.block_on(engine.run_script("public", &statements(sql), &[], &|| {
+        start.elapsed() >= limit
+    }));
     match outcome {
         Ok(()) => Timing::Took(start.elapsed()),
         Err(geomill_backends::BackendError::Interrupted { .. }) => Timing::Stopped,

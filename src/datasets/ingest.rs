@@ -25,7 +25,7 @@ pub async fn ingest_stored(
     name: String,
     path: &std::path::Path,
 ) -> Result<Dataset, ApiError> {
-    let source = upload::source_for(path);
+    let source = upload::source_for(&readable_path(state, path).await?);
     let engine = state.store();
     let (key, stored_path) = (id.to_owned(), path.display().to_string());
     let result = blocking(move || engine.ingest(&key, &name, &stored_path, &source)).await?;
@@ -41,4 +41,37 @@ pub async fn ingest_stored(
             rejected.0,
         )),
     }
+}
+
+/// The path GDAL reads `path` from: a zip archive unpacked beside it (`<name>.unzipped/`), any
+/// other file as it is.
+pub async fn readable_path(
+    state: &AppState,
+    path: &std::path::Path,
+) -> Result<std::path::PathBuf, ApiError> {
+    let is_zip = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("zip"));
+    if !is_zip {
+        return Ok(path.to_path_buf());
+    }
+    let (archive, folder) = (path.to_path_buf(), path.with_extension("unzipped"));
+    let max_total = state
+        .config()
+        .max_upload_mb
+        .saturating_mul(1 << 20)
+        .saturating_mul(crate::datasets::inspect::MAX_EXPANSION);
+    blocking(move || {
+        Ok(crate::datasets::unpack::unpack(
+            &archive, &folder, max_total,
+        ))
+    })
+    .await?
+    .map_err(|e| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unreadable_file",
+            format!("the archive cannot be unpacked: {e}"),
+        )
+    })
 }

@@ -8,4 +8,5 @@ pub mod inspect;
 pub mod lookup;
 pub mod model;
 pub mod remote;
+pub mod unpack;
 pub mod upload;

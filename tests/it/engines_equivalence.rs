@@ -11,6 +11,7 @@
 use crate::common;
 
 use common::compare::{differences, rows};
+use common::golden::statements;
 use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
 use geomill_backends::executor::steps_of;
 use geomill_backends::executor::{ScriptStep, run_embedded};
@@ -341,7 +342,7 @@ fn compare(
         runtime
             .block_on(postgis.run_script(
                 "results",
-                &pg_sql,
+                &statements(&pg_sql),
                 &[(result.clone(), "last".to_owned())],
                 &|| false,
             ))
@@ -358,6 +359,7 @@ fn compare(
         );
         let embedded_steps = [ScriptStep {
             sql: duck_sql.clone(),
+            parts: statements(&duck_sql),
             ..ScriptStep::default()
         }];
         run_to_table(&duck, &embedded_steps, &result, "embedded_file");

@@ -8,7 +8,7 @@ use crate::common;
 
 use common::compare::{differences, rows};
 use common::golden::{
-    cases, duckdb_with_sources, failed_as_native_only, has_native_only, last_table,
+    cases, duckdb_with_sources, failed_as_native_only, has_native_only, last_table, statements,
 };
 
 use geomill_backends::postgis::PostgisEngine;
@@ -64,7 +64,7 @@ async fn every_golden_postgis_script_runs_and_matches_duckdb() {
         let keep = [(result.clone(), name.clone())];
         if has_native_only(&pg_sql) {
             let ran = postgis
-                .run_script("golden", &pg_sql, &keep, &|| false)
+                .run_script("golden", &statements(&pg_sql), &keep, &|| false)
                 .await
                 .map_err(|e| format!("{e:?}"));
             if let Err(problem) = failed_as_native_only(ran) {
@@ -73,7 +73,7 @@ async fn every_golden_postgis_script_runs_and_matches_duckdb() {
             continue;
         }
         if let Err(error) = postgis
-            .run_script("golden", &pg_sql, &keep, &|| false)
+            .run_script("golden", &statements(&pg_sql), &keep, &|| false)
             .await
         {
             failures.push(format!("{name}: PostGIS: {error:?}"));

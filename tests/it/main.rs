@@ -55,6 +55,8 @@ mod postgis_engine;
 mod rate_limit;
 mod real_files;
 mod schemathesis;
+mod security_expressions;
+mod security_lock;
 mod sql_guard_corpus;
 mod statistics;
 mod statistics_scale;

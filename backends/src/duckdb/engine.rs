@@ -21,6 +21,11 @@ pub struct EmbeddedOptions {
     pub max_spill_mb: Option<u64>,
     /// A PostgreSQL database every connection sees (the store in persistent mode).
     pub attachment: Option<Attachment>,
+    /// When set, the database is locked once its extensions are loaded (`lock.rs`): DuckDB
+    /// then reads and writes files only below these directories, loads no extension and
+    /// refuses to change its settings. Not with `attachment`: DuckDB attaches no PostgreSQL
+    /// database once external access is off.
+    pub sandbox: Option<Vec<PathBuf>>,
 }
 
 /// A PostgreSQL database attached to the embedded one through DuckDB's `postgres` extension,
@@ -104,6 +109,15 @@ impl EmbeddedEngine {
         }
         super::functions::register(&connection)
             .map_err(|e| open_error(format!("registering geomill's SQL functions: {e}")))?;
+        if let Some(directories) = &options.sandbox {
+            if options.attachment.is_some() {
+                return Err(open_error(
+                    "a locked database cannot attach PostgreSQL: leave `sandbox` unset".into(),
+                ));
+            }
+            super::lock::lock(&connection, directories)
+                .map_err(|e| open_error(format!("locking the database: {e}")))?;
+        }
         Ok(Self {
             connection: Mutex::new(connection),
             attachment: options.attachment.clone(),

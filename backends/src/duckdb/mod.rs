@@ -3,6 +3,7 @@
 
 mod engine;
 mod functions;
+mod lock;
 #[cfg(feature = "postgis")]
 mod postgres;
 mod run;

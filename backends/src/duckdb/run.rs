@@ -139,7 +139,7 @@ pub(crate) fn copy_to_file(
 ) -> Result<(), BackendError> {
     let index = fgb_index(connection, from, format)?;
     let copy = duckdb_copy(from, destination, format, Some(layer), index);
-    connection.execute_batch(&copy).map_err(|e| {
+    connection.execute(&copy, []).map(|_| ()).map_err(|e| {
         let reason = e.to_string();
         match format_limit(format, &reason) {
             Some(limit) => BackendError::Unsupported(limit),
@@ -242,7 +242,7 @@ fn bind(connection: &duckdb::Connection, views: &[SourceView]) -> Result<(), Bac
             view.rows
         );
         connection
-            .execute_batch(&view)
+            .execute(&view, [])
             .map_err(|e| run_error(&view, &e))?;
     }
     Ok(())

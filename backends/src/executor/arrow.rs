@@ -105,7 +105,8 @@ pub fn store_layer_on(
         literal(&file.to_string_lossy())
     );
     let outcome = connection
-        .execute_batch(&sql)
+        .execute(&sql, [])
+        .map(|_| ())
         .map_err(|e| NativeError::Transfer(e.to_string()));
     let _ = std::fs::remove_file(&file);
     outcome

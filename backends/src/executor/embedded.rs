@@ -44,9 +44,11 @@ impl TableEngine for EmbeddedTables<'_> {
     }
 
     fn sql(&mut self, step: &ScriptStep) -> Result<(), BackendError> {
-        self.connection
-            .execute_batch(&step.sql)
-            .map_err(|e| self.failed(&step.sql, &e))?;
+        for part in &step.parts {
+            self.connection
+                .execute(part, [])
+                .map_err(|e| self.failed(part, &e))?;
+        }
         let rows = count_rows(&self.connection, step.count.as_deref())?;
         self.rows_after.push(rows);
         Ok(())
@@ -127,7 +129,7 @@ pub fn run_embedded(
         );
         tables
             .connection
-            .execute_batch(&copy)
+            .execute(&copy, [])
             .map_err(|e| tables.failed(&copy, &e))?;
     }
     Ok(RunOutcome {

@@ -75,18 +75,20 @@ fn srid(crs: Option<&str>) -> Option<u32> {
 }
 
 impl PostgisTables {
-    /// Runs the held-back steps as one script, keeping `keep` (temporary table, kept name).
+    /// Runs the held-back steps' statements one by one on one connection, keeping `keep` (temporary table, kept name).
     fn run_pending(&mut self, keep: &[(String, String)]) -> Result<(), BackendError> {
-        let script: String = self
+        let statements: Vec<String> = self
             .pending
             .iter()
-            .map(|s| format!("{};\n", s.sql))
+            .flat_map(|s| s.parts.iter().cloned())
             .collect();
         self.pending.clear();
         let stop = Arc::clone(&self.stop);
         let stop = move || stop();
-        self.runtime
-            .block_on(self.postgis.run_script(&self.schema, &script, keep, &stop))
+        self.runtime.block_on(
+            self.postgis
+                .run_script(&self.schema, &statements, keep, &stop),
+        )
     }
 
     /// Drops the embedded tables made to move layers.

@@ -10,7 +10,11 @@ use crate::native::stage::{NativeStage, StageTimings};
 /// One statement of a run.
 #[derive(Debug, Clone, Default)]
 pub struct ScriptStep {
+    /// The statement as shown (in errors and reports).
     pub sql: String,
+    /// What runs: one SQL statement each, executed one by one as prepared statements (never as
+    /// a batch).
+    pub parts: Vec<String>,
     /// The table the statement makes (`None` for an export, which makes none).
     pub makes: Option<String>,
     /// A table whose rows are counted after the statement.
@@ -55,6 +59,7 @@ pub fn steps_of(plan: &Plan, script: &Script) -> Vec<ScriptStep> {
         .iter()
         .map(|s| ScriptStep {
             sql: s.sql.clone(),
+            parts: s.parts.clone(),
             makes: (!exports.contains(&s.relation.as_str())).then(|| s.relation.clone()),
             count: None,
             native: s

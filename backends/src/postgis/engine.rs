@@ -87,10 +87,12 @@ impl PostgisEngine {
         config.application_name("geomill");
         // PostGIS sends a NOTICE for every invalid geometry `ST_IsValid` looks at (hundreds per
         // run on a real layer, each a log line); warnings and errors still come through.
-        let quiet = "-c client_min_messages=warning";
+        // Backslashes in '…' strings are plain characters, as the planner prints literals
+        // (`quote::string` doubles quotes only), whatever the server's default says.
+        let session = "-c client_min_messages=warning -c standard_conforming_strings=on";
         let options = match config.get_options() {
-            Some(given) => format!("{given} {quiet}"),
-            None => quiet.to_owned(),
+            Some(given) => format!("{given} {session}"),
+            None => session.to_owned(),
         };
         config.options(&options);
         let manager = Manager::from_config(

@@ -151,7 +151,8 @@ fn planner_expr(text: &str) -> Result<SqlExpr, String> {
     Parser::new(&GenericDialect {})
         .try_with_sql(text)
         .and_then(|mut p| p.parse_expr())
-        .map(SqlExpr::from_ast)
+        .map_err(|e| e.to_string())
+        .and_then(SqlExpr::from_ast)
         .map_err(|e| format!("cannot build the condition {text:?}: {e}"))
 }
 

@@ -95,14 +95,15 @@ impl Dialect {
         }
     }
 
-    /// `CREATE ... AS` for a step's output table.
-    pub fn create_table(self, name: &str, query: &str) -> String {
+    /// `CREATE ... AS` for a step's output table: the statements, each run on its own.
+    pub fn create_table(self, name: &str, query: &str) -> Vec<String> {
         let name = super::quote::ident(name);
         match self {
-            Self::Duckdb => format!("CREATE OR REPLACE TEMP TABLE {name} AS\n{query}"),
-            Self::Postgis => {
-                format!("DROP TABLE IF EXISTS {name};\nCREATE TEMP TABLE {name} AS\n{query}")
-            }
+            Self::Duckdb => vec![format!("CREATE OR REPLACE TEMP TABLE {name} AS\n{query}")],
+            Self::Postgis => vec![
+                format!("DROP TABLE IF EXISTS {name}"),
+                format!("CREATE TEMP TABLE {name} AS\n{query}"),
+            ],
         }
     }
 }

@@ -22,7 +22,13 @@ pub struct Statement {
     pub steps: Vec<String>,
     /// The table it creates (or, for an export, reads).
     pub relation: String,
+    /// The statement as shown (`parts` joined with `;`).
     pub sql: String,
+    /// What runs: one SQL statement each, executed one by one in order (a PostGIS stage drops
+    /// its table before creating it). The planner splits its own statements here; nothing
+    /// splits SQL text after it.
+    #[serde(skip)]
+    pub parts: Vec<String>,
     /// Set when the stage runs natively: its plan nodes and the kernels that compute them. The
     /// SQL is then what runs instead when a kernel declines the data (e.g. polygons where
     /// points are expected). Serialised as the kernels' line.
@@ -195,6 +201,7 @@ fn stage_statement(
             return Ok(Statement {
                 steps: vec![node.step.clone()],
                 relation: node.relation.clone(),
+                parts: vec![sql.clone()],
                 sql,
                 native: None,
             });
@@ -240,9 +247,11 @@ fn stage_statement(
     if steps.is_empty() {
         steps.push(relation.clone());
     }
+    let parts = dialect.create_table(&relation, &body);
     Ok(Statement {
         steps,
-        sql: dialect.create_table(&relation, &body),
+        sql: parts.join(";\n"),
+        parts,
         relation,
         native,
     })
@@ -276,10 +285,11 @@ fn export_sql(export: &ExportOp, from: &str, dialect: Dialect) -> String {
             FgbIndex::Skip,
         ),
         // PostgreSQL cannot write these formats: geomill's exporter reads the table and writes
-        // the file. The statement says so and does nothing.
+        // the file. The statement says so and does nothing; a line break in the destination
+        // would end the comment, so control characters are shown as spaces.
         Dialect::Postgis => format!(
             "-- geomill writes {from} to {} as {}\nSELECT 1",
-            string(&export.destination),
+            string(&export.destination).replace(char::is_control, " "),
             export.format.as_str()
         ),
     }

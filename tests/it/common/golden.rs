@@ -75,3 +75,17 @@ pub fn failed_as_native_only(result: Result<(), String>) -> Result<(), String> {
         Ok(()) => Err("ran, though a step has no SQL".to_owned()),
     }
 }
+
+/// The statements of a script the planner printed (`Script::to_text`, a golden file): each ends
+/// with `;` at a line's end. Runs hand them to the engines one by one, as the executor does.
+pub fn statements(script: &str) -> Vec<String> {
+    let code = |s: &&str| {
+        s.lines()
+            .any(|l| !l.trim().is_empty() && !l.trim().starts_with("--"))
+    };
+    script
+        .split(";\n")
+        .filter(code)
+        .map(|s| s.trim().to_owned())
+        .collect()
+}

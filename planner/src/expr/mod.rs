@@ -1,6 +1,9 @@
 //! Rule expressions (`where`, `expressions`, `case_when` conditions): parsed with sqlparser into
 //! an AST, checked (one expression, allowed functions only, no subqueries, known columns), and
-//! printed back with every column quoted. User text is never pasted into SQL.
+//! printed by the planner's own printer (`print`), which quotes every name and prints every
+//! literal itself. User text is never pasted into SQL, nor printed back by sqlparser.
+
+mod print;
 
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
@@ -110,12 +113,23 @@ impl SqlExpr {
         let mut expr = Self { ast: Box::new(ast) };
         expr.check_shape()?;
         expr.quote_columns();
+        expr.check_printable()?;
         Ok(expr)
     }
 
-    /// Builds from an AST the planner made itself (capability lowering).
-    pub fn from_ast(ast: Expr) -> Self {
-        Self { ast: Box::new(ast) }
+    /// Builds from an AST the planner made itself (capability lowering); refused when it holds
+    /// a construct the printer does not print.
+    pub fn from_ast(ast: Expr) -> Result<Self, String> {
+        let expr = Self { ast: Box::new(ast) };
+        expr.check_printable()?;
+        Ok(expr)
+    }
+
+    /// Every form the expression is printed in (as is, and with PostGIS's rewrites) prints.
+    fn check_printable(&self) -> Result<(), String> {
+        print::print(&self.ast)?;
+        print::print(&postgis_form(&self.ast))?;
+        Ok(())
     }
 
     /// A quoted column reference.
@@ -204,7 +218,7 @@ impl SqlExpr {
     /// The expression as SQL (the same text for DuckDB and PostGIS: the allowed functions and
     /// operators are common to both).
     pub fn to_sql(&self) -> String {
-        self.ast.to_string()
+        printed(&self.ast)
     }
 
     /// The expression as SQL for `dialect`. PostGIS refuses to compare geometries of different
@@ -214,14 +228,7 @@ impl SqlExpr {
         if dialect != crate::sql::Dialect::Postgis {
             return self.to_sql();
         }
-        let mut ast = self.ast.clone();
-        let _ = visit_expressions_mut(ast.as_mut(), |expr| {
-            if let Some(with_srid) = envelope_with_srid(expr) {
-                *expr = with_srid;
-            }
-            ControlFlow::<()>::Continue(())
-        });
-        ast.to_string()
+        printed(&postgis_form(&self.ast))
     }
 
     /// Folds constant sub-expressions: arithmetic and comparisons on literals, and boolean
@@ -298,12 +305,37 @@ impl SqlExpr {
 
 impl std::fmt::Display for SqlExpr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.ast)
+        f.write_str(&self.to_sql())
     }
+}
+
+/// `ast` as the planner prints it. Every `SqlExpr` was checked to print when it was made, and the
+/// rewrites after that (folding, PostGIS's envelopes) only make literals and calls the printer
+/// prints; should one still not print, the SQL fails when run, saying so.
+fn printed(ast: &Expr) -> String {
+    print::print(ast).unwrap_or_else(|reason| {
+        crate::sql::quote::string(&format!(
+            "geomill: the expression cannot be printed: {reason}"
+        )) + "::INTEGER"
+    })
+}
+
+/// The expression as PostGIS runs it: a box built with `ST_MakeEnvelope(xmin, ymin, xmax, ymax)`
+/// takes the SRID of the row's geometry.
+fn postgis_form(ast: &Expr) -> Expr {
+    let mut ast = ast.clone();
+    let _ = visit_expressions_mut(&mut ast, |expr| {
+        if let Some(with_srid) = envelope_with_srid(expr) {
+            *expr = with_srid;
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    ast
 }
 
 /// `ST_MakeEnvelope(a, b, c, d, ST_SRID("geom"))` for a four-argument `ST_MakeEnvelope` call.
 fn envelope_with_srid(expr: &Expr) -> Option<Expr> {
+    use sqlparser::ast::{FunctionArg, FunctionArgExpr, FunctionArguments};
     let Expr::Function(function) = expr else {
         return None;
     };
@@ -311,26 +343,26 @@ fn envelope_with_srid(expr: &Expr) -> Option<Expr> {
         .name
         .to_string()
         .eq_ignore_ascii_case("st_makeenvelope")
+        || function_args(function)?.len() != 4
     {
         return None;
     }
-    let args = function_args(function)?;
-    if args.len() != 4 {
-        return None;
+    let mut srid = function.clone();
+    srid.name = sqlparser::ast::ObjectName::from(vec![Ident::new("ST_SRID")]);
+    if let FunctionArguments::List(list) = &mut srid.args {
+        list.args = vec![FunctionArg::Unnamed(FunctionArgExpr::Expr(
+            Expr::Identifier(Ident::with_quote('"', crate::schema::GEOM)),
+        ))];
     }
-    let text = format!(
-        "ST_MakeEnvelope({}, ST_SRID(\"{}\"))",
-        args.iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", "),
-        crate::schema::GEOM
-    );
-    Parser::new(&GenericDialect {})
-        .try_with_sql(&text)
-        .ok()?
-        .parse_expr()
-        .ok()
+    let mut with_srid = function.clone();
+    with_srid.name = sqlparser::ast::ObjectName::from(vec![Ident::new("ST_MakeEnvelope")]);
+    if let FunctionArguments::List(list) = &mut with_srid.args {
+        list.args
+            .push(FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Function(
+                srid,
+            ))));
+    }
+    Some(Expr::Function(with_srid))
 }
 
 /// The plain positional arguments of a call.
@@ -495,6 +527,83 @@ mod tests {
             "t.name = 'x'",
             "row_number() OVER () > 1",
             "",
+        ] {
+            assert!(SqlExpr::parse(text).is_err(), "{text} was accepted");
+        }
+    }
+
+    #[test]
+    fn prefixed_literals_are_refused_whatever_they_hold() {
+        for literal in [
+            "N'x'", "X'00'", "B'01'", "E'x'", "U&'x'", "$$x$$", "$t$x$t$",
+        ] {
+            for text in [
+                format!("name = {literal}"),
+                format!("name = {literal} OR '''' = ''''"),
+                format!("concat(name, {literal}) IS NULL"),
+            ] {
+                if let Ok(expr) = SqlExpr::parse(&text) {
+                    panic!("{text} was accepted as {}", expr.to_sql());
+                }
+            }
+        }
+        let attack =
+            "name = N'x'' = (SELECT content FROM read_text(''/etc/passwd'')) OR '''' = '''";
+        let refusal = SqlExpr::parse(attack).unwrap_err();
+        assert!(refusal.contains("N'…'"), "{refusal}");
+    }
+
+    #[test]
+    fn string_literals_are_printed_by_the_planner() {
+        for (text, sql) in [
+            ("name = 'it''s'", r#""name" = 'it''s'"#),
+            (
+                "name = 'x''; COPY (SELECT 1) TO ''/tmp/f.csv''; SELECT '''",
+                r#""name" = 'x''; COPY (SELECT 1) TO ''/tmp/f.csv''; SELECT '''"#,
+            ),
+            (r"name = 'a\'", r#""name" = 'a\'"#),
+            (r#""a""b" > 1"#, r#""a""b" > 1"#),
+        ] {
+            assert_eq!(SqlExpr::parse(text).unwrap().to_sql(), sql, "{text}");
+        }
+    }
+
+    #[test]
+    fn two_minus_signs_never_start_a_comment() {
+        let expr = SqlExpr::parse("- -1 + length('\n1) IS NULL; SELECT 1') > 0").unwrap();
+        let sql = expr.to_sql();
+        assert!(!sql.contains("--"), "{sql}");
+        assert_eq!(sql, "-(-1) + length('\n1) IS NULL; SELECT 1') > 0");
+        let folded = SqlExpr::parse("- (0 - 2) > 0").unwrap().folded().to_sql();
+        assert!(!folded.contains("--"), "{folded}");
+    }
+
+    #[test]
+    fn every_printed_expression_parses_back_to_itself() {
+        for text in [
+            "CASE WHEN a > 1 THEN 'x' WHEN a IS NULL THEN NULL ELSE 'y' END",
+            "CAST(a AS DOUBLE PRECISION) BETWEEN 1 AND 2.5e3",
+            r"a NOT IN (1, 2, 3) AND b LIKE 'x%' ESCAPE '\'",
+            "a::INTEGER % 2 = 0 OR NOT b IS DISTINCT FROM c",
+            "floor(a) + ceil(b) - abs(-c) / substring(d, 1, 2)::INT",
+            "TRIM(name) || 'x' IS NOT NULL",
+        ] {
+            let printed = SqlExpr::parse(text).unwrap().to_sql();
+            let again = SqlExpr::parse(&printed).unwrap().to_sql();
+            assert_eq!(printed, again, "{text}");
+        }
+    }
+
+    #[test]
+    fn constructs_outside_the_printer_are_refused() {
+        for text in [
+            r#"a COLLATE "C" = 'x'"#,
+            "EXTRACT(year FROM d) > 2000",
+            "a SIMILAR TO 'x'",
+            "CAST(a AS foo('x'))",
+            "a ~ 'x'",
+            "(1, 2) = (1, 2)",
+            "a LIKE ANY ('x')",
         ] {
             assert!(SqlExpr::parse(text).is_err(), "{text} was accepted");
         }

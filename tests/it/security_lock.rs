@@ -1,0 +1,76 @@
+//! The lock on the embedded database, tried without the SQL guard or the expression printer in
+//! front of it: statements handed straight to a run on a server's engine that read, write or
+//! attach files outside the server's folders, or install and load extensions, are refused by
+//! DuckDB itself; the server's own folders still work.
+
+use geomill::config::Config;
+use geomill::state::AppState;
+use geomill_backends::executor::{ScriptStep, run_embedded};
+
+/// Runs `sql` as the one statement of an embedded run on `state`'s engine.
+fn run(state: &AppState, sql: &str) -> Result<(), String> {
+    let step = ScriptStep {
+        sql: sql.to_owned(),
+        parts: vec![sql.to_owned()],
+        makes: Some("r".into()),
+        ..ScriptStep::default()
+    };
+    run_embedded(&state.embedded(), &[], &[step], "r", None, &|_, _| {}, None)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+fn refused_by_the_lock(outcome: Result<(), String>, sql: &str) {
+    let error = outcome.expect_err(&format!("{sql} ran"));
+    assert!(
+        [
+            "disabled by configuration",
+            "disabled through configuration",
+            "External access is disabled",
+            "configuration has been locked"
+        ]
+        .iter()
+        .any(|m| error.contains(m)),
+        "{sql} failed otherwise: {error}"
+    );
+}
+
+#[test]
+fn a_run_reaches_no_file_outside_the_server_folders() {
+    let data = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.csv");
+    std::fs::write(&secret, "a,b\n1,SECRET\n").unwrap();
+    let state = AppState::open(Config::with_data_dir(data.path())).unwrap();
+    let secret = secret.display().to_string();
+    let written = outside.path().join("written.csv").display().to_string();
+    let attached = outside.path().join("other.duckdb").display().to_string();
+    for sql in [
+        "CREATE OR REPLACE TEMP TABLE r AS SELECT * FROM read_text('/etc/passwd')".to_owned(),
+        format!("CREATE OR REPLACE TEMP TABLE r AS SELECT * FROM read_csv('{secret}')"),
+        format!("CREATE OR REPLACE TEMP TABLE r AS SELECT * FROM '{secret}'"),
+        format!("CREATE OR REPLACE TEMP TABLE r AS SELECT * FROM ST_Read('{secret}')"),
+        "CREATE OR REPLACE TEMP TABLE r AS SELECT * FROM ST_Read('/vsicurl/http://127.0.0.1:9/x.geojson')".to_owned(),
+        "CREATE OR REPLACE TEMP TABLE r AS SELECT * FROM glob('/etc/*')".to_owned(),
+        format!("COPY (SELECT 1 AS a) TO '{written}'"),
+        format!("ATTACH '{attached}' AS other"),
+        "INSTALL httpfs".to_owned(),
+        "LOAD httpfs".to_owned(),
+        "SET enable_external_access = true".to_owned(),
+        "SET allowed_directories = ['/']".to_owned(),
+    ] {
+        refused_by_the_lock(run(&state, &sql), &sql);
+    }
+    assert!(!outside.path().join("written.csv").exists());
+    assert!(!outside.path().join("other.duckdb").exists());
+    // The server's own folders are not locked out.
+    let scratch = data.path().join("tmp");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let mine = scratch.join("mine.csv").display().to_string();
+    run(&state, &format!("COPY (SELECT 1 AS a) TO '{mine}'")).unwrap();
+    run(
+        &state,
+        &format!("CREATE OR REPLACE TEMP TABLE r AS SELECT * FROM read_csv('{mine}')"),
+    )
+    .unwrap();
+}
