@@ -47,17 +47,23 @@ pub fn unpack(archive: &Path, folder: &Path, max_total: u64) -> std::io::Result<
     opened_path(folder)
 }
 
-/// What GDAL opens in an unpacked folder: its one file, or the folder itself; a folder holding
-/// only a folder is looked into.
+/// What GDAL opens in an unpacked folder: its one Shapefile (the `.shp`, its sidecars beside
+/// it), else its one file, else the folder itself; a folder holding only a folder is looked
+/// into.
 fn opened_path(folder: &Path) -> std::io::Result<PathBuf> {
     let mut current = folder.to_path_buf();
     loop {
         let entries: Vec<PathBuf> = std::fs::read_dir(&current)?
             .map(|e| e.map(|e| e.path()))
             .collect::<Result<_, _>>()?;
-        match entries.as_slice() {
-            [only] if only.is_dir() => current.clone_from(only),
-            [only] => return Ok(only.clone()),
+        let shapefiles: Vec<&PathBuf> = entries
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("shp")))
+            .collect();
+        match (entries.as_slice(), shapefiles.as_slice()) {
+            (_, [shp]) => return Ok((*shp).clone()),
+            ([only], _) if only.is_dir() => current.clone_from(only),
+            ([only], _) => return Ok(only.clone()),
             _ => return Ok(current),
         }
     }
@@ -89,7 +95,10 @@ mod tests {
         assert_eq!(opened, dir.path().join("one/inner/x.geojson"));
         let shapes = archive(dir.path(), &[("x.shp", b"1"), ("x.dbf", b"2")]);
         let opened = unpack(&shapes, &dir.path().join("two"), 1 << 20).unwrap();
-        assert_eq!(opened, dir.path().join("two"));
+        assert_eq!(opened, dir.path().join("two/x.shp"));
+        let several = archive(dir.path(), &[("a.geojson", b"{}"), ("b.geojson", b"{}")]);
+        let opened = unpack(&several, &dir.path().join("three"), 1 << 20).unwrap();
+        assert_eq!(opened, dir.path().join("three"));
     }
 
     #[test]

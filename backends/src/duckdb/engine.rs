@@ -64,6 +64,9 @@ pub struct EmbeddedEngine {
     attachment: Option<Attachment>,
     /// Whether the attachment is in place.
     store_attached: std::sync::atomic::AtomicBool,
+    /// The loaded spatial extension's version, read at open (a locked database cannot list
+    /// its extension directory afterwards).
+    spatial_version: Option<String>,
 }
 
 impl std::fmt::Debug for EmbeddedEngine {
@@ -109,6 +112,15 @@ impl EmbeddedEngine {
         }
         super::functions::register(&connection)
             .map_err(|e| open_error(format!("registering geomill's SQL functions: {e}")))?;
+        let spatial_version = connection
+            .query_row(
+                "SELECT extension_version FROM duckdb_extensions() \
+                 WHERE extension_name = 'spatial' AND loaded",
+                [],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .ok()
+            .flatten();
         if let Some(directories) = &options.sandbox {
             if options.attachment.is_some() {
                 return Err(open_error(
@@ -122,6 +134,7 @@ impl EmbeddedEngine {
             connection: Mutex::new(connection),
             attachment: options.attachment.clone(),
             store_attached: std::sync::atomic::AtomicBool::new(false),
+            spatial_version,
         })
     }
 
@@ -224,9 +237,7 @@ impl EmbeddedEngine {
 
     /// Runs a spatial function end to end and reports the versions in use.
     pub fn check_spatial(&self) -> Result<SpatialStatus, BackendError> {
-        let sql = "SELECT version(), \
-                   (SELECT extension_version FROM duckdb_extensions() WHERE extension_name = 'spatial' AND loaded), \
-                   ST_Area(ST_Buffer(ST_Point(0, 0), 1.0)) > 3.0";
+        let sql = "SELECT version(), ST_Area(ST_Buffer(ST_Point(0, 0), 1.0)) > 3.0";
         let connection = self
             .connection
             .lock()
@@ -239,16 +250,12 @@ impl EmbeddedEngine {
             reason: e.to_string(),
             sql: sql.to_owned(),
         };
-        let (duckdb_version, spatial_version, area_ok) = connection
+        let (duckdb_version, area_ok) = connection
             .query_row(sql, [], |row| {
-                Ok((
-                    row.get::<_, String>(0)?,
-                    row.get::<_, Option<String>>(1)?,
-                    row.get::<_, bool>(2)?,
-                ))
+                Ok((row.get::<_, String>(0)?, row.get::<_, bool>(1)?))
             })
             .map_err(query_error)?;
-        match (spatial_version, area_ok) {
+        match (self.spatial_version.clone(), area_ok) {
             (Some(spatial_version), true) => Ok(SpatialStatus {
                 duckdb_version,
                 spatial_version,
