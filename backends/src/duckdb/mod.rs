@@ -3,6 +3,7 @@
 
 mod engine;
 mod functions;
+pub mod gdal_read;
 #[cfg(feature = "postgis")]
 mod postgres;
 mod run;
