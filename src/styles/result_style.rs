@@ -93,9 +93,8 @@ pub async fn style_result(state: &AppState, plan: &Plan, result_file: &Path) {
         }
     };
     let file = geomill_backends::duckdb::file_source(&result_file.display().to_string());
-    let sql = format!(
-        "SELECT DISTINCT {columns} FROM {file} WHERE {class} IS NOT NULL ORDER BY class"
-    );
+    let sql =
+        format!("SELECT DISTINCT {columns} FROM {file} WHERE {class} IS NOT NULL ORDER BY class");
     let Some(rows) = class_rows(state, sql).await else {
         tracing::warn!(file = %result_file.display(), "the result's classes could not be read for its style");
         return;

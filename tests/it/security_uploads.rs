@@ -172,7 +172,10 @@ async fn get_text(server: &Server, path: &str) -> String {
 /// A refusal: a 4xx whose answer does not quote the secret.
 fn assert_refused(case: &str, (status, body): &(u16, String), secret: &Secret) {
     assert!((400..500).contains(status), "{case}: {status} {body}");
-    assert!(!body.contains(&secret.marker), "{case}: the answer leaks the secret: {body}");
+    assert!(
+        !body.contains(&secret.marker),
+        "{case}: the answer leaks the secret: {body}"
+    );
 }
 
 /// Nothing stored: no dataset, no upload folder, no marker in the listing; and the loopback
@@ -184,7 +187,12 @@ async fn assert_nothing_stored(server: &Server, secret: &Secret, loopback: &Loop
     assert!(!listing.contains(&secret.marker), "{listing}");
     let uploads = server.data_dir.path().join("uploads");
     let folders = std::fs::read_dir(&uploads).map_or(0, Iterator::count);
-    assert_eq!(folders, 0, "a refused file left a folder in {}", uploads.display());
+    assert_eq!(
+        folders,
+        0,
+        "a refused file left a folder in {}",
+        uploads.display()
+    );
     assert_eq!(loopback.hits(), 0, "GDAL reached the loopback service");
 }
 
@@ -228,7 +236,11 @@ async fn vrt_documents_fetched_by_import_url_are_refused() {
         let answer = import_url(&server, &url).await;
         assert_refused(name, &answer, &secret);
         // The URL guard let the loopback address through: the refusal is the file's.
-        assert!(!answer.1.contains("url_not_allowed"), "{name}: {}", answer.1);
+        assert!(
+            !answer.1.contains("url_not_allowed"),
+            "{name}: {}",
+            answer.1
+        );
     }
     assert_nothing_stored(&server, &secret, &bait).await;
     assert_eq!(host.hits(), 0, "only /files/ was asked for");
@@ -264,7 +276,8 @@ async fn example_files_open_through_the_allow_list_too() {
     let secret = secret();
     let loopback = Loopback::start(HashMap::new()).await;
     let examples = tempfile::tempdir().unwrap();
-    let write = |name: &str, bytes: &[u8]| std::fs::write(examples.path().join(name), bytes).unwrap();
+    let write =
+        |name: &str, bytes: &[u8]| std::fs::write(examples.path().join(name), bytes).unwrap();
     // Example files are loaded without the upload checks: only the allow-list stands between
     // these and GDAL's VRT driver.
     write("good.geojson", POINTS.as_bytes());

@@ -92,7 +92,11 @@ pub fn allowed_drivers_argument() -> String {
 /// `ST_Read(path, allowed_drivers := [...], layer := ..., open_options := [...])`: the only
 /// way a file is read through GDAL.
 pub fn st_read(gdal_path: &str, layer: Option<&str>, open_options: &[String]) -> String {
-    let mut call = format!("ST_Read({}, {}", string(gdal_path), allowed_drivers_argument());
+    let mut call = format!(
+        "ST_Read({}, {}",
+        string(gdal_path),
+        allowed_drivers_argument()
+    );
     if let Some(layer) = layer {
         call.push_str(&format!(", layer := {}", string(layer)));
     }
