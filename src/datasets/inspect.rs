@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 use axum::http::StatusCode;
 
+use geomill_backends::duckdb::gdal_read;
+
 use crate::error::ApiError;
 
 /// Most entries in one archive.
@@ -95,26 +97,10 @@ pub fn sniff(head: &[u8]) -> Kind {
     }
 }
 
-/// XML roots that make GDAL open other files or URLs (reading the server's files, reaching its
-/// network): a file holding one is refused whatever its name.
-const INDIRECTIONS: &[&str] = &[
-    "OGRVRTDataSource",
-    "OGRWFSDataSource",
-    "WFS_Capabilities",
-    "GDAL_WMS",
-    "VRTDataset",
-];
-
-/// The GDAL description of other sources `head` holds, if any.
-pub fn indirection(head: &[u8]) -> Option<&'static str> {
-    if sniff(head) != Kind::Xml {
-        return None;
-    }
-    let text = String::from_utf8_lossy(head).to_ascii_lowercase();
-    INDIRECTIONS
-        .iter()
-        .find(|root| text.contains(&format!("<{}", root.to_ascii_lowercase())))
-        .copied()
+/// The GDAL description of other sources (`<OGRVRTDataSource`, ...) `bytes` hold, if any,
+/// whatever their kind (a description padded with NUL bytes still works in GDAL).
+pub fn indirection(bytes: &[u8]) -> Option<&'static str> {
+    gdal_read::indirection(bytes)
 }
 
 fn unsafe_file(shown: &str, root: &str) -> ApiError {
@@ -253,51 +239,93 @@ pub fn check_archive(path: &Path, shown: &str, max_total: u64) -> Result<(), Api
             )));
         }
     }
-    // GDAL opens what it finds in the archive by its bytes: look at each entry's first bytes.
+    // Each entry is checked like a loose file: its first bytes, and their agreement with its
+    // name. An archive inside the archive is refused, not opened in turn.
     for index in 0..archive.len() {
         let mut entry = archive.by_index(index).map_err(|e| unreadable(&e))?;
+        if entry.is_dir() {
+            continue;
+        }
         let name = String::from_utf8_lossy(entry.name_raw()).into_owned();
-        let mut head = Vec::new();
+        let mut start = Vec::new();
         (&mut entry)
-            .take(8192)
-            .read_to_end(&mut head)
+            .take(gdal_read::INDIRECTION_SCAN)
+            .read_to_end(&mut start)
             .map_err(|e| unreadable(&e))?;
-        if let Some(root) = indirection(&head) {
-            return Err(unsafe_file(&format!("entry {name:?} of {shown}"), root));
+        let shown_entry = format!("entry {name:?} of {shown}");
+        if let Some(root) = indirection(&start) {
+            return Err(unsafe_file(&shown_entry, root));
+        }
+        let kind = sniff(&start[..start.len().min(8192)]);
+        if is_archive(&name, kind) {
+            return Err(unsafe_archive(format!(
+                "{shown_entry} is an archive inside the archive: nested archives are not opened; upload its files"
+            )));
+        }
+        // macOS puts resource forks (`__MACOSX/._roads.shp`) beside the files; GDAL skips them.
+        if !name.starts_with("__MACOSX/") {
+            agrees_with_name(&name, kind, &shown_entry)?;
         }
     }
     Ok(())
 }
 
-/// Checks one received file (`shown` is the name the client gave): its bytes must agree with a
-/// known extension, and an archive must pass [`check_archive`]. Answers the path to read it
-/// from: the same, or renamed with the extension its bytes call for when it had none.
-pub fn check_file(path: &Path, shown: &str, max_upload: u64) -> Result<PathBuf, ApiError> {
-    let mut head = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(8192).read_to_end(&mut head))
-        .map_err(|e| ApiError::internal(&e))?;
-    let kind = sniff(&head);
-    if let Some(root) = indirection(&head) {
-        return Err(unsafe_file(shown, root));
-    }
-    let extension = path
+/// Extensions of archives and compressed files.
+const ARCHIVE_EXTENSIONS: &[&str] = &[
+    "zip", "kmz", "gz", "tgz", "tar", "7z", "rar", "bz2", "xz", "zst",
+];
+
+/// Whether a file named `name` with bytes of `kind` is an archive or compressed stream.
+fn is_archive(name: &str, kind: Kind) -> bool {
+    matches!(kind, Kind::Zip | Kind::Gzip)
+        || extension_of(name).is_some_and(|e| ARCHIVE_EXTENSIONS.contains(&e.as_str()))
+}
+
+/// The lower-case extension of a file name.
+fn extension_of(name: &str) -> Option<String> {
+    Path::new(name)
         .extension()
         .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    let known = extension.as_deref().and_then(expected);
-    if let (Some(extension), Some((kinds, promised))) = (extension.as_deref(), known)
-        && !kinds.contains(&kind)
-    {
-        return Err(ApiError::new(
+        .map(str::to_ascii_lowercase)
+}
+
+/// Refuses (422 `format_mismatch`) bytes of `kind` that a known extension of `name`
+/// contradicts; `shown` names the file in the message.
+fn agrees_with_name(name: &str, kind: Kind, shown: &str) -> Result<(), ApiError> {
+    let Some(extension) = extension_of(name) else {
+        return Ok(());
+    };
+    match expected(&extension) {
+        Some((kinds, promised)) if !kinds.contains(&kind) => Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "format_mismatch",
             format!(
                 "{shown} is named as {promised} (.{extension}) but its bytes are {}",
                 kind.label()
             ),
-        ));
+        )),
+        _ => Ok(()),
     }
+}
+
+/// Checks one received file (`shown` is the name the client gave): its bytes must agree with a
+/// known extension, and an archive must pass [`check_archive`]. Answers the path to read it
+/// from: the same, or renamed with the extension its bytes call for when it had none.
+pub fn check_file(path: &Path, shown: &str, max_upload: u64) -> Result<PathBuf, ApiError> {
+    let mut start = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(gdal_read::INDIRECTION_SCAN).read_to_end(&mut start))
+        .map_err(|e| ApiError::internal(&e))?;
+    let head = &start[..start.len().min(8192)];
+    let kind = sniff(head);
+    if let Some(root) = indirection(&start) {
+        return Err(unsafe_file(shown, root));
+    }
+    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    agrees_with_name(file_name.as_deref().unwrap_or_default(), kind, shown)?;
+    let known = extension_of(file_name.as_deref().unwrap_or_default())
+        .as_deref()
+        .and_then(expected);
     if kind == Kind::Zip {
         check_archive(path, shown, max_upload.saturating_mul(MAX_EXPANSION))?;
     }

@@ -6,7 +6,6 @@ use std::path::Path;
 
 use geomill_planner::plan::Plan;
 use geomill_planner::plan::operator::{Operator, ScaleKind};
-use geomill_planner::sql::quote::string;
 use serde_json::Value;
 
 use super::model::{Category, Range, Renderer, Style, SymbolStyle};
@@ -93,10 +92,9 @@ pub async fn style_result(state: &AppState, plan: &Plan, result_file: &Path) {
             format!("{class} AS class, CAST({class} AS VARCHAR) AS value, {color} AS color")
         }
     };
-    let file = string(&result_file.display().to_string());
-    let sql = format!(
-        "SELECT DISTINCT {columns} FROM ST_Read({file}) WHERE {class} IS NOT NULL ORDER BY class"
-    );
+    let file = geomill_backends::duckdb::file_source(&result_file.display().to_string());
+    let sql =
+        format!("SELECT DISTINCT {columns} FROM {file} WHERE {class} IS NOT NULL ORDER BY class");
     let Some(rows) = class_rows(state, sql).await else {
         tracing::warn!(file = %result_file.display(), "the result's classes could not be read for its style");
         return;

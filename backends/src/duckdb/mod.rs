@@ -3,6 +3,7 @@
 
 mod engine;
 mod functions;
+pub mod gdal_read;
 mod lock;
 #[cfg(feature = "postgis")]
 mod postgres;

@@ -3,7 +3,7 @@
 //! views, read-only queries under a time limit, and writing query results to files.
 
 use geomill_planner::plan::operator::ExportFormat;
-use geomill_planner::sql::quote::{ident, string};
+use geomill_planner::sql::quote::ident;
 use geomill_planner::sql::{FgbIndex, duckdb_copy};
 
 use super::EmbeddedEngine;
@@ -12,11 +12,12 @@ use crate::BackendError;
 const ENGINE: &str = "duckdb";
 
 /// The rows of a server-written file's first layer, without GDAL's feature id (a GeoPackage
-/// shows it as a `fid` column, which must not be written back as an attribute).
+/// shows it as a `fid` column, which must not be written back as an attribute); read through
+/// the allow-list of GDAL drivers like any file.
 pub fn file_source(path: &str) -> String {
     format!(
-        "(SELECT COLUMNS(c -> c <> 'fid') FROM ST_Read({}))",
-        string(path)
+        "(SELECT COLUMNS(c -> c <> 'fid') FROM {})",
+        super::gdal_read::st_read(path, None, &[])
     )
 }
 

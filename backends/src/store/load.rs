@@ -8,6 +8,7 @@ use serde::Deserialize;
 use super::datasets::{LayerRecord, Reader, RejectedFile, SourceFile, query_error};
 use super::location::{PG_LAYER_SCHEMA, STORE_ALIAS, StoreLocation};
 use crate::BackendError;
+use crate::duckdb::gdal_read;
 
 /// What GDAL says a file holds.
 #[derive(Debug, Clone, Deserialize)]
@@ -58,21 +59,13 @@ fn epsg(crs: Option<&MetaCrs>) -> Option<String> {
     }
 }
 
-/// `ST_Read(...)` of a layer (the first when `layer` is `None`) with the source's options.
+/// The read of a layer (the first when `layer` is `None`) with the source's options: through
+/// the allow-list of GDAL drivers, or DuckDB's Parquet reader.
 fn read_call(source: &SourceFile, layer: Option<&str>) -> String {
     if source.reader == Reader::Parquet {
         return format!("read_parquet({})", string(&source.gdal_path));
     }
-    let mut call = format!("ST_Read({}", string(&source.gdal_path));
-    if let Some(layer) = layer {
-        call.push_str(&format!(", layer := {}", string(layer)));
-    }
-    if !source.open_options.is_empty() {
-        let options: Vec<String> = source.open_options.iter().map(|o| string(o)).collect();
-        call.push_str(&format!(", open_options := [{}]", options.join(", ")));
-    }
-    call.push(')');
-    call
+    gdal_read::st_read(&source.gdal_path, layer, &source.open_options)
 }
 
 /// The driver and layers of a file GDAL (or the Parquet reader) can open; `Err` names why not.
@@ -81,15 +74,20 @@ pub(super) fn inspect(
     source: &SourceFile,
     name: &str,
 ) -> Result<(String, Vec<MetaLayer>), RejectedFile> {
+    if let Some(reason) = gdal_read::refused_path(&source.gdal_path) {
+        return Err(RejectedFile(format!("{name} is not read: {reason}")));
+    }
     // ST_Read_Meta crashes the process on files GDAL cannot open (spatial 1.5.5), while
-    // ST_Read fails cleanly: only a file that passes this probe is inspected further.
+    // ST_Read fails cleanly: only a file that passes this probe is inspected further. The
+    // probe opens it through the allow-list of drivers: a file no allowed driver reads stops here.
     let probe = format!("SELECT * FROM {} LIMIT 0", read_call(source, None));
     if let Err(error) = connection.execute_batch(&probe) {
         // The reason without server paths: the client knows its file by name.
         let reason = error.to_string().replace(&source.gdal_path, name);
         let reason = reason.lines().next().unwrap_or_default();
         return Err(RejectedFile(format!(
-            "{name} is not a spatial file GDAL can read ({reason})"
+            "{name} is not a spatial file geomill reads ({}; {reason})",
+            gdal_read::READ_FORMATS
         )));
     }
     let (driver, layers) = if source.reader == Reader::Parquet {
@@ -104,23 +102,53 @@ pub(super) fn inspect(
             }],
         )
     } else {
-        let meta_sql = format!(
-            "SELECT driver_short_name, to_json(layers) FROM ST_Read_Meta({})",
-            string(&source.gdal_path)
-        );
-        let meta: Result<(String, String), _> =
-            connection.query_row(&meta_sql, [], |r| Ok((r.get(0)?, r.get(1)?)));
-        let Ok((driver, layers_json)) = meta else {
-            return Err(RejectedFile(format!(
-                "{name} is not a spatial file GDAL can read"
-            )));
-        };
-        let layers: Vec<MetaLayer> = serde_json::from_str(&layers_json).unwrap_or_default();
-        (driver, layers)
+        metadata(connection, source, name)?
     };
     if layers.is_empty() {
         return Err(RejectedFile(format!("{name} has no layers")));
     }
+    Ok((driver, layers))
+}
+
+/// The driver and layers GDAL describes, for a file the allow-listed probe opened.
+///
+/// `ST_Read_Meta` takes no allow-list (spatial 1.5.5): GDAL tries every driver in registration
+/// order. The allowed drivers come before every driver that follows references but OGR_VRT, so
+/// once an allowed driver opened the file, only a file OGR_VRT identifies (by
+/// `<OGRVRTDataSource` in its first bytes) could be taken by another: such a file is refused
+/// before the call, and a driver off the list in the answer refuses the file too.
+fn metadata(
+    connection: &Connection,
+    source: &SourceFile,
+    name: &str,
+) -> Result<(String, Vec<MetaLayer>), RejectedFile> {
+    let plain = source
+        .gdal_path
+        .strip_prefix("/vsizip/")
+        .unwrap_or(&source.gdal_path);
+    if let Ok(Some(root)) = gdal_read::indirection_in_file(std::path::Path::new(plain)) {
+        return Err(RejectedFile(format!(
+            "{name} holds a GDAL description of other sources ({root}): upload the data itself"
+        )));
+    }
+    let meta_sql = format!(
+        "SELECT driver_short_name, to_json(layers) FROM ST_Read_Meta({})",
+        string(&source.gdal_path)
+    );
+    let meta: Result<(String, String), _> =
+        connection.query_row(&meta_sql, [], |r| Ok((r.get(0)?, r.get(1)?)));
+    let Ok((driver, layers_json)) = meta else {
+        return Err(RejectedFile(format!(
+            "{name} is not a spatial file GDAL can read"
+        )));
+    };
+    if !gdal_read::ALLOWED_DRIVERS.contains(&driver.as_str()) {
+        return Err(RejectedFile(format!(
+            "{name} opens as GDAL's {driver}, not a format geomill reads ({})",
+            gdal_read::READ_FORMATS
+        )));
+    }
+    let layers: Vec<MetaLayer> = serde_json::from_str(&layers_json).unwrap_or_default();
     Ok((driver, layers))
 }
 
