@@ -47,7 +47,7 @@ pub fn keep_stored(
             .and_then(|s| s.config.get(SECRET))
             .and_then(Value::as_str)
             .map(str::to_owned);
-        match action.config.get(SECRET) {
+        match action.config.get(SECRET).cloned() {
             Some(Value::Null) => {
                 action.config.remove(SECRET);
             }
