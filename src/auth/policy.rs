@@ -57,7 +57,7 @@ const READ_ONLY_POSTS: &[&str] = &[
     "/rules/validate",
     "/rules/to-node",
     "/rules/{id}/validate",
-    "/capabilities/{name}/preview",
+    "/capabilities/{name}/sql-preview",
     "/api/portal/sql/execute",
     "/api/portal/sql/export",
     "/api/portal/datasets/export",
