@@ -204,8 +204,7 @@ impl Config {
 
     /// Whether callers must authenticate: API keys or single sign-on are configured.
     pub fn has_credentials(&self) -> bool {
-        self.auth.key_ring().is_ok_and(|keys| keys.is_enabled())
-            || self.auth.oidc_issuer.is_some()
+        self.auth.key_ring().is_ok_and(|keys| keys.is_enabled()) || self.auth.oidc_issuer.is_some()
     }
 
     /// The address to listen on: GEOMILL_BIND, else loopback for an API without keys (reachable

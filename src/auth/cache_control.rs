@@ -39,7 +39,10 @@ mod tests {
     fn private(given: Option<&str>) -> String {
         let mut headers = HeaderMap::new();
         if let Some(given) = given {
-            headers.insert(CACHE_CONTROL, HeaderValue::from_str(given).unwrap_or_else(|_| unreachable!()));
+            headers.insert(
+                CACHE_CONTROL,
+                HeaderValue::from_str(given).unwrap_or_else(|_| unreachable!()),
+            );
         }
         make_private(&mut headers);
         headers
@@ -53,7 +56,10 @@ mod tests {
     fn shared_directives_give_way_to_private() {
         assert_eq!(private(Some("public, max-age=300")), "private, max-age=300");
         assert_eq!(private(Some("no-cache")), "private, no-cache");
-        assert_eq!(private(Some("Public, s-maxage=60, max-age=5")), "private, max-age=5");
+        assert_eq!(
+            private(Some("Public, s-maxage=60, max-age=5")),
+            "private, max-age=5"
+        );
         assert_eq!(private(Some("private")), "private");
         assert_eq!(private(None), "private");
     }

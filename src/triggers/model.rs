@@ -189,10 +189,16 @@ fn action_config(
     match kind {
         "NOTIFY" => {
             if config.get("message").is_some_and(|v| !v.is_string()) {
-                problems.push(problem(format!("{path}.config.message"), "expected a string"));
+                problems.push(problem(
+                    format!("{path}.config.message"),
+                    "expected a string",
+                ));
             }
             // null removes a stored secret (see `super::secrets`).
-            if config.get("secret").is_some_and(|v| !v.is_string() && !v.is_null()) {
+            if config
+                .get("secret")
+                .is_some_and(|v| !v.is_string() && !v.is_null())
+            {
                 problems.push(problem(
                     format!("{path}.config.secret"),
                     "expected a string (or null to remove the stored one)",

@@ -90,21 +90,39 @@ const PUBLIC: &[(&str, &str)] = &[
 const READ_POSTS: &[(&str, &str)] = &[
     ("/api/pipelines/validate", "checks a pipeline document"),
     ("/pipelines/validate", "the same, older path"),
-    ("/api/pipelines/preview", "plans and prints SQL, runs nothing"),
+    (
+        "/api/pipelines/preview",
+        "plans and prints SQL, runs nothing",
+    ),
     ("/rules/validate", "checks a rule document"),
     ("/rules/to-node", "converts a rule document to a node"),
     ("/rules/{id}/validate", "checks a stored rule again"),
-    ("/capabilities/{name}/sql-preview", "plans one step, runs nothing (GET does the same)"),
+    (
+        "/capabilities/{name}/sql-preview",
+        "plans one step, runs nothing (GET does the same)",
+    ),
     ("/api/portal/sql/execute", "one read-only query (guarded)"),
-    ("/api/portal/sql/export", "one read-only query as a file, scratch removed"),
+    (
+        "/api/portal/sql/export",
+        "one read-only query as a file, scratch removed",
+    ),
     ("/api/portal/datasets/export", "a stored layer as a file"),
     ("/datasets/export-gpkg", "a stored layer as a GeoPackage"),
-    ("/datasets/{id}/layers/{layer}/breaks", "class breaks of a layer"),
+    (
+        "/datasets/{id}/layers/{layer}/breaks",
+        "class breaks of a layer",
+    ),
     ("/sessions/{id}/query", "one read-only query over a session"),
     ("/triggers/validate", "checks a trigger document"),
     ("/triggers/test", "dry run: nothing published or sent"),
-    ("/triggers/evaluate", "predicates over given rows or a layer"),
-    ("/examples/{id}/triggers/dryrun", "dry run over an example file"),
+    (
+        "/triggers/evaluate",
+        "predicates over given rows or a layer",
+    ),
+    (
+        "/examples/{id}/triggers/dryrun",
+        "dry run over an example file",
+    ),
 ];
 
 /// The least caller a route lets through, by this file's table.
@@ -222,9 +240,11 @@ async fn catalog_sizes(client: &reqwest::Client, server: &Server) -> Vec<(String
             .await
             .unwrap_or(Value::Null);
         let size = match &answer[field] {
-            Value::Null => json!(answer.as_object().map(|o| o
-                .values()
-                .find_map(|v| v.as_array().map(Vec::len)))),
+            Value::Null => json!(
+                answer
+                    .as_object()
+                    .map(|o| o.values().find_map(|v| v.as_array().map(Vec::len)))
+            ),
             total => total.clone(),
         };
         sizes.push((path.to_owned(), size));
@@ -261,7 +281,12 @@ async fn every_route_answers_each_role_by_the_table() {
     let before = catalog_sizes(&client, &server).await;
     let mut problems = Vec::new();
     let mut calls = 0;
-    for caller in [Caller::Anonymous, Caller::Viewer, Caller::Editor, Caller::Admin] {
+    for caller in [
+        Caller::Anonymous,
+        Caller::Viewer,
+        Caller::Editor,
+        Caller::Admin,
+    ] {
         if caller == Caller::Editor {
             // Anonymous callers and viewers have had their go at every route: nothing changed.
             assert_eq!(catalog_sizes(&client, &server).await, before);
@@ -331,31 +356,49 @@ async fn a_viewer_cannot_store_a_rule_through_from_node() {
     let client = reqwest::Client::new();
     let rule = json!({"name": "halo", "capability": "buffer",
                       "config": {"distance": 500, "unit": "meters"}});
-    let response = request(&client, &server, Method::POST, "/rules/to-node", Caller::Viewer)
-        .json(&rule)
-        .send()
-        .await
-        .unwrap();
+    let response = request(
+        &client,
+        &server,
+        Method::POST,
+        "/rules/to-node",
+        Caller::Viewer,
+    )
+    .json(&rule)
+    .send()
+    .await
+    .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     let node: Value = response.json().await.unwrap();
 
     let before = rule_count(&client, &server).await;
-    let response = request(&client, &server, Method::POST, "/rules/from-node", Caller::Viewer)
-        .json(&node)
-        .send()
-        .await
-        .unwrap();
+    let response = request(
+        &client,
+        &server,
+        Method::POST,
+        "/rules/from-node",
+        Caller::Viewer,
+    )
+    .json(&node)
+    .send()
+    .await
+    .unwrap();
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
     let refusal: Value = response.json().await.unwrap();
     assert_eq!(refusal["error"]["code"], "forbidden", "{refusal}");
     assert_eq!(rule_count(&client, &server).await, before, "nothing stored");
 
     // The editor's node is stored, as before.
-    let response = request(&client, &server, Method::POST, "/rules/from-node", Caller::Editor)
-        .json(&node)
-        .send()
-        .await
-        .unwrap();
+    let response = request(
+        &client,
+        &server,
+        Method::POST,
+        "/rules/from-node",
+        Caller::Editor,
+    )
+    .json(&node)
+    .send()
+    .await
+    .unwrap();
     assert_eq!(response.status(), StatusCode::CREATED);
     assert_eq!(rule_count(&client, &server).await, before + 1);
 }
@@ -476,10 +519,9 @@ async fn webhook_secrets_are_never_shown_and_still_sign() {
             "webhook": format!("http://127.0.0.1:{hook_port}/hook"), "secret": WEBHOOK_SECRET}}]});
 
     // Written: the answer already hides it.
-    let (status, created) = text(
-        request(&client, &server, Method::POST, "/triggers", Caller::Editor).json(&trigger),
-    )
-    .await;
+    let (status, created) =
+        text(request(&client, &server, Method::POST, "/triggers", Caller::Editor).json(&trigger))
+            .await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
     assert!(!created.contains(WEBHOOK_SECRET), "{created}");
     let created: Value = serde_json::from_str(&created).unwrap();
@@ -488,8 +530,14 @@ async fn webhook_secrets_are_never_shown_and_still_sign() {
 
     // Read back by a viewer, in the list and alone: `***`.
     for path in ["/triggers".to_owned(), format!("/triggers/{id}")] {
-        let (status, body) =
-            text(request(&client, &server, Method::GET, &path, Caller::Viewer)).await;
+        let (status, body) = text(request(
+            &client,
+            &server,
+            Method::GET,
+            &path,
+            Caller::Viewer,
+        ))
+        .await;
         assert_eq!(status, StatusCode::OK, "{path}: {body}");
         assert!(!body.contains(WEBHOOK_SECRET), "{path}: {body}");
         let answer: Value = serde_json::from_str(&body).unwrap();
@@ -559,10 +607,9 @@ async fn webhook_secrets_are_never_shown_and_still_sign() {
     // A new trigger cannot claim a stored secret it does not have.
     let mut masked = trigger.clone();
     masked["actions"][0]["config"]["secret"] = json!("***");
-    let (status, body) = text(
-        request(&client, &server, Method::POST, "/triggers", Caller::Editor).json(&masked),
-    )
-    .await;
+    let (status, body) =
+        text(request(&client, &server, Method::POST, "/triggers", Caller::Editor).json(&masked))
+            .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert!(body.contains("actions[0].config.secret"), "{body}");
 
@@ -712,10 +759,8 @@ fn without_keys_the_server_listens_on_loopback_only() {
     );
 
     // Asked for on purpose: served.
-    let (child, lines, _dir) = spawn_without_keys(&[
-        ("GEOMILL_BIND", "0.0.0.0"),
-        ("GEOMILL_ALLOW_OPEN", "1"),
-    ]);
+    let (child, lines, _dir) =
+        spawn_without_keys(&[("GEOMILL_BIND", "0.0.0.0"), ("GEOMILL_ALLOW_OPEN", "1")]);
     let (address, _) = listening(&lines);
     stop(child);
     assert!(address.starts_with("0.0.0.0:"), "{address}");
