@@ -35,7 +35,8 @@ setup-test:
 build: setup-run
 	cargo build $(CARGO_FLAGS) --bin geomill
 
-## make run: install what is missing, build, and serve on 0.0.0.0:8001 (embedded engine).
+## make run: install what is missing, build, and serve on 127.0.0.1:8001 (embedded engine; without
+## GEOMILL_API_KEYS the server listens on loopback only).
 run: build
 	$(CARGO_TARGET_DIR)/release/geomill serve
 

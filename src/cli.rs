@@ -21,7 +21,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve the HTTP API (default 0.0.0.0:8001, embedded engine).
+    /// Serve the HTTP API (default 127.0.0.1:8001 without API keys, 0.0.0.0:8001 with them;
+    /// embedded engine).
     Serve(Box<Config>),
     /// Run a rules file or pipeline on local files: the input's layers are what the pipeline
     /// reads (`input` is the first); export steps write under the current directory.

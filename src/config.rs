@@ -29,9 +29,14 @@ pub enum LogFormat {
 /// and a `GEOMILL_*` variable; the flag wins.
 #[derive(Debug, Clone, Args)]
 pub struct Config {
-    /// Address to listen on.
-    #[arg(long, env = "GEOMILL_BIND", default_value = "0.0.0.0")]
-    pub bind: IpAddr,
+    /// Address to listen on. Default: 127.0.0.1 (loopback) without API keys, 0.0.0.0 with
+    /// them; any other address than loopback without keys needs GEOMILL_ALLOW_OPEN.
+    #[arg(long, env = "GEOMILL_BIND")]
+    pub bind: Option<IpAddr>,
+    /// Serve an API without keys (open to anyone who can reach it) on an address other than
+    /// loopback.
+    #[arg(long, env = "GEOMILL_ALLOW_OPEN", default_value_t = false, value_parser = clap::builder::BoolishValueParser::new())]
+    pub allow_open: bool,
     /// Port to listen on.
     #[arg(long, env = "GEOMILL_PORT", default_value_t = 8001)]
     pub port: u16,
@@ -120,6 +125,10 @@ pub enum ConfigError {
     BadLogFilter { value: String, reason: String },
     #[error("GEOMILL_DATA_DIR={path:?} cannot be used: {reason}")]
     BadDataDir { path: PathBuf, reason: String },
+    #[error(
+        "GEOMILL_BIND={address} would serve an API without keys (GEOMILL_API_KEYS) to anyone who can reach {address}: set GEOMILL_API_KEYS, bind to 127.0.0.1, or set GEOMILL_ALLOW_OPEN=1 to serve it open on purpose"
+    )]
+    OpenBind { address: IpAddr },
     #[error(transparent)]
     Auth(#[from] crate::auth::config::AuthConfigError),
 }
@@ -129,7 +138,8 @@ impl Config {
     /// the defaults, except every tier licensed and no rate limit.
     pub fn with_data_dir(data_dir: impl Into<PathBuf>) -> Self {
         Self {
-            bind: IpAddr::from([127, 0, 0, 1]),
+            bind: Some(IpAddr::from([127, 0, 0, 1])),
+            allow_open: false,
             port: 0,
             data_dir: data_dir.into(),
             engine: EngineMode::Embedded,
@@ -180,6 +190,10 @@ impl Config {
             return Err(ConfigError::BadRedisUrl(url.clone()));
         }
         self.auth.validate()?;
+        let address = self.bind_address();
+        if !self.has_credentials() && !address.is_loopback() && !self.allow_open {
+            return Err(ConfigError::OpenBind { address });
+        }
         tracing_subscriber::EnvFilter::try_new(&self.log_filter).map_err(|e| {
             ConfigError::BadLogFilter {
                 value: self.log_filter.clone(),
@@ -191,6 +205,23 @@ impl Config {
             reason: e.to_string(),
         })?;
         Ok(())
+    }
+
+    /// Whether callers must authenticate: API keys or single sign-on are configured.
+    pub fn has_credentials(&self) -> bool {
+        self.auth.key_ring().is_ok_and(|keys| keys.is_enabled()) || self.auth.oidc_issuer.is_some()
+    }
+
+    /// The address to listen on: GEOMILL_BIND, else loopback for an API without keys (reachable
+    /// from this machine only) and every interface for one with keys.
+    pub fn bind_address(&self) -> IpAddr {
+        self.bind.unwrap_or_else(|| {
+            if self.has_credentials() {
+                IpAddr::from([0, 0, 0, 0])
+            } else {
+                IpAddr::from([127, 0, 0, 1])
+            }
+        })
     }
 
     /// Where uploaded files are kept, one folder per dataset.
@@ -283,6 +314,27 @@ mod tests {
         config.engine = EngineMode::Hybrid;
         config.postgis_dsn = Some("mysql://x".into());
         assert!(matches!(config.validate(), Err(ConfigError::BadDsn(_))));
+    }
+
+    #[test]
+    fn without_keys_only_loopback_is_served_unless_allowed() {
+        let (_dir, mut config) = config();
+        config.bind = None;
+        assert_eq!(config.bind_address(), IpAddr::from([127, 0, 0, 1]));
+        config.bind = Some(IpAddr::from([0, 0, 0, 0]));
+        let message = config
+            .validate()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(message.contains("GEOMILL_ALLOW_OPEN"), "{message}");
+        config.allow_open = true;
+        assert!(config.validate().is_ok());
+        config.allow_open = false;
+        config.auth.api_keys = Some("ops:admin:a-long-enough-key-0001".into());
+        assert!(config.validate().is_ok());
+        config.bind = None;
+        assert_eq!(config.bind_address(), IpAddr::from([0, 0, 0, 0]));
     }
 
     #[test]

@@ -22,7 +22,8 @@ pub enum ServeError {
 
 /// Opens the state, then serves until a shutdown signal arrives.
 pub async fn serve(config: Config) -> Result<(), ServeError> {
-    let address = SocketAddr::new(config.bind, config.port);
+    let address = SocketAddr::new(config.bind_address(), config.port);
+    let open = !config.has_credentials();
     let engine = config.engine;
     let state = tokio::task::spawn_blocking(move || AppState::open(config))
         .await
@@ -37,6 +38,12 @@ pub async fn serve(config: Config) -> Result<(), ServeError> {
         .await
         .map_err(|source| ServeError::Bind { address, source })?;
     let bound = listener.local_addr()?;
+    if open && bound.ip().is_loopback() {
+        tracing::warn!(
+            address = %bound,
+            "no API keys: listening on loopback only (set GEOMILL_API_KEYS to serve other machines, or GEOMILL_BIND with GEOMILL_ALLOW_OPEN=1 to serve them an open API)"
+        );
+    }
     tracing::info!(address = %bound, engine = engine.as_str(), version = crate::VERSION, "geomill listening");
     let app = crate::api::app(state).into_make_service_with_connect_info::<SocketAddr>();
     axum::serve(listener, app)

@@ -12,6 +12,7 @@ use super::extract::ApiJson;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::triggers::model::{Operation, parse_operation};
+use crate::triggers::secrets;
 use crate::triggers::store::{self, Trigger, check, invalid};
 
 pub fn routes() -> Router<AppState> {
@@ -57,7 +58,8 @@ pub async fn create(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<(StatusCode, Json<Trigger>), ApiError> {
-    let spec = check(&state, &body).await.map_err(|p| invalid(&p))?;
+    let mut spec = check(&state, &body).await.map_err(|p| invalid(&p))?;
+    secrets::keep_stored(&mut spec, None).map_err(|p| invalid(&p))?;
     crate::triggers::tracking::ensure_table_tracked(&state, &spec).await?;
     let now = crate::timestamp::now();
     let trigger = Trigger {
@@ -93,7 +95,8 @@ pub async fn read(
     Ok(Json(store::load(&state, &id).await?))
 }
 
-/// Replace a trigger (its operations stay unless the body gives them).
+/// Replace a trigger (its operations stay unless the body gives them; an action's secret
+/// stays when the body leaves it out or sends `***`).
 #[utoipa::path(put, path = "/triggers/{id}", tag = "triggers",
     params(("id" = String, Path, description = "Trigger id")),
     request_body(content = Object, description = "A Trigger", example = trigger_example),
@@ -107,6 +110,7 @@ pub async fn replace(
 ) -> Result<Json<Trigger>, ApiError> {
     let mut trigger = store::load(&state, &id).await?;
     let mut spec = check(&state, &body).await.map_err(|p| invalid(&p))?;
+    secrets::keep_stored(&mut spec, Some(&trigger.spec)).map_err(|p| invalid(&p))?;
     crate::triggers::tracking::ensure_table_tracked(&state, &spec).await?;
     if body.get("operations").is_none() {
         spec.operations = std::mem::take(&mut trigger.spec.operations);
@@ -149,7 +153,7 @@ pub async fn toggle(
         (status = 415, body = crate::error::ErrorBody), (status = 422, description = "The body is not JSON", body = crate::error::ErrorBody)))]
 pub async fn validate(State(state): State<AppState>, ApiJson(body): ApiJson<Value>) -> Json<Value> {
     let answer = match check(&state, &body).await {
-        Ok(spec) => json!({"valid": true, "errors": [], "trigger": spec}),
+        Ok(spec) => json!({"valid": true, "errors": [], "trigger": secrets::masked(&spec)}),
         Err(problems) => json!({"valid": false, "errors": problems, "trigger": null}),
     };
     crate::triggers::fire::announce(

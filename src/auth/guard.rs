@@ -1,7 +1,7 @@
 //! The middleware in front of every route: identifies the caller (API key, session cookie, or
 //! the WebSocket's `token=`), counts the request against the rate limit, then checks the
 //! route's role, `X-Admin-Key` and tier ([`super::policy`]). The caller reaches handlers as an
-//! `Extension<Principal>`.
+//! `Extension<Principal>`; an answer that needed credentials leaves `Cache-Control: private`.
 
 use std::net::SocketAddr;
 
@@ -302,6 +302,9 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
     };
     if let Some(decision) = decision {
         rate_headers(response.headers_mut(), &decision);
+    }
+    if needed.access != Access::Open && state.auth().is_closed() {
+        super::cache_control::make_private(response.headers_mut());
     }
     response
 }

@@ -2,6 +2,7 @@
 //! roles and tiers decide what they may call ([`policy`]), and a rate limiter counts requests.
 //! One middleware ([`guard`]) applies all of it to every route.
 
+pub mod cache_control;
 pub mod config;
 pub mod guard;
 pub mod keys;
@@ -10,6 +11,7 @@ pub mod oidc;
 pub mod openapi;
 pub mod policy;
 pub mod rate_limit;
+pub mod secrets;
 pub mod token;
 
 use std::sync::RwLock;

@@ -47,16 +47,17 @@ const OPEN: &[(&str, &str)] = &[
     ("GET", "/auth/oidc/callback"),
 ];
 
-/// POST routes that only read (validate, preview, convert, query, export): a viewer may call them.
+/// POST routes that only read (validate, preview, convert, query, export): a viewer may call
+/// them. Nothing here may store anything (`POST /rules/from-node` stores a rule: not here); the
+/// integration test `security_policy` keeps its own reviewed copy of this list.
 const READ_ONLY_POSTS: &[&str] = &[
     "/api/pipelines/validate",
     "/pipelines/validate",
     "/api/pipelines/preview",
     "/rules/validate",
     "/rules/to-node",
-    "/rules/from-node",
     "/rules/{id}/validate",
-    "/capabilities/{name}/preview",
+    "/capabilities/{name}/sql-preview",
     "/api/portal/sql/execute",
     "/api/portal/sql/export",
     "/api/portal/datasets/export",
@@ -151,6 +152,7 @@ mod tests {
             (Method::HEAD, "/datasets", Role::Viewer),
             (Method::POST, "/rules/validate", Role::Viewer),
             (Method::POST, "/rules", Role::Editor),
+            (Method::POST, "/rules/from-node", Role::Editor),
             (Method::DELETE, "/api/portal/datasets/{id}", Role::Editor),
             (Method::GET, "/admin/users", Role::Admin),
         ] {

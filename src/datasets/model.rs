@@ -18,6 +18,7 @@ pub struct Layer {
 pub struct RemoteSource {
     /// `WFS` or `OAPIF` (OGC API Features).
     pub service_type: String,
+    /// The service's address; a password or key in it is shown as `***` (it is kept and used).
     pub url: String,
     pub layer_name: String,
     /// When the features were fetched (on first use); null until then.
@@ -59,7 +60,7 @@ impl From<DatasetRecord> for Dataset {
             created_at: record.created_at,
             remote: record.remote.map(|r| RemoteSource {
                 service_type: r.service_type,
-                url: r.url,
+                url: crate::auth::secrets::masked_url(&r.url),
                 layer_name: r.layer_name,
                 loaded_at: r.loaded_at,
             }),

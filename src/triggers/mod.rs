@@ -6,6 +6,7 @@ pub mod actions;
 pub mod fire;
 pub mod listen;
 pub mod model;
+pub mod secrets;
 pub mod store;
 pub mod tracking;
 

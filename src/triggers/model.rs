@@ -30,8 +30,9 @@ pub struct Predicate {
 pub struct Action {
     /// `NOTIFY` or `RUN_PIPELINE`.
     pub action_type: String,
-    /// NOTIFY: `message`, `webhook` (URL), `secret`; RUN_PIPELINE: `job` (a `POST /jobs`
-    /// body), or `pipeline_id` (a stored rule) with `dataset_id`.
+    /// NOTIFY: `message`, `webhook` (URL), `secret` (write-only: answers show `***`; sending
+    /// `***` back or leaving it out keeps the stored one, `null` removes it); RUN_PIPELINE:
+    /// `job` (a `POST /jobs` body), or `pipeline_id` (a stored rule) with `dataset_id`.
     #[serde(default)]
     #[schema(value_type = Object)]
     pub config: Map<String, Value>,
@@ -187,10 +188,21 @@ fn action_config(
 ) {
     match kind {
         "NOTIFY" => {
-            for key in ["message", "secret"] {
-                if config.get(key).is_some_and(|v| !v.is_string()) {
-                    problems.push(problem(format!("{path}.config.{key}"), "expected a string"));
-                }
+            if config.get("message").is_some_and(|v| !v.is_string()) {
+                problems.push(problem(
+                    format!("{path}.config.message"),
+                    "expected a string",
+                ));
+            }
+            // null removes a stored secret (see `super::secrets`).
+            if config
+                .get("secret")
+                .is_some_and(|v| !v.is_string() && !v.is_null())
+            {
+                problems.push(problem(
+                    format!("{path}.config.secret"),
+                    "expected a string (or null to remove the stored one)",
+                ));
             }
             match config.get("webhook") {
                 None | Some(Value::Null) => {}

@@ -17,7 +17,8 @@ use crate::state::AppState;
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Trigger {
     pub id: String,
-    #[serde(flatten)]
+    /// Shown with every secret as `***` (stored and used as given).
+    #[serde(flatten, serialize_with = "super::secrets::serialize_masked")]
     pub spec: TriggerSpec,
     pub created_at: String,
     pub updated_at: String,

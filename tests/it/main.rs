@@ -57,6 +57,7 @@ mod real_files;
 mod schemathesis;
 mod security_expressions;
 mod security_lock;
+mod security_policy;
 mod security_uploads;
 mod sql_guard_corpus;
 mod statistics;
