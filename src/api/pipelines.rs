@@ -153,13 +153,15 @@ struct ExecuteBody {
         (status = 404, body = crate::error::ErrorBody),
         (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
         (status = 503, description = "engine postgis and PostgreSQL unreachable", body = crate::error::ErrorBody),
-        (status = 422, description = "Invalid pipeline, unknown sources, or a failed run (detail.status FAILED)", body = crate::error::ErrorBody),
+        (status = 504, description = "The run took longer than GEOMILL_JOB_TIMEOUT_S and was stopped (code run_timeout)", body = crate::error::ErrorBody),
+        (status = 422, description = "Invalid pipeline (more than 100 steps among other problems), unknown sources, or a failed run (detail.status FAILED)", body = crate::error::ErrorBody),
     ))]
 pub async fn execute(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<crate::execute::Execution>, ApiError> {
-    crate::execute::run(&state, run_request(&state, body, false)?)
+    let time_out = std::time::Duration::from_secs(state.config().job_timeout_s);
+    crate::execute::run_within(&state, run_request(&state, body, false)?, time_out)
         .await
         .map(Json)
 }
@@ -172,12 +174,14 @@ pub async fn execute(
         (status = 404, body = crate::error::ErrorBody),
         (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
         (status = 422, description = "Invalid pipeline, unknown sources, or a failed run (detail.status FAILED)", body = crate::error::ErrorBody),
-        (status = 503, description = "engine postgis and PostgreSQL unreachable", body = crate::error::ErrorBody)))]
+        (status = 503, description = "engine postgis and PostgreSQL unreachable", body = crate::error::ErrorBody),
+        (status = 504, description = "The run took longer than GEOMILL_JOB_TIMEOUT_S and was stopped (code run_timeout)", body = crate::error::ErrorBody)))]
 pub async fn execute_steps(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<crate::execute::Execution>, ApiError> {
-    crate::execute::run(&state, run_request(&state, body, true)?)
+    let time_out = std::time::Duration::from_secs(state.config().job_timeout_s);
+    crate::execute::run_within(&state, run_request(&state, body, true)?, time_out)
         .await
         .map(Json)
 }

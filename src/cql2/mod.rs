@@ -51,6 +51,16 @@ const SPATIAL: [(&str, &str); 8] = [
 
 const COMPARISONS: [&str; 6] = ["=", "<>", "<", "<=", ">", ">="];
 
+/// The deepest a filter may nest (parentheses, `NOT`, `and`/`or`/`not` operations): both
+/// readers and the SQL writer recurse once per level, so a deeper filter is refused before it
+/// can exhaust a worker's stack.
+pub const MAX_NESTING: usize = 64;
+
+/// The error of a filter nested deeper than [`MAX_NESTING`].
+pub(crate) fn too_deep() -> String {
+    format!("the filter is nested more than {MAX_NESTING} levels deep (the nesting depth limit)")
+}
+
 fn operand_from_json(value: &Value) -> Result<Operand, String> {
     match value {
         Value::String(text) => Ok(Operand::Text(text.clone())),
@@ -90,6 +100,13 @@ fn args(object: &serde_json::Map<String, Value>) -> Result<&Vec<Value>, String> 
 
 /// Reads the CQL2 JSON encoding.
 pub fn from_json(value: &Value) -> Result<Expr, String> {
+    json_at_depth(value, 0)
+}
+
+fn json_at_depth(value: &Value, depth: usize) -> Result<Expr, String> {
+    if depth >= MAX_NESTING {
+        return Err(too_deep());
+    }
     if let Value::Bool(b) = value {
         return Ok(Expr::Literal(*b));
     }
@@ -116,7 +133,10 @@ pub fn from_json(value: &Value) -> Result<Expr, String> {
     };
     match op.as_str() {
         "and" | "or" => {
-            let parts = args.iter().map(from_json).collect::<Result<Vec<_>, _>>()?;
+            let parts = args
+                .iter()
+                .map(|arg| json_at_depth(arg, depth + 1))
+                .collect::<Result<Vec<_>, _>>()?;
             Ok(if op == "and" {
                 Expr::And(parts)
             } else {
@@ -125,7 +145,7 @@ pub fn from_json(value: &Value) -> Result<Expr, String> {
         }
         "not" => {
             exact(1)?;
-            Ok(Expr::Not(Box::new(from_json(&args[0])?)))
+            Ok(Expr::Not(Box::new(json_at_depth(&args[0], depth + 1)?)))
         }
         "like" => {
             exact(2)?;

@@ -2,7 +2,7 @@
 //! `BETWEEN`, `IN`, `IS NULL`, `AND`/`OR`/`NOT`, the `S_*` spatial functions with WKT or
 //! `BBOX(...)` literals.
 
-use super::{COMPARISONS, Expr, Operand, SPATIAL};
+use super::{COMPARISONS, Expr, MAX_NESTING, Operand, SPATIAL, too_deep};
 
 #[derive(Debug, Clone, PartialEq)]
 enum Token {
@@ -144,6 +144,8 @@ fn tokens(text: &str) -> Result<Vec<Token>, String> {
 struct Parser {
     tokens: Vec<Token>,
     at: usize,
+    /// Open parentheses and `NOT`s around the token at `at`.
+    depth: usize,
 }
 
 impl Parser {
@@ -197,9 +199,21 @@ impl Parser {
         })
     }
 
+    /// One level deeper, refused past [`MAX_NESTING`].
+    fn descend(&mut self) -> Result<(), String> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(too_deep());
+        }
+        Ok(())
+    }
+
     fn not(&mut self) -> Result<Expr, String> {
         if self.keyword("NOT") {
-            return Ok(Expr::Not(Box::new(self.not()?)));
+            self.descend()?;
+            let inner = self.not()?;
+            self.depth -= 1;
+            return Ok(Expr::Not(Box::new(inner)));
         }
         self.predicate()
     }
@@ -207,8 +221,10 @@ impl Parser {
     fn predicate(&mut self) -> Result<Expr, String> {
         if matches!(self.peek(), Some(Token::Symbol("("))) {
             self.at += 1;
+            self.descend()?;
             let inner = self.or()?;
             self.symbol(")")?;
+            self.depth -= 1;
             return Ok(inner);
         }
         if let Some(Token::Word(word)) = self.peek() {
@@ -318,6 +334,7 @@ pub fn parse(text: &str) -> Result<Expr, String> {
     let mut parser = Parser {
         tokens: tokens(text)?,
         at: 0,
+        depth: 0,
     };
     let expr = parser.or()?;
     match parser.peek() {
@@ -369,5 +386,23 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn nesting_is_limited() {
+        let nested = |depth: usize| format!("{}a = 1{}", "(".repeat(depth), ")".repeat(depth));
+        assert!(parse(&nested(super::MAX_NESTING)).is_ok());
+        let deep = parse(&nested(super::MAX_NESTING + 1)).unwrap_err();
+        assert!(deep.contains("depth limit"), "{deep}");
+        assert!(
+            parse(&"NOT ".repeat(100_000))
+                .unwrap_err()
+                .contains("depth limit")
+        );
+        assert!(
+            parse(&"(".repeat(100_000))
+                .unwrap_err()
+                .contains("depth limit")
+        );
     }
 }

@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use geomill_backends::duckdb::Interrupter;
 use geomill_backends::store::JobRecord;
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, watch};
@@ -22,9 +21,6 @@ pub const RUNNING: &str = "RUNNING";
 pub const COMPLETED: &str = "COMPLETED";
 pub const FAILED: &str = "FAILED";
 pub const CANCELLED: &str = "CANCELLED";
-
-/// Longest wait for a stopped attempt to give its connection back.
-const STOP_GRACE: Duration = Duration::from_secs(30);
 
 /// How a job in flight is told to stop.
 #[derive(Debug)]
@@ -250,7 +246,6 @@ async fn attempt(
         let reason = format!("job {} names an unknown engine {:?}", job.id, job.engine);
         return Attempt::Done(Err(ApiError::internal(&reason)));
     };
-    let interrupter = Arc::new(Interrupter::default());
     let progress_feed = feed.clone();
     let progress = Arc::new(move |done: usize, total: usize| {
         progress_feed.event(json!({"type": "progress", "step": done + 1, "steps": total}));
@@ -261,13 +256,11 @@ async fn attempt(
         dataset_id: job.dataset_id.clone(),
         vars: serde_json::from_str(&job.vars).unwrap_or_default(),
         job_id: Some(job.id.clone()),
-        interrupter: Some(interrupter.clone()),
         progress: Some(progress),
         engine,
         ..RunRequest::default()
     };
-    let run_state = state.clone();
-    let mut run = tokio::spawn(async move { crate::execute::run(&run_state, request).await });
+    let (mut run, interrupter) = crate::execute::spawn_run(state, request);
     let timeout = Duration::from_secs(u64::try_from(job.timeout_s).unwrap_or(1));
     let outcome = tokio::select! {
         joined = &mut run => {
@@ -277,18 +270,9 @@ async fn attempt(
         () = control.cancelled() => Attempt::Cancelled,
     };
     // Stop the engine and wait for the attempt to give its connection back (and remove its
-    // partial result); interrupts repeat, since one landing between statements is not seen.
-    let deadline = tokio::time::Instant::now() + STOP_GRACE;
-    loop {
-        interrupter.interrupt();
-        tokio::select! {
-            _ = &mut run => break,
-            () = tokio::time::sleep(Duration::from_millis(100)) => {}
-        }
-        if tokio::time::Instant::now() > deadline {
-            tracing::error!(job = %job.id, "a stopped job did not return within the grace period");
-            break;
-        }
+    // partial result).
+    if !crate::execute::stop_run(&mut run, &interrupter).await {
+        tracing::error!(job = %job.id, "a stopped job did not return within the grace period");
     }
     outcome
 }

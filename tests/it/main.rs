@@ -56,6 +56,7 @@ mod rate_limit;
 mod real_files;
 mod schemathesis;
 mod security_expressions;
+mod security_limits;
 mod security_lock;
 mod security_policy;
 mod security_uploads;

@@ -3,6 +3,8 @@
 //! Chaikin-smoothed and offset lines),
 //! computed as PostGIS computes them so every engine gives the same answer; rows in parallel.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use geos::{CoordSeq, Geom, Geometry, GeometryTypes, JoinStyle};
 
 use super::NativeError;
@@ -10,7 +12,7 @@ use super::concave::{HullLimit, concave_hull};
 use super::enclosing::{circle, hull_points, min_area_rectangle};
 use super::geometry_ops::{map_geometry, to_geos, to_wkb};
 use super::layer::Layer;
-use geomill_planner::plan::operator::{OffsetJoin, ShapeExpr};
+use geomill_planner::plan::operator::{MAX_DENSIFIED_VERTICES, OffsetJoin, ShapeExpr};
 
 /// Mean Earth radius (m) of the great-circle densification.
 const EARTH_RADIUS: f64 = 6_371_008.8;
@@ -22,15 +24,21 @@ type LineFn<'a> = &'a dyn Fn(&[Xy], bool) -> Result<Vec<Xy>, String>;
 
 /// Replaces each geometry by `shape` of it.
 pub fn map_shape(layer: &Layer, shape: &ShapeExpr) -> Result<Layer, NativeError> {
+    let added = AtomicUsize::new(0);
     map_geometry(layer, |bytes, row| {
         let geometry = to_geos(bytes, row)?;
-        let out =
-            shape_of(&geometry, shape).map_err(|reason| NativeError::Geometry { row, reason })?;
+        let out = shape_of(&geometry, shape, &added)
+            .map_err(|reason| NativeError::Geometry { row, reason })?;
         out.as_ref().map(to_wkb).transpose()
     })
 }
 
-fn shape_of(geometry: &Geometry, shape: &ShapeExpr) -> Result<Option<Geometry>, String> {
+/// `shape` of one geometry; `added` counts the vertices densifying added over the whole layer.
+fn shape_of(
+    geometry: &Geometry,
+    shape: &ShapeExpr,
+    added: &AtomicUsize,
+) -> Result<Option<Geometry>, String> {
     let empty = geometry.is_empty().map_err(text)?;
     Ok(Some(match *shape {
         ShapeExpr::OrientedEnvelope if empty => Geom::clone(geometry),
@@ -40,7 +48,9 @@ fn shape_of(geometry: &Geometry, shape: &ShapeExpr) -> Result<Option<Geometry>, 
         ShapeExpr::Densify {
             max_length,
             geodesic,
-        } => rebuild(geometry, &|line, _| Ok(densify(line, max_length, geodesic)))?,
+        } => rebuild(geometry, &|line, _| {
+            densify(line, max_length, geodesic, added)
+        })?,
         ShapeExpr::Chaikin { iterations } => rebuild(geometry, &|line, closed| {
             Ok((0..iterations).fold(line.to_vec(), |l, _| chaikin(&l, closed)))
         })?,
@@ -199,9 +209,16 @@ fn chaikin(points: &[Xy], closed: bool) -> Vec<Xy> {
 
 /// The line with each segment longer than `max_length` cut into the fewest equal pieces short
 /// enough (PostGIS's `ST_Segmentize`: a repeated vertex is dropped, except in a two-point line).
-fn densify(points: &[Xy], max_length: f64, geodesic: bool) -> Vec<Xy> {
+/// The vertices added are counted in `added`, and refused before they are made past
+/// [`MAX_DENSIFIED_VERTICES`] for the layer.
+fn densify(
+    points: &[Xy],
+    max_length: f64,
+    geodesic: bool,
+    added: &AtomicUsize,
+) -> Result<Vec<Xy>, String> {
     let Some(&first) = points.first() else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     let keep_repeated = points.len() == 2;
     let mut out = vec![first];
@@ -214,7 +231,19 @@ fn densify(points: &[Xy], max_length: f64, geodesic: bool) -> Vec<Xy> {
         };
         let pieces = (length / max_length).ceil();
         if pieces > 1.0 && pieces.is_finite() {
+            let too_many = || {
+                format!(
+                    "densify_vertices would add more than {MAX_DENSIFIED_VERTICES} vertices to the layer: give a larger max_length"
+                )
+            };
+            if pieces > MAX_DENSIFIED_VERTICES as f64 {
+                return Err(too_many());
+            }
             let pieces = pieces as u64;
+            let new = usize::try_from(pieces - 1).map_err(|_| too_many())?;
+            if added.fetch_add(new, Ordering::Relaxed) + new > MAX_DENSIFIED_VERTICES {
+                return Err(too_many());
+            }
             for j in 1..pieces {
                 let fraction = j as f64 / pieces as f64;
                 out.push(if geodesic {
@@ -231,7 +260,7 @@ fn densify(points: &[Xy], max_length: f64, geodesic: bool) -> Vec<Xy> {
             out.push(b);
         }
     }
-    out
+    Ok(out)
 }
 
 /// A lon/lat point (degrees) as a unit vector.
@@ -325,7 +354,7 @@ mod tests {
 
     fn apply(input: &str, shape: ShapeExpr) -> String {
         let geometry = Geometry::new_from_wkt(input).unwrap();
-        shape_of(&geometry, &shape)
+        shape_of(&geometry, &shape, &AtomicUsize::new(0))
             .unwrap()
             .map(|g| wkt(&g))
             .unwrap_or_default()
@@ -422,8 +451,25 @@ mod tests {
         .unwrap();
         let duckdb = Geometry::new_from_wkt("POLYGON ((-0.6470588235294118 2.588235294117647, 9 5, 10 1, 0.35294117647058826 -1.411764705882353, -0.6470588235294118 2.588235294117647))").unwrap();
         assert!(rectangle.sym_difference(&duckdb).unwrap().area().unwrap() < 1e-5);
-        let pieces = densify(&[[0.0, 0.0], [0.0, 10.0]], 200_000.0, true);
+        let pieces = densify(
+            &[[0.0, 0.0], [0.0, 10.0]],
+            200_000.0,
+            true,
+            &AtomicUsize::new(0),
+        )
+        .unwrap();
         assert_eq!(pieces.len(), 7); // 1,111.95 km in six pieces of 185.3 km
         assert!((pieces[3][1] - 5.0).abs() < 1e-12 && pieces[3][0].abs() < 1e-12);
+    }
+
+    #[test]
+    fn densifying_stops_at_the_vertex_limit() {
+        let line = [[0.0, 0.0], [1.0, 0.0]];
+        let tiny = densify(&line, 1e-12, false, &AtomicUsize::new(0)).unwrap_err();
+        assert!(tiny.contains("more than"), "{tiny}");
+        // The count is the layer's: lines short enough alone add up past the limit.
+        let added = AtomicUsize::new(MAX_DENSIFIED_VERTICES - 5);
+        assert!(densify(&line, 0.25, false, &added).is_ok());
+        assert!(densify(&line, 0.25, false, &added).is_err());
     }
 }

@@ -19,14 +19,14 @@ use crate::schema::GEOM;
 /// clusters do not depend on the unit). Runs on the native backend whatever the engine.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ClusterHdbscan {
-    /// The smallest group of points that counts as a cluster (default 5).
+    /// The smallest group of points that counts as a cluster (default 5, at most 10000).
     #[serde(default = "default_min_cluster_size")]
-    #[schemars(range(min = 2))]
+    #[schemars(range(min = 2, max = 10000))]
     pub min_cluster_size: u32,
     /// Points (the point itself included) whose distance makes a point's core distance
-    /// (default: `min_cluster_size`).
+    /// (default: `min_cluster_size`; at most 10000).
     #[serde(default)]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = 10000))]
     pub min_samples: Option<u32>,
     /// The cluster field (default `cluster`).
     #[serde(default = "default_output")]

@@ -24,8 +24,9 @@ pub struct ClusterKmeans {
     /// Seed of the k-means++ initialisation (default 0).
     #[serde(default)]
     pub seed: u64,
-    /// Most iterations (default 300).
+    /// Most iterations (default 300, at most 10000).
     #[serde(default = "default_max_iter")]
+    #[schemars(range(min = 1, max = 10000))]
     pub max_iter: u32,
     /// Initial centres, `[[x, y], ...]`, k of them (default: k-means++).
     #[serde(default)]

@@ -19,8 +19,8 @@ use crate::plan::operator::{GeoExpr, Operator, ShapeExpr};
 /// M are dropped). NULL stays NULL; an empty geometry stays empty. Attributes are unchanged.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct DensifyVertices {
-    /// The longest a segment may be; must be > 0.
-    #[schemars(range(min = 0.0))]
+    /// The longest a segment may be; at least 0.000001.
+    #[schemars(range(min = 0.000001))]
     pub max_length: f64,
     /// Unit of `max_length` (default metres).
     #[serde(default)]

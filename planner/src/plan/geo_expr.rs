@@ -4,7 +4,7 @@
 //! the three methods, and the kernel in `backends/src/native/geometry_ops.rs`.
 
 use super::geo_kinds::{Kind, kind_in, without_m};
-pub use super::shape_expr::{OffsetJoin, ShapeExpr};
+pub use super::shape_expr::{MAX_DENSIFIED_VERTICES, OffsetJoin, ShapeExpr};
 use crate::sql::Dialect;
 use crate::sql::geo::{DUCKDB_GEODESIC_BUFFER, epsg_number, postgis_geodesic_buffer, scaled};
 use crate::sql::quote::{number, string};

@@ -25,6 +25,10 @@ impl OffsetJoin {
     }
 }
 
+/// The most vertices [`ShapeExpr::Densify`] may add to a layer: the native kernel refuses to go
+/// past it.
+pub const MAX_DENSIFIED_VERTICES: usize = 10_000_000;
+
 /// Shapes constructed from each feature's geometry.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ShapeExpr {

@@ -7,6 +7,10 @@ use super::rule::{Rule, RuleStep};
 use super::scenario::Scenario;
 use crate::error::PlanError;
 
+/// The most steps one document may hold: the steps of a pipeline or rules file, or of all the
+/// jobs of a scenario together. Planning, validation and the run's statements grow with them.
+pub const MAX_STEPS: usize = 100;
+
 /// Any document geomill plans.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SpecDocument {
@@ -50,8 +54,40 @@ impl SpecDocument {
         }
     }
 
-    /// The pipelines to plan: one, or one per scenario job (with the job's id).
+    /// The pipelines to plan: one, or one per scenario job (with the job's id); refused past
+    /// [`MAX_STEPS`] steps.
     pub fn pipelines(&self) -> Result<Vec<(String, PipelineSpec)>, PlanError> {
+        // A scenario's dependency checks grow with the square of its jobs: counted first.
+        if let Self::Scenario(scenario) = self
+            && scenario.jobs.len() > MAX_STEPS
+        {
+            return Err(PlanError::invalid(
+                "jobs",
+                format!(
+                    "{} jobs: a scenario may have at most {MAX_STEPS} jobs (the step limit)",
+                    scenario.jobs.len()
+                ),
+            ));
+        }
+        let pipelines = self.unchecked_pipelines()?;
+        let steps: usize = pipelines.iter().map(|(_, p)| p.steps.len()).sum();
+        if steps > MAX_STEPS {
+            let path = match self {
+                Self::RulesFile(_) => "",
+                Self::Scenario(_) => "jobs",
+                Self::Pipeline(_) | Self::Rule(_) => "steps",
+            };
+            return Err(PlanError::invalid(
+                path,
+                format!(
+                    "{steps} steps: a document may have at most {MAX_STEPS} steps (the step limit)"
+                ),
+            ));
+        }
+        Ok(pipelines)
+    }
+
+    fn unchecked_pipelines(&self) -> Result<Vec<(String, PipelineSpec)>, PlanError> {
         match self {
             Self::RulesFile(steps) => Ok(vec![(String::new(), rules_file_pipeline(steps))]),
             Self::Pipeline(pipeline) => Ok(vec![(String::new(), pipeline.clone())]),
