@@ -55,6 +55,7 @@ mod postgis_engine;
 mod rate_limit;
 mod real_files;
 mod schemathesis;
+mod security_sql;
 mod sql_guard_corpus;
 mod statistics;
 mod statistics_scale;
