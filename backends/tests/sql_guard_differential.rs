@@ -117,8 +117,8 @@ fn expression() -> impl Strategy<Value = String> {
     ]
 }
 
-fn query() -> impl Strategy<Value = String> {
-    let select = (
+fn select() -> impl Strategy<Value = String> {
+    (
         prop::collection::vec(expression(), 1..4),
         pick(TABLES),
         prop::option::of(pick(TABLES)),
@@ -133,11 +133,14 @@ fn query() -> impl Strategy<Value = String> {
                 sql.push_str(&format!(" WHERE {filter} IS NOT NULL"));
             }
             sql
-        });
+        })
+}
+
+fn query() -> impl Strategy<Value = String> {
     let shaped = prop_oneof![
-        3 => select.clone(),
-        1 => (select.clone(), select.clone()).prop_map(|(a, b)| format!("{a} UNION ALL {b}")),
-        1 => (select.clone(), pick(TABLES))
+        3 => select(),
+        1 => (select(), select()).prop_map(|(a, b)| format!("{a} UNION ALL {b}")),
+        1 => (select(), pick(TABLES))
             .prop_map(|(a, t)| format!("WITH c0 AS ({a}) SELECT * FROM c0, {t}")),
         1 => prop::collection::vec(expression(), 1..4)
             .prop_map(|columns| format!("SELECT {}", columns.join(", "))),
