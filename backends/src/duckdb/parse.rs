@@ -229,7 +229,11 @@ impl Reader {
                 return self.table(object, ctes);
             }
             if kind == "TABLE_FUNCTION" {
-                let name = object["function"]["function_name"].as_str().unwrap_or("?");
+                let name = object
+                    .get("function")
+                    .and_then(|f| f.get("function_name"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("?");
                 return forbidden(format!("table function {name} is not allowed"));
             }
             let harmless = MODIFIERS.contains(&kind) || kind.ends_with("_TYPE_INFO");
