@@ -207,13 +207,40 @@ pub async fn query(
             "limit must be at most {MAX_ROWS}, got {limit}"
         )));
     }
-    super::sql::guarded(&body.query)?;
+    let checked = super::sql::guarded(&state, &body.query).await?;
+    let (engine, key) = (state.store(), id.clone());
+    let stored = blocking(move || engine.session_tables(&key)).await?;
+    let tables = session_bindings(&checked.tables, &stored)?;
     let engine = state.store();
     let timeout = std::time::Duration::from_secs(state.config().sql_timeout_s);
-    let result =
-        tokio::task::spawn_blocking(move || engine.session_query(&id, &body.query, limit, timeout))
-            .await
-            .map_err(|e| ApiError::internal(&e))?
-            .map_err(failed)?;
+    let result = tokio::task::spawn_blocking(move || {
+        engine.session_query(&id, &body.query, &tables, limit, timeout)
+    })
+    .await
+    .map_err(|e| ApiError::internal(&e))?
+    .map_err(failed)?;
     Ok(Json(rows_body(&result)))
+}
+
+/// Each table name a session query reads, with the session's table it names (matched without
+/// regard to case, as DuckDB matches names); a name of no table of the session is a 422.
+fn session_bindings(
+    names: &std::collections::BTreeSet<String>,
+    stored: &[(String, i64)],
+) -> Result<Vec<(String, String)>, ApiError> {
+    let mut bindings = Vec::new();
+    let mut unknown = Vec::new();
+    for name in names {
+        match stored.iter().find(|(s, _)| s.eq_ignore_ascii_case(name)) {
+            Some((table, _)) => bindings.push((name.clone(), table.clone())),
+            None => unknown.push(name.as_str()),
+        }
+    }
+    if unknown.is_empty() {
+        return Ok(bindings);
+    }
+    Err(ApiError::unprocessable(format!(
+        "{} name no table of the session: copy a layer in with POST /sessions/{{id}}/layers",
+        unknown.join(", ")
+    )))
 }

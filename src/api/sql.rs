@@ -8,11 +8,12 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use geomill_planner::plan::operator::ExportFormat;
-use geomill_planner::sql::guard::{ReadOnlyQuery, Refusal, check_read_only};
+use geomill_planner::sql::guard::{ReadOnlyQuery, Refusal};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::extract::ApiJson;
+use crate::blocking::blocking;
 use crate::error::ApiError;
 use crate::execute::bind_loaded;
 use crate::state::AppState;
@@ -41,22 +42,31 @@ pub struct SqlBody {
     pub format: Option<String>,
 }
 
-/// `query` checked by the SQL guard: a statement the caller may not run is a 403
+/// A refusal as the API answers it: a statement the caller may not run is a 403
 /// `forbidden_sql` naming what was refused; text that is not SQL a 422 `invalid_sql`.
-pub(crate) fn guarded(query: &str) -> Result<ReadOnlyQuery, ApiError> {
-    check_read_only(query).map_err(|refusal| match refusal {
+fn refused(refusal: Refusal) -> ApiError {
+    match refusal {
         Refusal::Forbidden(reason) => ApiError::new(StatusCode::FORBIDDEN, "forbidden_sql", reason),
         Refusal::Malformed(reason) => {
             ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_sql", reason)
         }
-    })
+    }
+}
+
+/// `query` checked by the SQL guard and by DuckDB's own parser, which decides (see
+/// `geomill_backends::duckdb::check_console_query`): one SELECT over plain table names.
+pub(crate) async fn guarded(state: &AppState, query: &str) -> Result<ReadOnlyQuery, ApiError> {
+    let (engine, text) = (state.embedded(), query.to_owned());
+    blocking(move || engine.check_console_query(&text))
+        .await?
+        .map_err(refused)
 }
 
 async fn bindings(
     state: &AppState,
     query: &str,
 ) -> Result<Vec<geomill_backends::store::Binding>, ApiError> {
-    let checked = guarded(query)?;
+    let checked = guarded(state, query).await?;
     bind_loaded(state, &checked.tables, None).await
 }
 

@@ -3,13 +3,15 @@
 
 mod engine;
 mod functions;
-pub mod gdal_read;
 mod lock;
+mod parse;
+pub mod gdal_read;
 #[cfg(feature = "postgis")]
 mod postgres;
 mod run;
 
 pub(crate) use engine::query_error;
 pub use engine::{Attachment, EmbeddedEngine, EmbeddedOptions, SpatialStatus};
+pub use parse::{check_console_query, looks_like_a_path, read_only_query};
 pub use run::{Interrupter, QueryRows, SourceView, file_source, read_with_timeout};
 pub(crate) use run::{copy_to_file, count_rows, run_error};

@@ -7,6 +7,7 @@ use geomill_planner::sql::quote::ident;
 use geomill_planner::sql::{FgbIndex, duckdb_copy};
 
 use super::EmbeddedEngine;
+use super::parse::ensure_one_select;
 use crate::BackendError;
 
 const ENGINE: &str = "duckdb";
@@ -118,6 +119,7 @@ fn fgb_index(
     }
     let sql =
         format!("SELECT count(*) FROM {from} AS t WHERE t.geom IS NULL OR ST_IsEmpty(t.geom)");
+    ensure_one_select(connection, &sql)?;
     let missing: i64 = connection
         .query_row(&sql, [], |r| r.get(0))
         .map_err(|e| run_error(&sql, &e))?;
@@ -138,9 +140,13 @@ pub(crate) fn copy_to_file(
     format: ExportFormat,
     layer: &str,
 ) -> Result<(), BackendError> {
+    // `from` may hold a console query: the COPY below reads `SELECT * FROM {from}` inside its
+    // parentheses, so that text being one SELECT to DuckDB's parser makes the COPY one
+    // statement (its lexer enters and leaves `from` in the same state either way).
+    ensure_one_select(connection, &format!("SELECT * FROM {from}"))?;
     let index = fgb_index(connection, from, format)?;
     let copy = duckdb_copy(from, destination, format, Some(layer), index);
-    connection.execute(&copy, []).map(|_| ()).map_err(|e| {
+    connection.execute(&copy, []).map(drop).map_err(|e| {
         let reason = e.to_string();
         match format_limit(format, &reason) {
             Some(limit) => BackendError::Unsupported(limit),
@@ -267,6 +273,10 @@ pub fn read_with_timeout(
     let _ = done.send(());
     let _ = watchdog.join();
     outcome.map_err(|e| {
+        let e = match e {
+            ReadError::NotOneSelect(error) => return error,
+            ReadError::Engine(e) => e,
+        };
         let reason = if e.to_string().contains("INTERRUPT") || e.to_string().contains("nterrupt") {
             format!(
                 "the query ran longer than {} s and was stopped",
@@ -283,13 +293,35 @@ pub fn read_with_timeout(
     })
 }
 
+/// Why a query's rows could not be read.
+enum ReadError {
+    /// The text is not one SELECT statement to DuckDB's parser.
+    NotOneSelect(BackendError),
+    Engine(duckdb::Error),
+}
+
+impl From<duckdb::Error> for ReadError {
+    fn from(error: duckdb::Error) -> Self {
+        Self::Engine(error)
+    }
+}
+
+/// Prepares `sql` once DuckDB's parser has read it as exactly one SELECT statement.
+fn prepare_one<'c>(
+    connection: &'c duckdb::Connection,
+    sql: &str,
+) -> Result<duckdb::Statement<'c>, ReadError> {
+    ensure_one_select(connection, sql).map_err(ReadError::NotOneSelect)?;
+    Ok(connection.prepare(sql)?)
+}
+
 fn read_rows(
     connection: &duckdb::Connection,
     sql: &str,
     limit: usize,
-) -> Result<QueryRows, duckdb::Error> {
+) -> Result<QueryRows, ReadError> {
     let describe = format!("DESCRIBE {sql}");
-    let mut statement = connection.prepare(&describe)?;
+    let mut statement = prepare_one(connection, &describe)?;
     let columns = statement
         .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
         .collect::<Result<Vec<_>, _>>()?;
@@ -297,7 +329,7 @@ fn read_rows(
         "SELECT CAST(to_json(q) AS VARCHAR) FROM ({sql}) AS q LIMIT {}",
         limit + 1
     );
-    let mut statement = connection.prepare(&wrapped)?;
+    let mut statement = prepare_one(connection, &wrapped)?;
     let mut rows = statement
         .query_map([], |r| r.get::<_, String>(0))?
         .collect::<Result<Vec<_>, _>>()?;

@@ -70,20 +70,29 @@ impl Store {
             .collect()
     }
 
-    /// A checked read-only `sql` whose bare table names are session `id`'s tables, on a
-    /// connection of its own: at most `limit` rows, interrupted after `timeout`.
+    /// A checked read-only `sql` over session `id`'s tables, on a connection of its own: each
+    /// `(name, stored)` of `tables` binds the name the query spells to the session's table
+    /// `stored` as a temporary view (the guard answered every table name the query reads, so no
+    /// bare name reaches another table, a file or a replacement scan). At most `limit` rows,
+    /// interrupted after `timeout`.
     pub fn session_query(
         &self,
         id: &str,
         sql: &str,
+        tables: &[(String, String)],
         limit: usize,
         timeout: std::time::Duration,
     ) -> Result<QueryRows, BackendError> {
         let connection = self.reader()?;
-        let use_session = format!("USE {}", ident(&catalog(id)));
-        connection
-            .execute_batch(&use_session)
-            .map_err(query_error(&use_session))?;
+        for (name, stored) in tables {
+            let view = format!(
+                "CREATE OR REPLACE TEMP VIEW {} AS SELECT * FROM {}.main.{}",
+                ident(name),
+                ident(&catalog(id)),
+                ident(stored)
+            );
+            connection.execute(&view, []).map_err(query_error(&view))?;
+        }
         read_with_timeout(&connection, sql, limit, timeout)
     }
 }

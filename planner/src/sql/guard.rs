@@ -229,7 +229,7 @@ impl Visitor for Inspector {
                 Ok(table) => {
                     let lower = table.to_lowercase();
                     let plain = !lower.contains(['/', '.']);
-                    if plain && SYSTEM_TABLES.iter().any(|p| lower.starts_with(p)) {
+                    if plain && is_system_table(&lower) {
                         Some(format!(
                             "{table} names a system catalog, not a layer (a dataset of that name is read as \"<dataset>/<layer>\")"
                         ))
@@ -255,7 +255,7 @@ impl Visitor for Inspector {
         if let Expr::Function(function) = expr {
             let name = function.name.to_string().to_lowercase().replace('"', "");
             let base = name.rsplit('.').next().unwrap_or(&name);
-            if name.contains('.') || FORBIDDEN_FUNCTIONS.iter().any(|f| base.starts_with(f)) {
+            if name.contains('.') || is_forbidden_function(base) {
                 return self.refuse(format!("function {name} is not allowed"));
             }
         }
@@ -268,6 +268,18 @@ fn first_word(text: &str) -> String {
         .next()
         .unwrap_or_default()
         .to_uppercase()
+}
+
+/// Whether `name` (a function's name, any case, unqualified) is one the guard refuses.
+pub fn is_forbidden_function(name: &str) -> bool {
+    let lower = name.to_lowercase();
+    FORBIDDEN_FUNCTIONS.iter().any(|f| lower.starts_with(f))
+}
+
+/// Whether `name` (a bare table name) names an engine's system catalog.
+pub fn is_system_table(name: &str) -> bool {
+    let lower = name.to_lowercase();
+    SYSTEM_TABLES.iter().any(|p| lower.starts_with(p))
 }
 
 /// Refuses, before parsing, what DuckDB's lexer reads differently from sqlparser's (so that a
@@ -409,6 +421,8 @@ mod tests {
 
     /// The hostile statements the SQL endpoints are tested with: those expected to answer 403
     /// are refused here; the others (422) are not SQL, or fail later (unknown layer or function).
+    /// Those marked `"decided_by": "engine"` are read differently by DuckDB's parser, which
+    /// refuses them in the API (this parser may accept them).
     #[test]
     fn the_hostile_corpus_is_refused() {
         let corpus: serde_json::Value =
@@ -416,6 +430,9 @@ mod tests {
         let entries = corpus.as_array().unwrap();
         assert!(entries.len() >= 40);
         for entry in entries {
+            if entry["decided_by"] == "engine" {
+                continue;
+            }
             let sql = entry["sql"].as_str().unwrap().replace("{dir}", "/tmp/x");
             let outcome = check_read_only(&sql);
             if entry["status"] == 403 {
