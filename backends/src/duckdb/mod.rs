@@ -3,9 +3,9 @@
 
 mod engine;
 mod functions;
+pub mod gdal_read;
 mod lock;
 mod parse;
-pub mod gdal_read;
 #[cfg(feature = "postgis")]
 mod postgres;
 mod run;
