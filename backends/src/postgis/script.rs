@@ -66,14 +66,14 @@ impl PostgisEngine {
         Ok(())
     }
 
-    /// Runs `sql` (one statement without results, the engine's own) on a connection of the
-    /// pool.
+    /// Runs `sql` (the engine's own statements without results: names quoted, no text from a
+    /// request) on a connection of the pool. A run's steps go through [`Self::run_script`], one
+    /// statement per call.
     pub async fn execute(&self, sql: &str) -> Result<(), BackendError> {
         self.client()
             .await?
-            .execute(sql, &[])
+            .batch_execute(sql)
             .await
-            .map(|_| ())
             .map_err(query_error(sql))
     }
 
