@@ -317,7 +317,7 @@ async fn a_synchronous_run_is_stopped_at_the_time_out() {
     );
     // The engine is free again: a short run completes.
     let short = json!({"dataset_id": dataset["id"], "pipeline": {"name": "short", "steps": [
-        {"id": "few", "capability": "filter", "params": {"where": "id < 10"}}
+        {"id": "few", "capability": "filter", "params": {"where": "CAST(id AS INTEGER) < 10"}}
     ]}});
     let (status, answer) = post(&server, "/api/pipelines/execute", &short).await;
     assert_eq!(status, StatusCode::OK, "{answer}");

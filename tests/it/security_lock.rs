@@ -7,17 +7,29 @@ use geomill::config::Config;
 use geomill::state::AppState;
 use geomill_backends::executor::{ScriptStep, run_embedded};
 
-/// Runs `sql` as the one statement of an embedded run on `state`'s engine.
+/// Runs `sql` as a step of an embedded run on `state`'s engine, followed by a step making the
+/// run's result table.
 fn run(state: &AppState, sql: &str) -> Result<(), String> {
-    let step = ScriptStep {
+    let step = |sql: &str| ScriptStep {
         sql: sql.to_owned(),
         parts: vec![sql.to_owned()],
-        makes: Some("r".into()),
         ..ScriptStep::default()
     };
-    run_embedded(&state.embedded(), &[], &[step], "r", None, &|_, _| {}, None)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    let steps = [
+        step(sql),
+        step("CREATE OR REPLACE TEMP TABLE done AS SELECT 1 AS a"),
+    ];
+    run_embedded(
+        &state.embedded(),
+        &[],
+        &steps,
+        "done",
+        None,
+        &|_, _| {},
+        None,
+    )
+    .map(|_| ())
+    .map_err(|e| e.to_string())
 }
 
 /// DuckDB's words for a refusal of the lock; GDAL, reading through DuckDB's file system,
