@@ -59,6 +59,7 @@ mod security_expressions;
 mod security_limits;
 mod security_lock;
 mod security_policy;
+mod security_secrets;
 mod security_sql;
 mod security_uploads;
 mod sql_guard_corpus;

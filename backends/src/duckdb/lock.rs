@@ -17,7 +17,7 @@ const PRELOADED: &[&str] = &["sqlite"];
 /// can be read or written.
 pub(crate) fn lock(connection: &Connection, directories: &[PathBuf]) -> Result<(), String> {
     for extension in PRELOADED {
-        if let Err(error) = connection.execute_batch(&format!("LOAD {extension}")) {
+        if let Err(error) = connection.execute(&format!("LOAD {extension}"), []) {
             tracing::warn!(%error, extension, "extension not loadable before the lock");
         }
     }
