@@ -45,12 +45,17 @@ lint: setup-test
 	cargo fmt --all -- --check
 	$(LINTED) cargo build $(SUITE_FLAGS) --workspace --all-targets
 
+# The suite's runner: cargo-nextest where it is installed (each test in a process of its own,
+# its time printed, a JUnit report for scripts/slowest-tests.sh; .config/nextest.toml), cargo's
+# own runner otherwise. Both build the same artifacts as `make lint`.
+TEST_RUNNER := $(if $(shell cargo nextest --version 2>/dev/null),nextest run --cargo-profile suite,test --profile suite)
+
 ## make test: install what is missing, lint, and run the whole suite (with a throw-away
 ## PostgreSQL + PostGIS cluster on loopback for the PostGIS tests).
 test: setup-test
 	scripts/prune-build-cache.sh
 	$(MAKE) --no-print-directory lint
-	scripts/with-postgis.sh env $(LINTED) cargo test $(SUITE_FLAGS) --workspace --no-fail-fast
+	scripts/with-postgis.sh env $(LINTED) cargo $(TEST_RUNNER) --locked --workspace --no-fail-fast
 
 bench: setup-test
 	scripts/with-postgis.sh cargo bench --locked --workspace

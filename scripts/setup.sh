@@ -110,38 +110,14 @@ if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then
       python3 -m venv "$venv"
     }
   fi
-  if ! "$venv/bin/python" -c "import geopandas, pyarrow" 2>/dev/null; then
-    log "installing geopandas and pyarrow for the tests"
-    "$venv/bin/pip" install -q --disable-pip-version-check geopandas pyarrow
-  fi
-  # mapclassify (PySAL) and palettable (ColorBrewer's tables) are the references the
-  # classification tests compare class breaks and colours with.
-  if ! "$venv/bin/python" -c "import mapclassify, palettable; assert mapclassify.__version__ == '2.10.0'" 2>/dev/null; then
-    log "installing mapclassify and palettable for the tests"
-    "$venv/bin/pip" install -q --disable-pip-version-check "mapclassify==2.10.0" "palettable==3.3.3"
-  fi
-  # PySAL's weights and spatial statistics are the references of the statistics tests and
-  # benchmark (tests/it/statistics.rs, benches/statistics.rs).
-  if ! "$venv/bin/python" -c "import libpysal, esda; assert libpysal.__version__ == '4.14.1' and esda.__version__ == '2.9.0'" 2>/dev/null; then
-    log "installing libpysal and esda for the tests"
-    "$venv/bin/pip" install -q --disable-pip-version-check "libpysal==4.14.1" "esda==2.9.0"
-  fi
-  # networkx is the reference of the network analyses' tests and benchmark
-  # (tests/it/network_analysis.rs, benches/network.py).
-  if ! "$venv/bin/python" -c "import networkx; assert networkx.__version__ == '3.6.1'" 2>/dev/null; then
-    log "installing networkx for the tests"
-    "$venv/bin/pip" install -q --disable-pip-version-check "networkx==3.6.1"
-  fi
-  # schemathesis fuzzes the HTTP API against its own OpenAPI document (tests/it/schemathesis.rs).
-  if ! "$venv/bin/python" -c "import schemathesis; assert schemathesis.__version__ == '4.32.5'" 2>/dev/null; then
-    log "installing schemathesis for the tests"
-    "$venv/bin/pip" install -q --disable-pip-version-check "schemathesis==4.32.5"
-  fi
-  # A local OpenID Connect provider for the single sign-on tests (tests/it/auth_oidc.rs); 0.3.4 is
-  # the newest release that runs on Python 3.11.
-  if [ ! -x "$venv/bin/oidc-provider-mock" ]; then
-    log "installing oidc-provider-mock for the tests"
-    "$venv/bin/pip" install -q --disable-pip-version-check "oidc-provider-mock==0.3.4"
+  # One resolve for every pinned reference; a stamp of the list's hash tells whether the
+  # environment already holds it.
+  requirements="$(dirname "$0")/test-requirements.txt"
+  wanted=$(sha256sum "$requirements" | cut -d' ' -f1)
+  if [ "$(cat "$venv/.requirements" 2>/dev/null)" != "$wanted" ]; then
+    log "installing the tests' Python references ($requirements)"
+    "$venv/bin/pip" install -q --disable-pip-version-check -r "$requirements"
+    echo "$wanted" > "$venv/.requirements"
   fi
 fi
 

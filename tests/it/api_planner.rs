@@ -156,12 +156,16 @@ async fn a_native_preview_says_which_steps_run_natively_and_by_what_kernel() {
     let kernel = body["statements"][0]["native"].as_str().unwrap();
     assert!(kernel.contains("geodesic buffer"), "{kernel}");
 
-    // A relational step runs on DataFusion.
+    // A relational step runs on DuckDB, where the run's tables are.
     let uri = "/capabilities/sort/sql-preview?engine=native&params=%7B%22by%22%3A%5B%7B%22field%22%3A%22name%22%7D%5D%7D";
     let (status, body) = call(&state, get(uri)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let kernel = body["statements"][0]["native"].as_str().unwrap();
-    assert!(kernel.starts_with("DataFusion"), "{kernel}");
+    let plan = body["plan"].as_str().unwrap();
+    assert!(
+        plan.contains("engine=duckdb why=\"Sort (relational"),
+        "{plan}"
+    );
+    assert!(body["statements"][0].get("native").is_none(), "{body}");
 
     // A step without a kernel stays on DuckDB, and the plan says why.
     let uri = "/capabilities/reproject/sql-preview?engine=native&params=%7B%22to%22%3A%22EPSG%3A3857%22%2C%22from%22%3A%22EPSG%3A4326%22%7D";

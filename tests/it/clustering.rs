@@ -14,68 +14,7 @@ use common::{call, multipart, shared};
 
 /// Compares each result (`[{path, kind, ...}]`) with scikit-learn; prints one line per
 /// difference.
-pub const COMPARE: &str = r#"
-import json, sys, warnings
-import geopandas as gpd, numpy as np
-from sklearn.cluster import DBSCAN, HDBSCAN, KMeans
-warnings.filterwarnings("ignore")
-R = 6371008.8
-problems = []
-
-# scikit-learn's HDBSCAN breaks ties between equal reachabilities by NumPy's argsort and takes
-# core distances through NumPy's arcsin: both are AVX-512 code where the CPU has it, which
-# geomill reproduces. Elsewhere NumPy runs other code, scikit-learn's own labels move at ties,
-# and only a few tie-decided points (noise on one side) may differ.
-AVX512 = "avx512f" in open("/proc/cpuinfo").read()
-
-def nearly_same(ours, theirs):
-    pairs = {}
-    for a, b in zip(ours.tolist(), theirs.tolist()):
-        pairs.setdefault(a, []).append(b)
-    mapped = {a: max(set(bs), key=bs.count) for a, bs in pairs.items()}
-    off = [(a, b) for a, b in zip(ours.tolist(), theirs.tolist()) if mapped[a] != b]
-    return len(off) <= 0.01 * len(ours) and all(a == -1 or b == -1 for a, b in off)
-
-def same_up_to_renumbering(ours, theirs):
-    pairs = set(zip(ours.tolist(), theirs.tolist()))
-    return (len(pairs) == len({a for a, _ in pairs}) == len({b for _, b in pairs})
-            and all((a == -1) == (b == -1) for a, b in pairs))
-
-cases = json.load(open(sys.argv[1]))
-for case in cases:
-    frame = gpd.read_file(case["path"])
-    xy = np.column_stack([frame.geometry.x.to_numpy(), frame.geometry.y.to_numpy()])
-    ours = frame["cluster"].to_numpy()
-    label = f'{case["engine"]} {case["kind"]}'
-    if case["kind"] == "kmeans":
-        init = np.array(case["init"], dtype="float64")
-        theirs = KMeans(n_clusters=len(init), init=init, n_init=1, algorithm="lloyd",
-                        max_iter=300, tol=0).fit(xy).labels_
-    elif case["kind"] == "hdbscan":
-        planar = case.get("metric") == "euclidean"
-        theirs = HDBSCAN(min_cluster_size=case["min_cluster_size"],
-                         min_samples=case.get("min_samples"),
-                         metric="euclidean" if planar else "haversine"
-                         ).fit(xy if planar else np.radians(xy[:, ::-1])).labels_
-        if not same_up_to_renumbering(ours, theirs) and (AVX512 or not nearly_same(ours, theirs)):
-            problems.append(f"{label} {case}: clusters differ from scikit-learn's: ours "
-                            f"{np.bincount(ours + 1).tolist()}, theirs {np.bincount(theirs + 1).tolist()}")
-        continue
-    elif case.get("unit") == "meters":
-        radians = np.radians(xy[:, ::-1])
-        theirs = DBSCAN(eps=case["eps"] / R, min_samples=case["min_samples"],
-                        metric="haversine").fit(radians).labels_
-    else:
-        dx = xy[:, 0][:, None] - xy[:, 0][None, :]
-        dy = xy[:, 1][:, None] - xy[:, 1][None, :]
-        distances = np.sqrt(dx * dx + dy * dy)
-        theirs = DBSCAN(eps=case["eps"], min_samples=case["min_samples"],
-                        metric="precomputed").fit(distances).labels_
-    if not np.array_equal(ours, theirs):
-        bad = int(np.sum(ours != theirs))
-        problems.append(f"{label}: {bad} of {len(ours)} features in another cluster")
-print("\n".join(problems) or f"compared {len(cases)} cases")
-"#;
+pub const COMPARE: &str = include_str!("clustering_reference.py");
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clusters_equal_scikit_learn() {

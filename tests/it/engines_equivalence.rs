@@ -290,10 +290,8 @@ fn native_steps(pipeline: &Value) -> Vec<ScriptStep> {
     steps_of(plan, &emit(plan, Dialect::Duckdb).unwrap())
 }
 
-/// Pipelines that must run natively on every input (none may decline): geometry kernels, and
-/// DataFusion for the filter (NULLs in `value` and `label` included).
-const NATIVE_KERNELS: [&str; 7] = [
-    "filter",
+/// Pipelines that must run natively on every input (none may decline): geometry kernels.
+const NATIVE_KERNELS: [&str; 6] = [
     "join intersects",
     "count within",
     "count touches",

@@ -1,7 +1,6 @@
-//! One plan node computed by its native kernel (or, for relational steps, by DataFusion): the
-//! operator's inputs as layers in, its output as a layer out. The kernels are the ones the
-//! planner declares ([`NativeKernel`]), matched here one by one; data a kernel
-//! cannot take (lines where points are expected, say) is declined with
+//! One plan node computed by its native kernel: the operator's inputs as layers in, its output
+//! as a layer out. The kernels are the ones the planner declares ([`NativeKernel`]), matched
+//! here one by one; data a kernel cannot take (lines where points are expected, say) is declined with
 //! [`NativeError::Unsupported`] before any work, so the caller can run the node's SQL instead.
 
 use geomill_planner::plan::native::{NativeKernel, native_support};
@@ -11,7 +10,7 @@ use super::layer::{Layer, Wkb};
 use super::stage::NativeNode;
 use super::{
     NativeError, aggregate, classify, cleaning, density, diagrams, geometry_ops, joins, line_clean,
-    network, overlay, relational, scale, statistics, tessellation, wkb,
+    network, overlay, scale, statistics, tessellation, wkb,
 };
 
 /// The WKB type codes a kernel's input may hold.
@@ -117,8 +116,5 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
         NativeKernel::Network(n) => network::analyse(n, inputs),
         NativeKernel::Clean(c) => cleaning::clean(main()?, c),
         NativeKernel::LineClean(n) => line_clean::clean(main()?, n),
-        NativeKernel::Relational => {
-            relational::run(op, inputs, &node.input_schemas, node.output.as_ref())
-        }
     }
 }

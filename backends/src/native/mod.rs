@@ -30,7 +30,6 @@ pub mod network;
 pub mod overlay;
 pub mod polygons;
 pub mod random;
-pub mod relational;
 mod ring_bands;
 pub mod scale;
 mod shapes;

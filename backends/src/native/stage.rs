@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use geomill_planner::plan::operator::Operator;
 use geomill_planner::plan::{EngineKind, Plan};
-use geomill_planner::schema::Schema;
 use geomill_planner::sql::NativeStatement;
 
 use super::dispatch::run_node;
@@ -26,10 +25,6 @@ pub enum StageInput {
 pub struct NativeNode {
     pub op: Operator,
     pub inputs: Vec<StageInput>,
-    /// The planner's schemas of the inputs and of the output (relational steps are planned
-    /// by DataFusion from the same SELECT the SQL engines run).
-    pub input_schemas: Vec<Option<Schema>>,
-    pub output: Option<Schema>,
 }
 
 /// The nodes of one stage, in order; the last one's output is the stage's table.
@@ -51,11 +46,6 @@ impl NativeStage {
             if node.engine != Some(EngineKind::Native) {
                 return None;
             }
-            let input_schemas = plan
-                .inputs(index)
-                .into_iter()
-                .map(|input| plan.node(input).and_then(|n| n.schema.clone()))
-                .collect();
             let inputs = plan
                 .inputs(index)
                 .into_iter()
@@ -78,8 +68,6 @@ impl NativeStage {
             nodes.push(NativeNode {
                 op: node.op.clone(),
                 inputs,
-                input_schemas,
-                output: node.schema.clone(),
             });
         }
         Some(Self {

@@ -1,6 +1,7 @@
-//! What the native backend runs: for each operator, whether a geometry kernel or its
-//! relational engine (DataFusion) computes it, and which ([`NativeKernel`]). Engine assignment
-//! decides with [`native_support`] (hybrid mode keeps [`is_relational`] work in PostGIS);
+//! What the native backend runs: for each operator, whether a kernel computes it, and which
+//! ([`NativeKernel`]). Engine assignment decides with [`native_support`]; relational work
+//! ([`is_relational`]: filters, attribute fields, sorts, samples) has no kernel and runs on
+//! the SQL engine that holds the run's tables, where the native stages leave their results.
 //! `sql-preview` prints [`native_kernel`] for the steps that run natively.
 //!
 //! This is the one declaration of the native backend's reach: the backend's dispatcher
@@ -8,10 +9,6 @@
 //! kernel declared here and not implemented there does not compile. It lives with the plan
 //! algebra rather than behind a trait the backend implements because plans are made where no
 //! backend is linked (`geomill preview`, the planner's own tests).
-
-use std::ops::ControlFlow;
-
-use sqlparser::ast::{BinaryOperator, Expr, visit_expressions};
 
 use super::line_clean::LineCleanOp;
 use super::network::NetworkOp;
@@ -21,69 +18,11 @@ use super::operator::{
     ValueExpr,
 };
 use super::tessellate::TessellateOp;
-use crate::expr::SqlExpr;
-use crate::schema::{FieldType, GEOM};
+use crate::schema::FieldType;
 use crate::sql::Dialect;
 
-/// Functions DataFusion computes as DuckDB does (same names, arguments and results); an
-/// expression calling any other runs on DuckDB.
-const SAME_ON_DATAFUSION: &[&str] = &[
-    "abs",
-    "round",
-    "floor",
-    "ceil",
-    "sqrt",
-    "power",
-    "pow",
-    "ln",
-    "exp",
-    "coalesce",
-    "nullif",
-    "lower",
-    "upper",
-    "trim",
-    "ltrim",
-    "rtrim",
-    "substr",
-    "substring",
-    "concat",
-    "replace",
-    "left",
-    "right",
-    "starts_with",
-    "length",
-    "greatest",
-    "least",
-];
-
-/// Why DataFusion would not compute `expr` exactly as DuckDB does, if it would not.
-fn datafusion_differs(expr: &SqlExpr) -> Option<String> {
-    let mut problem = None;
-    let _ = visit_expressions(expr.ast(), |e| {
-        problem = match e {
-            // DuckDB divides integers as floats, DataFusion as integers.
-            Expr::BinaryOp {
-                op: BinaryOperator::Divide,
-                ..
-            } => Some("divides (DuckDB and DataFusion divide integers differently)".to_owned()),
-            Expr::Function(f) => {
-                let name = f.name.to_string().to_lowercase();
-                (!SAME_ON_DATAFUSION.contains(&name.as_str()))
-                    .then(|| format!("calls {name} (not computed alike by DataFusion)"))
-            }
-            _ => None,
-        };
-        if problem.is_some() {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
-        }
-    });
-    problem
-}
-
-/// Whether `op` is relational work (DataFusion's part of the native backend): attributes,
-/// rows and their order, never geometry.
+/// Whether `op` is relational work: attributes, rows and their order, never geometry. SQL
+/// engines run it where the data is (a native stage's result is a table of the run's engine).
 pub fn is_relational(op: &Operator) -> bool {
     match op {
         Operator::Filter { .. }
@@ -96,34 +35,6 @@ pub fn is_relational(op: &Operator) -> bool {
             .iter()
             .all(|(_, value, _)| !matches!(value, ValueExpr::Geo(_))),
         _ => false,
-    }
-}
-
-/// DataFusion's kernel when it computes the relational `op` as DuckDB does.
-fn relational_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
-    let decline = |what: String| Err(format!("{} {what}", op.name()));
-    let exprs: Vec<&SqlExpr> = match op {
-        Operator::Filter { predicate } => vec![predicate],
-        Operator::Map(map) => {
-            if map.drop.iter().any(|c| c == GEOM) || map.rename.iter().any(|(f, _)| f == GEOM) {
-                return decline(format!("dropping or renaming {GEOM}"));
-            }
-            map.set
-                .iter()
-                .filter_map(|(_, value, _)| match value {
-                    ValueExpr::Sql(expr) => Some(expr),
-                    _ => None,
-                })
-                .collect()
-        }
-        Operator::Aggregate(_) => {
-            return decline("without a geometry union (native layers carry a geometry)".into());
-        }
-        _ => Vec::new(),
-    };
-    match exprs.into_iter().find_map(datafusion_differs) {
-        Some(problem) => decline(format!("with an expression that {problem}")),
-        None => Ok(NativeKernel::Relational),
     }
 }
 
@@ -155,8 +66,6 @@ pub enum NativeKernel<'a> {
     Dissolve,
     /// Clip or erase by the second input.
     Overlay(&'a OverlayOp),
-    /// Relational work, planned and run by DataFusion from the operator's SELECT.
-    Relational,
     /// Class breaks of a field over every row, then each row's class.
     Classify(&'a ClassifyOp),
     /// A per-row value from a field's values over the whole layer.
@@ -204,6 +113,9 @@ pub fn missing_sql(op: &Operator, dialect: Dialect) -> Option<String> {
     }
 }
 
+/// Why relational work has no kernel.
+const RELATIONAL: &str = "(relational: runs on the SQL engine holding the run's tables)";
+
 /// The kernel that computes `op` natively; otherwise why none does, naming the operator.
 /// Data the kernels cannot take (a point kernel given polygons) is only known at run time:
 /// such a stage then runs as SQL, and the run says so.
@@ -250,7 +162,7 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
         Operator::Clean(c) => Ok(NativeKernel::Clean(c)),
         Operator::LineClean(n) if n.native_only() => Ok(NativeKernel::LineClean(n)),
         Operator::LineClean(_) => decline("(SQL: noding and deduplicating run on the SQL engine)"),
-        Operator::Map(_) if is_relational(op) => relational_support(op),
+        Operator::Map(_) if is_relational(op) => decline(RELATIONAL),
         Operator::Map(map) => {
             let all_native = !map.set.is_empty()
                 && map.drop.is_empty()
@@ -288,7 +200,7 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
                 decline("intersection (native: clip and erase)")
             }
         },
-        op if is_relational(op) => relational_support(op),
+        op if is_relational(op) => decline(RELATIONAL),
         _ => decline("(no native kernel)"),
     }
 }
@@ -324,10 +236,6 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
                 .collect();
             format!("per-feature geometry, rows in parallel: {}", kernels.join("; "))
         }
-        NativeKernel::Relational => format!(
-            "DataFusion over the Arrow batches: {} (the SQL below, planned and run by DataFusion)",
-            op.name()
-        ),
         NativeKernel::Dissolve => {
             "dissolve: rows sorted along x, one cascaded GEOS union per core, the partial unions unioned"
                 .to_owned()
@@ -426,19 +334,10 @@ mod tests {
             }],
             limit: None,
         };
-        assert_eq!(native_support(&sort), Ok(NativeKernel::Relational));
-        assert!(native_kernel(&sort).unwrap().contains("DataFusion"));
         assert!(is_relational(&sort));
-        let divide = Operator::Filter {
-            predicate: SqlExpr::parse("a / b > 1").unwrap(),
-        };
-        let declined = native_support(&divide).unwrap_err();
-        assert!(declined.contains("divides"), "{declined}");
-        let geometry = Operator::Filter {
-            predicate: SqlExpr::parse("ST_Area(geom) > 1").unwrap(),
-        };
-        let declined = native_support(&geometry).unwrap_err();
-        assert!(declined.contains("calls st_area"), "{declined}");
+        let declined = native_support(&sort).unwrap_err();
+        assert!(declined.contains("relational"), "{declined}");
+        assert!(native_kernel(&sort).is_none());
         let concat = Operator::Concat;
         assert_eq!(
             native_support(&concat),

@@ -18,7 +18,8 @@ pub fn cluster_dsn() -> String {
     })
 }
 
-/// A new database with PostGIS and pgRouting on the test cluster, named after `purpose`; answers its DSN.
+/// A new database with PostGIS and pgRouting on the test cluster, named after `purpose` (a copy
+/// of the cluster's `geomill_template`, scripts/with-postgis.sh); answers its DSN.
 pub async fn fresh_database(purpose: &str) -> String {
     let base = cluster_dsn();
     let name = format!(
@@ -28,19 +29,13 @@ pub async fn fresh_database(purpose: &str) -> String {
     );
     PostgisEngine::new(&base)
         .unwrap()
-        .execute(&format!("CREATE DATABASE \"{name}\""))
+        .execute(&format!(
+            "CREATE DATABASE \"{name}\" TEMPLATE geomill_template"
+        ))
         .await
         .unwrap();
     let (server, _) = base.rsplit_once('/').expect("a DSN ending in /database");
-    let dsn = format!("{server}/{name}");
-    let engine = PostgisEngine::new(&dsn).unwrap();
-    engine.execute("CREATE EXTENSION postgis").await.unwrap();
-    // pgRouting (scripts/setup.sh test installs it): the network analyses' SQL.
-    engine
-        .execute("CREATE EXTENSION pgrouting")
-        .await
-        .expect("pgRouting is installed (scripts/setup.sh test)");
-    dsn
+    format!("{server}/{name}")
 }
 
 /// A PostgreSQL cluster of the test's own (so the test may stop and start it), on a free port

@@ -1,7 +1,6 @@
-//! Great-circle distances as scikit-learn's `haversine` metric computes them for Prim's
-//! algorithm, and the core distances its ball tree reports for them.
+//! Great-circle distances as scikit-learn's compiled `haversine` metric computes them, for
+//! Prim's algorithm and for the core distances alike.
 
-use super::arcsin::numpy_arcsin;
 use super::core_distances::brute_core_distances;
 
 /// Points on the unit sphere as scikit-learn's haversine metric reads them: latitude and
@@ -40,15 +39,15 @@ impl Sphere {
         2.0 * self.haversine(i, j).sqrt().asin()
     }
 
-    /// Core distances as `NearestNeighbors(metric="haversine").kneighbors` reports them: the
-    /// `k`-th smallest haversine from each point (itself included, at 0), converted by NumPy,
-    /// `2·np.arcsin(np.sqrt(h))`.
+    /// Core distances: the `k`-th smallest haversine from each point (itself included, at 0),
+    /// converted as [`Sphere::distance`] converts it, so a core distance equals the pair
+    /// distance it comes from.
     pub(super) fn core_distances(&self, k: usize) -> Vec<f64> {
         let n = self.points.len();
         let haversines = brute_core_distances(n, &|i, j| self.haversine(i, j), k);
         haversines
             .into_iter()
-            .map(|h| 2.0 * numpy_arcsin(h.sqrt()))
+            .map(|h| 2.0 * h.sqrt().asin())
             .collect()
     }
 }
@@ -72,8 +71,7 @@ mod tests {
         let sphere = Sphere::new(&[[0.0, 0.0], [1.0, 0.0], [3.0, 0.0]]);
         assert_eq!(sphere.core_distances(1), vec![0.0; 3]);
         let core = sphere.core_distances(3);
-        let expected = 2.0 * numpy_arcsin(sphere.haversine(0, 2).sqrt());
-        assert_eq!(core[0], expected);
+        assert_eq!(core[0], sphere.distance(0, 2));
         assert!((core[0] - 3f64.to_radians()).abs() < 1e-15);
     }
 }

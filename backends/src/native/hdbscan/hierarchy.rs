@@ -1,7 +1,6 @@
 //! From the spanning tree to the labels: the single-linkage tree, the condensed tree, excess
 //! of mass selection and the labelling, as scikit-learn's `_linkage` and `_tree` modules.
 
-use super::argsort::numpy_argsort;
 use super::prim::Edge;
 
 /// A single-linkage merge: node `n + i` joins `left` and `right` at `distance`.
@@ -23,9 +22,13 @@ struct Row {
 
 /// Steps 3 to 8 of the parent module's documentation: from the spanning tree to the labels.
 pub(super) fn labels_from_mst(n: usize, mst: &[Edge], min_cluster_size: usize) -> Vec<i64> {
-    let weights: Vec<f64> = mst.iter().map(|e| e.weight).collect();
-    let order = numpy_argsort(&weights);
-    let ordered: Vec<Edge> = order.iter().filter_map(|&i| mst.get(i).copied()).collect();
+    let mut ordered = mst.to_vec();
+    // Stable: equal weights keep Prim's order (step 3); NaN sorts last, as NumPy sorts it.
+    ordered.sort_by(|a, b| {
+        a.weight
+            .partial_cmp(&b.weight)
+            .unwrap_or_else(|| a.weight.is_nan().cmp(&b.weight.is_nan()))
+    });
     let merges = single_linkage(n, &ordered);
     let rows = condense(n, &merges, min_cluster_size);
     let selected = excess_of_mass(n, &rows);

@@ -1,17 +1,16 @@
-//! HDBSCAN clustering whose labels equal scikit-learn's `sklearn.cluster.HDBSCAN` (1.9) with
-//! `metric="euclidean"` ([`hdbscan`], [`hdbscan_by`]) or `metric="haversine"`
+//! HDBSCAN clustering with scikit-learn's `sklearn.cluster.HDBSCAN` (1.9) algorithm and
+//! parameters — `metric="euclidean"` ([`hdbscan`], [`hdbscan_by`]) or `metric="haversine"`
 //! ([`hdbscan_haversine`]), `alpha=1.0`, `cluster_selection_epsilon=0.0`,
-//! `cluster_selection_method="eom"` and `allow_single_cluster=False`, numbered the same way.
+//! `cluster_selection_method="eom"` and `allow_single_cluster=False`, clusters numbered the same
+//! way — and tie rules that do not depend on the CPU.
 //!
-//! The steps are scikit-learn's, in its order and with its tie rules:
+//! The steps are scikit-learn's, in its order:
 //!
 //! 1. **Core distances**: the distance from each point to its `min_samples`-th nearest neighbour,
-//!    the point itself counting as the first (so `min_samples = 1` gives 0 everywhere). With
-//!    `haversine` scikit-learn's ball tree ranks neighbours by the haversine `h` of the angle
-//!    and converts the chosen one with NumPy, `2·np.arcsin(np.sqrt(h))`, whereas the pair
-//!    distances of step 2 use the C library's `asin`; on AVX-512 CPUs NumPy's arcsine is
-//!    Intel SVML's, which can differ from the C library's in the last bit, and `arcsin`
-//!    reproduces it (elsewhere NumPy calls the C library, and the two agree).
+//!    the point itself counting as the first (so `min_samples = 1` gives 0 everywhere), measured
+//!    by the same function as the pair distances of step 2 (for `haversine`, `2·asin(√h)` with
+//!    the C library's `asin`). scikit-learn converts its ball tree's haversines with NumPy's
+//!    `arcsin` instead, which on AVX-512 CPUs is Intel SVML's and can differ in the last bit.
 //! 2. **Minimum spanning tree** of the mutual reachability graph,
 //!    `max(core(a), core(b), d(a, b))`, by Prim's algorithm over the implicit complete graph
 //!    (`mst_from_data_matrix`): it starts at point 0; after each step every point outside the
@@ -19,19 +18,16 @@
 //!    (a later tree point only replaces it when strictly smaller); the next point is the one
 //!    with the smallest such reachability, the lowest index among equals. Each edge is
 //!    recorded as (tree point, new point, reachability), and its orientation matters below.
-//! 3. **Edge order**: the edges are ordered by `np.argsort` of their weights, which is *not* a
-//!    stable sort: on x86-64 CPUs with AVX-512 NumPy (2.x) sorts float64 indices with the
-//!    vectorised quicksort of x86-simd-sort (bitonic networks for at most 256 elements,
-//!    median-of-8 pivots, in-place compressing partitions, `std::sort` once the recursion
-//!    budget of `2·⌊log₂ n⌋` levels is spent, and no sorting at all when the weights already
-//!    ascend). Equal weights are common (a weight is often some point's core distance, and
-//!    grid-like data is full of equal distances), and their order decides the shape of the
-//!    single-linkage tree, which points leave a cluster at the very lambda the cluster is born
-//!    and so whether they are noise. `numpy_argsort` reproduces that order lane for lane
-//!    (the x86-simd-sort bundled with NumPy 2.4). On CPUs without AVX-512 NumPy sorts with
-//!    other code (AVX2 networks, or an introsort), so there scikit-learn's own labels can
-//!    differ from these where equal weights meet; apart from the arcsine of step 1, no other
-//!    step depends on the CPU.
+//! 3. **Edge order**: the edges by ascending weight, **equal weights in the order Prim's
+//!    algorithm added them** (a stable sort; NaN last). Equal weights are common (a weight is
+//!    often some point's core distance, and grid-like data is full of equal distances), and
+//!    their order decides the shape of the single-linkage tree, hence which points leave a
+//!    cluster at the very lambda the cluster is born. scikit-learn orders them with
+//!    `np.argsort`, which is not stable and whose tie order depends on the CPU (x86-simd-sort
+//!    on AVX-512, other networks on AVX2, an introsort elsewhere): where equal weights meet,
+//!    its labels change from one machine to the next, these do not. They equal scikit-learn's
+//!    pipeline with `np.argsort(kind="stable")` and the core distances of step 1, which is what
+//!    the tests compare them with.
 //! 4. **Single-linkage tree**: the ordered edges are merged with a union-find; merge `i`
 //!    creates node `n + i` with the two roots as left and right child, in the edge's
 //!    orientation.
@@ -60,19 +56,14 @@
 //! values still give labels, without a guarantee.
 //!
 //! The stages live in submodules: `core_distances` (step 1, with the k-d tree),
-//! `reachability` and `prim` (step 2), `hierarchy` (steps 4 to 8), `argsort` with `bitonic`
-//! and `std_sort` (step 3), and `haversine` with `arcsin` for scikit-learn's great-circle
-//! metric.
+//! `reachability` and `prim` (step 2), `hierarchy` (steps 3 to 8), and `haversine` for
+//! scikit-learn's great-circle metric.
 
-mod arcsin;
-mod argsort;
-mod bitonic;
 mod core_distances;
 mod haversine;
 mod hierarchy;
 mod prim;
 mod reachability;
-mod std_sort;
 
 use core_distances::{KdTree, brute_core_distances};
 use haversine::Sphere;
@@ -80,9 +71,9 @@ use hierarchy::labels_from_mst;
 use prim::prim_mst;
 use reachability::{ByDistance, Euclidean};
 
-/// The HDBSCAN label of each point (−1 noise), equal to scikit-learn's
-/// `HDBSCAN(min_cluster_size, min_samples, metric="euclidean").fit(points).labels_`,
-/// including the numbering of the clusters and the treatment of equal distances.
+/// The HDBSCAN label of each point (−1 noise): scikit-learn's
+/// `HDBSCAN(min_cluster_size, min_samples, metric="euclidean").fit(points).labels_`, including
+/// the numbering of the clusters, with the module documentation's tie rule for equal distances.
 ///
 /// Core distances come from a k-d tree (k nearest neighbours, the point itself included).
 /// The minimum spanning tree is Prim's algorithm over all pairs, `O(n²)` at worst, but each
@@ -105,10 +96,8 @@ pub fn hdbscan(points: &[[f64; 2]], min_cluster_size: usize, min_samples: usize)
 
 /// The same with any symmetric distance between points `i` and `j`; `distance(i, i)` is
 /// taken as 0 and never asked for. Core distances are the `min_samples`-th smallest values
-/// of `distance` itself, so the labels are scikit-learn's for a metric whose neighbour search
-/// reports the very distances the metric computes, as `euclidean` does. scikit-learn's
-/// `haversine` does not (its core distances pass through NumPy's arcsine): use
-/// [`hdbscan_haversine`] for longitude/latitude points.
+/// of `distance` itself (step 1 of the module documentation). For longitude/latitude points
+/// use [`hdbscan_haversine`], which measures scikit-learn's great-circle metric.
 ///
 /// Core distances are found by evaluating every pair (`O(n²)`, in parallel). Prim's
 /// algorithm evaluates `distance(tree point, outside point)` as scikit-learn does, skipping
@@ -129,17 +118,14 @@ pub fn hdbscan_by<D: Fn(usize, usize) -> f64 + Sync>(
     labels_from_mst(n, &mst, min_cluster_size)
 }
 
-/// The HDBSCAN label of each longitude/latitude point (degrees, longitude first), equal to
+/// The HDBSCAN label of each longitude/latitude point (degrees, longitude first):
 /// scikit-learn's `HDBSCAN(min_cluster_size, min_samples, metric="haversine").fit(X).labels_`
 /// with `X = np.radians(points[:, ::-1])` (latitude first, as that metric reads points).
 ///
-/// scikit-learn measures great-circle distances (radians of the unit sphere) two ways: Prim's
-/// algorithm calls the compiled metric, `2·asin(√h)` with the C library's `asin`, `h` being
-/// the haversine of the angle; the core distances come from a ball tree that ranks neighbours
-/// by `h` and converts the `min_samples`-th smallest with NumPy, `2·np.arcsin(np.sqrt(h))`.
-/// The two arcsines can differ in the last bit, which decides ties between a core distance
-/// and a pair distance, so both are reproduced (see the `haversine` and `arcsin` modules).
-/// Both steps evaluate every pair, `O(n²)`, in parallel.
+/// Distances are angles in radians of the unit sphere, `2·asin(√h)` with the C library's
+/// `asin`, `h` being the haversine of the angle, as scikit-learn's compiled metric computes
+/// them; the core distances are the same function of the `min_samples`-th smallest `h` (see
+/// step 1 of the module documentation). Both steps evaluate every pair, `O(n²)`, in parallel.
 pub fn hdbscan_haversine(
     points: &[[f64; 2]],
     min_cluster_size: usize,
@@ -236,8 +222,9 @@ mod tests {
     #[test]
     fn haversine_matches_scikit_learn() {
         // scikit-learn's labels for these longitude/latitude points with min_cluster_size = 3
-        // and min_samples = 4. Taking the core distances through the C library's asin instead
-        // of NumPy's arcsine moves point 20 into another cluster.
+        // and min_samples = 4, with NumPy on its baseline code path. On AVX-512 CPUs NumPy's
+        // arcsine (SVML) changes a core distance in the last bit there, which moves point 20
+        // into cluster 2.
         let points = [
             [-46.8, -59.1],
             [-49.5, -35.6],
@@ -264,7 +251,7 @@ mod tests {
             [-49.1, -58.2],
         ];
         let expected = [
-            1, -1, 0, 0, 0, 2, 2, 1, 2, 2, 0, 1, 0, 1, 0, 1, 1, 1, 1, 2, 2, 1, 1,
+            1, -1, 0, 0, 0, 2, 2, 1, 2, 2, 0, 1, 0, 1, 0, 1, 1, 1, 1, 2, 1, 1, 1,
         ];
         assert_eq!(hdbscan_haversine(&points, 3, 4), expected);
     }
