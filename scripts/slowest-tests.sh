@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The slowest tests of the last `make test`, from the test runner's own report (cargo-nextest's
-# JUnit file under the build cache): seconds and name, slowest first.
+# JUnit file, which it keeps under the checkout's target/nextest): seconds and name, slowest first.
 #   scripts/slowest-tests.sh [how many, default 20]
 set -euo pipefail
-report="${CARGO_TARGET_DIR:?CARGO_TARGET_DIR is not set}/nextest/default/junit.xml"
+report="$(cd "$(dirname "$0")/.." && pwd)/target/nextest/default/junit.xml"
 [ -f "$report" ] || { echo "no report at $report: run make test first" >&2; exit 2; }
 python3 - "$report" "${1:-20}" <<'PY'
 import sys, xml.etree.ElementTree as ET
