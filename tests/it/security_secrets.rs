@@ -106,6 +106,17 @@ async fn text(builder: reqwest::RequestBuilder) -> (StatusCode, String) {
     (response.status(), response.text().await.unwrap())
 }
 
+/// An editor's PUT of `trigger` as trigger `id`.
+async fn put_trigger(
+    client: &reqwest::Client,
+    server: &Server,
+    id: &str,
+    trigger: &Value,
+) -> (StatusCode, String) {
+    let path = format!("/triggers/{id}");
+    text(request(client, server, Method::PUT, &path, Caller::Editor).json(trigger)).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhook_secrets_are_never_shown_and_still_sign() {
     let (hook_port, mut hooks) = webhook_receiver().await;
@@ -188,33 +199,13 @@ async fn webhook_secrets_are_never_shown_and_still_sign() {
     // `table` is derived from dataset_id and layer; a body gives one or the other.
     edited.as_object_mut().unwrap().remove("table");
     edited["actions"][0]["config"]["message"] = json!("changed again");
-    let (status, body) = text(
-        request(
-            &client,
-            &server,
-            Method::PUT,
-            &format!("/triggers/{id}"),
-            Caller::Editor,
-        )
-        .json(&edited),
-    )
-    .await;
+    let (status, body) = put_trigger(&client, &server, &id, &edited).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     edited["actions"][0]["config"]
         .as_object_mut()
         .unwrap()
         .remove("secret");
-    let (status, body) = text(
-        request(
-            &client,
-            &server,
-            Method::PUT,
-            &format!("/triggers/{id}"),
-            Caller::Editor,
-        )
-        .json(&edited),
-    )
-    .await;
+    let (status, body) = put_trigger(&client, &server, &id, &edited).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     // A new trigger cannot claim a stored secret it does not have.
     let mut masked = trigger.clone();
