@@ -21,42 +21,68 @@ import json, sys
 import geopandas as gpd, numpy as np, pandas as pd, shapely
 problems = []
 cases = json.load(open(sys.argv[1]))
+
+def lines_of(g):
+    """Every line and ring of `g`, in order."""
+    return [l for p in shapely.get_parts(g) for l in
+            ([p.exterior, *p.interiors] if p.geom_type == "Polygon" else [p] if p.geom_type == "LineString" else [])]
+
+def pieces(g, capability):
+    """Shapely's pieces of one geometry, in order, as an array of geometries."""
+    if capability == "extract_vertices":
+        return shapely.points(shapely.get_coordinates(g))
+    if capability == "extract_segments":
+        segments = []
+        for line in lines_of(g):
+            c = shapely.get_coordinates(line, include_z=line.has_z)
+            segments.append(shapely.linestrings(np.stack([c[:-1], c[1:]], axis=1)))
+        return np.concatenate(segments) if segments else np.empty(0, dtype=object)
+    if capability == "extract_holes":
+        return np.array([shapely.Polygon(r) for p in shapely.get_parts(g) if p.geom_type == "Polygon"
+                         for r in p.interiors], dtype=object)
+    return shapely.get_parts(g)
+
+def in_order(keys, numbers, geometries):
+    """The rows sorted by key, then piece number (a feature without pieces counts as 0)."""
+    order = np.lexsort((np.where(numbers < 0, 0, numbers), keys))
+    return keys[order], numbers[order], geometries[order]
+
 for case in cases:
     ours = gpd.read_file(case["path"])
     source = gpd.read_file(case["source"])
     key, index = case["key"], case["index"]
-    expected = []
-    for _, row in source.iterrows():
-        g = row.geometry
-        if g is None or g.is_empty:
-            parts = []
-        elif case["capability"] == "extract_vertices":
-            parts = list(shapely.points(shapely.get_coordinates(g)))
-        elif case["capability"] == "extract_segments":
-            lines = [l for p in shapely.get_parts(g) for l in
-                     ([p.exterior, *p.interiors] if p.geom_type == "Polygon" else [p] if p.geom_type == "LineString" else [])]
-            parts = [shapely.LineString(c[i:i + 2]) for l in lines
-                     for c in [np.asarray(l.coords)] for i in range(len(c) - 1)]
-        elif case["capability"] == "extract_holes":
-            parts = [shapely.Polygon(r) for p in shapely.get_parts(g) if p.geom_type == "Polygon"
-                     for r in p.interiors]
+    # Shapely's rows: (key, piece number from 1, piece), or (key, none, none) for a feature
+    # without pieces; a missing number is -1 here.
+    keys, numbers, geometries = [], [], []
+    for k, g in zip(source[key].astype(str), source.geometry):
+        parts = pieces(g, case["capability"]) if g is not None and not g.is_empty else []
+        if len(parts):
+            keys.append(np.full(len(parts), k, dtype=object))
+            numbers.append(np.arange(1, len(parts) + 1))
+            geometries.append(np.asarray(parts, dtype=object))
         else:
-            parts = list(shapely.get_parts(g))
-        expected += [(str(row[key]), n + 1, p) for n, p in enumerate(parts)] or [(str(row[key]), None, None)]
+            keys.append(np.array([k], dtype=object))
+            numbers.append(np.array([-1]))
+            geometries.append(np.array([None], dtype=object))
+    expected = in_order(np.concatenate(keys).astype(str), np.concatenate(numbers),
+                        np.concatenate(geometries))
     # A column of NULL geometries only reads as NaN.
-    mine = [(str(r[key]), None if pd.isna(r[index]) else int(r[index]),
-             r.geometry if isinstance(r.geometry, shapely.Geometry) else None) for _, r in ours.iterrows()]
-    order = lambda t: (t[0], t[1] or 0)
-    expected.sort(key=order)
-    mine.sort(key=order)
-    if len(mine) != len(expected):
-        problems.append(f"{case['label']}: {len(mine)} rows, Shapely {len(expected)}")
+    found = ours[index]
+    mine = in_order(ours[key].astype(str).to_numpy().astype(str),
+                    np.where(found.isna(), -1, found.fillna(-1)).astype(np.int64),
+                    np.array([g if isinstance(g, shapely.Geometry) else None for g in ours.geometry],
+                             dtype=object))
+    if len(mine[0]) != len(expected[0]):
+        problems.append(f"{case['label']}: {len(mine[0])} rows, Shapely {len(expected[0])}")
         continue
-    bad = [i for i, (a, b) in enumerate(zip(mine, expected))
-           if a[0] != b[0] or a[1] != b[1] or (a[2] is None) != (b[2] is None)
-           or (a[2] is not None and not a[2].equals_exact(b[2], 1e-12))]
-    if bad:
-        problems.append(f"{case['label']}: {len(bad)} of {len(mine)} rows differ, first {mine[bad[0]]} vs {expected[bad[0]]}"[:300])
+    missing_mine, missing_expected = pd.isna(mine[2]), pd.isna(expected[2])
+    differ = ((mine[0] != expected[0]) | (mine[1] != expected[1]) | (missing_mine != missing_expected)
+              | (~missing_mine & ~missing_expected & ~shapely.equals_exact(mine[2], expected[2], tolerance=1e-12)))
+    bad = np.flatnonzero(differ)
+    if len(bad):
+        i = bad[0]
+        problems.append(f"{case['label']}: {len(bad)} of {len(mine[0])} rows differ, first "
+                        f"{[m[i] for m in mine]} vs {[e[i] for e in expected]}"[:300])
 print("\n".join(problems) or f"compared {len(cases)} cases")
 "##;
 

@@ -158,15 +158,20 @@ REFERENCE = {
 }
 
 def small_triangles(g, alpha):
-    """The textbook alpha shape: the union of the Delaunay triangles of circumradius < alpha."""
+    """The textbook alpha shape: the union of the Delaunay triangles of circumradius < alpha
+    (computed for every triangle at once; the triangles tile, so their union is a coverage
+    union, which gives the same polygons as `union_all` in a fraction of the time)."""
     if g.is_empty:
         return shapely.Polygon()
-    triangles = [t for t in shapely.get_parts(shapely.delaunay_triangles(g))]
-    def radius(t):
-        a, b, c = np.asarray(t.exterior.coords)[:3]
-        area = abs((c[0] - a[0]) * (b[1] - a[1]) - (b[0] - a[0]) * (c[1] - a[1])) / 2
-        return np.inf if area == 0 else (np.linalg.norm(a - b) * np.linalg.norm(b - c) * np.linalg.norm(c - a)) / (4 * area)
-    return shapely.union_all([t for t in triangles if radius(t) < alpha])
+    triangles = shapely.get_parts(shapely.delaunay_triangles(g))
+    corners = shapely.get_coordinates(shapely.get_exterior_ring(triangles)).reshape(-1, 4, 2)
+    a, b, c = corners[:, 0], corners[:, 1], corners[:, 2]
+    area = np.abs((c[:, 0] - a[:, 0]) * (b[:, 1] - a[:, 1]) - (b[:, 0] - a[:, 0]) * (c[:, 1] - a[:, 1])) / 2
+    sides = np.linalg.norm(a - b, axis=1) * np.linalg.norm(b - c, axis=1) * np.linalg.norm(c - a, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        radius = np.where(area == 0, np.inf, sides / (4 * area))
+    small = triangles[radius < alpha]
+    return shapely.coverage_union_all(small) if len(small) else shapely.union_all([])
 
 def alpha_properties(mine, theirs, g, p):
     """GEOS's alpha shape only takes off triangles of circumradius >= alpha from the border
@@ -241,13 +246,11 @@ def hull_of_vertices(mine, g):
 SAME = {"oriented_bbox": least_rectangle, "offset_curve": offset_points,
         "alpha_shape": alpha_properties}
 
-for case in cases:
-    label, p = case["label"], case["params"]
-    try:
-        ours = gpd.read_file(case["path"])
-    except Exception as error:
-        problems.append(f"{label}: the result does not read: {error}")
-        continue
+def source_and_reference(case):
+    """The source's rows (after the case's own preparation) and, per feature, the geometry the
+    capability reads and Shapely's answer; computed once per source, capability and parameters,
+    for both engines' results."""
+    p = case["params"]
     source = gpd.read_file(case["source"])
     if p.get("affine"):
         source = source.set_geometry(
@@ -256,20 +259,34 @@ for case in cases:
         # `singleparts_to_multipart` without fields: one MultiPoint of every point.
         points = [g for g in source.geometry if g is not None and not g.is_empty]
         source = gpd.GeoDataFrame(geometry=[shapely.MultiPoint(points)])
-    if len(ours) != len(source):
-        problems.append(f"{label}: {len(ours)} rows, the source has {len(source)}")
-        continue
     reference = REFERENCE[case["capability"]]
-    same_as = SAME.get(case["capability"], same)
-    bad = []
-    for i, (mine, g) in enumerate(zip(ours.geometry, source.geometry)):
+    pairs = []
+    for g in source.geometry:
         if g is not None and p.get("boundary"):
             g = shapely.boundary(g)
         if g is not None and p.get("open_lines"):
             g = substring(g, {"start": 0.1, "end": 0.6})
-        theirs = None if g is None else reference(g, p)
-        if not same_as(mine, theirs, g, p):
-            bad.append(i)
+        pairs.append((g, None if g is None else reference(g, p)))
+    return source, pairs
+
+references = {}
+for case in cases:
+    label, p = case["label"], case["params"]
+    try:
+        ours = gpd.read_file(case["path"])
+    except Exception as error:
+        problems.append(f"{label}: the result does not read: {error}")
+        continue
+    key = (case["source"], case["capability"], json.dumps(p, sort_keys=True))
+    if key not in references:
+        references[key] = source_and_reference(case)
+    source, pairs = references[key]
+    if len(ours) != len(source):
+        problems.append(f"{label}: {len(ours)} rows, the source has {len(source)}")
+        continue
+    same_as = SAME.get(case["capability"], same)
+    bad = [i for i, (mine, (g, theirs)) in enumerate(zip(ours.geometry, pairs))
+           if not same_as(mine, theirs, g, p)]
     if case["capability"] == "assign_projection" and ours.crs.to_epsg() != p["epsg"]:
         problems.append(f"{label}: declared {ours.crs}, not EPSG:{p['epsg']}")
     if case["capability"] == "add_z" and not all(g is None or g.is_empty or g.has_z for g in ours.geometry):

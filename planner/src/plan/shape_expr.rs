@@ -140,9 +140,12 @@ impl ShapeExpr {
             // the last bits (an open ring other readers refuse), so the first closes it.
             Self::MinBoundingCircle { segments } => {
                 // Of every vertex: PostGIS leaves out holes (outside the shell of an invalid
-                // polygon, say).
+                // polygon, say). The circle of the vertices is the circle of their convex hull's
+                // vertices, and PostGIS's search slows sharply with the count of points (minutes
+                // for a few hundred polygons of thousands of vertices, evaluated once per use
+                // below): the hull comes first, as in the native kernel.
                 let circle = format!(
-                    "ST_MinimumBoundingCircle(ST_Points({}), {segments})",
+                    "ST_MinimumBoundingCircle(ST_ConvexHull(ST_Points({})), {segments})",
                     flat(g)
                 );
                 let ring = format!("ST_ExteriorRing({circle})");
