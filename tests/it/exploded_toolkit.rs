@@ -67,9 +67,8 @@ for case in cases:
     expected = in_order(np.concatenate(keys).astype(str), np.concatenate(numbers),
                         np.concatenate(geometries))
     # A column of NULL geometries only reads as NaN.
-    found = ours[index]
-    mine = in_order(ours[key].astype(str).to_numpy().astype(str),
-                    np.where(found.isna(), -1, found.fillna(-1)).astype(np.int64),
+    mine = in_order(ours[key].astype(str).to_numpy(dtype=str),
+                    ours[index].fillna(-1).to_numpy(dtype=np.int64),
                     np.array([g if isinstance(g, shapely.Geometry) else None for g in ours.geometry],
                              dtype=object))
     if len(mine[0]) != len(expected[0]):
