@@ -1,10 +1,11 @@
 """Real-shaped inputs for the benchmarks and tests, generated from fixed seeds.
 
-`python benches/real_layers.py OUT_DIR [--points N] [--cell DEGREES]` writes:
+`python benches/real_layers.py OUT_DIR [--points N] [--cell DEGREES] [--segment DEGREES]` writes:
 
 - `regions.gpkg`, layer `regions`: the Natural Earth countries cut by a grid of CELL-degree cells
-  (about 3,000 pieces at the default 3.5; `--max-lat` keeps them within a latitude), every edge densified to 0.02 degrees and its
-  vertices moved by seeded noise, as digitised coastlines and borders are. The layer mixes
+  (about 3,000 pieces at the default 3.5; `--max-lat` keeps them within a latitude), every edge densified to
+  SEGMENT degrees (default 0.02: 868,602 vertices at 10-degree cells; the tests take 0.1, about a fifth)
+  and its vertices moved by seeded noise, as digitised coastlines and borders are. The layer mixes
   polygons and multipolygons (islands), has holes (lakes), a few invalid polygons (bow ties,
   holes touching or crossing their shell, as real files have), a few NULL and empty
   geometries, and NULLs in its attributes. Its geometry type is "Geometry" (unknown).
@@ -123,11 +124,11 @@ def tiles(pieces, seed=20261125):
     )
 
 
-def regions(pieces, seed=20261124):
+def regions(pieces, segment, seed=20261124):
     rng = np.random.default_rng(seed)
     geometries, names, pops, values = [], [], [], []
     for i, row in pieces.iterrows():
-        g = shapely.segmentize(row.geometry, 0.02)
+        g = shapely.segmentize(row.geometry, segment)
         parts = list(g.geoms) if isinstance(g, MultiPolygon) else [g]
         parts = [rough(p, rng, 0.01) for p in parts]
         if rng.random() < 0.08:
@@ -181,6 +182,8 @@ def main():
     parser.add_argument("out_dir")
     parser.add_argument("--points", type=int, default=1_000_000)
     parser.add_argument("--cell", type=float, default=3.5)
+    parser.add_argument("--segment", type=float, default=0.02,
+                        help="the longest edge of a region, in degrees, before the noise")
     parser.add_argument(
         "--max-lat",
         type=float,
@@ -190,7 +193,7 @@ def main():
     args = parser.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
     pieces = pieces_of_countries(args.cell, args.max_lat)
-    layer = regions(pieces)
+    layer = regions(pieces, args.segment)
     layer.to_file(os.path.join(args.out_dir, "regions.gpkg"), layer="regions", driver="GPKG",
                   engine="pyogrio", promote_to_multi=False, geometry_type="Unknown",
                   VERSION="1.2")

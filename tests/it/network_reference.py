@@ -115,15 +115,18 @@ def null(v):
     return v is None or (isinstance(v, float) and np.isnan(v))
 
 
-def reach(edges, dist):
-    """Each edge's least cost to travel it end to end, or None."""
-    out = []
-    for u, v, c, d, _, _ in edges:
-        options = []
-        if d >= 0 and u in dist: options.append(dist[u] + c)
-        if d <= 0 and v in dist: options.append(dist[v] + c)
-        out.append(min(options) if options else None)
-    return out
+def reach(gkey, edges, G, node):
+    """Each edge's least cost to travel it end to end from `node`, or None (cached per graph
+    and node; computed over arrays: the searches' costs at both ends plus the edge's)."""
+    if (gkey, node, "reach") not in searches:
+        dist = lengths_from(gkey, G, node)
+        u, v, d = (np.array([e[k] for e in edges], dtype=np.int64) for k in (0, 1, 3))
+        c = np.array([e[2] for e in edges], dtype=float)
+        at = np.full(G.number_of_nodes(), np.inf)
+        at[list(dist)] = list(dist.values())
+        best = np.minimum(np.where(d >= 0, at[u] + c, np.inf), np.where(d <= 0, at[v] + c, np.inf))
+        searches[(gkey, node, "reach")] = [None if np.isinf(b) else float(b) for b in best]
+    return searches[(gkey, node, "reach")]
 
 
 def keyed(ours, fields):
@@ -203,7 +206,7 @@ def isochrone(case, nodes, edges, G, gkey, ours, bad):
         if on[oi] is None:
             if len(mine): bad.append(f"origin {o} without a geometry reached {len(mine)}")
             continue
-        r = reach(edges, lengths_from(gkey, G, on[oi]))
+        r = reach(gkey, edges, G, on[oi])
         want = {i: (c, next(k for k, b in enumerate(bands) if c <= b) + 1)
                 for i, c in enumerate(r) if c is not None and c <= bands[-1]}
         if case["params"].get("output") == "polygons":
@@ -231,6 +234,60 @@ def isochrone(case, nodes, edges, G, gkey, ours, bad):
                 bad.append(f"origin {o} edge {at[:1]}: {g} vs {sorted(w)}")
 
 
+def allocation(case, nodes, edges, G, gkey):
+    """(each facility's reach, each line's least cost, each line's edges), once per graph and
+    facility layer: the same for every engine's answer."""
+    key = (gkey, json.dumps(case["facilities"], sort_keys=True), "allocation")
+    if key not in searches:
+        ids, geoms = reference_points(case["facilities"])
+        fn = place(nodes, geoms)
+        per = {}
+        for fi, f in enumerate(ids):
+            if fn[fi] is not None:
+                per.setdefault(f, reach(gkey, edges, G, fn[fi]))
+        best, parts_of = {}, defaultdict(list)
+        for i, e in enumerate(edges):
+            parts_of[e[4]].append(i)
+            costs = [c[i] for c in per.values() if c[i] is not None]
+            if costs:
+                best[e[4]] = min(best.get(e[4], float("inf")), min(costs))
+        searches[key] = (per, best, parts_of)
+    return searches[key]
+
+
+def connectivity(nodes, edges, gkey):
+    """(each line's (component number, its edge count), how many components), once per graph:
+    components numbered by edge count, most first, ties by their lowest node."""
+    if (gkey, "components") not in searches:
+        U = nx.Graph()
+        U.add_nodes_from(range(len(nodes)))
+        U.add_edges_from((e[0], e[1]) for e in edges)
+        component = {n: k for k, c in enumerate(nx.connected_components(U)) for n in c}
+        count, lowest = defaultdict(int), {}
+        for n, k in component.items():
+            lowest[k] = min(lowest.get(k, n), n)
+        for e in edges:
+            count[component[e[0]]] += 1
+        order = sorted(count, key=lambda k: (-count[k], lowest[k]))
+        number = {k: (i + 1, count[k]) for i, k in enumerate(order)}
+        want = {}
+        for e in edges:
+            want[e[4]] = min(want.get(e[4], number[component[e[0]]]), number[component[e[0]]])
+        searches[(gkey, "components")] = (want, len(order))
+    return searches[(gkey, "components")]
+
+
+def spanning_forest(edges, gkey):
+    """(the undirected graph, its minimum spanning forest's weight), once per graph."""
+    if (gkey, "forest") not in searches:
+        U = nx.Graph()
+        for u, v, c, _, _, _ in edges:
+            if u != v and (not U.has_edge(u, v) or U[u][v]["weight"] > c):
+                U.add_edge(u, v, weight=c)
+        searches[(gkey, "forest")] = (U, nx.minimum_spanning_tree(U).size(weight="weight"))
+    return searches[(gkey, "forest")]
+
+
 def per_line(case, nodes, edges, G, gkey, ours, bad):
     """The analyses answering per line: allocation, connectivity, spanning forest."""
     kind, lines = case["kind"], lines_of[json.dumps(case["lines"], sort_keys=True)][1]
@@ -238,18 +295,7 @@ def per_line(case, nodes, edges, G, gkey, ours, bad):
     if kind != "mst" and sorted(k for k, _ in rows) != sorted(k for k, _, _ in lines):
         bad.append(f"{len(rows)} rows for {len(lines)} lines, or other keys")
     if kind == "network_allocation":
-        ids, geoms = reference_points(case["facilities"])
-        fn = place(nodes, geoms)
-        per = {}
-        for fi, f in enumerate(ids):
-            if fn[fi] is not None:
-                per.setdefault(f, reach(edges, lengths_from(gkey, G, fn[fi])))
-        best, parts_of = {}, defaultdict(list)
-        for i, e in enumerate(edges):
-            parts_of[e[4]].append(i)
-            costs = [c[i] for c in per.values() if c[i] is not None]
-            if costs:
-                best[e[4]] = min(best.get(e[4], float("inf")), min(costs))
+        per, best, parts_of = allocation(case, nodes, edges, G, gkey)
         for key, r in rows:
             want = best.get(key)
             if null(r.cost) != (want is None) or (want is not None and not close(r.cost, want)):
@@ -257,32 +303,16 @@ def per_line(case, nodes, edges, G, gkey, ours, bad):
             elif want is not None and not any(per[plain(r.facility)][i] is not None and close(per[plain(r.facility)][i], want) for i in parts_of[key]):
                 bad.append(f"line {key}: facility {r.facility} does not reach it at {want}")
     elif kind == "connectivity_check":
-        U = nx.Graph()
-        U.add_nodes_from(range(len(nodes)))
-        U.add_edges_from((e[0], e[1]) for e in edges)
-        stats = []
-        for c in nx.connected_components(U):
-            count = sum(1 for e in edges if e[0] in c)
-            if count:
-                stats.append((-count, min(c), c))
-        stats.sort(key=lambda s: (s[0], s[1]))
-        component_of = {n: (k + 1, -neg) for k, (neg, _, c) in enumerate(stats) for n in c}
-        want = {}
-        for e in edges:
-            want[e[4]] = min(want.get(e[4], component_of[e[0]]), component_of[e[0]])
+        want, components = connectivity(nodes, edges, gkey)
         for key, r in rows:
             w = want.get(key)
             got = None if null(r.component) else (int(r.component), int(r.component_edges))
             if got != w or (w is not None and bool(r.isolated) != (w[0] != 1)):
                 bad.append(f"line {key}: {got} {r.isolated} vs {w}")
-        if len(stats) < 2:
-            bad.append(f"the reference found {len(stats)} components")
+        if components < 2:
+            bad.append(f"the reference found {components} components")
     elif kind == "mst":
-        U = nx.Graph()
-        for u, v, c, _, _, _ in edges:
-            if u != v and (not U.has_edge(u, v) or U[u][v]["weight"] > c):
-                U.add_edge(u, v, weight=c)
-        full = nx.minimum_spanning_tree(U).size(weight="weight")
+        U, full = spanning_forest(edges, gkey)
         kept = {k for k, _ in rows}
         K = nx.Graph()
         for u, v, c, _, key, _ in edges:

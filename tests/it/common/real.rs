@@ -25,10 +25,17 @@ pub fn run_python(script: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// The longest edge, in degrees, of the tests' generated regions before their noise (the
+/// benches' files take 0.02). Every kind of shape the benches' files have, with about a fifth
+/// of their vertices (183,276 rather than 868,602 at 10-degree cells), so a test that buffers,
+/// dissolves or validates them on four engines and in Shapely spends seconds per step; volume
+/// is measured by the benches (`make bench-real`).
+pub const SEGMENT_DEGREES: f64 = 0.1;
+
 /// Files of `benches/real_layers.py` in `dir`: `regions.gpkg` (Natural Earth countries cut by
-/// a grid of `cell` degrees: multipolygons, holes, invalid polygons, NULL and empty geometries;
-/// beside it `tiles.gpkg`, the same pieces sharing their borders)
-/// and, with `points` > 0, `points.parquet`.
+/// a grid of `cell` degrees, edges of at most [`SEGMENT_DEGREES`]: multipolygons, holes,
+/// invalid polygons, NULL and empty geometries; beside it `tiles.gpkg`, the same pieces sharing
+/// their borders) and, with `points` > 0, `points.parquet`.
 pub fn real_layers(dir: &Path, points: u32, cell: f64) -> (PathBuf, PathBuf) {
     let script = std::env::current_dir()
         .expect("working directory")
@@ -37,6 +44,7 @@ pub fn real_layers(dir: &Path, points: u32, cell: f64) -> (PathBuf, PathBuf) {
         .arg(&script)
         .arg(dir)
         .args(["--points", &points.to_string(), "--cell", &cell.to_string()])
+        .args(["--segment", &SEGMENT_DEGREES.to_string()])
         .output()
         .expect("python");
     assert!(
