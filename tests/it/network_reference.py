@@ -27,6 +27,32 @@ def coords2d(line):
     return [tuple(map(float, c)) for c in np.asarray(line.coords)[:, :2]]
 
 
+def coords_of(geometries):
+    """`coords2d` of each geometry of an array, computed at once (None stays None)."""
+    geometries = np.asarray(geometries, dtype=object)
+    xy, index = shapely.get_coordinates(geometries, return_index=True)
+    counts = np.bincount(index, minlength=len(geometries))
+    points = list(map(tuple, xy.tolist()))
+    out, start = [], 0
+    for g, n in zip(geometries, counts):
+        out.append(None if g is None else tuple(points[start:start + n]))
+        start += n
+    return out
+
+
+def path_ends(geometries):
+    """For each geometry of an array, the (first, last) coordinates of each of its parts."""
+    parts, owner = shapely.get_parts(np.asarray(geometries, dtype=object), return_index=True)
+    xy, index = shapely.get_coordinates(parts, return_index=True)
+    numbers = np.arange(len(parts))
+    first, last = np.searchsorted(index, numbers, "left"), np.searchsorted(index, numbers, "right") - 1
+    points = list(map(tuple, xy.tolist()))
+    ends = defaultdict(list)
+    for k, i in enumerate(owner):
+        ends[int(i)].append((points[first[k]], points[last[k]]) if first[k] <= last[k] else None)
+    return ends
+
+
 def reference_lines(spec):
     """(metres per CRS unit, [(key, [parts as coordinate lists], attributes)])."""
     if "streets" in spec:
@@ -115,24 +141,31 @@ def null(v):
     return v is None or (isinstance(v, float) and np.isnan(v))
 
 
+def edge_arrays(gkey, edges):
+    """The edges' from-node, to-node, direction (ints) and cost (floats), once per graph."""
+    if (gkey, "arrays") not in searches:
+        u, v, d = (np.array([e[k] for e in edges], dtype=np.int64) for k in (0, 1, 3))
+        searches[(gkey, "arrays")] = (u, v, d, np.array([e[2] for e in edges], dtype=float))
+    return searches[(gkey, "arrays")]
+
+
 def reach(gkey, edges, G, node):
-    """Each edge's least cost to travel it end to end from `node`, or None (cached per graph
-    and node; computed over arrays: the searches' costs at both ends plus the edge's)."""
+    """Each edge's least cost to travel it end to end from `node` (infinite where not reached):
+    the search's cost at the end it is entered from plus its own; kept per graph and node."""
     if (gkey, node, "reach") not in searches:
         dist = lengths_from(gkey, G, node)
-        u, v, d = (np.array([e[k] for e in edges], dtype=np.int64) for k in (0, 1, 3))
-        c = np.array([e[2] for e in edges], dtype=float)
+        u, v, d, c = edge_arrays(gkey, edges)
         at = np.full(G.number_of_nodes(), np.inf)
         at[list(dist)] = list(dist.values())
-        best = np.minimum(np.where(d >= 0, at[u] + c, np.inf), np.where(d <= 0, at[v] + c, np.inf))
-        searches[(gkey, node, "reach")] = [None if np.isinf(b) else float(b) for b in best]
+        searches[(gkey, node, "reach")] = np.minimum(
+            np.where(d >= 0, at[u] + c, np.inf), np.where(d <= 0, at[v] + c, np.inf))
     return searches[(gkey, node, "reach")]
 
 
 def keyed(ours, fields):
     """Our rows as (key, row) pairs, the key being the values of `fields`."""
-    keys = ours[fields].itertuples(index=False, name=None)
-    return [(tuple(plain(v) for v in k), r) for k, r in zip(keys, ours.itertuples(index=False))]
+    keys = zip(*(ours[f].tolist() for f in fields))
+    return list(zip(keys, ours.itertuples(index=False)))
 
 
 cases = json.load(open(sys.argv[1]))
@@ -165,11 +198,12 @@ def od_pairs(case, nodes, G, gkey, ours, bad):
     on, dn = place(nodes, geoms_o), place(nodes, geoms_d)
     if len(ours) != len(ids_o) * len(ids_d):
         bad.append(f"{len(ours)} rows for {len(ids_o)} x {len(ids_d)}")
-    mine = {(plain(r.origin), plain(r.destination)): r for r in ours.itertuples(index=False)}
+    mine = {(plain(r.origin), plain(r.destination)): (i, r) for i, r in enumerate(ours.itertuples(index=False))}
+    ends = path_ends(ours.geometry.values) if case["kind"] == "shortest_path" else {}
     for oi, o in enumerate(ids_o):
         lengths = lengths_from(gkey, G, on[oi]) if on[oi] is not None else {}
         for di, d in enumerate(ids_d):
-            r = mine.get((o, d))
+            i, r = mine.get((o, d), (None, None))
             if r is None:
                 bad.append(f"pair {o},{d} missing"); continue
             want = None if on[oi] is None or dn[di] is None else lengths.get(dn[di])
@@ -183,8 +217,8 @@ def od_pairs(case, nodes, G, gkey, ours, bad):
             if case["params"].get("cost_field") is None and not close(length, want):
                 bad.append(f"{o}->{d}: a path of {length} m at cost {want}"); continue
             at = tuple(nodes[on[oi]])
-            for line in r.geometry.geoms:
-                a, b = coords2d(line)[0], coords2d(line)[-1]
+            for line in ends[i]:
+                a, b = line if line is not None else (None, None)
                 if at == a: at = b
                 elif at == b: at = a
                 else:
@@ -197,34 +231,54 @@ def unit_of(case):
     return lines_of[json.dumps(case["lines"], sort_keys=True)][0]
 
 
+def bands_reached(gkey, edges, G, node, bands):
+    """{edge number: (least cost, band number from 1)} of the edges reached within the last
+    band from `node`, and each band's hull area (None where nothing is reached): once per
+    graph, node and bands."""
+    key = (gkey, node, tuple(bands), "bands")
+    if key not in searches:
+        r = reach(gkey, edges, G, node)
+        inside = np.nonzero(r <= bands[-1])[0]
+        band = np.searchsorted(np.asarray(bands, dtype=float), r[inside], "left") + 1
+        want = {int(i): (float(r[i]), int(b)) for i, b in zip(inside, band)}
+        hulls = []
+        for k in range(len(bands)):
+            lines = [shapely.LineString(edges[i][5]) for i, (c, b) in want.items() if b <= k + 1]
+            hulls.append(shapely.MultiLineString(lines).convex_hull.area if lines else None)
+        searches[key] = (want, hulls)
+    return searches[key]
+
+
 def isochrone(case, nodes, edges, G, gkey, ours, bad):
     ids, geoms = reference_points(case["origins"])
     on = place(nodes, geoms)
     bands = case["params"]["bands"]
+    polygons = case["params"].get("output") == "polygons"
+    rows_of = defaultdict(list)
+    for i, v in enumerate(ours.origin.tolist()):
+        rows_of[v].append(i)
+    costs, band_of, shapes = ours.cost.to_numpy(), ours.band.to_numpy(), ours.geometry.values
+    coords = None if polygons else coords_of(shapes)
     for oi, o in enumerate(ids):
-        mine = ours[ours.origin.map(plain) == o]
+        mine = rows_of.get(o, [])
         if on[oi] is None:
             if len(mine): bad.append(f"origin {o} without a geometry reached {len(mine)}")
             continue
-        r = reach(gkey, edges, G, on[oi])
-        want = {i: (c, next(k for k, b in enumerate(bands) if c <= b) + 1)
-                for i, c in enumerate(r) if c is not None and c <= bands[-1]}
-        if case["params"].get("output") == "polygons":
+        want, hulls = bands_reached(gkey, edges, G, on[oi], bands)
+        if polygons:
             for k in range(len(bands)):
-                inside = [shapely.LineString(edges[i][5]) for i, (c, band) in want.items() if band <= k + 1]
-                row = mine[mine.band == k + 1]
-                if not inside:
+                row = [i for i in mine if band_of[i] == k + 1]
+                if hulls[k] is None:
                     if len(row): bad.append(f"origin {o} band {k+1}: a polygon where nothing is reached")
                     continue
-                hull = shapely.MultiLineString(inside).convex_hull
-                if len(row) != 1 or not close(row.geometry.iloc[0].area, hull.area):
-                    bad.append(f"origin {o} band {k+1}: {list(row.geometry.area)} vs {hull.area}")
+                if len(row) != 1 or not close(shapes[row[0]].area, hulls[k]):
+                    bad.append(f"origin {o} band {k+1}: {[shapes[i].area for i in row]} vs {hulls[k]}")
             continue
         wanted, got = defaultdict(list), defaultdict(list)
         for i, (c, band) in want.items():
             wanted[edges[i][5]].append((c, band))
-        for row in mine.itertuples(index=False):
-            got[tuple(coords2d(row.geometry))].append((row.cost, int(row.band)))
+        for i in mine:
+            got[coords[i]].append((costs[i], int(band_of[i])))
         if set(got) != set(wanted):
             bad.append(f"origin {o}: {len(got)} edges vs {len(wanted)}")
             continue
@@ -245,12 +299,12 @@ def allocation(case, nodes, edges, G, gkey):
         for fi, f in enumerate(ids):
             if fn[fi] is not None:
                 per.setdefault(f, reach(gkey, edges, G, fn[fi]))
+        cheapest = np.min(np.vstack(list(per.values())), axis=0) if per else np.full(len(edges), np.inf)
         best, parts_of = {}, defaultdict(list)
         for i, e in enumerate(edges):
             parts_of[e[4]].append(i)
-            costs = [c[i] for c in per.values() if c[i] is not None]
-            if costs:
-                best[e[4]] = min(best.get(e[4], float("inf")), min(costs))
+            if np.isfinite(cheapest[i]):
+                best[e[4]] = min(best.get(e[4], float("inf")), float(cheapest[i]))
         searches[key] = (per, best, parts_of)
     return searches[key]
 
@@ -300,7 +354,7 @@ def per_line(case, nodes, edges, G, gkey, ours, bad):
             want = best.get(key)
             if null(r.cost) != (want is None) or (want is not None and not close(r.cost, want)):
                 bad.append(f"line {key}: cost {r.cost} vs {want}")
-            elif want is not None and not any(per[plain(r.facility)][i] is not None and close(per[plain(r.facility)][i], want) for i in parts_of[key]):
+            elif want is not None and not any(np.isfinite(per[plain(r.facility)][i]) and close(float(per[plain(r.facility)][i]), want) for i in parts_of[key]):
                 bad.append(f"line {key}: facility {r.facility} does not reach it at {want}")
     elif kind == "connectivity_check":
         want, components = connectivity(nodes, edges, gkey)
