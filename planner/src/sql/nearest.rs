@@ -95,11 +95,8 @@ pub(super) fn nearest_sql(
     // the same whichever of equally near features wins, and the md5 of a large polygon's WKB
     // per candidate was half of a PostGIS run (1,825 points among the NYC boroughs: 31 s with
     // it, 17 s without; the rest is ST_Distance to polygons of thousands of vertices).
-    let tie = if columns.is_empty() && line.is_empty() {
-        String::new()
-    } else {
-        format!(", md5({})", dialect.wkb_hex(&r))
-    };
+    let tie =
+        (!columns.is_empty() || !line.is_empty()).then(|| format!("md5({})", dialect.wkb_hex(&r)));
     let fraction = n.locate_field.as_ref().map(|field| {
         format!(
             ", {} AS {}",
@@ -110,6 +107,7 @@ pub(super) fn nearest_sql(
     let (from, other_from) = (main.from, other.from);
     match dialect {
         Dialect::Duckdb => {
+            let tie = tie.map(|tie| format!(", {tie}")).unwrap_or_default();
             let search = format!(
                 "SELECT ST_Distance({t}, {r}) AS {distance}{line}{columns} FROM {other_from} AS r WHERE {filter} ORDER BY {distance}{tie} LIMIT 1"
             );
@@ -134,10 +132,9 @@ pub(super) fn nearest_sql(
                 .map(|output| format!(", c.{}", ident(output)))
                 .collect();
             let fraction = fraction.unwrap_or_default();
-            let (tie, tie_order) = if tie.is_empty() {
-                (String::new(), String::new())
-            } else {
-                (format!("{tie} AS \"__tie\""), ", c.\"__tie\"".to_owned())
+            let (tie, tie_order) = match tie {
+                Some(tie) => (format!(", {tie} AS \"__tie\""), ", c.\"__tie\""),
+                None => (String::new(), ""),
             };
             Ok(format!(
                 "SELECT t.*, n.* FROM {from} AS t LEFT JOIN LATERAL (SELECT c.{distance}{outputs}{fraction} FROM (SELECT ST_Distance({t}, {r}) AS {distance}{line}{columns}{tie} FROM {other_from} AS r WHERE {filter} ORDER BY {r} <-> {t} LIMIT {KNN_CANDIDATES}) AS c WHERE c.{distance} IS NOT NULL ORDER BY c.{distance}{tie_order} LIMIT 1) AS n ON true"
