@@ -23,12 +23,9 @@ def plain(v):
     return v.item() if hasattr(v, "item") else v
 
 
-def coords2d(line):
-    return [tuple(map(float, c)) for c in np.asarray(line.coords)[:, :2]]
-
-
 def coords_of(geometries):
-    """`coords2d` of each geometry of an array, computed at once (None stays None)."""
+    """Each geometry's (x, y) coordinates as a tuple of tuples, for a whole array at once (None
+    stays None)."""
     geometries = np.asarray(geometries, dtype=object)
     xy, index = shapely.get_coordinates(geometries, return_index=True)
     counts = np.bincount(index, minlength=len(geometries))
@@ -61,7 +58,7 @@ def reference_lines(spec):
         for _, r in frame.iterrows():
             g = r.geometry
             parts = [] if g is None or g.is_empty else list(getattr(g, "geoms", [g]))
-            out.append(((plain(r[spec["key"][0]]),), [coords2d(p) for p in parts], r))
+            out.append(((plain(r[spec["key"][0]]),), coords_of(parts), r))
     else:
         frame = gpd.read_file(spec["rings"])
         out = []
@@ -70,7 +67,7 @@ def reference_lines(spec):
             polygons = [] if r.geometry is None else getattr(r.geometry, "geoms", [r.geometry])
             for polygon in polygons:
                 for ring in [polygon.exterior, *polygon.interiors]:
-                    c = coords2d(ring)
+                    c = coords_of([ring])[0]
                     for a, b in zip(c, c[1:]):
                         k += 1
                         out.append(((plain(r[spec["name"]]), k), [[a, b]], r))
