@@ -14,6 +14,8 @@ export LD_LIBRARY_PATH := $(DUCKDB_LIB_DIR)$(if $(LD_LIBRARY_PATH),:$(LD_LIBRARY
 export GEOMILL_MAPLIBRE_DIR ?= $(GEOMILL_DEPS_DIR)/maplibre-gl-5.7.0
 # The tests' Python (GeoPandas, to read GeoParquet independently).
 export GEOMILL_PYTHON ?= $(GEOMILL_DEPS_DIR)/python/bin/python
+# Reference answers the tests' Python computed, kept for the next run (tests/it/reference_cache.py).
+export GEOMILL_REFERENCE_CACHE ?= $(GEOMILL_CACHE)/references
 CARGO_FLAGS := --release --locked
 # make test builds with the `suite` profile (Cargo.toml): the tests need no full optimisation.
 SUITE_FLAGS := --profile suite --locked

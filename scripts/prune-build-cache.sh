@@ -2,6 +2,7 @@
 # Keeps the build cache outside the checkout from growing without end: every rebuild of a test
 # or bench binary leaves the previous one (hundreds of MB each) beside it in <profile>/deps.
 # Removes, for each such executable, all but the newest; cargo rebuilds anything it misses.
+# Also drops the tests' reference answers that no run has read for a month.
 set -euo pipefail
 for profile in release suite; do
   deps="${CARGO_TARGET_DIR:?CARGO_TARGET_DIR is not set}/$profile/deps"
@@ -13,3 +14,7 @@ for profile in release suite; do
     awk -v dir="$deps" '{ name = $2; sub(/-[0-9a-f]+$/, "", name); if (seen[name]++) print dir "/" $2 }' |
     xargs -r rm -f
 done
+# Reference answers of the tests (tests/it/reference_cache.py) no run has read for 30 days.
+if [ -n "${GEOMILL_REFERENCE_CACHE:-}" ] && [ -d "$GEOMILL_REFERENCE_CACHE" ]; then
+  find "$GEOMILL_REFERENCE_CACHE" -type f -name '*.pickle' -mtime +30 -delete
+fi

@@ -3,7 +3,8 @@
 argv[1] is a manifest, a list of cases: `kind` (kmeans, dbscan or hdbscan), `engine`, `path`
 (our result file, whose `cluster` column is compared) and the capability's parameters (`init`,
 `eps`, `unit`, `min_samples`, `min_cluster_size`, `metric`). Prints one line per problem, or
-how many cases were compared.
+how many cases were compared. scikit-learn's labels are computed once per set of points and
+parameters (`reference_cache`).
 
 HDBSCAN is scikit-learn's own pipeline (`_hdbscan_prims`, `tree_to_labels`) with the tie rules
 geomill documents (backends/src/native/hdbscan/mod.rs), which give the same labels on every CPU:
@@ -21,6 +22,8 @@ from sklearn.cluster._hdbscan._linkage import make_single_linkage, mst_from_data
 from sklearn.cluster._hdbscan._tree import tree_to_labels
 from sklearn.metrics import DistanceMetric
 from sklearn.neighbors import NearestNeighbors
+
+from reference_cache import remembered
 
 warnings.filterwarnings("ignore")
 R = 6371008.8
@@ -44,6 +47,30 @@ def hdbscan_labels(X, metric, min_cluster_size, min_samples=None):
     return labels
 
 
+def labels_of(xy, case):
+    """scikit-learn's labels of the points `xy` (longitude and latitude, or planar) for a case."""
+    if case["kind"] == "kmeans":
+        init = np.array(case["init"], dtype="float64")
+        return KMeans(n_clusters=len(init), init=init, n_init=1, algorithm="lloyd",
+                      max_iter=300, tol=0).fit(xy).labels_
+    if case["kind"] == "hdbscan":
+        # Longitude/latitude points are measured on the sphere (scikit-learn's haversine reads
+        # radians, latitude first) unless the case says planar.
+        planar = case.get("metric") == "euclidean"
+        return hdbscan_labels(xy if planar else np.radians(xy[:, ::-1]),
+                              "euclidean" if planar else "haversine",
+                              case["min_cluster_size"], case.get("min_samples"))
+    if case.get("unit") == "meters":
+        radians = np.radians(xy[:, ::-1])
+        return DBSCAN(eps=case["eps"] / R, min_samples=case["min_samples"],
+                      metric="haversine").fit(radians).labels_
+    dx = xy[:, 0][:, None] - xy[:, 0][None, :]
+    dy = xy[:, 1][:, None] - xy[:, 1][None, :]
+    distances = np.sqrt(dx * dx + dy * dy)
+    return DBSCAN(eps=case["eps"], min_samples=case["min_samples"],
+                  metric="precomputed").fit(distances).labels_
+
+
 problems = []
 cases = json.load(open(sys.argv[1]))
 for case in cases:
@@ -51,27 +78,9 @@ for case in cases:
     xy = np.column_stack([frame.geometry.x.to_numpy(), frame.geometry.y.to_numpy()])
     ours = frame["cluster"].to_numpy()
     label = f'{case["engine"]} {case["kind"]}'
-    if case["kind"] == "kmeans":
-        init = np.array(case["init"], dtype="float64")
-        theirs = KMeans(n_clusters=len(init), init=init, n_init=1, algorithm="lloyd",
-                        max_iter=300, tol=0).fit(xy).labels_
-    elif case["kind"] == "hdbscan":
-        # Longitude/latitude points are measured on the sphere (scikit-learn's haversine reads
-        # radians, latitude first) unless the case says planar.
-        planar = case.get("metric") == "euclidean"
-        theirs = hdbscan_labels(xy if planar else np.radians(xy[:, ::-1]),
-                                "euclidean" if planar else "haversine",
-                                case["min_cluster_size"], case.get("min_samples"))
-    elif case.get("unit") == "meters":
-        radians = np.radians(xy[:, ::-1])
-        theirs = DBSCAN(eps=case["eps"] / R, min_samples=case["min_samples"],
-                        metric="haversine").fit(radians).labels_
-    else:
-        dx = xy[:, 0][:, None] - xy[:, 0][None, :]
-        dy = xy[:, 1][:, None] - xy[:, 1][None, :]
-        distances = np.sqrt(dx * dx + dy * dy)
-        theirs = DBSCAN(eps=case["eps"], min_samples=case["min_samples"],
-                        metric="precomputed").fit(distances).labels_
+    parameters = {k: case.get(k) for k in ("kind", "init", "eps", "unit", "min_samples",
+                                            "min_cluster_size", "metric")}
+    theirs = remembered("labels", lambda: labels_of(xy, case), xy, parameters)
     if not np.array_equal(ours, theirs):
         bad = int(np.sum(ours != theirs))
         problems.append(f"{label} {case.get('min_cluster_size', '')}: {bad} of {len(ours)} "

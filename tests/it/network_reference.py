@@ -9,11 +9,14 @@ matched to it by the key field) or {"rings": file, "name": field, "key": [name, 
 (each segment of each polygon ring is a line, numbered from 1 per feature as `extract_segments`
 numbers them). A point layer is {"path": file, "id": field} or {"centroids": file, "id": field}
 (the centroid of each feature, computed here). Prints one line per problem, or how many cases
-were compared.
+were compared. Each graph and each search from a node is computed once per input
+(`reference_cache`): a run after a change in geomill reads networkx's answers back.
 """
 import json, sys, warnings
 from collections import defaultdict
 import geopandas as gpd, networkx as nx, numpy as np, shapely
+
+from reference_cache import key_of, remembered, with_file_contents
 
 warnings.filterwarnings("ignore")
 
@@ -150,10 +153,8 @@ def reach(gkey, edges, G, node):
     """Each edge's least cost to travel it end to end from `node` (infinite where not reached):
     the search's cost at the end it is entered from plus its own; kept per graph and node."""
     if (gkey, node, "reach") not in searches:
-        dist = lengths_from(gkey, G, node)
+        at = distances_from(gkey, G, node)
         u, v, d, c = edge_arrays(gkey, edges)
-        at = np.full(G.number_of_nodes(), np.inf)
-        at[list(dist)] = list(dist.values())
         searches[(gkey, node, "reach")] = np.minimum(
             np.where(d >= 0, at[u] + c, np.inf), np.where(d <= 0, at[v] + c, np.inf))
     return searches[(gkey, node, "reach")]
@@ -171,21 +172,31 @@ problems = []
 
 
 def graph_for(spec, params):
-    """(cache key, nodes, edges, DiGraph) of the lines of `spec` weighted as `params` says."""
+    """(key, nodes, edges, DiGraph) of the lines of `spec` weighted as `params` says; the key
+    names the graph by the files' contents and the weighting."""
     source = json.dumps(spec, sort_keys=True)
-    if source not in lines_of:
-        lines_of[source] = reference_lines(spec)
-    unit, lines = lines_of[source]
-    key = (source, params.get("cost_field"), params.get("directed", False), params.get("oneway_field"))
+    weighting = [params.get("cost_field"), params.get("directed", False), params.get("oneway_field")]
+    key = key_of("graph", with_file_contents(spec), weighting)
     if key not in graphs:
-        graphs[key] = (key, *graph_of(lines, unit, params))
-    return graphs[key]
+        def build():
+            unit, lines = reference_lines(spec)
+            return (unit, [k for k, _, _ in lines], *graph_of(lines, unit, params))
+        graphs[key] = remembered("graph", build, key)
+    unit, keys, nodes, edges, G = graphs[key]
+    lines_of[source] = (unit, keys)
+    return key, nodes, edges, G
 
 
-def lengths_from(gkey, G, node):
-    """networkx's least costs from `node` (cached per graph)."""
+def distances_from(gkey, G, node):
+    """networkx's least cost from `node` to each node (infinite where not reached), once per
+    graph and node."""
     if (gkey, node) not in searches:
-        searches[(gkey, node)] = nx.single_source_dijkstra_path_length(G, node)
+        def search():
+            at = np.full(G.number_of_nodes(), np.inf)
+            dist = nx.single_source_dijkstra_path_length(G, node)
+            at[list(dist)] = list(dist.values())
+            return at
+        searches[(gkey, node)] = remembered("distances", search, gkey, node)
     return searches[(gkey, node)]
 
 
@@ -198,12 +209,13 @@ def od_pairs(case, nodes, G, gkey, ours, bad):
     mine = {(plain(r.origin), plain(r.destination)): (i, r) for i, r in enumerate(ours.itertuples(index=False))}
     ends = path_ends(ours.geometry.values) if case["kind"] == "shortest_path" else {}
     for oi, o in enumerate(ids_o):
-        lengths = lengths_from(gkey, G, on[oi]) if on[oi] is not None else {}
+        distances = distances_from(gkey, G, on[oi]) if on[oi] is not None else None
         for di, d in enumerate(ids_d):
             i, r = mine.get((o, d), (None, None))
             if r is None:
                 bad.append(f"pair {o},{d} missing"); continue
-            want = None if on[oi] is None or dn[di] is None else lengths.get(dn[di])
+            reached = distances is not None and dn[di] is not None and np.isfinite(distances[dn[di]])
+            want = float(distances[dn[di]]) if reached else None
             if null(r.cost) != (want is None) or (want is not None and not close(r.cost, want)):
                 bad.append(f"{o}->{d}: {r.cost} vs {want}")
             if case["kind"] != "shortest_path" or want is None or want == 0:
@@ -234,15 +246,17 @@ def bands_reached(gkey, edges, G, node, bands):
     graph, node and bands."""
     key = (gkey, node, tuple(bands), "bands")
     if key not in searches:
-        r = reach(gkey, edges, G, node)
-        inside = np.nonzero(r <= bands[-1])[0]
-        band = np.searchsorted(np.asarray(bands, dtype=float), r[inside], "left") + 1
-        want = {int(i): (float(r[i]), int(b)) for i, b in zip(inside, band)}
-        hulls = []
-        for k in range(len(bands)):
-            lines = [shapely.LineString(edges[i][5]) for i, (c, b) in want.items() if b <= k + 1]
-            hulls.append(shapely.MultiLineString(lines).convex_hull.area if lines else None)
-        searches[key] = (want, hulls)
+        def search():
+            r = reach(gkey, edges, G, node)
+            inside = np.nonzero(r <= bands[-1])[0]
+            band = np.searchsorted(np.asarray(bands, dtype=float), r[inside], "left") + 1
+            want = {int(i): (float(r[i]), int(b)) for i, b in zip(inside, band)}
+            hulls = []
+            for k in range(len(bands)):
+                lines = [shapely.LineString(edges[i][5]) for i, (c, b) in want.items() if b <= k + 1]
+                hulls.append(shapely.MultiLineString(lines).convex_hull.area if lines else None)
+            return want, hulls
+        searches[key] = remembered("bands", search, gkey, node, bands)
     return searches[key]
 
 
@@ -343,7 +357,7 @@ def per_line(case, nodes, edges, G, gkey, ours, bad):
     """The analyses answering per line: allocation, connectivity, spanning forest."""
     kind, lines = case["kind"], lines_of[json.dumps(case["lines"], sort_keys=True)][1]
     rows = keyed(ours, case["lines"]["key"])
-    if kind != "mst" and sorted(k for k, _ in rows) != sorted(k for k, _, _ in lines):
+    if kind != "mst" and sorted(k for k, _ in rows) != sorted(lines):
         bad.append(f"{len(rows)} rows for {len(lines)} lines, or other keys")
     if kind == "network_allocation":
         per, best, parts_of = allocation(case, nodes, edges, G, gkey)

@@ -16,6 +16,7 @@ pub const COMPARE: &str = r##"
 import io, json, sys, warnings
 import geopandas as gpd, numpy as np
 import libpysal, esda
+from reference_cache import remembered
 warnings.filterwarnings("ignore")
 report, sys.stdout = sys.stdout, io.StringIO()  # libpysal prints a line per island
 R_KM = 6371.0088
@@ -64,6 +65,45 @@ def close(label, name, ours, theirs, rtol=1e-9):
         problems.append(f"{label}: {name} differs at {(~good).sum()} features, first "
                         f"{at}: {ours[at]!r} vs PySAL {theirs[at]!r}")
 
+def weights_table(source, p, geographic):
+    """PySAL's weights of `source` as {(focal, neighbour): weight}, and its islands."""
+    w = weights(source, p, geographic)
+    if p.get("transform") == "row":
+        w.transform = "r"
+    pairs = {(i, j): v for i in w.neighbors for j, v in zip(w.neighbors[i], w.weights[i])}
+    return pairs, sorted(w.islands)
+
+def pysal_answers(capability, part, y, p, geographic, local_only):
+    """Everything a case compares, from PySAL: plain numbers and arrays, kept by
+    `reference_cache` (computed once per input)."""
+    w = weights(part, p, geographic)
+    if capability == "spatial_weights":
+        return {"counts": [w.cardinalities[i] for i in range(len(part))]}
+    perms = p.get("permutations", 999)
+    if capability == "morans_i":
+        g = esda.Moran(y, w, permutations=perms)
+        answer = {"global": {"global_i": g.I, "global_expected": g.EI,
+                             "global_variance": g.VI_norm, "global_z": g.z_norm,
+                             "global_p_norm": g.p_norm},
+                  "global_p_sim": g.p_sim if perms else None}
+        w = weights(part, p, geographic)
+        local, perms = local_statistic(esda.Moran_Local, y, w, perms)
+        answer.update({"local I": local.Is, "quadrants": list(local.q),
+                       "local p_sim": local.p_sim if perms else None,
+                       "islands": sorted(w.islands)})
+        return answer
+    star = p.get("star", True)
+    answer = {}
+    if not local_only:  # esda's global G builds an n × n matrix
+        g = esda.G(y, w, permutations=perms)
+        answer["global"] = {"global_g": g.G, "global_expected": g.EG, "global_variance": g.VG,
+                            "global_z": g.z_norm, "global_p_norm": g.p_norm}
+    # esda's G turns the weights binary in place: the local statistic gets fresh ones.
+    w = weights(part, p, geographic)
+    local, _ = local_statistic(esda.G_Local, y, w, perms, star=star)
+    answer.update({"local G": local.Gs, "local z": local.Zs, "local p_norm": local.p_norm})
+    return answer
+
 cases = json.load(open(sys.argv[1]))
 for case in cases:
     label = case["label"]
@@ -72,76 +112,66 @@ for case in cases:
     geographic = case["geographic"]
     if case["capability"] == "spatial_weights" and p.get("as") == "table":
         source = gpd.read_file(case["source"])
-        w = weights(source, p, geographic)
-        if p.get("transform") == "row":
-            w.transform = "r"
+        theirs, their_islands = remembered("weights table",
+                                           lambda: weights_table(source, p, geographic),
+                                           source.geometry, p, geographic)
         ours = {}
         for f, n, v in zip(frame["focal"], frame["neighbor"], frame["weight"]):
             if not np.isnan(n):
                 ours[(int(f), int(n))] = v
-        theirs = {(i, j): v for i in w.neighbors for j, v in zip(w.neighbors[i], w.weights[i])}
         if set(ours) != set(theirs):
             problems.append(f"{label}: {len(set(ours) ^ set(theirs))} pairs differ")
         else:
             keys = sorted(theirs)
             close(label, "weights", [ours[k] for k in keys], [theirs[k] for k in keys])
         islands = sorted(int(f) for f, n in zip(frame["focal"], frame["neighbor"]) if np.isnan(n))
-        if islands != sorted(w.islands):
-            problems.append(f"{label}: islands {islands} vs {sorted(w.islands)}")
+        if islands != their_islands:
+            problems.append(f"{label}: islands {islands} vs {their_islands}")
         continue
-    field = p.get("field") if case["capability"] != "spatial_weights" else None
+    capability = case["capability"]
+    field = p.get("field") if capability != "spatial_weights" else None
     keep = frame.geometry.notna() & ~frame.geometry.is_empty
     if field:
         keep &= frame[field].notna()
     part = frame[keep].reset_index(drop=True)
-    w = weights(part, p, geographic)
-    if case["capability"] == "spatial_weights":
-        counts = [w.cardinalities[i] for i in range(len(part))]
-        close(label, "neighbour counts", part[p.get("field", "neighbors")], counts)
+    y = part[field].to_numpy(dtype=float) if field else None
+    local_only = bool(case.get("local_only"))
+    theirs = remembered("answers", lambda: pysal_answers(capability, part, y, p, geographic,
+                                                         local_only),
+                        capability, part.geometry, y, p, geographic, local_only)
+    if capability == "spatial_weights":
+        close(label, "neighbour counts", part[p.get("field", "neighbors")], theirs["counts"])
         continue
-    y = part[field].to_numpy(dtype=float)
-    if case["capability"] == "morans_i":
+    if capability == "morans_i":
         out = p.get("output", "moran")
-        perms = p.get("permutations", 999)
-        g = esda.Moran(y, w, permutations=perms)
-        for ours, theirs in (("global_i", g.I), ("global_expected", g.EI),
-                             ("global_variance", g.VI_norm), ("global_z", g.z_norm),
-                             ("global_p_norm", g.p_norm)):
-            close(label, ours, part[f"{out}_{ours}"], np.full(len(part), theirs))
-        if perms and abs(part[f"{out}_global_p_sim"][0] - g.p_sim) > 0.05:
-            problems.append(f"{label}: global p_sim {part[f'{out}_global_p_sim'][0]} vs {g.p_sim}")
-        w = weights(part, p, geographic)
-        local, perms = local_statistic(esda.Moran_Local, y, w, perms)
-        close(label, "local I", part[f"{out}_i"], local.Is)
+        for name, value in theirs["global"].items():
+            close(label, name, part[f"{out}_{name}"], np.full(len(part), value))
+        if theirs["global_p_sim"] is not None and \
+                abs(part[f"{out}_global_p_sim"][0] - theirs["global_p_sim"]) > 0.05:
+            problems.append(f"{label}: global p_sim {part[f'{out}_global_p_sim'][0]} vs "
+                            f"{theirs['global_p_sim']}")
+        close(label, "local I", part[f"{out}_i"], theirs["local I"])
         names = {1: "HH", 2: "LH", 3: "LL", 4: "HL"}
-        theirs_q = [names[q] for q in local.q]
+        theirs_q = [names[q] for q in theirs["quadrants"]]
         if list(part[f"{out}_quadrant"]) != theirs_q:
             bad = sum(a != b for a, b in zip(part[f"{out}_quadrant"], theirs_q))
             problems.append(f"{label}: {bad} quadrants differ")
         worst = 0
-        if perms:
-            islands = set(w.islands)
-            sims = [(a, b) for i, (a, b) in enumerate(zip(part[f"{out}_p_sim"], local.p_sim))
+        if theirs["local p_sim"] is not None:
+            islands = set(theirs["islands"])
+            sims = [(a, b) for i, (a, b) in enumerate(zip(part[f"{out}_p_sim"],
+                                                          theirs["local p_sim"]))
                     if i not in islands]
             worst = max((abs(a - b) for a, b in sims), default=0)
         if worst > 0.12:
             problems.append(f"{label}: local p_sim differs by up to {worst}")
     else:
         out = p.get("output", "gi")
-        star = p.get("star", True)
-        perms = p.get("permutations", 999)
-        if not case.get("local_only"):  # esda's global G builds an n × n matrix
-            g = esda.G(y, w, permutations=perms)
-            for ours, theirs in (("global_g", g.G), ("global_expected", g.EG),
-                                 ("global_variance", g.VG), ("global_z", g.z_norm),
-                                 ("global_p_norm", g.p_norm)):
-                close(label, ours, part[f"{out}_{ours}"], np.full(len(part), theirs))
-        # esda's G turns the weights binary in place: the local statistic gets fresh ones.
-        w = weights(part, p, geographic)
-        local, _ = local_statistic(esda.G_Local, y, w, perms, star=star)
-        close(label, "local G", part[f"{out}_g"], local.Gs)
-        close(label, "local z", part[f"{out}_z"], local.Zs)
-        close(label, "local p_norm", part[f"{out}_p_norm"], local.p_norm)
+        for name, value in theirs.get("global", {}).items():
+            close(label, name, part[f"{out}_{name}"], np.full(len(part), value))
+        close(label, "local G", part[f"{out}_g"], theirs["local G"])
+        close(label, "local z", part[f"{out}_z"], theirs["local z"])
+        close(label, "local p_norm", part[f"{out}_p_norm"], theirs["local p_norm"])
 print("\n".join(problems) or f"compared {len(cases)} cases", file=report)
 "##;
 

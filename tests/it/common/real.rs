@@ -10,11 +10,24 @@ pub fn python() -> String {
 }
 
 /// Runs a Python script with `args`; answers its standard output (the test fails on an error).
+/// The script may import `reference_cache` (`tests/it/reference_cache.py`) to compute a
+/// reference answer once per input: its key starts with the script's SHA-256, passed here.
 pub fn run_python(script: &str, args: &[&str]) -> String {
+    let script_hash = ring::digest::digest(&ring::digest::SHA256, script.as_bytes());
+    let script_hash: String = script_hash
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let here = std::env::current_dir()
+        .expect("working directory")
+        .join("tests/it");
     let output = Command::new(python())
         .arg("-c")
         .arg(script)
         .args(args)
+        .env("GEOMILL_REFERENCE_SCRIPT", script_hash)
+        .env("PYTHONPATH", here)
         .output()
         .expect("python");
     assert!(
