@@ -21,11 +21,13 @@ use common::{call, post_json};
 /// Writes the test layers into the folder named by the first argument (the countries' path
 /// second): `tiles_gaps.gpkg`, `tiles_slivers.gpkg`, `squares.gpkg`, `tiles_jitter.gpkg`
 /// (EPSG:32631, 100 m tiles) and `countries_holes.geojson`, `countries_grown.gpkg`,
-/// `countries_shrunk.gpkg`, `boroughs_grown.gpkg`.
+/// `countries_shrunk.gpkg`, `boroughs_grown.gpkg`. Shapely's buffers of the countries and the
+/// boroughs (most of its time) are computed once per input (`reference_cache`).
 const GENERATE: &str = r##"
 import os, sys, warnings
 import geopandas as gpd, numpy as np, shapely
 from shapely.geometry import Point, Polygon, box
+from reference_cache import remembered
 warnings.filterwarnings("ignore")
 out, countries_path, boroughs_path = sys.argv[1], sys.argv[2], sys.argv[3]
 rng = np.random.default_rng(20261126)
@@ -42,6 +44,12 @@ def write(rows, name, crs="EPSG:32631"):
     frame = gpd.GeoDataFrame(fields, geometry=gpd.GeoSeries([r[1] for r in rows], crs=crs))
     path = os.path.join(out, name)
     frame.to_file(path, driver="GPKG", engine="pyogrio", promote_to_multi=False, geometry_type="Unknown")
+
+def buffered(series, distance):
+    """`series.buffer(distance, quad_segs=2)`, the buffers kept by `reference_cache`."""
+    geoms = remembered("buffer", lambda: np.asarray(series.buffer(distance, quad_segs=2).values),
+                       series, distance)
+    return gpd.GeoSeries(geoms, index=series.index, crs=series.crs)
 
 odd = [(9001, None), (9002, shapely.from_wkt("POLYGON EMPTY")), (9003, Point(X0 - 500, Y0 - 500))]
 
@@ -104,25 +112,38 @@ holes.insert(0, "key", range(1, len(holes) + 1))
 holes.to_file(os.path.join(out, "countries_holes.geojson"), driver="GeoJSON", engine="pyogrio")
 grown = countries[["name", "pop_est", "geometry"]].copy()
 grown.insert(0, "key", range(1, len(grown) + 1))
-grown["geometry"] = grown.buffer(0.2, quad_segs=2)
+grown["geometry"] = buffered(grown.geometry, 0.2)
 grown.to_file(os.path.join(out, "countries_grown.gpkg"), driver="GPKG", engine="pyogrio")
 shrunk = grown.copy()
-shrunk["geometry"] = countries.buffer(-0.01, quad_segs=2).values
+shrunk["geometry"] = buffered(countries.geometry, -0.01).values
 shrunk = shrunk[~shrunk.is_empty]
 shrunk.to_file(os.path.join(out, "countries_shrunk.gpkg"), driver="GPKG", engine="pyogrio")
 boroughs = gpd.read_file(boroughs_path)
 boroughs.insert(0, "key", range(1, len(boroughs) + 1))
-boroughs["geometry"] = boroughs.buffer(800, quad_segs=2)
+boroughs["geometry"] = buffered(boroughs.geometry, 800)
 boroughs.to_file(os.path.join(out, "boroughs_grown.gpkg"), driver="GPKG", engine="pyogrio")
 "##;
 
-/// Recomputes each case's rule in Shapely and checks its promises; one line per problem.
+/// Recomputes each case's rule in Shapely and checks its promises; one line per problem. The
+/// rule's answers are computed once per input (`reference_cache`), for every engine's result.
 const COMPARE: &str = r##"
 import json, sys, warnings, math
 import geopandas as gpd, numpy as np, shapely
 from shapely.geometry import Polygon, GeometryCollection
+from reference_cache import remembered
 warnings.filterwarnings("ignore")
 problems, cases = [], json.load(open(sys.argv[1]))
+files = {}
+
+def read(path):
+    """The file's layer, read once per run."""
+    if path not in files:
+        files[path] = gpd.read_file(path)
+    return files[path]
+
+def contents(frame):
+    """A layer as inputs of `remembered`: its column names, then every column."""
+    return [list(frame.columns), *(frame[c] for c in frame.columns)]
 
 def polygonal(g):
     parts = [p for p in shapely.get_parts(g) if p.geom_type in ("Polygon", "MultiPolygon")]
@@ -233,10 +254,11 @@ def same(a, b):
     scale = max(a.area, b.area, 1e-300)
     return a.symmetric_difference(b).area <= 1e-6 * scale
 
-for case in cases:
-    label, p, capability = case["label"], case["params"], case["capability"]
-    source = gpd.read_file(case["source"])
-    ours = gpd.read_file(case["path"])
+def rule_answers(source, capability, p):
+    """The documented rule recomputed in Shapely on the source's rows: `wanted` ({key: the
+    expected geometry} of the rows kept; NULL, empty and point rows unchanged), `before` (the
+    union of the polygons taking part), `filled` (the area of the gaps at or under `max_area`,
+    for fix_gaps) and `changed` (how many rows the rule changes or removes)."""
     geoms = [taking_part(g) for g in source.geometry]
     if capability == "polygon_fix_gaps":
         expected, keep = fix_gaps(geoms, p)
@@ -248,6 +270,19 @@ for case in cases:
         expected, keep = snap_borders(geoms, p)
     ids = source["key"].tolist()
     wanted = {ids[i]: (expected[i] if geoms[i] is not None else source.geometry[i]) for i in range(len(ids)) if keep[i]}
+    filled = (sum(g.area for g in gaps_of(geoms) if g.area <= p["max_area"])
+              if capability == "polygon_fix_gaps" else None)
+    changed = sum(1 for i, g in enumerate(geoms) if not keep[i] or (g is not None and not same(expected[i], g)))
+    return {"wanted": wanted, "before": union([g for g in geoms if g is not None]),
+            "filled": filled, "changed": changed}
+
+for case in cases:
+    label, p, capability = case["label"], case["params"], case["capability"]
+    source = read(case["source"])
+    ours = gpd.read_file(case["path"])
+    answers = remembered("rule", lambda: rule_answers(source, capability, p),
+                         capability, p, *contents(source))
+    wanted, before = answers["wanted"], answers["before"]
     mine = dict(zip(ours["key"].tolist(), ours.geometry))
     if sorted(mine) != sorted(wanted):
         problems.append(f"{label}: ids {sorted(set(mine) ^ set(wanted))[:8]} differ ({len(mine)} rows, reference {len(wanted)})")
@@ -260,7 +295,7 @@ for case in cases:
     invalid = [k for k, g in mine.items() if not blank(g) and not shapely.is_valid(g)]
     if invalid:
         problems.append(f"{label}: invalid results, ids {invalid[:5]}")
-    before, after = union([g for g in geoms if g is not None]), union(polygons)
+    after = union(polygons)
     # The promises, checked on our answer directly.
     if capability == "polygon_fix_overlaps":
         frame = gpd.GeoDataFrame({"id": list(range(len(polygons)))}, geometry=polygons, crs=source.crs)
@@ -272,7 +307,7 @@ for case in cases:
             problems.append(f"{label}: the union changed")
     if capability == "polygon_fix_gaps":
         small = [g.area for g in gaps_of(polygons) if g.area <= p["max_area"]]
-        filled = sum(g.area for g in gaps_of(geoms) if g.area <= p["max_area"])
+        filled = answers["filled"]
         if small:
             problems.append(f"{label}: gaps left {small[:5]}")
         if abs((after.area - before.area) - filled) > 1e-6 * before.area or filled == 0:
@@ -280,8 +315,7 @@ for case in cases:
     if capability == "polygon_remove_slivers" and p.get("keep_isolated", True):
         if before.symmetric_difference(after).area > 1e-9 * before.area:
             problems.append(f"{label}: the union changed")
-    changed = sum(1 for i, g in enumerate(geoms) if not keep[i] or (g is not None and not same(expected[i], g)))
-    if changed == 0:
+    if answers["changed"] == 0:
         problems.append(f"{label}: nothing to clean, the case proves nothing")
 print("\n".join(problems) or f"compared {len(cases)} cases")
 "##;

@@ -14,10 +14,12 @@ use crate::common;
 use common::real::{real_layers, run_python};
 use common::uploads::{run, shared_datasets, shared_paths, upload};
 
-/// Compares each case with the reference; prints one line per case that differs.
+/// Compares each case with the reference; prints one line per case that differs. The reference
+/// groups are computed once per input (`reference_cache`), for every engine's result.
 const COMPARE: &str = r##"
 import hashlib, json, sys, warnings
 import geopandas as gpd, numpy as np, pandas as pd, shapely
+from reference_cache import remembered
 warnings.filterwarnings("ignore")
 cases = json.load(open(sys.argv[1]))
 problems = []
@@ -48,23 +50,45 @@ def collected(geometries):
 def label_of(values):
     return tuple("<NULL>" if pd.isna(v) else str(v) for v in values)
 
+def reference_groups(source, fields, aggregates):
+    """{group label: (the collected parts or None, {f"{field}_{func}": pandas' aggregate})} of
+    the source rows grouped by `fields` (one group without fields)."""
+    keys = [label_of(r) for r in source[fields].itertuples(index=False)] if fields else [()] * len(source)
+    groups = {}
+    for k, (_, row) in zip(keys, source.iterrows()):
+        groups.setdefault(k, []).append(row)
+    answers = {}
+    for k, rows in groups.items():
+        frame = pd.DataFrame([r.drop("geometry") for r in rows])
+        wants = {}
+        for field, func in aggregates.items():
+            column = frame[field]
+            wants[f"{field}_{func}"] = {"count": column.count, "sum": lambda: column.sum(min_count=1),
+                                        "min": column.min, "max": column.max, "avg": column.mean}[func]()
+        answers[k] = (collected([r.geometry for r in rows]), wants)
+    return answers
+
+sources = {}
 for case in cases:
     label, fields, aggregates = case["label"], case["fields"], case["aggregates"]
-    source = pd.concat([gpd.read_file(path) for path in case["sources"]], ignore_index=True)
-    if case["explode"]:
-        source = source.explode(index_parts=False, ignore_index=True)
+    read = json.dumps([case["sources"], case["explode"]])
+    if read not in sources:
+        source = pd.concat([gpd.read_file(path) for path in case["sources"]], ignore_index=True)
+        if case["explode"]:
+            source = source.explode(index_parts=False, ignore_index=True)
+        sources[read] = source
+    source = sources[read]
     ours = gpd.read_file(case["path"])
+    used = [source[c] for c in dict.fromkeys(fields + list(aggregates))]
+    groups = remembered("groups", lambda: reference_groups(source, fields, aggregates),
+                        source.geometry, fields, aggregates, *used)
     keys = (lambda frame: [label_of(r) for r in frame[fields].itertuples(index=False)]) if fields else (lambda frame: [()] * len(frame))
-    groups = {}
-    for k, (_, row) in zip(keys(source), source.iterrows()):
-        groups.setdefault(k, []).append(row)
     mine = dict(zip(keys(ours), ours.itertuples(index=False)))
     if len(mine) != len(ours) or set(mine) != set(groups):
         problems.append(f"{label}: groups {sorted(set(mine) ^ set(groups))[:5]} differ ({len(ours)} rows, {len(groups)} groups)")
         continue
     bad = []
-    for k, rows in groups.items():
-        expected = collected([r.geometry for r in rows])
+    for k, (expected, wants) in groups.items():
         got = mine[k].geometry
         if expected is None or got is None:
             if (expected is None) != (got is None or got.is_empty):
@@ -75,14 +99,10 @@ for case in cases:
         elif not shapely.equals_exact(got, expected, 0):
             same_parts = shapely.equals_exact(shapely.normalize(got), shapely.normalize(expected), 0)
             bad.append(f"{k}: {'the parts in another order' if same_parts else 'other parts'}")
-        frame = pd.DataFrame([r.drop("geometry") for r in rows])
-        for field, func in aggregates.items():
-            column = frame[field]
-            want = {"count": column.count, "sum": lambda: column.sum(min_count=1), "min": column.min,
-                    "max": column.max, "avg": column.mean}[func]()
-            have = getattr(mine[k], f"{field}_{func}")
+        for name, want in wants.items():
+            have = getattr(mine[k], name)
             if not ((pd.isna(want) and pd.isna(have)) or np.isclose(float(have), float(want), rtol=1e-9)):
-                bad.append(f"{k}: {field}_{func} {have} vs {want}")
+                bad.append(f"{k}: {name} {have} vs {want}")
     if bad:
         problems.append(f"{label}: {len(bad)} of {len(groups)} groups differ, first {bad[:3]}"[:500])
 print("\n".join(problems) or f"compared {len(cases)} cases")

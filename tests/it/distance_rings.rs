@@ -88,25 +88,48 @@ pub(crate) async fn upload_file(state: &geomill::state::AppState, path: &str) ->
     upload(state, &[(name, std::fs::read(path).unwrap())]).await
 }
 
-/// Compares each case with Shapely's distances and numpy's bands, feature by feature.
+/// Compares each case with Shapely's distances and numpy's bands, feature by feature. Shapely's
+/// distances are computed once per input (`reference_cache`), for every engine's result.
 const COMPARE: &str = r##"
 import json, sys, warnings
 import geopandas as gpd, numpy as np, pandas as pd, shapely
+from reference_cache import remembered
 warnings.filterwarnings("ignore")
 problems = []
 METRES = {"meters": 1.0, "kilometers": 1000.0, "feet": 0.3048, "miles": 1609.344}
 cases = json.load(open(sys.argv[1]))
+files = {}
+
+def read(path):
+    """The file's layer, read once per run."""
+    if path not in files:
+        files[path] = gpd.read_file(path)
+    return files[path]
+
+def reference_distances(geometries, refs, boundary, none, factor):
+    """How many reference geometries there are (the ring layer's non-empty ones, their
+    boundaries with `boundary`, none with `none`) and each feature's distance to the nearest
+    (NaN for a NULL or empty feature, or without reference geometries), times `factor`."""
+    if boundary:
+        refs = refs.boundary
+    if none:
+        refs = refs.iloc[0:0]
+    targets = np.array([g for g in refs if g is not None and not g.is_empty], dtype=object)
+    distances = np.full(len(geometries), np.nan)
+    for i, g in enumerate(geometries):
+        if g is not None and not g.is_empty and len(targets):
+            distances[i] = float(shapely.distance(g, targets).min()) * factor
+    return len(targets), distances
+
 for case in cases:
     label, p = case["label"], case["params"]
-    source = gpd.read_file(case["source"])
-    refs = gpd.read_file(case["ref"])
-    if case.get("ref_boundary"):
-        refs["geometry"] = refs.geometry.boundary
-    if case.get("ref_where_none"):
-        refs = refs.iloc[0:0]
-    targets = np.array([g for g in refs.geometry if g is not None and not g.is_empty], dtype=object)
+    source, refs = read(case["source"]), read(case["ref"])
+    boundary, none = bool(case.get("ref_boundary")), bool(case.get("ref_where_none"))
     unit = p.get("unit", "crs")
     factor = 1.0 if unit in ("crs", "degrees") else source.crs.axis_info[0].unit_conversion_factor / METRES[unit]
+    reference_count, distances = remembered(
+        "distances", lambda: reference_distances(source.geometry, refs.geometry, boundary, none, factor),
+        source.geometry, refs.geometry, boundary, none, factor)
     rings = np.asarray(p["rings"], dtype=float)
     ours = gpd.read_file(case["path"])
     if len(ours) != len(source):
@@ -115,14 +138,14 @@ for case in cases:
     ours = ours.set_index(case["key"])
     ring_field, distance_field = p.get("ring_field", "ring"), p.get("distance_field", "distance")
     bad, near_bounds, seen = [], 0, set()
-    for _, row in source.iterrows():
+    for (_, row), d in zip(source.iterrows(), distances):
         g, mine = row.geometry, ours.loc[row[case["key"]]]
         got_d, got_ring = mine[distance_field], mine[ring_field]
-        if g is None or g.is_empty or len(targets) == 0:
+        if g is None or g.is_empty or reference_count == 0:
             if not (pd.isna(got_d) and pd.isna(got_ring)):
                 bad.append((row[case["key"]], got_d, got_ring, "expected NULL"))
             continue
-        d = float(shapely.distance(g, targets).min()) * factor
+        d = float(d)
         index = int(np.searchsorted(rings, d, side="left"))
         ring = index + 1 if index < len(rings) else None
         seen.add(ring)
@@ -140,7 +163,7 @@ for case in cases:
         problems.append(f"{label}: {len(bad)} of {len(source)} features differ, first {bad[0]}")
     if near_bounds > 2:
         problems.append(f"{label}: {near_bounds} rings differ at their bounds")
-    if len(targets) and len(seen) < min(3, len(rings) + 1):
+    if reference_count and len(seen) < min(3, len(rings) + 1):
         problems.append(f"{label}: only rings {seen} occur")
 print("\n".join(problems) or f"compared {len(cases)} cases")
 "##;

@@ -15,10 +15,12 @@ fn step(capability: &str) -> serde_json::Value {
 
 /// Compares each exploding case with Shapely's parts (`get_parts`), vertices
 /// (`get_coordinates`), segments (consecutive coordinates of every line and ring) or holes
-/// (`interiors`), feature by feature through a unique key field.
+/// (`interiors`), feature by feature through a unique key field. Shapely's rows are computed
+/// once per source and capability (`reference_cache`), for both engines' results.
 const COMPARE_EXPLODED: &str = r##"
 import json, sys
 import geopandas as gpd, numpy as np, pandas as pd, shapely
+from reference_cache import remembered
 problems = []
 cases = json.load(open(sys.argv[1]))
 
@@ -47,15 +49,13 @@ def in_order(keys, numbers, geometries):
     order = np.lexsort((np.where(numbers < 0, 0, numbers), keys))
     return keys[order], numbers[order], geometries[order]
 
-for case in cases:
-    ours = gpd.read_file(case["path"])
-    source = gpd.read_file(case["source"])
-    key, index = case["key"], case["index"]
-    # Shapely's rows: (key, piece number from 1, piece), or (key, none, none) for a feature
-    # without pieces; a missing number is -1 here.
+def shapely_rows(feature_keys, source_geometries, capability):
+    """Shapely's rows of a layer in order (see `in_order`): (key, piece number from 1, piece),
+    or (key, -1, None) for a feature without pieces; the pieces as WKB, compact to keep and
+    read back all at once."""
     keys, numbers, geometries = [], [], []
-    for k, g in zip(source[key].astype(str), source.geometry):
-        parts = pieces(g, case["capability"]) if g is not None and not g.is_empty else []
+    for k, g in zip(feature_keys, source_geometries):
+        parts = pieces(g, capability) if g is not None and not g.is_empty else []
         if len(parts):
             keys.append(np.full(len(parts), k, dtype=object))
             numbers.append(np.arange(1, len(parts) + 1))
@@ -64,8 +64,22 @@ for case in cases:
             keys.append(np.array([k], dtype=object))
             numbers.append(np.array([-1]))
             geometries.append(np.array([None], dtype=object))
-    expected = in_order(np.concatenate(keys).astype(str), np.concatenate(numbers),
-                        np.concatenate(geometries))
+    keys, numbers, geometries = in_order(np.concatenate(keys).astype(str), np.concatenate(numbers),
+                                         np.concatenate(geometries))
+    return keys, numbers, shapely.to_wkb(geometries)
+
+sources = {}
+for case in cases:
+    ours = gpd.read_file(case["path"])
+    if case["source"] not in sources:
+        sources[case["source"]] = gpd.read_file(case["source"])
+    source = sources[case["source"]]
+    key, index = case["key"], case["index"]
+    feature_keys = source[key].astype(str)
+    keys, numbers, wkb = remembered(
+        "rows", lambda: shapely_rows(feature_keys, source.geometry, case["capability"]),
+        feature_keys, source.geometry, case["capability"])
+    expected = (keys, numbers, shapely.from_wkb(wkb))
     # A column of NULL geometries only reads as NaN.
     mine = in_order(ours[key].astype(str).to_numpy(dtype=str),
                     ours[index].fillna(-1).to_numpy(dtype=np.int64),

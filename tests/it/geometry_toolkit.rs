@@ -11,11 +11,14 @@ use crate::common;
 use common::real::{real_layers, run_python};
 use common::uploads::{run, shared_datasets, shared_paths, upload};
 
-/// Compares each case with Shapely; prints one line per case that differs.
+/// Compares each case with Shapely; prints one line per case that differs. Shapely's answers are
+/// computed once per source, capability and parameters (`reference_cache`), for both engines'
+/// results.
 const COMPARE: &str = r##"
 import json, sys, warnings
 import geopandas as gpd, numpy as np, shapely
 from shapely import affinity, ops
+from reference_cache import remembered
 warnings.filterwarnings("ignore")
 problems = []
 cases = json.load(open(sys.argv[1]))
@@ -246,12 +249,26 @@ def hull_of_vertices(mine, g):
 SAME = {"oriented_bbox": least_rectangle, "offset_curve": offset_points,
         "alpha_shape": alpha_properties}
 
+files = {}
+
+def read(path):
+    """The file's layer, read once per run."""
+    if path not in files:
+        files[path] = gpd.read_file(path)
+    return files[path]
+
+def shapely_answers(geometries, capability, p):
+    """Shapely's answer for each geometry the capability reads (None for a NULL one)."""
+    reference = REFERENCE[capability]
+    return [None if g is None else reference(g, p) for g in geometries]
+
 def source_and_reference(case):
     """The source's rows (after the case's own preparation) and, per feature, the geometry the
-    capability reads and Shapely's answer; computed once per source, capability and parameters,
-    for both engines' results."""
+    capability reads and Shapely's answer; prepared once per source, capability and parameters
+    in a run, for both engines' results, Shapely's answers kept by `reference_cache`."""
     p = case["params"]
-    source = gpd.read_file(case["source"])
+    read_source = read(case["source"])
+    source = read_source
     if p.get("affine"):
         source = source.set_geometry(
             [None if g is None else affinity.affine_transform(g, p["affine"]) for g in source.geometry])
@@ -259,15 +276,17 @@ def source_and_reference(case):
         # `singleparts_to_multipart` without fields: one MultiPoint of every point.
         points = [g for g in source.geometry if g is not None and not g.is_empty]
         source = gpd.GeoDataFrame(geometry=[shapely.MultiPoint(points)])
-    reference = REFERENCE[case["capability"]]
-    pairs = []
+    geometries = []
     for g in source.geometry:
         if g is not None and p.get("boundary"):
             g = shapely.boundary(g)
         if g is not None and p.get("open_lines"):
             g = substring(g, {"start": 0.1, "end": 0.6})
-        pairs.append((g, None if g is None else reference(g, p)))
-    return source, pairs
+        geometries.append(g)
+    # The prepared geometries follow from the file's and the parameters: those are the key.
+    answers = remembered("answers", lambda: shapely_answers(geometries, case["capability"], p),
+                         read_source.geometry, case["capability"], p)
+    return source, list(zip(geometries, answers))
 
 references = {}
 for case in cases:

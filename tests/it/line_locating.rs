@@ -15,12 +15,22 @@ use crate::common;
 use common::real::run_python;
 use common::uploads::{run, shared_datasets, shared_paths};
 
+/// Compares each case with Shapely, point by point. Shapely's nearest lines and fractions are
+/// computed once per input (`reference_cache`), for every engine's result.
 const COMPARE: &str = r##"
 import json, sys, warnings
 import geopandas as gpd, numpy as np, pandas as pd, shapely
+from reference_cache import remembered
 warnings.filterwarnings("ignore")
 problems = []
 cases = json.load(open(sys.argv[1]))
+files = {}
+
+def read(path):
+    """The file's layer, read once per run."""
+    if path not in files:
+        files[path] = gpd.read_file(path)
+    return files[path]
 
 def usable(g):
     return g is not None and not g.is_empty
@@ -31,33 +41,48 @@ def fraction_along(line, point):
         return None
     return 0.0 if merged.length == 0 else float(merged.project(point, normalized=True))
 
-for case in cases:
-    label, p = case["label"], case["params"]
-    source = gpd.read_file(case["source"])
-    refs = gpd.read_file(case["ref"])
-    if case.get("ref_boundary"):
-        refs["geometry"] = refs.geometry.boundary
-    lines = refs[[usable(g) and g.geom_type in ("LineString", "MultiLineString") for g in refs.geometry]]
-    keys, geoms = lines[case["line_key"]].tolist(), lines.geometry.values
+def reference_locations(points, keys, geoms):
+    """Per point (None where it is not a usable point, or without lines): Shapely's distance to
+    the nearest lines and, per nearest line's key, (the fraction along it or None where it does
+    not merge into one line, whether it has zero length)."""
     by_key = dict(zip(keys, geoms))
-    ours = gpd.read_file(case["path"])
-    if len(ours) != len(source):
-        problems.append(f"{label}: {len(ours)} rows, the source has {len(source)}")
-        continue
-    ours = ours.set_index(case["key"])
-    out_key, fraction_field = case["line_key_out"], p.get("fraction_field", "fraction")
-    distance_field = p.get("distance_field", "distance")
-    bad, located, undefined, zero_length = [], 0, 0, 0
-    for _, row in source.iterrows():
-        g, mine = row.geometry, ours.loc[row[case["key"]]]
-        got = (mine[distance_field], mine[out_key], mine[fraction_field])
+    answers = []
+    for g in points:
         if not usable(g) or g.geom_type != "Point" or not len(geoms):
-            if not all(pd.isna(v) for v in got):
-                bad.append((row[case["key"]], got, "expected NULL"))
+            answers.append(None)
             continue
         d = shapely.distance(g, geoms)
         best = float(d.min())
         nearest = {keys[i] for i in np.flatnonzero(d <= best + 1e-9 * max(1.0, best))}
+        answers.append((best, {k: (fraction_along(by_key[k], g), by_key[k].length == 0)
+                               for k in nearest}))
+    return answers
+
+for case in cases:
+    label, p = case["label"], case["params"]
+    source, refs = read(case["source"]), read(case["ref"])
+    ref_geoms = refs.geometry.boundary if case.get("ref_boundary") else refs.geometry
+    lines = refs[[usable(g) and g.geom_type in ("LineString", "MultiLineString") for g in ref_geoms]]
+    line_geoms = ref_geoms[lines.index]
+    keys, geoms = lines[case["line_key"]].tolist(), line_geoms.values
+    ours = gpd.read_file(case["path"])
+    if len(ours) != len(source):
+        problems.append(f"{label}: {len(ours)} rows, the source has {len(source)}")
+        continue
+    located_by = remembered("locations", lambda: reference_locations(source.geometry, keys, geoms),
+                            source.geometry, keys, line_geoms)
+    ours = ours.set_index(case["key"])
+    out_key, fraction_field = case["line_key_out"], p.get("fraction_field", "fraction")
+    distance_field = p.get("distance_field", "distance")
+    bad, located, undefined, zero_length = [], 0, 0, 0
+    for (_, row), answer in zip(source.iterrows(), located_by):
+        mine = ours.loc[row[case["key"]]]
+        got = (mine[distance_field], mine[out_key], mine[fraction_field])
+        if answer is None:
+            if not all(pd.isna(v) for v in got):
+                bad.append((row[case["key"]], got, "expected NULL"))
+            continue
+        best, nearest = answer
         got_d, got_key, got_f = got
         if pd.isna(got_d) or abs(got_d - best) > 1e-9 * max(1.0, best):
             bad.append((row[case["key"]], got_d, best, "distance"))
@@ -66,14 +91,14 @@ for case in cases:
         if key not in nearest:
             bad.append((row[case["key"]], key, sorted(nearest)[:3], "line"))
             continue
-        expected = fraction_along(by_key[key], g)
+        expected, zero = nearest[key]
         if expected is None:
             undefined += 1
             if not pd.isna(got_f):
                 bad.append((row[case["key"]], key, got_f, "expected a NULL fraction"))
             continue
         located += 1
-        zero_length += by_key[key].length == 0
+        zero_length += zero
         if pd.isna(got_f) or abs(got_f - expected) > 1e-9:
             bad.append((row[case["key"]], key, got_f, expected, "fraction"))
     if bad:

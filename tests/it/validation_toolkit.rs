@@ -82,15 +82,28 @@ print(len(shapes), len(rows))
 "##;
 
 /// The reference problems of each case, compared row by row with the run's; prints one line
-/// per case that differs.
+/// per case that differs. The reference problems are computed once per input
+/// (`reference_cache`), for every engine's result.
 const COMPARE: &str = r##"
 import json, re, sys, warnings
 from collections import Counter
 import geopandas as gpd, numpy as np, pandas as pd, shapely
+from reference_cache import remembered
 warnings.filterwarnings("ignore")
 cases = json.load(open(sys.argv[1]))
 problems = []
 reasons, elsewhere = {}, {}
+files = {}
+
+def read(path):
+    """The file's layer, read once per run."""
+    if path not in files:
+        files[path] = gpd.read_file(path)
+    return files[path]
+
+def contents(frame):
+    """A layer as inputs of `remembered`: its column names, then every column."""
+    return [list(frame.columns), *(frame[c] for c in frame.columns)]
 
 def key(v):
     if v is None or (isinstance(v, float) and np.isnan(v)):
@@ -226,19 +239,27 @@ def same_geometry(problem, got, want):
         return got is not None
     return True
 
+def reference_problems(df, k, kind, p, reference):
+    """The rows the case's check should report, from Shapely and pandas: (problem, feature,
+    related feature, the expected geometry, reason or field)."""
+    if kind == "topology":
+        return topology(df, k, p.get("checks") or ["null_geometry", "empty_geometry", "invalid",
+                        "self_intersection", "overlap", "gap", "dangle"], p.get("tolerance", 0))
+    if kind == "completeness":
+        return completeness(df, k, reference, p.get("ref_key", k), p)
+    if kind == "duplicates":
+        return duplicates(df, k, p.get("tolerance", 0))
+    return attributes(df, k, p["rules"])
+
 for case in cases:
     label, p, kind = case["label"], case["params"], case["kind"]
-    df = gpd.read_file(case["source"])
+    df = read(case["source"])
     k = p.get("key", case.get("default_key"))
-    if kind == "topology":
-        want = topology(df, k, p.get("checks") or ["null_geometry", "empty_geometry", "invalid",
-                        "self_intersection", "overlap", "gap", "dangle"], p.get("tolerance", 0))
-    elif kind == "completeness":
-        want = completeness(df, k, gpd.read_file(case["reference"]), p.get("ref_key", k), p)
-    elif kind == "duplicates":
-        want = duplicates(df, k, p.get("tolerance", 0))
-    else:
-        want = attributes(df, k, p["rules"])
+    reference = read(case["reference"]) if kind == "completeness" else None
+    checked = {name: v for name, v in p.items() if name != "summary"}  # the same rows, counted
+    want = remembered("problems", lambda: reference_problems(df, k, kind, checked, reference),
+                      kind, k, checked, *contents(df),
+                      *(contents(reference) if reference is not None else [None]))
     ours = gpd.read_file(case["path"]) if not p.get("summary") else pd.DataFrame(gpd.read_file(case["path"]))
     if p.get("summary"):
         expected = Counter((w[0], w[3] if kind == "attributes" else None) for w in want)
