@@ -141,10 +141,6 @@ def read(path):
         files[path] = gpd.read_file(path)
     return files[path]
 
-def contents(frame):
-    """A layer as inputs of `remembered`: its column names, then every column."""
-    return [list(frame.columns), *(frame[c] for c in frame.columns)]
-
 def polygonal(g):
     parts = [p for p in shapely.get_parts(g) if p.geom_type in ("Polygon", "MultiPolygon")]
     parts = [q for p in parts for q in shapely.get_parts(p) if not q.is_empty]
@@ -281,7 +277,7 @@ for case in cases:
     source = read(case["source"])
     ours = gpd.read_file(case["path"])
     answers = remembered("rule", lambda: rule_answers(source, capability, p),
-                         capability, p, *contents(source))
+                         capability, p, source)
     wanted, before = answers["wanted"], answers["before"]
     mine = dict(zip(ours["key"].tolist(), ours.geometry))
     if sorted(mine) != sorted(wanted):

@@ -79,9 +79,8 @@ for case in cases:
         sources[read] = source
     source = sources[read]
     ours = gpd.read_file(case["path"])
-    used = [source[c] for c in dict.fromkeys(fields + list(aggregates))]
     groups = remembered("groups", lambda: reference_groups(source, fields, aggregates),
-                        source.geometry, fields, aggregates, *used)
+                        source, fields, aggregates)
     keys = (lambda frame: [label_of(r) for r in frame[fields].itertuples(index=False)]) if fields else (lambda frame: [()] * len(frame))
     mine = dict(zip(keys(ours), ours.itertuples(index=False)))
     if len(mine) != len(ours) or set(mine) != set(groups):

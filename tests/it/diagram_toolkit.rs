@@ -95,7 +95,7 @@ for case in cases:
     source = sources[case["source"]]
     capability, p = case["capability"], {**case["params"], **case.get("reference", {})}
     answer = remembered("answer", lambda: shapely_answer(source, capability, p),
-                        source.geometry, capability, p)
+                        source, capability, p)
     if capability == "voronoi_polygons":
         key = case["key"]
         expected = dict(zip(source[key].astype(str), answer))

@@ -11,39 +11,45 @@ answers are read and compared on every run.
 import hashlib, json, os, pickle, tempfile
 from importlib import metadata
 
+import geopandas as gpd
 import numpy as np
+import pandas as pd
 
 LIBRARIES = ("numpy", "scipy", "pandas", "shapely", "geopandas", "pyproj", "pyogrio",
              "scikit-learn", "networkx", "libpysal", "esda", "mapclassify")
 _memory = {}
+_versions_found = []
 
 
 def _versions():
-    if "versions" in _memory:
-        return _memory["versions"]
-    found = []
-    for name in LIBRARIES:
-        try:
-            found.append(f"{name}={metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            found.append(f"{name}=-")
-    _memory["versions"] = ";".join(found)
-    return _memory["versions"]
+    """The reference libraries' versions, read once per run."""
+    if not _versions_found:
+        for name in LIBRARIES:
+            try:
+                _versions_found.append(f"{name}={metadata.version(name)}")
+            except metadata.PackageNotFoundError:
+                _versions_found.append(f"{name}=-")
+    return ";".join(_versions_found)
 
 
 def _feed(digest, value):
-    """Adds `value` to `digest`, with its type, so that no two inputs share their bytes."""
-    if isinstance(value, np.ndarray):
+    """Adds `value` to `digest`, with its type, so that no two inputs share their bytes. A layer
+    (a DataFrame or GeoDataFrame) is its column names, then each column."""
+    if isinstance(value, pd.DataFrame):
+        _feed(digest, [str(c) for c in value.columns])
+        for column in value.columns:
+            _feed(digest, value[column])
+    elif isinstance(value, np.ndarray):
         if value.dtype == object:
             _feed(digest, value.tolist())
             return
         digest.update(f"ndarray {value.dtype.str} {value.shape}".encode())
         digest.update(np.ascontiguousarray(value).tobytes())
-    elif hasattr(value, "to_wkb") and hasattr(value, "crs"):  # a GeoSeries
+    elif isinstance(value, gpd.GeoSeries):
         digest.update(f"geometries {value.crs}".encode())
         for wkb in value.to_wkb():
             digest.update(b"-" if wkb is None else len(wkb).to_bytes(8, "little") + wkb)
-    elif hasattr(value, "to_numpy") and hasattr(value, "dtype"):  # a pandas Series
+    elif isinstance(value, pd.Series):
         _feed(digest, value.to_numpy())
     elif isinstance(value, bytes):
         digest.update(b"bytes %d " % len(value) + value)
