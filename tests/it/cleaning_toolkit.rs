@@ -130,17 +130,9 @@ const COMPARE: &str = r##"
 import json, sys, warnings, math
 import geopandas as gpd, numpy as np, shapely
 from shapely.geometry import Polygon, GeometryCollection
-from reference_cache import remembered
+from reference_cache import read_layer as read, remembered
 warnings.filterwarnings("ignore")
 problems, cases = [], json.load(open(sys.argv[1]))
-files = {}
-
-def read(path):
-    """The file's layer, read once per run."""
-    if path not in files:
-        files[path] = gpd.read_file(path)
-    return files[path]
-
 def polygonal(g):
     parts = [p for p in shapely.get_parts(g) if p.geom_type in ("Polygon", "MultiPolygon")]
     parts = [q for p in parts for q in shapely.get_parts(p) if not q.is_empty]

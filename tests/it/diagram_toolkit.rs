@@ -17,7 +17,7 @@ use common::uploads::{run, shared_datasets, shared_paths, upload};
 const COMPARE: &str = r##"
 import json, sys, warnings
 import geopandas as gpd, numpy as np, shapely
-from reference_cache import remembered
+from reference_cache import read_layer, remembered
 warnings.filterwarnings("ignore")
 problems = []
 cases = json.load(open(sys.argv[1]))
@@ -87,12 +87,9 @@ def shapely_answer(source, capability, p):
         return voronoi(source, p)
     return pieces(source, capability, p)
 
-sources = {}
 for case in cases:
     ours = gpd.read_file(case["path"])
-    if case["source"] not in sources:
-        sources[case["source"]] = gpd.read_file(case["source"])
-    source = sources[case["source"]]
+    source = read_layer(case["source"])
     capability, p = case["capability"], {**case["params"], **case.get("reference", {})}
     answer = remembered("answer", lambda: shapely_answer(source, capability, p),
                         source, capability, p)

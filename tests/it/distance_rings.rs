@@ -93,19 +93,11 @@ pub(crate) async fn upload_file(state: &geomill::state::AppState, path: &str) ->
 const COMPARE: &str = r##"
 import json, sys, warnings
 import geopandas as gpd, numpy as np, pandas as pd, shapely
-from reference_cache import remembered
+from reference_cache import read_layer as read, remembered
 warnings.filterwarnings("ignore")
 problems = []
 METRES = {"meters": 1.0, "kilometers": 1000.0, "feet": 0.3048, "miles": 1609.344}
 cases = json.load(open(sys.argv[1]))
-files = {}
-
-def read(path):
-    """The file's layer, read once per run."""
-    if path not in files:
-        files[path] = gpd.read_file(path)
-    return files[path]
-
 def reference_distances(geometries, refs, boundary, none, factor):
     """How many reference geometries there are (the ring layer's non-empty ones, their
     boundaries with `boundary`, none with `none`) and each feature's distance to the nearest

@@ -20,7 +20,7 @@ fn step(capability: &str) -> serde_json::Value {
 const COMPARE_EXPLODED: &str = r##"
 import json, sys
 import geopandas as gpd, numpy as np, pandas as pd, shapely
-from reference_cache import remembered
+from reference_cache import read_layer, remembered
 problems = []
 cases = json.load(open(sys.argv[1]))
 
@@ -68,12 +68,9 @@ def shapely_rows(feature_keys, source_geometries, capability):
                                          np.concatenate(geometries))
     return keys, numbers, shapely.to_wkb(geometries)
 
-sources = {}
 for case in cases:
     ours = gpd.read_file(case["path"])
-    if case["source"] not in sources:
-        sources[case["source"]] = gpd.read_file(case["source"])
-    source = sources[case["source"]]
+    source = read_layer(case["source"])
     key, index = case["key"], case["index"]
     feature_keys = source[key].astype(str)
     keys, numbers, wkb = remembered(

@@ -18,7 +18,7 @@ const COMPARE: &str = r##"
 import json, sys, warnings
 import geopandas as gpd, numpy as np, shapely
 from shapely import affinity, ops
-from reference_cache import remembered
+from reference_cache import read_layer as read, remembered
 warnings.filterwarnings("ignore")
 problems = []
 cases = json.load(open(sys.argv[1]))
@@ -248,14 +248,6 @@ def hull_of_vertices(mine, g):
 
 SAME = {"oriented_bbox": least_rectangle, "offset_curve": offset_points,
         "alpha_shape": alpha_properties}
-
-files = {}
-
-def read(path):
-    """The file's layer, read once per run."""
-    if path not in files:
-        files[path] = gpd.read_file(path)
-    return files[path]
 
 def shapely_answers(geometries, capability, p):
     """Shapely's answer for each geometry the capability reads (None for a NULL one)."""

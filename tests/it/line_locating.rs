@@ -20,18 +20,10 @@ use common::uploads::{run, shared_datasets, shared_paths};
 const COMPARE: &str = r##"
 import json, sys, warnings
 import geopandas as gpd, numpy as np, pandas as pd, shapely
-from reference_cache import remembered
+from reference_cache import read_layer as read, remembered
 warnings.filterwarnings("ignore")
 problems = []
 cases = json.load(open(sys.argv[1]))
-files = {}
-
-def read(path):
-    """The file's layer, read once per run."""
-    if path not in files:
-        files[path] = gpd.read_file(path)
-    return files[path]
-
 def usable(g):
     return g is not None and not g.is_empty
 

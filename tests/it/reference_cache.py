@@ -18,6 +18,7 @@ import pandas as pd
 LIBRARIES = ("numpy", "scipy", "pandas", "shapely", "geopandas", "pyproj", "pyogrio",
              "scikit-learn", "networkx", "libpysal", "esda", "mapclassify")
 _memory = {}
+_layers = {}
 _versions_found = []
 
 
@@ -65,6 +66,13 @@ def key_of(name, *inputs):
     for value in inputs:
         _feed(digest, value)
     return digest.hexdigest()
+
+
+def read_layer(path):
+    """The layer of a file, read once per run (the same object for every case that reads it)."""
+    if path not in _layers:
+        _layers[path] = gpd.read_file(path)
+    return _layers[path]
 
 
 def with_file_contents(value):

@@ -88,19 +88,11 @@ const COMPARE: &str = r##"
 import json, re, sys, warnings
 from collections import Counter
 import geopandas as gpd, numpy as np, pandas as pd, shapely
-from reference_cache import remembered
+from reference_cache import read_layer as read, remembered
 warnings.filterwarnings("ignore")
 cases = json.load(open(sys.argv[1]))
 problems = []
 reasons, elsewhere = {}, {}
-files = {}
-
-def read(path):
-    """The file's layer, read once per run."""
-    if path not in files:
-        files[path] = gpd.read_file(path)
-    return files[path]
-
 def key(v):
     if v is None or (isinstance(v, float) and np.isnan(v)):
         return None

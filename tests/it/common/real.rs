@@ -19,9 +19,7 @@ pub fn run_python(script: &str, args: &[&str]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    let here = std::env::current_dir()
-        .expect("working directory")
-        .join("tests/it");
+    let here = super::golden::repo().join("tests/it");
     let output = Command::new(python())
         .arg("-c")
         .arg(script)
@@ -50,9 +48,7 @@ pub const SEGMENT_DEGREES: f64 = 0.1;
 /// invalid polygons, NULL and empty geometries; beside it `tiles.gpkg`, the same pieces sharing
 /// their borders) and, with `points` > 0, `points.parquet`.
 pub fn real_layers(dir: &Path, points: u32, cell: f64) -> (PathBuf, PathBuf) {
-    let script = std::env::current_dir()
-        .expect("working directory")
-        .join("benches/real_layers.py");
+    let script = super::golden::repo().join("benches/real_layers.py");
     let output = Command::new(python())
         .arg(&script)
         .arg(dir)
