@@ -5,6 +5,7 @@ pub mod capabilities;
 pub mod compile;
 pub mod error;
 pub mod expr;
+pub mod gispulse;
 pub mod jsonschema;
 pub mod optimizer;
 pub mod palettes;

@@ -26,6 +26,11 @@ pub struct AreaLength {
     /// Length unit.
     #[serde(default)]
     pub length_unit: LengthUnit,
+    /// Compute in this projected CRS (`"EPSG:3857"`): the geometry is transformed to it, the
+    /// step runs in its units (the distance's unit then converts to them), and the result is
+    /// transformed back. Default: true metres on lon/lat data.
+    #[serde(default)]
+    pub work_crs: Option<String>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -81,6 +86,7 @@ impl CapabilityParams for AreaLength {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        super::work_crs::within(self.work_crs.as_deref(), ctx, |ctx| {
         // Metres per CRS unit; geodesic when the data is lon/lat (or its CRS unknown).
         let (geodesic, metres_per_unit) = match ctx.crs().map(|crs| (crs, crs_units(crs))) {
             Some((_, Some(CrsUnits::Linear { metres_per_unit }))) => (false, metres_per_unit),
@@ -117,5 +123,6 @@ impl CapabilityParams for AreaLength {
             set,
             ..MapOp::default()
         })])
+        })
     }
 }

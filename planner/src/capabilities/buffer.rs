@@ -28,6 +28,11 @@ pub struct Buffer {
     /// What to do with invalid geometries: `fix` (default), `skip` or `error`.
     #[serde(default)]
     pub on_invalid: OnInvalid,
+    /// Compute in this projected CRS (`"EPSG:3857"`): the geometry is transformed to it, the
+    /// step runs in its units (the distance's unit then converts to them), and the result is
+    /// transformed back. Default: true metres on lon/lat data.
+    #[serde(default)]
+    pub work_crs: Option<String>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -45,6 +50,7 @@ impl CapabilityParams for Buffer {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        super::work_crs::within(self.work_crs.as_deref(), ctx, |ctx| {
         let distance = resolve_distance(self.distance, self.unit, ctx, "distance")?;
         let value = ValueExpr::Geo(GeoExpr::Buffer {
             distance: distance.value,
@@ -55,5 +61,6 @@ impl CapabilityParams for Buffer {
             set: vec![(GEOM.to_owned(), value, FieldType::Geometry)],
             ..MapOp::default()
         })]))
+        })
     }
 }

@@ -16,6 +16,7 @@ mod network_graph;
 mod overlay_pair;
 mod validation_key;
 pub mod weights;
+pub mod work_crs;
 pub use listing::{CapabilityInfo, listing};
 
 /// Declares each capability's module and registers its params type: adding a capability is

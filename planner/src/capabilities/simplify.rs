@@ -32,6 +32,11 @@ pub struct Simplify {
     /// Keep polygons valid and rings from collapsing (default true).
     #[serde(default = "default_preserve_topology")]
     pub preserve_topology: bool,
+    /// Compute in this projected CRS (`"EPSG:3857"`): the geometry is transformed to it, the
+    /// step runs in its units (the distance's unit then converts to them), and the result is
+    /// transformed back. Default: true metres on lon/lat data.
+    #[serde(default)]
+    pub work_crs: Option<String>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -53,6 +58,7 @@ impl CapabilityParams for Simplify {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        super::work_crs::within(self.work_crs.as_deref(), ctx, |ctx| {
         if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
             return Err(vec![Problem::new(
                 ctx.at("tolerance"),
@@ -73,6 +79,7 @@ impl CapabilityParams for Simplify {
             set: vec![(GEOM.to_owned(), value, FieldType::Geometry)],
             ..MapOp::default()
         })])
+        })
     }
 }
 

@@ -211,7 +211,8 @@ fn reference(
         return Some(Ref::Step(j));
     }
     let catalog = &options.catalog.sources;
-    if !catalog.is_empty() && !catalog.contains_key(name) {
+    // `input`, the run's input, is what a first step reads without naming it: always bound.
+    if !catalog.is_empty() && !catalog.contains_key(name) && name != DEFAULT_INPUT {
         let known: Vec<&str> = ids
             .iter()
             .copied()

@@ -6,6 +6,7 @@ use super::pipeline::{PipelineSpec, Step};
 use super::rule::{Rule, RuleStep};
 use super::scenario::Scenario;
 use crate::error::PlanError;
+use crate::gispulse::{self, document::GpDocument};
 
 /// The most steps one document may hold: the steps of a pipeline or rules file, or of all the
 /// jobs of a scenario together. Planning, validation and the run's statements grow with them.
@@ -22,12 +23,19 @@ pub enum SpecDocument {
     Scenario(Scenario),
     /// One `{name, capability, config|params}`.
     Rule(Rule),
+    /// A GISPulse rules file (v1) or pipeline (v2), read as GISPulse reads it.
+    GisPulse(GpDocument),
 }
 
 impl SpecDocument {
     /// Recognises the form by its shape and parses it; a parse error names the field.
     pub fn from_value(value: &Value) -> Result<Self, PlanError> {
         let parse_error = |e: serde_json::Error| PlanError::invalid("", e.to_string());
+        if let Some(form) = gispulse::detect(value) {
+            return gispulse::document::read(value, form)
+                .map(Self::GisPulse)
+                .map_err(PlanError::Invalid);
+        }
         match value {
             Value::Array(_) => serde_json::from_value(value.clone())
                 .map(Self::RulesFile)
@@ -73,7 +81,7 @@ impl SpecDocument {
         let steps: usize = pipelines.iter().map(|(_, p)| p.steps.len()).sum();
         if steps > MAX_STEPS {
             let path = match self {
-                Self::RulesFile(_) => "",
+                Self::RulesFile(_) | Self::GisPulse(_) => "",
                 Self::Scenario(_) => "jobs",
                 Self::Pipeline(_) | Self::Rule(_) => "steps",
             };
@@ -91,6 +99,9 @@ impl SpecDocument {
         match self {
             Self::RulesFile(steps) => Ok(vec![(String::new(), rules_file_pipeline(steps))]),
             Self::Pipeline(pipeline) => Ok(vec![(String::new(), pipeline.clone())]),
+            Self::GisPulse(document) => gispulse::lower::lower(document)
+                .map(|lowered| vec![(String::new(), lowered.pipeline)])
+                .map_err(PlanError::Invalid),
             Self::Rule(rule) => {
                 let problems = rule.problems("");
                 if !problems.is_empty() {
@@ -124,6 +135,7 @@ impl SpecDocument {
             Self::RulesFile(_) => StepPath::RulesFile,
             Self::Rule(_) => StepPath::Rule,
             Self::Pipeline(_) | Self::Scenario(_) => StepPath::Pipeline,
+            Self::GisPulse(_) => StepPath::Translated,
         }
     }
 }
@@ -134,6 +146,8 @@ pub enum StepPath {
     RulesFile,
     Pipeline,
     Rule,
+    /// A GISPulse document's native translation (`geomill migrate` shows it).
+    Translated,
 }
 
 impl StepPath {
@@ -146,6 +160,7 @@ impl StepPath {
             (Self::Rule, "id") => "name".to_owned(),
             (Self::Rule, _) => field.to_owned(),
             (Self::Pipeline, _) => format!("steps[{index}].{field}"),
+            (Self::Translated, _) => format!("(native translation) steps[{index}].{field}"),
         }
     }
 }

@@ -1,0 +1,333 @@
+//! The *Attributes and reshape* group and `filter`: GISPulse's names, shapes and pandas
+//! expressions onto native attribute steps.
+
+use serde_json::{Value, json};
+
+use super::{Args, Emitted, Scope, Translator, field_type, params};
+use crate::gispulse::pandas;
+
+pub fn translator(name: &str) -> Option<Translator> {
+    Some(match name {
+        "filter" => filter,
+        "calculate" => calculate,
+        "case_when" => case_when,
+        "add_field" => add_field,
+        "drop_field" => drop_field,
+        "rename_field" => rename_field,
+        "cast_field" => cast_field,
+        "coalesce_fields" => coalesce_fields,
+        "select_columns" => select_columns,
+        "sort" => sort,
+        "top_n" => top_n,
+        "describe" => describe,
+        _ => return None,
+    })
+}
+
+/// A pandas expression compiled to the SQL text native steps take, or a problem at `key`.
+fn compiled(args: &mut Args<'_>, key: &str, text: &str) -> Option<String> {
+    match pandas::parse(text).and_then(|e| pandas::compile(&e)) {
+        Ok(expr) => Some(expr.to_sql()),
+        Err(message) => {
+            args.problem(key, message);
+            None
+        }
+    }
+}
+
+/// `filter`: `expression` (a pandas query) and/or a spatial test against a reference layer.
+fn filter(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    if let Some(expression) = args.string("expression").filter(|e| !e.trim().is_empty())
+        && let Some(condition) = compiled(args, "expression", &expression)
+    {
+        out.main("filter", params([("where", json!(condition))]));
+    }
+    let predicate = args.string("spatial_predicate");
+    let reference = args.string("ref_layer");
+    let (Some(predicate), Some(reference)) = (predicate, reference) else {
+        return;
+    };
+    let mut source = (scope.reference)(&reference);
+    if let Some(condition) = args.string("ref_filter")
+        && let Some(condition) = compiled(args, "ref_filter", &condition)
+    {
+        source = out.side("filter", params([("where", json!(condition))]), &source);
+    }
+    // GISPulse tests each feature against the union of the reference layer: for `intersects`
+    // and `disjoint` that is the same as against any of its features.
+    let (native, invert) = match predicate.as_str() {
+        "intersects" => ("intersects", false),
+        "disjoint" => ("intersects", true),
+        "within" | "contains" | "touches" | "crosses" | "overlaps" => {
+            source = out.side(
+                "dissolve",
+                params([("on_invalid", json!("error"))]),
+                &source,
+            );
+            (predicate.as_str(), false)
+        }
+        other => {
+            args.problem(
+                "spatial_predicate",
+                format!("{other:?} is not supported (intersects, disjoint, within, contains, touches, crosses, overlaps are)"),
+            );
+            return;
+        }
+    };
+    if args.has("buffer_distance") {
+        args.problem(
+            "buffer_distance",
+            "a buffered reference is not supported yet",
+        );
+    }
+    out.main(
+        "intersects",
+        params([
+            ("ref_layer", json!(source)),
+            ("predicate", json!(native)),
+            ("invert", json!(invert)),
+        ]),
+    );
+}
+
+/// `calculate`: `{column: expression}`, each expression seeing the columns computed before it
+/// (one native step each, a column computed before those that read it).
+fn calculate(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let Some(expressions) = args.object("expressions") else {
+        args.problem("expressions", "is required");
+        return;
+    };
+    let mut pending: Vec<(&String, &Value)> = expressions.iter().collect();
+    while !pending.is_empty() {
+        // The next entry: one no other pending entry's column is read by (JSON key order is
+        // not kept, so dependencies give the order).
+        let reads = |text: &str, column: &str| {
+            pandas::parse(text)
+                .is_ok_and(|e| pandas::compile(&e).is_ok_and(|s| s.columns().contains(column)))
+        };
+        let next = (0..pending.len())
+            .find(|&i| {
+                let text = pending[i].1.as_str().unwrap_or_default();
+                !pending
+                    .iter()
+                    .enumerate()
+                    .any(|(j, (column, _))| j != i && reads(text, column))
+            })
+            .unwrap_or(0);
+        let (column, text) = pending.remove(next);
+        let Some(text) = text.as_str() else {
+            args.problem(
+                &format!("expressions.{column}"),
+                "must be an expression string",
+            );
+            continue;
+        };
+        if let Some(sql) = compiled(args, &format!("expressions.{column}"), text) {
+            out.main("calculate", params([("expressions", json!({column: sql}))]));
+        }
+    }
+}
+
+fn case_when(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let field = args.string("target_col");
+    let cases = args.value("cases").and_then(Value::as_array);
+    let (Some(field), Some(cases)) = (field, cases) else {
+        args.problem("target_col", "target_col and cases are required");
+        return;
+    };
+    let mut branches = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        let key = format!("cases[{i}].when");
+        let Some(when) = case.get("when").and_then(Value::as_str) else {
+            args.problem(&key, "must be an expression string");
+            continue;
+        };
+        if let Some(condition) = compiled(args, &key, when) {
+            branches.push(json!({"when": condition, "then": case.get("then").cloned().unwrap_or(Value::Null)}));
+        }
+    }
+    let otherwise = args.value("else_").cloned().unwrap_or(Value::Null);
+    out.main(
+        "case_when",
+        params([
+            ("field", json!(field)),
+            ("cases", json!(branches)),
+            ("else", otherwise),
+        ]),
+    );
+}
+
+fn add_field(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let fields = args
+        .value("fields")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if args.bool("overwrite") == Some(true) {
+        args.problem("overwrite", "overwrite: true is not supported yet");
+    }
+    for (i, field) in fields.iter().enumerate() {
+        let Some(name) = field.get("name").and_then(Value::as_str) else {
+            args.problem(&format!("fields[{i}].name"), "is required");
+            continue;
+        };
+        let dtype = field
+            .get("dtype")
+            .and_then(Value::as_str)
+            .unwrap_or("string");
+        let Some(native_type) = field_type(dtype) else {
+            args.problem(
+                &format!("fields[{i}].dtype"),
+                format!("unknown type {dtype:?}"),
+            );
+            continue;
+        };
+        let value = field.get("default").cloned().unwrap_or(Value::Null);
+        out.main(
+            "add_field",
+            params([
+                ("name", json!(name)),
+                ("type", json!(native_type)),
+                ("value", value),
+            ]),
+        );
+    }
+}
+
+fn drop_field(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    if args.bool("ignore_missing") == Some(false) {
+        args.note(
+            "ignore_missing: false: a missing field fails the step, as native drop_field does",
+        );
+    }
+    if let Some(fields) = args.names("fields").filter(|f| !f.is_empty()) {
+        out.main("drop_field", params([("fields", json!(fields))]));
+    }
+}
+
+fn rename_field(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    args.bool("ignore_missing");
+    if let Some(mapping) = args.object("mapping").filter(|m| !m.is_empty()) {
+        out.main(
+            "rename_field",
+            params([("fields", Value::Object(mapping.clone()))]),
+        );
+    }
+}
+
+fn cast_field(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    if let Some(errors) = args.string("errors").filter(|e| e != "raise") {
+        args.problem(
+            "errors",
+            format!("errors: {errors:?} is not supported yet (raise is)"),
+        );
+    }
+    let Some(casts) = args.object("casts") else {
+        args.problem("casts", "is required");
+        return;
+    };
+    for (field, dtype) in casts {
+        match dtype.as_str().and_then(field_type) {
+            Some(native_type) => out.main(
+                "cast_field",
+                params([("field", json!(field)), ("type", json!(native_type))]),
+            ),
+            None => args.problem(&format!("casts.{field}"), format!("unknown type {dtype}")),
+        }
+    }
+}
+
+fn coalesce_fields(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let (Some(sources), Some(target)) = (args.names("sources"), args.string("target_col")) else {
+        args.problem("sources", "sources and target_col are required");
+        return;
+    };
+    match sources.as_slice() {
+        [] => args.problem("sources", "needs at least one field"),
+        [only] => out.main(
+            "calculate",
+            params([(
+                "expressions",
+                json!({target: crate::sql::quote::ident(only)}),
+            )]),
+        ),
+        _ => out.main(
+            "coalesce_fields",
+            params([("fields", json!(sources)), ("field", json!(target))]),
+        ),
+    }
+}
+
+fn select_columns(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    if let Some(fields) = args.names("fields").filter(|f| !f.is_empty()) {
+        let fields: Vec<String> = fields.into_iter().filter(|f| f != "geometry").collect();
+        out.main("select_columns", params([("fields", json!(fields))]));
+    }
+}
+
+/// `ascending` as one flag per sort key (a single flag applies to all).
+fn ascending(args: &mut Args<'_>, keys: usize, default: bool) -> Vec<bool> {
+    match args.value("ascending") {
+        None => vec![default; keys],
+        Some(Value::Bool(b)) => vec![*b; keys],
+        Some(Value::Array(flags)) if flags.len() == keys && flags.iter().all(Value::is_boolean) => {
+            flags
+                .iter()
+                .map(|f| f.as_bool().unwrap_or(default))
+                .collect()
+        }
+        Some(other) => {
+            args.problem(
+                "ascending",
+                format!("expected true, false or one flag per key, got {other}"),
+            );
+            vec![default; keys]
+        }
+    }
+}
+
+fn sort(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let by = args.names("by").unwrap_or_default();
+    let flags = ascending(args, by.len(), true);
+    if args.string("na_position").is_some_and(|p| p == "first") {
+        args.problem("na_position", "NULLs first is not supported yet");
+    }
+    if by.is_empty() {
+        return;
+    }
+    let keys: Vec<Value> = by
+        .iter()
+        .zip(flags)
+        .map(|(field, up)| json!({"field": field, "descending": !up}))
+        .collect();
+    out.main("sort", params([("by", json!(keys))]));
+}
+
+fn top_n(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let n = args.integer("n");
+    let by = args.names("by").unwrap_or_default();
+    let flags = ascending(args, by.len(), false);
+    let ([field], Some(n)) = (by.as_slice(), n) else {
+        args.problem("by", "top_n needs n and one field in by");
+        return;
+    };
+    if n < 1 {
+        args.problem("n", "must be at least 1");
+        return;
+    }
+    out.main(
+        "top_n",
+        params([
+            ("n", json!(n)),
+            ("by", json!(field)),
+            ("descending", json!(!flags[0])),
+        ]),
+    );
+}
+
+/// GISPulse's `describe` passes its layer through (its report is not part of the output).
+fn describe(args: &mut Args<'_>, _: &Scope<'_>, _: &mut Emitted) {
+    args.value("sample_size");
+    args.value("include_geometry");
+    args.note("describe: dropped (GISPulse passes the layer through unchanged)");
+}

@@ -1,0 +1,214 @@
+//! The *Vector geometry* group and `area_length`: GISPulse's parameters onto native geometry
+//! steps, measuring in GISPulse's `crs_meters` (native `work_crs`) and leaving invalid
+//! geometries as they are (GISPulse never repairs them).
+
+use serde_json::{Map, Value, json};
+
+use super::{Args, Emitted, Scope, Translator, params};
+
+pub fn translator(name: &str) -> Option<Translator> {
+    Some(match name {
+        "buffer" => buffer,
+        "simplify" => simplify,
+        "area_length" => area_length,
+        "centroid" => centroid,
+        "reproject" => reproject,
+        "convex_hull" => convex_hull,
+        "concave_hull" => concave_hull,
+        "envelope" => envelope,
+        "boundary" => boundary,
+        "make_valid" => make_valid,
+        "union" => union,
+        "clip" => clip,
+        _ => return None,
+    })
+}
+
+/// GISPulse's `crs_meters` (or its default) as native `work_crs`.
+fn work_crs(args: &mut Args<'_>, scope: &Scope<'_>) -> Value {
+    let crs = args
+        .string("crs_meters")
+        .unwrap_or_else(|| scope.default_crs_meters().to_owned());
+    json!(crs.replacen("epsg:", "EPSG:", 1))
+}
+
+fn buffer(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let distance = args.f64("distance").unwrap_or(0.0);
+    let segments = args.integer("quad_segs").unwrap_or(8);
+    if !(1..=64).contains(&segments) {
+        args.problem("quad_segs", "must be between 1 and 64");
+    }
+    for (key, default) in [("cap_style", "round"), ("join_style", "round")] {
+        if let Some(style) = args.string(key).filter(|s| s != default) {
+            args.problem(
+                key,
+                format!("{style:?} is not supported yet ({default} is)"),
+            );
+        }
+    }
+    if args.bool("single_sided") == Some(true) {
+        args.problem("single_sided", "single-sided buffers are not supported yet");
+    }
+    if args.has("distance_col") {
+        args.problem(
+            "distance_col",
+            "a distance per feature is not supported yet",
+        );
+    }
+    args.value("mitre_limit");
+    let mut native = params([
+        ("distance", json!(distance)),
+        ("segments", json!(segments)),
+        ("on_invalid", json!("error")),
+    ]);
+    native.insert("work_crs".into(), work_crs(args, scope));
+    out.main("buffer", native);
+}
+
+fn simplify(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let Some(tolerance) = args.f64("tolerance") else {
+        args.problem("tolerance", "is required");
+        return;
+    };
+    let algorithm = args.string("algorithm").unwrap_or_else(|| "dp".into());
+    // GISPulse's `vw` runs Douglas-Peucker with topology preserved.
+    let preserve = match algorithm.as_str() {
+        "dp" => args.bool("preserve_topology").unwrap_or(true),
+        "vw" => {
+            args.value("preserve_topology");
+            true
+        }
+        other => {
+            args.problem(
+                "algorithm",
+                format!("{other:?} is not supported yet (dp and vw are)"),
+            );
+            return;
+        }
+    };
+    let mut native = params([
+        ("tolerance", json!(tolerance)),
+        ("unit", json!("meters")),
+        ("preserve_topology", json!(preserve)),
+    ]);
+    native.insert("work_crs".into(), work_crs(args, scope));
+    out.main("simplify", native);
+}
+
+fn area_length(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let mut native = Map::new();
+    if args.bool("compute_area").unwrap_or(true) {
+        let name = args.string("area_col").unwrap_or_else(|| "area_m2".into());
+        native.insert("field_area".into(), json!(name));
+        native.insert("unit".into(), json!("m2"));
+    } else {
+        args.value("area_col");
+    }
+    if args.bool("compute_length").unwrap_or(true) {
+        let name = args
+            .string("length_col")
+            .unwrap_or_else(|| "length_m".into());
+        native.insert("field_length".into(), json!(name));
+        native.insert("length_unit".into(), json!("m"));
+    } else {
+        args.value("length_col");
+    }
+    let crs = work_crs(args, scope);
+    if !native.is_empty() {
+        native.insert("work_crs".into(), crs);
+        out.main("area_length", native);
+    }
+}
+
+fn centroid(_: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    out.main("centroid", Map::new());
+}
+
+fn reproject(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let Some(target) = args.string("target_crs") else {
+        args.problem("target_crs", "is required");
+        return;
+    };
+    out.main(
+        "reproject",
+        params([("to", json!(target.replacen("epsg:", "EPSG:", 1)))]),
+    );
+}
+
+/// `dissolve: true`: the whole layer as one geometry first (only `geometry` kept).
+fn whole_layer_first(args: &mut Args<'_>, out: &mut Emitted) -> bool {
+    if args.has("by_group") {
+        args.problem("by_group", "grouped shapes are not supported yet");
+    }
+    let whole = args.bool("dissolve") == Some(true);
+    if whole {
+        out.main("union", params([("on_invalid", json!("error"))]));
+        out.main("drop_field", params([("fields", json!(["count"]))]));
+    }
+    whole
+}
+
+fn convex_hull(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    whole_layer_first(args, out);
+    out.main("convex_hull", Map::new());
+}
+
+fn concave_hull(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    whole_layer_first(args, out);
+    let mut native = params([("ratio", json!(args.f64("ratio").unwrap_or(0.3)))]);
+    if let Some(holes) = args.bool("allow_holes") {
+        native.insert("allow_holes".into(), json!(holes));
+    }
+    out.main("concave_hull", native);
+}
+
+fn envelope(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    whole_layer_first(args, out);
+    out.main("envelope", Map::new());
+}
+
+/// GISPulse drops the rows left empty (`drop_empty`, default true); `with_null` drops NULL
+/// geometries too.
+fn drop_empty(args: &mut Args<'_>, out: &mut Emitted, with_null: bool) {
+    if args.bool("drop_empty").unwrap_or(true) {
+        let condition = if with_null {
+            "geom IS NOT NULL AND NOT ST_IsEmpty(geom)"
+        } else {
+            "geom IS NULL OR NOT ST_IsEmpty(geom)"
+        };
+        out.main("filter", params([("where", json!(condition))]));
+    }
+}
+
+fn boundary(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    out.main("boundary", Map::new());
+    drop_empty(args, out, false);
+}
+
+fn make_valid(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    if args.bool("keep_geom_type") == Some(true) {
+        args.problem(
+            "keep_geom_type",
+            "keep_geom_type: true is not supported yet",
+        );
+    }
+    out.main("make_valid", Map::new());
+    drop_empty(args, out, true);
+}
+
+fn union(_: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    out.main("union", params([("on_invalid", json!("error"))]));
+    out.main("drop_field", params([("fields", json!(["count"]))]));
+}
+
+fn clip(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let Some(mask) = args.string("ref_layer") else {
+        args.problem("ref_layer", "clip needs a reference layer (ref_layer)");
+        return;
+    };
+    let mask = (scope.reference)(&mask);
+    out.main(
+        "clip",
+        params([("mask", json!(mask)), ("on_invalid", json!("error"))]),
+    );
+}
