@@ -1,4 +1,4 @@
-//! The command line: `geomill serve | run | validate | preview`.
+//! The command line: `geomill serve | run | validate | preview | migrate`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,6 +43,16 @@ pub enum Command {
         /// Also write the result here, as a GeoPackage.
         #[arg(long)]
         output: Option<PathBuf>,
+        /// A reference layer of a GISPulse document, as GISPulse's `run` takes it: NAME:PATH
+        /// (repeat for several; in a v2 pipeline it replaces `ref_layers.NAME`).
+        #[arg(long = "ref-source", value_name = "NAME:PATH")]
+        ref_sources: Vec<String>,
+    },
+    /// Print the native pipeline a GISPulse rules file or pipeline becomes, with a note per
+    /// step where its answer would change without GISPulse's own semantics.
+    Migrate {
+        /// The GISPulse document (JSON).
+        file: PathBuf,
     },
     /// Check a rules file, pipeline, scenario or rule: capabilities, parameters, references,
     /// cycles, expressions. Exit code 1 lists every problem with its path.
@@ -86,7 +96,18 @@ pub fn main() -> ExitCode {
             engine,
             vars,
             output,
-        } => crate::run_cli::main(&file, &input, &engine, &vars, output.as_deref()),
+            ref_sources,
+        } => crate::run_cli::main(
+            &file,
+            &crate::run_cli::Inputs {
+                inputs: &input,
+                ref_sources: &ref_sources,
+            },
+            &engine,
+            &vars,
+            output.as_deref(),
+        ),
+        Command::Migrate { file } => crate::plan_cli::migrate(&file),
         Command::Validate {
             file,
             catalog,

@@ -120,3 +120,22 @@ pub fn preview(file: &Path, engine: &str, catalog: Option<&Path>, vars: &[String
     }
     ExitCode::SUCCESS
 }
+
+/// `geomill migrate FILE`: the native pipeline of a GISPulse document and its notes, as JSON.
+pub fn migrate(file: &Path) -> ExitCode {
+    let document = match read_json(file) {
+        Ok(document) => document,
+        Err(message) => return unusable(&message),
+    };
+    match geomill_planner::gispulse::migrate(&document) {
+        Ok(lowered) => {
+            let answer = serde_json::json!({"pipeline": lowered.pipeline, "notes": lowered.notes});
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&answer).unwrap_or_default()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => report(file, &error),
+    }
+}

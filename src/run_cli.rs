@@ -105,16 +105,76 @@ fn peak_rss_mib() -> Option<f64> {
     Some(kib / 1024.0)
 }
 
-/// Runs `file` on the `inputs` (`[NAME=]PATH` each) with `engine`; exports go under the current
-/// directory; `output` also receives the result as a GeoPackage.
+/// The files `geomill run` reads: `--input [NAME=]PATH` and GISPulse's `--ref-source NAME:PATH`.
+pub struct Inputs<'a> {
+    pub inputs: &'a [String],
+    pub ref_sources: &'a [String],
+}
+
+/// The inputs a GISPulse document's reference layers add: each `--ref-source NAME:PATH` (in a
+/// v2 pipeline written into `ref_layers.NAME`, as GISPulse's `run` does), and each `ref_layers`
+/// path of a v2 pipeline as the layer the planner reads it as (its file name without extension),
+/// unless an input already has that name.
+fn reference_inputs(
+    document: &mut serde_json::Value,
+    ref_sources: &[String],
+    inputs: &mut Vec<InputFile>,
+) -> Result<(), String> {
+    use geomill_planner::gispulse::{Form, detect, lower::layer_of};
+    let form = detect(document);
+    for entry in ref_sources {
+        let Some((name, path)) = entry
+            .split_once(':')
+            .filter(|(n, p)| !n.is_empty() && !p.is_empty())
+        else {
+            return Err(format!("--ref-source must be NAME:PATH, got {entry:?}"));
+        };
+        if form == Some(Form::PipelineV2) {
+            if let Some(object) = document.as_object_mut() {
+                let layers = object
+                    .entry("ref_layers")
+                    .or_insert_with(|| serde_json::json!({}));
+                if let Some(layers) = layers.as_object_mut() {
+                    layers.insert(name.to_owned(), serde_json::Value::String(path.to_owned()));
+                }
+            }
+        } else {
+            inputs.push(InputFile {
+                name: Some(name.to_owned()),
+                path: PathBuf::from(path),
+            });
+        }
+    }
+    if form == Some(Form::PipelineV2)
+        && let Some(layers) = document.get("ref_layers").and_then(|l| l.as_object())
+    {
+        for path in layers.values().filter_map(|p| p.as_str()) {
+            let name = layer_of(path);
+            if !inputs
+                .iter()
+                .any(|i| i.name.as_deref() == Some(name.as_str()))
+            {
+                inputs.push(InputFile {
+                    name: Some(name),
+                    path: PathBuf::from(path),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs `file` on the inputs with `engine`; exports go under the current directory; `output`
+/// also receives the result as a GeoPackage.
 pub fn main(
     file: &Path,
-    inputs: &[String],
+    files: &Inputs<'_>,
     engine: &str,
     vars: &[String],
     output: Option<&Path>,
 ) -> ExitCode {
-    let document = match std::fs::read_to_string(file)
+    let inputs = files.inputs;
+    let mut document = match std::fs::read_to_string(file)
         .map_err(|e| e.to_string())
         .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
     {
@@ -125,7 +185,7 @@ pub fn main(
         Ok(vars) => vars.values,
         Err(error) => return fail(2, &error),
     };
-    let inputs = match inputs
+    let mut inputs = match inputs
         .iter()
         .map(|i| parse_input(i))
         .collect::<Result<Vec<_>, _>>()
@@ -133,6 +193,9 @@ pub fn main(
         Ok(inputs) => inputs,
         Err(error) => return fail(2, &error),
     };
+    if let Err(error) = reference_inputs(&mut document, files.ref_sources, &mut inputs) {
+        return fail(2, &error);
+    }
     if inputs.iter().filter(|i| i.name.is_none()).count() > 1 {
         return fail(
             2,

@@ -41,6 +41,7 @@ use crate::state::AppState;
         super::capabilities::preview_get,
         super::capabilities::preview_post,
         super::rules::validate,
+        super::rules::convert,
         super::rules::list,
         super::rules::create,
         super::rules::read,

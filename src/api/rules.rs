@@ -21,6 +21,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/rules", get(list).post(create))
         .route("/rules/validate", post(validate))
+        .route("/rules/convert", post(convert))
         .route("/rules/to-node", post(to_node))
         .route("/rules/from-node", post(from_node))
         .route("/rules/eval-stream", get(eval_stream))
@@ -37,6 +38,27 @@ fn rule_example() -> Value {
 /// The example of a rules file: the rule of [`rule_example`].
 fn rules_example() -> Value {
     json!([rule_example()])
+}
+
+fn gispulse_example() -> Value {
+    json!([{"name": "big", "capability": "filter", "config": {"expression": "pop_est > 1e8"}, "order": 1}])
+}
+
+/// The native pipeline a GISPulse rules file (v1) or pipeline (v2) becomes, with a note per step
+/// where the answer would change if GISPulse's own semantics (its measuring CRS, ...) were
+/// dropped: what `geomill migrate` prints.
+#[utoipa::path(post, path = "/rules/convert", tag = "rules",
+    request_body(content = Object, description = "A GISPulse rules file (JSON array of {name, capability, config, enabled, order}) or pipeline ({version: 2, steps, ref_layers})", example = gispulse_example),
+    responses(
+        (status = 200, description = "{pipeline: the native PipelineSpec, notes: [text]}", body = Object),
+        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
+        (status = 422, description = "Not a GISPulse document, or a step geomill cannot translate (every problem with its path)", body = crate::error::ErrorBody),
+    ))]
+pub async fn convert(ApiJson(body): ApiJson<Value>) -> Result<Json<Value>, ApiError> {
+    let lowered = geomill_planner::gispulse::migrate(&body)?;
+    Ok(Json(
+        json!({"pipeline": lowered.pipeline, "notes": lowered.notes}),
+    ))
 }
 
 /// Validates each rule on its own; answers 200 with `valid` and every problem found.

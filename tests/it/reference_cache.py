@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 LIBRARIES = ("numpy", "scipy", "pandas", "shapely", "geopandas", "pyproj", "pyogrio",
-             "scikit-learn", "networkx", "libpysal", "esda", "mapclassify")
+             "scikit-learn", "networkx", "libpysal", "esda", "mapclassify", "gispulse")
 _memory = {}
 _layers = {}
 _versions_found = []

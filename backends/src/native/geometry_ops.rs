@@ -236,7 +236,10 @@ pub fn dissolve(layer: &Layer) -> Result<Layer, NativeError> {
 /// One computed column of a map (the native side of `GeoExpr`; a new per-feature kernel is
 /// an arm here): a geometry function written over `geom`, or a measure.
 pub(crate) fn map_one(layer: &Layer, name: &str, expr: &GeoExpr) -> Result<Layer, NativeError> {
-    let geometry_out = !matches!(expr, GeoExpr::Area { .. } | GeoExpr::Length { .. });
+    let geometry_out = !matches!(
+        expr,
+        GeoExpr::Area { .. } | GeoExpr::Length { .. } | GeoExpr::MeasuredIn { .. }
+    );
     if geometry_out && name != GEOM {
         return Err(NativeError::Unsupported(format!(
             "a geometry written to column {name} (native maps replace {GEOM})"
@@ -276,7 +279,8 @@ pub(crate) fn map_one(layer: &Layer, name: &str, expr: &GeoExpr) -> Result<Layer
         | GeoExpr::Affine { .. }
         | GeoExpr::ForceMulti
         | GeoExpr::ForceSingle
-        | GeoExpr::SetCrs { .. } => Err(NativeError::Unsupported(expr.explain())),
+        | GeoExpr::SetCrs { .. }
+        | GeoExpr::MeasuredIn { .. } => Err(NativeError::Unsupported(expr.explain())),
         GeoExpr::Shape(ref shape) => super::shapes::map_shape(layer, shape),
         GeoExpr::MakeValid => make_valid(layer),
     }

@@ -86,7 +86,7 @@ impl CapabilityParams for AreaLength {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        super::work_crs::within(self.work_crs.as_deref(), ctx, |ctx| {
+        super::work_crs::within(self.work_crs.as_deref(), super::work_crs::Output::Measures, ctx, |ctx| {
         // Metres per CRS unit; geodesic when the data is lon/lat (or its CRS unknown).
         let (geodesic, metres_per_unit) = match ctx.crs().map(|crs| (crs, crs_units(crs))) {
             Some((_, Some(CrsUnits::Linear { metres_per_unit }))) => (false, metres_per_unit),

@@ -50,7 +50,7 @@ impl CapabilityParams for Buffer {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        super::work_crs::within(self.work_crs.as_deref(), ctx, |ctx| {
+        super::work_crs::within(self.work_crs.as_deref(), super::work_crs::Output::Geometry, ctx, |ctx| {
         let distance = resolve_distance(self.distance, self.unit, ctx, "distance")?;
         let value = ValueExpr::Geo(GeoExpr::Buffer {
             distance: distance.value,

@@ -58,7 +58,7 @@ impl CapabilityParams for Simplify {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        super::work_crs::within(self.work_crs.as_deref(), ctx, |ctx| {
+        super::work_crs::within(self.work_crs.as_deref(), super::work_crs::Output::Geometry, ctx, |ctx| {
         if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
             return Err(vec![Problem::new(
                 ctx.at("tolerance"),

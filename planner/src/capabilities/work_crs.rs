@@ -4,7 +4,7 @@
 //! a step asks for it.
 
 use crate::error::Problem;
-use crate::plan::operator::{GeoExpr, Operator};
+use crate::plan::operator::{GeoExpr, Operator, ValueExpr};
 use crate::schema::Schema;
 
 use super::LowerContext;
@@ -13,9 +13,21 @@ use super::common::replace_geometry;
 /// The CRS data of unknown CRS is taken to be in (as everywhere in the planner).
 const ASSUMED_CRS: &str = "EPSG:4326";
 
+/// What a step does to the geometry, which decides how it comes back from the work CRS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// The step makes a new geometry: transformed back to the input's CRS.
+    Geometry,
+    /// The step only measures (its maps compute numbers of `geom`): they measure the
+    /// transformed geometry, which is left as it was (a round trip would move vertices and wrap
+    /// parts across the antimeridian).
+    Measures,
+}
+
 /// `lower` run in `work_crs` when one is given (an `EPSG:<code>`), else as is.
 pub fn within(
     work_crs: Option<&str>,
+    output: Output,
     ctx: &LowerContext<'_>,
     lower: impl FnOnce(&LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>>,
 ) -> Result<Vec<Operator>, Vec<Problem>> {
@@ -40,6 +52,24 @@ pub fn within(
         input: Some(&schema),
         ..*ctx
     };
+    if output == Output::Measures {
+        // The measures taken of the transformed geometry; the geometry stays as it was.
+        let mut operators = lower(&inner)?;
+        for operator in &mut operators {
+            if let Operator::Map(map) = operator {
+                for (_, value, _) in &mut map.set {
+                    if let ValueExpr::Geo(measure) = value {
+                        *measure = GeoExpr::MeasuredIn {
+                            measure: Box::new(measure.clone()),
+                            from: input_crs.clone(),
+                            to: work_crs.clone(),
+                        };
+                    }
+                }
+            }
+        }
+        return Ok(operators);
+    }
     let mut operators = replace_geometry(GeoExpr::Transform {
         from: input_crs.clone(),
         to: work_crs.clone(),

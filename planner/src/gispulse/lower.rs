@@ -46,6 +46,19 @@ fn native_id(id: &str, taken: &mut BTreeSet<String>) -> String {
     candidate
 }
 
+/// The layer a `ref_layers` path stands for: the file's name without its extension (the name
+/// of the dataset uploaded from it, or of the input `geomill run` loads it as). Paths are never
+/// opened by the planner.
+pub fn layer_of(path: &str) -> String {
+    let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    let stem = file.split_once('.').map_or(file, |(stem, _)| stem);
+    if stem.is_empty() {
+        path.to_owned()
+    } else {
+        stem.to_owned()
+    }
+}
+
 /// The order GISPulse runs a graph pipeline's steps in: Kahn's algorithm with a FIFO queue,
 /// seeded with the steps reading no other step, in document order.
 fn graph_order(steps: &[GpStep]) -> Vec<usize> {
@@ -109,7 +122,10 @@ pub fn lower(document: &GpDocument) -> Result<Lowered, Vec<Problem>> {
         {
             return output.clone();
         }
-        name.to_owned()
+        match document.ref_layers.get(name) {
+            Some(path) => layer_of(path),
+            None => name.to_owned(),
+        }
     };
     let mut steps = Vec::new();
     let mut previous = "input".to_owned();
@@ -199,6 +215,19 @@ pub fn lower(document: &GpDocument) -> Result<Lowered, Vec<Problem>> {
     }
     if !problems.is_empty() {
         return Err(problems);
+    }
+    // A document whose steps all pass their layer through (GISPulse's `describe`) answers its
+    // input: one step that keeps every row.
+    if steps.is_empty() {
+        steps.push(Step {
+            id: "passed_through".into(),
+            capability: "filter".into(),
+            input: None,
+            params: serde_json::json!({"where": "true"}),
+            when: None,
+            enabled: None,
+            triggers: Vec::new(),
+        });
     }
     // The first step reads the run's input without naming it, as native first steps do.
     if let Some(first) = steps.first_mut()

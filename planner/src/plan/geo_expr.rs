@@ -98,6 +98,13 @@ pub enum GeoExpr {
     },
     /// A new shape made from the geometry.
     Shape(ShapeExpr),
+    /// A measure (`Area`, `Length`) of the geometry transformed from `from` to `to`; the
+    /// geometry itself is left as it is (`work_crs` on a measuring step).
+    MeasuredIn {
+        measure: Box<GeoExpr>,
+        from: String,
+        to: String,
+    },
 }
 
 impl GeoExpr {
@@ -151,6 +158,7 @@ impl GeoExpr {
             Self::ForceSingle => "ForceSingle".into(),
             Self::SetCrs { crs } => format!("SetCrs({crs})"),
             Self::Shape(shape) => shape.explain(),
+            Self::MeasuredIn { measure, to, .. } => format!("{} in {to}", measure.explain()),
         }
     }
 
@@ -420,6 +428,14 @@ impl GeoExpr {
                 format!("ST_SetSRID({g}, {})", epsg_number(crs)?)
             }
             (Self::Shape(shape), _) => shape.sql(g, dialect)?,
+            (Self::MeasuredIn { measure, from, to }, _) => {
+                let moved = Self::Transform {
+                    from: from.clone(),
+                    to: to.clone(),
+                }
+                .sql(g, dialect)?;
+                measure.sql(&moved, dialect)?
+            }
         })
     }
 
@@ -458,7 +474,8 @@ impl GeoExpr {
             }
             Self::Length { factor, .. } => format!("planar length × {factor}"),
             Self::Shape(shape) => shape.native_kernel(),
-            Self::Transform { .. }
+            Self::MeasuredIn { .. }
+            | Self::Transform { .. }
             | Self::SetCrs { .. }
             | Self::Boundary
             | Self::Envelope

@@ -257,8 +257,7 @@ fn function(name: &str, args: &[PyExpr], keywords: &[(String, PyExpr)]) -> Resul
     }
 }
 
-/// `round(x)`, `round(x, n)`, `x.round(n)`, `np.round(x, decimals=n)`: pandas rounds halves to
-/// even; SQL away from zero (they differ only on exact halves).
+/// `round(x)`, `round(x, n)`, `x.round(n)`, `np.round(x, decimals=n)`, halves to even.
 fn round(
     value: &[PyExpr],
     rest: &[PyExpr],
@@ -274,13 +273,29 @@ fn round(
         ([], [(key, digits)]) if key == "decimals" || key == "ndigits" => Some(digits),
         _ => return Err(format!("`{name}` takes a value and a number of decimals")),
     };
-    match digits {
-        None => Ok(format!("round({})", sql(value)?)),
-        Some(PyExpr::Number(n)) if n.chars().all(|c| c.is_ascii_digit()) => {
-            Ok(format!("round({}, {})", sql(value)?, number(n)?))
+    let digits = match digits {
+        None => 0,
+        Some(PyExpr::Number(n)) if n.len() <= 2 && n.chars().all(|c| c.is_ascii_digit()) => {
+            n.parse::<i32>().map_err(|e| e.to_string())?
         }
-        Some(_) => Err(format!("`{name}`'s decimals must be a whole number")),
-    }
+        Some(_) => {
+            return Err(format!(
+                "`{name}`'s decimals must be a whole number below 100"
+            ));
+        }
+    };
+    Ok(half_to_even(&sql(value)?, digits))
+}
+
+/// NumPy's rounding to `digits` decimals: the value scaled by 10^digits, rounded half to even,
+/// scaled back (SQL's `round` takes halves away from zero on DuckDB and has no decimals on
+/// PostgreSQL's doubles).
+fn half_to_even(value: &str, digits: i32) -> String {
+    let scale = quote::number(10f64.powi(digits)).unwrap_or_else(|_| "1".into());
+    let scaled = format!("(CAST({value} AS FLOAT8) * {scale})");
+    format!(
+        "((CASE WHEN {scaled} - floor({scaled}) = 0.5 THEN 2 * round({scaled} / 2) ELSE round({scaled}) END) / {scale})"
+    )
 }
 
 fn series_method(
@@ -450,9 +465,10 @@ mod tests {
             compiled("name.str.contains('land', case=False)"),
             r#"coalesce("name" ILIKE '%land%' ESCAPE '\', false)"#
         );
-        assert_eq!(
-            compiled("round(x / 3, 2)"),
-            r#"round((CAST("x" AS FLOAT8) / NULLIF(3, 0)), 2)"#
+        let rounded = compiled("round(x, 1)");
+        assert!(
+            rounded.contains(r#"2 * round((CAST("x" AS FLOAT8) * 10) / 2)"#),
+            "{rounded}"
         );
         assert_eq!(
             compiled("np.where(x > 0, 'pos', 'neg')"),

@@ -29,7 +29,11 @@ fn work_crs(args: &mut Args<'_>, scope: &Scope<'_>) -> Value {
     let crs = args
         .string("crs_meters")
         .unwrap_or_else(|| scope.default_crs_meters().to_owned());
-    json!(crs.replacen("epsg:", "EPSG:", 1))
+    let crs = crs.replacen("epsg:", "EPSG:", 1);
+    args.note(format!(
+        "measures in {crs} units (GISPulse's crs_meters, native work_crs); without work_crs geomill measures true metres"
+    ));
+    json!(crs)
 }
 
 fn buffer(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {

@@ -1,0 +1,182 @@
+"""GISPulse conformance: each case's document run by GISPulse 2.2.3 itself (in this process, as
+its `run` command runs it, the answer remembered per document and input) and compared with
+geomill's answers on the engines the Rust test ran.
+
+argv: the manifest (JSON list of {case, engine, result}) and the layers (JSON {name: path}).
+Prints one line per difference, or `compared N answers of M cases`.
+
+Equal means: the same rows (matched by the case's `key` columns, else in order after sorting
+by every attribute), the same column names (GISPulse's `geometry` is geomill's `geom`), numbers
+within 1e-6 relative, text equal, geometries within 1e-6 of the layer's extent (the area of
+their symmetric difference relative to the extent's area for polygons, the Hausdorff distance
+relative to its diagonal otherwise).
+
+A case's `differs_on` ({engine: why}) lists engines known to answer otherwise; their
+differences are printed as `KNOWN ...` (not failures), and a known difference that no longer
+differs is reported so that the list stays true.
+"""
+import contextlib, json, math, os, sys, warnings
+
+os.environ.setdefault("GISPULSE_LOG_LEVEL", "WARNING")
+os.environ["GISPULSE_NO_UPDATE_CHECK"] = "1"
+warnings.filterwarnings("ignore")
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+
+from reference_cache import read_layer, remembered
+
+TOLERANCE = 1e-6
+
+
+def layer_name(path):
+    """`countries.shp` → `countries` (the case's name for a shared layer)."""
+    return os.path.basename(path).split(".")[0]
+
+
+def run_gispulse(document, frame, refs):
+    """GISPulse's answer to `document` on `frame`, `refs` naming the reference layers."""
+    import gispulse.capabilities  # noqa: F401  (registers the capabilities)
+    from gispulse.core.models import Rule
+    from gispulse.core.pipeline import _parse_v2
+    from gispulse.core.pipeline_schema import validate_pipeline_json
+    from gispulse.orchestration.pipeline_executor import PipelineExecutor
+    from gispulse.rules.engine import RuleEngine
+
+    errors = validate_pipeline_json(document)
+    if errors:
+        raise ValueError("; ".join(errors))
+    if isinstance(document, dict):
+        spec = _parse_v2(document)
+        inputs = {"input": frame}
+        for alias, path in (document.get("ref_layers") or {}).items():
+            inputs[alias] = refs[layer_name(path)]
+        result = PipelineExecutor().execute(spec, inputs)
+        return list(result.values())[-1] if result else frame
+    rules = []
+    for i, entry in enumerate(document):
+        config = dict(entry.get("config", {}))
+        order = entry.get("order", config.pop("order", i))
+        rules.append(Rule(name=entry.get("name", f"rule_{i}"), capability=entry["capability"],
+                          config=config, enabled=entry.get("enabled", True), order=order))
+    enabled = [r for r in rules if r.enabled]
+    return RuleEngine().apply_all(enabled, frame, layer_resolver=lambda name: refs[name])
+
+
+def gispulse_answer(case, layers):
+    frame = read_layer(layers[case["input"]])
+    refs = {name: read_layer(path) for name, path in layers.items()}
+
+    def compute():
+        # GISPulse logs to standard output, which carries this script's answer.
+        with contextlib.redirect_stdout(sys.stderr):
+            answer = run_gispulse(case["document"], frame.copy(), {k: v.copy() for k, v in refs.items()})
+        return gpd.GeoDataFrame(answer).rename_geometry("geom") if "geometry" in answer else answer
+    return remembered("gispulse", compute, case["document"], frame, *refs.values())
+
+
+def comparable(value):
+    """A cell as compared: numbers as floats, missing as None, the rest as text."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value)
+    return str(value)
+
+
+def same(a, b):
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=1e-9)
+    if isinstance(a, float) != isinstance(b, float):
+        # GISPulse writes mixed columns as text ("1.5"): compare as numbers when both are.
+        try:
+            return math.isclose(float(a), float(b), rel_tol=TOLERANCE, abs_tol=1e-9)
+        except (TypeError, ValueError):
+            return False
+    return a == b
+
+
+def ordered(frame, key):
+    """Rows in a defined order: by the key columns, else by every attribute."""
+    columns = [c for c in (key or frame.columns) if c != "geom" and c in frame.columns]
+    if not columns or frame.empty:
+        return frame.reset_index(drop=True)
+    sortable = frame[columns].map(lambda v: (0, "") if comparable(v) is None else (1, repr(comparable(v))))
+    order = sorted(range(len(frame)), key=lambda i: tuple(sortable.iloc[i]))
+    return frame.iloc[order].reset_index(drop=True)
+
+
+def geometry_gap(a, b, scale_area, scale_length):
+    """How far apart two geometries are, relative to the layer's extent."""
+    if a is None or b is None:
+        return 0.0 if (a is None) == (b is None) else math.inf
+    if a.is_empty or b.is_empty:
+        return 0.0 if a.is_empty == b.is_empty else math.inf
+    if a.area > 0 or b.area > 0:
+        return shapely.symmetric_difference(shapely.make_valid(a), shapely.make_valid(b)).area / scale_area
+    return shapely.hausdorff_distance(a, b) / scale_length
+
+
+def compare(label, case, theirs, ours):
+    problems = []
+    their_columns = [c for c in theirs.columns]
+    our_columns = [c for c in ours.columns]
+    if sorted(their_columns) != sorted(our_columns):
+        return [f"{label}: columns differ: GISPulse {their_columns}, geomill {our_columns}"]
+    if len(theirs) != len(ours):
+        return [f"{label}: {len(theirs)} rows from GISPulse, {len(ours)} from geomill"]
+    key = case.get("key")
+    theirs, ours = ordered(theirs, key), ordered(ours, key)
+    has_geometry = "geom" in theirs.columns
+    if has_geometry:
+        bounds = gpd.GeoSeries(theirs["geom"]).total_bounds
+        width, height = bounds[2] - bounds[0], bounds[3] - bounds[1]
+        diagonal = math.hypot(width, height) or 1.0
+        area = (width * height) or diagonal * diagonal
+    for column in their_columns:
+        for i, (a, b) in enumerate(zip(theirs[column], ours[column])):
+            if column == "geom":
+                gap = geometry_gap(a, b, area, diagonal)
+                if not gap <= TOLERANCE:
+                    problems.append(f"{label}: row {i} geometry differs by {gap:.3g} of the extent")
+                    break
+            elif not same(comparable(a), comparable(b)):
+                problems.append(f"{label}: row {i} column {column}: GISPulse {a!r}, geomill {b!r}")
+                break
+    return problems
+
+
+def main():
+    manifest = json.load(open(sys.argv[1]))
+    layers = json.load(open(sys.argv[2]))
+    problems, cases = [], set()
+    for entry in manifest:
+        case = json.load(open(entry["case"]))
+        label = f"{os.path.basename(entry['case'])} on {entry['engine']}"
+        cases.add(entry["case"])
+        try:
+            theirs = gispulse_answer(case, layers)
+        except Exception as error:  # GISPulse itself failed: the case is wrong
+            problems.append(f"{label}: GISPulse fails: {type(error).__name__}: {error}")
+            continue
+        ours = gpd.read_file(entry["result"]) if entry["result"].endswith((".gpkg", ".parquet", ".geojson")) else pd.read_parquet(entry["result"])
+        if "geometry" in ours.columns and "geom" not in ours.columns and isinstance(ours, gpd.GeoDataFrame):
+            ours = ours.rename_geometry("geom")
+        found = compare(label, case, pd.DataFrame(theirs), pd.DataFrame(ours))
+        why = (case.get("differs_on") or {}).get(entry["engine"])
+        if why and found:
+            print(f"KNOWN {found[0]} ({why})")
+        elif why:
+            problems.append(f"{label}: equal to GISPulse now: remove {entry['engine']} from differs_on")
+        else:
+            problems.extend(found)
+    print("\n".join(problems) or f"compared {len(manifest)} answers of {len(cases)} cases")
+
+
+main()

@@ -1,0 +1,124 @@
+//! GISPulse conformance: every case under `tests/gispulse` (`cases/`: one capability each,
+//! `documents/`: multi-step rules files and pipelines) is run by geomill through
+//! `/api/pipelines/execute` on the datasets uploaded as users upload them, on the embedded
+//! engine and PostGIS (or the engines a case lists), and by GISPulse 2.2.3 itself in the tests' Python
+//! (`gispulse_conformance.py`); the answers must be equal. Adding a case is adding a file.
+
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+use crate::common;
+use common::real::run_python;
+use common::uploads::{shapefile, shared_paths};
+use common::{call, multipart, post_json as post, shared};
+
+const CONFORMANCE: &str = include_str!("gispulse_conformance.py");
+
+/// The case files of `tests/gispulse/<folder>`, in name order.
+fn case_files(folder: &str) -> Vec<std::path::PathBuf> {
+    let dir = common::golden::repo().join("tests/gispulse").join(folder);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+async fn upload_named(
+    state: &geomill::state::AppState,
+    files: &[(String, Vec<u8>)],
+    name: &str,
+) -> String {
+    let files: Vec<(&str, Vec<u8>)> = files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
+    let (status, dataset) = call(state, multipart("/datasets/upload", &files, Some(name))).await;
+    assert_eq!(status, StatusCode::CREATED, "{dataset}");
+    dataset["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gispulse_documents_give_gispulse_answers_on_two_engines() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = geomill::config::Config::with_data_dir(dir.path().join("data"));
+    config.postgis_dsn = Some(common::postgis::fresh_database("gispulse").await);
+    let state = geomill::state::AppState::open(config).unwrap();
+    // The layers are named as the cases name them (a user's upload `name`).
+    let boroughs = vec![(
+        "nybb_16a.zip".to_owned(),
+        std::fs::read(shared("nybb_16a.zip")).unwrap(),
+    )];
+    let mut ids = std::collections::BTreeMap::new();
+    for (name, files) in [
+        ("countries", shapefile("naturalearth_lowres")),
+        ("cities", shapefile("naturalearth_cities")),
+        ("boroughs", boroughs),
+    ] {
+        ids.insert(name, upload_named(&state, &files, name).await);
+    }
+    let [countries, cities, boroughs] = shared_paths();
+    let layers = json!({"countries": countries, "cities": cities, "boroughs": boroughs});
+    let cases: Vec<_> = case_files("cases")
+        .into_iter()
+        .chain(case_files("documents"))
+        .collect();
+    assert!(cases.len() >= 20, "only {} cases", cases.len());
+    let mut manifest = Vec::new();
+    let mut failures = Vec::new();
+    for path in &cases {
+        let case: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let input = case["input"].as_str().expect("input");
+        let engines = case["engines"]
+            .as_array()
+            .map(|e| {
+                e.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_else(|| vec!["embedded".to_owned(), "postgis".to_owned()]);
+        for engine in engines {
+            let request =
+                json!({"dataset_id": ids[input], "engine": engine, "pipeline": case["document"]});
+            let (status, run) = call(&state, post("/api/pipelines/execute", &request)).await;
+            let name = path.file_name().unwrap().to_string_lossy();
+            if status == StatusCode::OK {
+                manifest
+                    .push(json!({"case": path, "engine": engine, "result": run["result_path"]}));
+            } else {
+                failures.push(format!("{name} on {engine}: {status} {run}"));
+            }
+        }
+    }
+    let manifest_path = dir.path().join("manifest.json");
+    std::fs::write(&manifest_path, serde_json::to_vec(&manifest).unwrap()).unwrap();
+    let layers_path = dir.path().join("layers.json");
+    std::fs::write(&layers_path, serde_json::to_vec(&layers).unwrap()).unwrap();
+    let answer = run_python(
+        CONFORMANCE,
+        &[
+            &manifest_path.display().to_string(),
+            &layers_path.display().to_string(),
+        ],
+    );
+    // Known differences (a case's `differs_on`) are reported, not failures.
+    for line in answer.lines().filter(|l| l.starts_with("KNOWN ")) {
+        eprintln!("{line}");
+    }
+    failures.extend(
+        answer
+            .lines()
+            .filter(|l| !l.starts_with("compared ") && !l.starts_with("KNOWN "))
+            .map(str::to_owned),
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        answer.contains(&format!("compared {} answers", manifest.len())),
+        "{answer}"
+    );
+}
