@@ -451,13 +451,21 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
     }
     let interrupter = request.interrupter.clone();
     let views = state.store().source_views(&bindings);
+    let result_crs = optimized
+        .result
+        .and_then(|index| optimized.node(index))
+        .and_then(|node| node.schema.as_ref())
+        .and_then(|schema| schema.crs.clone());
     let run = tokio::task::spawn_blocking(move || {
         run_embedded(
             &engine,
             &views,
             &statements,
             &result,
-            Some(&partial_text),
+            Some(geomill_backends::executor::ResultFile {
+                path: &partial_text,
+                crs: result_crs.as_deref(),
+            }),
             progress.as_ref(),
             interrupter.as_deref(),
         )

@@ -268,8 +268,19 @@ fn pipelines() -> Vec<(&'static str, Value)> {
 fn run_to_table(duck: &EmbeddedEngine, steps: &[ScriptStep], result: &str, table: &str) -> usize {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("result.gpkg").display().to_string();
-    let outcome = run_embedded(duck, &[], steps, result, Some(&file), &|_, _| {}, None)
-        .unwrap_or_else(|e| panic!("{table}: {e}"));
+    let outcome = run_embedded(
+        duck,
+        &[],
+        steps,
+        result,
+        Some(geomill_backends::executor::ResultFile {
+            path: &file,
+            crs: None,
+        }),
+        &|_, _| {},
+        None,
+    )
+    .unwrap_or_else(|e| panic!("{table}: {e}"));
     duck.execute_batch(&format!(
         "CREATE OR REPLACE TABLE \"{table}\" AS SELECT * EXCLUDE (fid) FROM ST_Read('{file}')"
     ))

@@ -2,7 +2,8 @@
 //! `documents/`: multi-step rules files and pipelines) is run by geomill through
 //! `/api/pipelines/execute` on the datasets uploaded as users upload them, on the embedded
 //! engine and PostGIS (or the engines a case lists), and by GISPulse 2.2.3 itself in the tests' Python
-//! (`gispulse_conformance.py`); the answers must be equal. Adding a case is adding a file.
+//! (`gispulse_conformance.py`); the answers must be equal, and so must the answer of the native
+//! pipeline `POST /rules/convert` makes of it (`migrated`). Adding a case is adding a file.
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
@@ -77,16 +78,28 @@ async fn gispulse_documents_give_gispulse_answers_on_two_engines() {
                     .collect()
             })
             .unwrap_or_else(|| vec!["embedded".to_owned(), "postgis".to_owned()]);
-        for engine in engines {
-            let request =
-                json!({"dataset_id": ids[input], "engine": engine, "pipeline": case["document"]});
+        let name = path.file_name().unwrap().to_string_lossy();
+        // `POST /rules/convert`'s native pipeline runs to the same answer (as "migrated").
+        let (status, converted) = call(&state, post("/rules/convert", &case["document"])).await;
+        if status != StatusCode::OK {
+            failures.push(format!("{name}: convert answers {status} {converted}"));
+            continue;
+        }
+        let runs = engines
+            .into_iter()
+            .map(|engine: String| (engine.clone(), engine, case["document"].clone()))
+            .chain([(
+                "migrated".to_owned(),
+                "embedded".to_owned(),
+                converted["pipeline"].clone(),
+            )]);
+        for (label, engine, pipeline) in runs {
+            let request = json!({"dataset_id": ids[input], "engine": engine, "pipeline": pipeline});
             let (status, run) = call(&state, post("/api/pipelines/execute", &request)).await;
-            let name = path.file_name().unwrap().to_string_lossy();
             if status == StatusCode::OK {
-                manifest
-                    .push(json!({"case": path, "engine": engine, "result": run["result_path"]}));
+                manifest.push(json!({"case": path, "engine": label, "result": run["result_path"]}));
             } else {
-                failures.push(format!("{name} on {engine}: {status} {run}"));
+                failures.push(format!("{name} on {label}: {status} {run}"));
             }
         }
     }

@@ -76,7 +76,10 @@ pub(crate) fn run(
             &[],
             &steps,
             result.or(script.result.as_deref()).unwrap(),
-            Some(&job_file.display().to_string()),
+            Some(geomill_backends::executor::ResultFile {
+                path: &job_file.display().to_string(),
+                crs: None,
+            }),
             &|_, _| {},
             None,
         )

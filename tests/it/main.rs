@@ -35,6 +35,7 @@ mod engines_equivalence;
 mod events_ws;
 mod exploded_toolkit;
 mod geometry_toolkit;
+mod gispulse_clients;
 mod gispulse_conformance;
 mod golden_native;
 mod golden_on_postgis;

@@ -88,6 +88,14 @@ impl TableEngine for EmbeddedTables<'_> {
     }
 }
 
+/// Where a run's result is written (a GeoPackage) and the CRS its geometries are in (a
+/// reprojection's output carries none of its own).
+#[derive(Debug, Clone, Copy)]
+pub struct ResultFile<'a> {
+    pub path: &'a str,
+    pub crs: Option<&'a str>,
+}
+
 /// Runs `statements` after binding `views`, on a connection of its own; `result` is the
 /// table to count and, with `result_file`, to write as a GeoPackage. `progress` hears
 /// (statements done, statements) before each statement; a statement with a table to count has
@@ -98,7 +106,7 @@ pub fn run_embedded(
     views: &[SourceView],
     statements: &[ScriptStep],
     result: &str,
-    result_file: Option<&str>,
+    result_file: Option<ResultFile<'_>>,
     progress: &(dyn Fn(usize, usize) + Send + Sync),
     interrupter: Option<&Interrupter>,
 ) -> Result<RunOutcome, BackendError> {
@@ -107,7 +115,7 @@ pub fn run_embedded(
         interrupter.attach(&connection);
     }
     let scratch = result_file
-        .and_then(|f| Path::new(f).parent())
+        .and_then(|f| Path::new(f.path).parent())
         .map_or_else(std::env::temp_dir, Path::to_path_buf);
     let mut tables = EmbeddedTables {
         connection,
@@ -122,10 +130,29 @@ pub fn run_embedded(
         .query_row(&count, [], |r| r.get(0))
         .map_err(|e| tables.failed(&count, &e))?;
     if let Some(file) = result_file {
+        // The geometry column typed with the plan's CRS, which the GeoPackage then declares
+        // (a reprojection's output carries none).
+        let mut selected = "*".to_owned();
+        if let Some(crs) = file.crs.filter(|c| c.starts_with("EPSG:")) {
+            let typed = format!(
+                "SELECT count(*) FROM duckdb_columns() WHERE table_name = {} AND column_name = 'geom' AND data_type LIKE 'GEOMETRY%'",
+                string(result)
+            );
+            let has_geometry: i64 = tables
+                .connection
+                .query_row(&typed, [], |r| r.get(0))
+                .map_err(|e| tables.failed(&typed, &e))?;
+            if has_geometry > 0 {
+                selected = format!(
+                    "* REPLACE (CAST(geom AS GEOMETRY({})) AS geom)",
+                    string(crs)
+                );
+            }
+        }
         let copy = format!(
-            "COPY (SELECT * FROM {}) TO {} (FORMAT GDAL, DRIVER 'GPKG', LAYER_NAME 'result')",
+            "COPY (SELECT {selected} FROM {}) TO {} (FORMAT GDAL, DRIVER 'GPKG', LAYER_NAME 'result')",
             ident(result),
-            string(file)
+            string(file.path)
         );
         tables
             .connection

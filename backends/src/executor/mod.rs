@@ -15,7 +15,7 @@ mod steps;
 mod walk;
 
 pub use arrow::{query_layer, store_layer, table_layer};
-pub use embedded::run_embedded;
+pub use embedded::{ResultFile, run_embedded};
 #[cfg(feature = "postgis")]
 pub use hybrid::{HybridOutcome, HybridRun, Stop};
 #[cfg(feature = "postgis")]

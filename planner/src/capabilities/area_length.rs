@@ -26,9 +26,10 @@ pub struct AreaLength {
     /// Length unit.
     #[serde(default)]
     pub length_unit: LengthUnit,
-    /// Compute in this projected CRS (`"EPSG:3857"`): the geometry is transformed to it, the
-    /// step runs in its units (the distance's unit then converts to them), and the result is
-    /// transformed back. Default: true metres on lon/lat data.
+    /// Compute in this projected CRS (`"EPSG:3857"`, or `"auto"`: GISPulse v2's choice):
+    /// the geometry is transformed to it, the step runs in its units (the distance's unit then
+    /// converts to them), and the result is transformed back. Default: true metres on lon/lat
+    /// data.
     #[serde(default)]
     pub work_crs: Option<String>,
     #[serde(flatten)]

@@ -6,7 +6,8 @@ use serde::Deserialize;
 use super::checks::require_columns;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{JoinHow, Operator, SpatialJoinOp, SpatialPredicate};
+use crate::plan::operator::{JoinHow, MapOp, Operator, SpatialJoinOp, SpatialPredicate};
+use crate::plan::schema_infer::joined_columns;
 
 /// Join the attributes of the features of `ref_layer` that satisfy `predicate` with each input
 /// feature: `predicate(input.geom, ref.geom)`. `how: inner` keeps only matched input features,
@@ -28,6 +29,11 @@ pub struct SpatialJoin {
     /// Reference attributes to bring (default: all).
     #[serde(default)]
     pub columns: Vec<String>,
+    /// Names for a column both layers have, as GeoPandas gives them: `[left, right]` makes
+    /// `X` the input's `X{left}` and the reference's `X{right}` (`["_left", "_right"]`).
+    /// Default: the input's keeps `X`, the reference's becomes `ref_X`.
+    #[serde(default)]
+    pub suffixes: Option<[String; 2]>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -78,11 +84,32 @@ impl CapabilityParams for SpatialJoin {
             &self.columns,
             ctx.at("columns"),
         )?;
-        Ok(vec![Operator::SpatialJoin(SpatialJoinOp {
+        let mut operators = vec![Operator::SpatialJoin(SpatialJoinOp {
             predicate: self.predicate,
             distance: self.distance,
             how: self.how,
             columns: self.columns.clone(),
-        })])
+        })];
+        if let Some([left, right]) = &self.suffixes {
+            let reference = ctx.others.first().copied().flatten();
+            let Some(joined) = joined_columns(ctx.input, reference, &self.columns) else {
+                return Err(vec![Problem::new(
+                    ctx.at("suffixes"),
+                    "needs the reference layer's columns (plan with a catalog or a dataset)",
+                )]);
+            };
+            let mut rename = Vec::new();
+            for (name, output) in joined.into_iter().filter(|(n, o)| n != o) {
+                rename.push((name.clone(), format!("{name}{left}")));
+                rename.push((output, format!("{name}{right}")));
+            }
+            if !rename.is_empty() {
+                operators.push(Operator::Map(MapOp {
+                    rename,
+                    ..MapOp::default()
+                }));
+            }
+        }
+        Ok(operators)
     }
 }

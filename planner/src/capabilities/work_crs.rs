@@ -1,11 +1,13 @@
 //! `work_crs`: a step computed in another CRS — the geometry transformed to it, the step run
 //! there (its distances and areas in that CRS's units), and transformed back. GISPulse measures
 //! this way (its `crs_meters`, EPSG:3857 by default); native steps measure true metres unless
-//! a step asks for it.
+//! a step asks for it. `auto` is GISPulse v2's choice where geomill can make it: EPSG:3857 on
+//! projected data (on lon/lat data GISPulse picks a UTM zone from the layer's extent, which is
+//! refused for now).
 
 use crate::error::Problem;
 use crate::plan::operator::{GeoExpr, Operator, ValueExpr};
-use crate::schema::Schema;
+use crate::schema::{CrsUnits, Schema, crs_units};
 
 use super::LowerContext;
 use super::common::replace_geometry;
@@ -31,9 +33,20 @@ pub fn within(
     ctx: &LowerContext<'_>,
     lower: impl FnOnce(&LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>>,
 ) -> Result<Vec<Operator>, Vec<Problem>> {
-    let Some(work_crs) = work_crs else {
+    let Some(mut work_crs) = work_crs else {
         return lower(ctx);
     };
+    if work_crs == "auto" {
+        match ctx.crs().and_then(crs_units) {
+            Some(CrsUnits::Linear { .. }) => work_crs = "EPSG:3857",
+            _ => {
+                return Err(vec![Problem::new(
+                    ctx.at("work_crs"),
+                    "auto on lon/lat data (GISPulse v2's UTM zone or Lambert-93 chosen from the layer's extent) is not supported yet: give the CRS (GISPulse: crs_meters)",
+                )]);
+            }
+        }
+    }
     let code = work_crs
         .strip_prefix("EPSG:")
         .or_else(|| work_crs.strip_prefix("epsg:"))

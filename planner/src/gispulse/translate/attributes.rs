@@ -20,6 +20,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "sort" => sort,
         "top_n" => top_n,
         "describe" => describe,
+        "lookup_table" => lookup_table,
         _ => return None,
     })
 }
@@ -97,34 +98,48 @@ fn calculate(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
         args.problem("expressions", "is required");
         return;
     };
-    let mut pending: Vec<(&String, &Value)> = expressions.iter().collect();
-    while !pending.is_empty() {
-        // The next entry: one no other pending entry's column is read by (JSON key order is
-        // not kept, so dependencies give the order).
-        let reads = |text: &str, column: &str| {
-            pandas::parse(text)
-                .is_ok_and(|e| pandas::compile(&e).is_ok_and(|s| s.columns().contains(column)))
+    // Each entry becomes a step: past the step limit the document is refused before any work.
+    if expressions.len() > crate::spec::document::MAX_STEPS {
+        args.problem(
+            "expressions",
+            format!(
+                "{} expressions: at most {} (the step limit)",
+                expressions.len(),
+                crate::spec::document::MAX_STEPS
+            ),
+        );
+        return;
+    }
+    // Each expression compiled once, with the columns it reads.
+    let mut pending = Vec::new();
+    for (column, text) in expressions {
+        let key = format!("expressions.{column}");
+        let Some(text) = text.as_str() else {
+            args.problem(&key, "must be an expression string");
+            continue;
         };
+        match pandas::parse(text).and_then(|e| pandas::compile(&e)) {
+            Ok(expr) => pending.push((column.clone(), expr)),
+            Err(message) => args.problem(&key, message),
+        }
+    }
+    // GISPulse computes the entries in order, each seeing those before it; JSON key order is
+    // not kept here, so an entry comes after the entries whose columns it reads.
+    while !pending.is_empty() {
         let next = (0..pending.len())
             .find(|&i| {
-                let text = pending[i].1.as_str().unwrap_or_default();
+                let reads = pending[i].1.columns();
                 !pending
                     .iter()
                     .enumerate()
-                    .any(|(j, (column, _))| j != i && reads(text, column))
+                    .any(|(j, (column, _))| j != i && reads.contains(column))
             })
             .unwrap_or(0);
-        let (column, text) = pending.remove(next);
-        let Some(text) = text.as_str() else {
-            args.problem(
-                &format!("expressions.{column}"),
-                "must be an expression string",
-            );
-            continue;
-        };
-        if let Some(sql) = compiled(args, &format!("expressions.{column}"), text) {
-            out.main("calculate", params([("expressions", json!({column: sql}))]));
-        }
+        let (column, expr) = pending.remove(next);
+        out.main(
+            "calculate",
+            params([("expressions", json!({column: expr.to_sql()}))]),
+        );
     }
 }
 
@@ -330,4 +345,56 @@ fn describe(args: &mut Args<'_>, _: &Scope<'_>, _: &mut Emitted) {
     args.value("sample_size");
     args.value("include_geometry");
     args.note("describe: dropped (GISPulse passes the layer through unchanged)");
+}
+
+/// The column a GISPulse lookup writes before it replaces its source column.
+const LOOKED_UP: &str = "__looked_up";
+
+/// `lookup_table`: `source_col` mapped through `mapping` into `target_col` (by default over
+/// `source_col` itself); `default: "__source__"` keeps the source value where no key matches.
+fn lookup_table(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let (Some(source), Some(mapping)) = (args.string("source_col"), args.object("mapping")) else {
+        args.problem("source_col", "source_col and mapping are required");
+        return;
+    };
+    let target = args.string("target_col");
+    let default = args.value("default").cloned().unwrap_or(Value::Null);
+    let keep_source = default.as_str() == Some("__source__");
+    let overwrite = target.as_deref().is_none_or(|t| t == source);
+    let output = if overwrite || keep_source {
+        LOOKED_UP.to_owned()
+    } else {
+        target.clone().unwrap_or_default()
+    };
+    out.main(
+        "lookup_table",
+        params([
+            ("field", json!(source)),
+            ("output", json!(output)),
+            ("map", Value::Object(mapping.clone())),
+            ("default", if keep_source { Value::Null } else { default }),
+        ]),
+    );
+    if keep_source {
+        let written = target
+            .clone()
+            .filter(|_| !overwrite)
+            .unwrap_or_else(|| source.clone());
+        let expression = format!(
+            "coalesce({}, {})",
+            crate::sql::quote::ident(LOOKED_UP),
+            crate::sql::quote::ident(&source)
+        );
+        out.main(
+            "calculate",
+            params([("expressions", json!({written.clone(): expression}))]),
+        );
+        out.main("drop_field", params([("fields", json!([LOOKED_UP]))]));
+    } else if overwrite {
+        out.main("drop_field", params([("fields", json!([source.clone()]))]));
+        out.main(
+            "rename_field",
+            params([("fields", json!({LOOKED_UP: source}))]),
+        );
+    }
 }

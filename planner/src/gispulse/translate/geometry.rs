@@ -26,10 +26,10 @@ pub fn translator(name: &str) -> Option<Translator> {
 
 /// GISPulse's `crs_meters` (or its default) as native `work_crs`.
 fn work_crs(args: &mut Args<'_>, scope: &Scope<'_>) -> Value {
-    let crs = args
-        .string("crs_meters")
-        .unwrap_or_else(|| scope.default_crs_meters().to_owned());
-    let crs = crs.replacen("epsg:", "EPSG:", 1);
+    let crs = match args.string("crs_meters") {
+        Some(crs) => crs.replacen("epsg:", "EPSG:", 1),
+        None => scope.default_crs_meters().to_owned(),
+    };
     args.note(format!(
         "measures in {crs} units (GISPulse's crs_meters, native work_crs); without work_crs geomill measures true metres"
     ));

@@ -5,6 +5,7 @@
 mod args;
 mod attributes;
 mod geometry;
+mod overlay;
 
 pub use args::Args;
 
@@ -20,10 +21,13 @@ pub struct Scope<'a> {
 }
 
 impl Scope<'_> {
-    /// GISPulse's measuring CRS when a step gives none: EPSG:3857 (v2 picks a UTM zone for
-    /// lon/lat data at run time, which the native plan does not yet do: see `crs_meters`).
+    /// GISPulse's measuring CRS when a step gives none: EPSG:3857 in rules files; in pipelines
+    /// `auto` (GISPulse v2 chooses by the data: native `work_crs: "auto"`).
     pub fn default_crs_meters(&self) -> &'static str {
-        "EPSG:3857"
+        match self.form {
+            Form::RulesV1 => "EPSG:3857",
+            Form::PipelineV2 => "auto",
+        }
     }
 }
 
@@ -62,7 +66,9 @@ pub type Translator = fn(&mut Args<'_>, &Scope<'_>, &mut Emitted);
 
 /// The translator of GISPulse capability `name`, when geomill has one.
 pub fn translator(name: &str) -> Option<Translator> {
-    attributes::translator(name).or_else(|| geometry::translator(name))
+    attributes::translator(name)
+        .or_else(|| geometry::translator(name))
+        .or_else(|| overlay::translator(name))
 }
 
 /// GISPulse type names (`add_field`'s `dtype`, `cast_field`'s `casts`) as native field types.
