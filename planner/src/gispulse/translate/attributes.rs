@@ -21,6 +21,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "top_n" => top_n,
         "describe" => describe,
         "lookup_table" => lookup_table,
+        "unpivot" => unpivot,
         _ => return None,
     })
 }
@@ -397,4 +398,33 @@ fn lookup_table(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
             params([("fields", json!({LOOKED_UP: source}))]),
         );
     }
+}
+
+/// `unpivot` (pandas `melt`): one row per input row and melted column; the columns neither kept
+/// (`id_vars`) nor melted are left out.
+fn unpivot(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let Some(ids) = args.names("id_vars") else {
+        args.problem("id_vars", "is required");
+        return;
+    };
+    let Some(melted) = args.names("value_vars").filter(|v| !v.is_empty()) else {
+        args.problem(
+            "value_vars",
+            "the columns to melt must be named (every other column is not supported yet)",
+        );
+        return;
+    };
+    let name = args.string("var_name").unwrap_or_else(|| "variable".into());
+    let value = args.string("value_name").unwrap_or_else(|| "value".into());
+    out.main(
+        "unpivot",
+        params([
+            ("fields", json!(melted)),
+            ("name_field", json!(name)),
+            ("value_field", json!(value)),
+        ]),
+    );
+    let mut kept = ids;
+    kept.extend([name, value]);
+    out.main("select_columns", params([("fields", json!(kept))]));
 }

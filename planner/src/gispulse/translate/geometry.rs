@@ -20,6 +20,8 @@ pub fn translator(name: &str) -> Option<Translator> {
         "make_valid" => make_valid,
         "union" => union,
         "clip" => clip,
+        "line_merge" => line_merge,
+        "delaunay_triangulation" => delaunay_triangulation,
         _ => return None,
     })
 }
@@ -215,4 +217,27 @@ fn clip(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
         "clip",
         params([("mask", json!(mask)), ("on_invalid", json!("error"))]),
     );
+}
+
+fn line_merge(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let directed = args.bool("directed").unwrap_or(false);
+    out.main("line_merge", params([("directed", json!(directed))]));
+}
+
+/// The triangles (or edges) of the layer's vertices, a new layer with only its geometry:
+/// GISPulse triangulates the union of the layer (noded, shared vertices once).
+fn delaunay_triangulation(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let tolerance = args.f64("tolerance").unwrap_or(0.0);
+    let output = if args.bool("only_edges").unwrap_or(false) {
+        "edges"
+    } else {
+        "polygons"
+    };
+    out.main("union", params([("on_invalid", json!("error"))]));
+    out.main("drop_field", params([("fields", json!(["count"]))]));
+    out.main(
+        "delaunay_triangulation",
+        params([("output", json!(output)), ("tolerance", json!(tolerance))]),
+    );
+    out.main("drop_field", params([("fields", json!(["id"]))]));
 }
