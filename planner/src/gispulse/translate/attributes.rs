@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Args, Emitted, Scope, Translator, field_type, params};
+use super::{Args, Emitted, Scope, Translator, compiled, field_type, params, reference_layer};
 use crate::gispulse::pandas;
 
 pub fn translator(name: &str) -> Option<Translator> {
@@ -26,17 +26,6 @@ pub fn translator(name: &str) -> Option<Translator> {
     })
 }
 
-/// A pandas expression compiled to the SQL text native steps take, or a problem at `key`.
-fn compiled(args: &mut Args<'_>, key: &str, text: &str) -> Option<String> {
-    match pandas::parse(text).and_then(|e| pandas::compile(&e)) {
-        Ok(expr) => Some(expr.to_sql()),
-        Err(message) => {
-            args.problem(key, message);
-            None
-        }
-    }
-}
-
 /// `filter`: `expression` (a pandas query) and/or a spatial test against a reference layer.
 fn filter(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
     if let Some(expression) = args.string("expression").filter(|e| !e.trim().is_empty())
@@ -44,17 +33,18 @@ fn filter(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
     {
         out.main("filter", params([("where", json!(condition))]));
     }
+    // Distances are measured only with a buffered reference, which is refused below.
+    args.value("crs_meters");
     let predicate = args.string("spatial_predicate");
-    let reference = args.string("ref_layer");
-    let (Some(predicate), Some(reference)) = (predicate, reference) else {
+    // Without both a predicate and a reference GISPulse filters nothing spatially.
+    let Some(predicate) = predicate.filter(|_| args.has("ref_layer")) else {
+        args.value("ref_layer");
+        args.value("ref_filter");
         return;
     };
-    let mut source = (scope.reference)(&reference);
-    if let Some(condition) = args.string("ref_filter")
-        && let Some(condition) = compiled(args, "ref_filter", &condition)
-    {
-        source = out.side("filter", params([("where", json!(condition))]), &source);
-    }
+    let Some(mut source) = reference_layer(args, scope, out, true) else {
+        return;
+    };
     // GISPulse tests each feature against the union of the reference layer: for `intersects`
     // and `disjoint` that is the same as against any of its features.
     let (native, invert) = match predicate.as_str() {

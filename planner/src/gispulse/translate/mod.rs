@@ -9,9 +9,10 @@ mod overlay;
 
 pub use args::Args;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::document::Form;
+use super::pandas;
 
 /// What a translator knows besides the step's parameters.
 pub struct Scope<'a> {
@@ -86,4 +87,39 @@ pub fn field_type(dtype: &str) -> Option<&'static str> {
 /// Native parameters from `(key, value)` pairs.
 pub fn params<const N: usize>(pairs: [(&str, Value); N]) -> Map<String, Value> {
     pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+}
+
+/// A pandas expression compiled to the SQL text native steps take, or a problem at `key`.
+pub fn compiled(args: &mut Args<'_>, key: &str, text: &str) -> Option<String> {
+    match pandas::parse(text).and_then(|e| pandas::compile(&e)) {
+        Ok(expr) => Some(expr.to_sql()),
+        Err(message) => {
+            args.problem(key, message);
+            None
+        }
+    }
+}
+
+/// The source a step's `ref_layer` stands for, behind a filter step when the capability takes
+/// GISPulse's `ref_filter` and it is given; `None` (with a problem) when the step names none.
+pub fn reference_layer(
+    args: &mut Args<'_>,
+    scope: &Scope<'_>,
+    out: &mut Emitted,
+    takes_filter: bool,
+) -> Option<String> {
+    let Some(name) = args.string("ref_layer") else {
+        args.problem(
+            "ref_layer",
+            "this capability needs a reference layer (ref_layer)",
+        );
+        return None;
+    };
+    let mut source = (scope.reference)(&name);
+    if let Some(text) = args.string("ref_filter").filter(|_| takes_filter)
+        && let Some(condition) = compiled(args, "ref_filter", &text)
+    {
+        source = out.side("filter", params([("where", json!(condition))]), &source);
+    }
+    Some(source)
 }

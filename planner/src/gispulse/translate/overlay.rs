@@ -3,8 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Args, Emitted, Scope, Translator, params};
-use crate::gispulse::pandas;
+use super::{Args, Emitted, Scope, Translator, params, reference_layer};
 
 pub fn translator(name: &str) -> Option<Translator> {
     Some(match name {
@@ -13,37 +12,6 @@ pub fn translator(name: &str) -> Option<Translator> {
         "erase" => erase,
         _ => return None,
     })
-}
-
-/// The reference layer's source, filtered by `ref_filter` when the capability takes one and it
-/// is given; `None` (with a problem) when the step names none.
-fn reference(
-    args: &mut Args<'_>,
-    scope: &Scope<'_>,
-    out: &mut Emitted,
-    takes_filter: bool,
-) -> Option<String> {
-    let Some(name) = args.string("ref_layer") else {
-        args.problem(
-            "ref_layer",
-            "this capability needs a reference layer (ref_layer)",
-        );
-        return None;
-    };
-    let mut source = (scope.reference)(&name);
-    if let Some(text) = args.string("ref_filter").filter(|_| takes_filter) {
-        match pandas::parse(&text).and_then(|e| pandas::compile(&e)) {
-            Ok(condition) => {
-                source = out.side(
-                    "filter",
-                    params([("where", json!(condition.to_sql()))]),
-                    &source,
-                );
-            }
-            Err(message) => args.problem("ref_filter", message),
-        }
-    }
-    Some(source)
 }
 
 const JOIN_PREDICATES: &[&str] = &[
@@ -85,7 +53,7 @@ fn spatial_join(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
         }
         Some(_) => args.names("columns").unwrap_or_default(),
     };
-    let Some(source) = reference(args, scope, out, true) else {
+    let Some(source) = reference_layer(args, scope, out, true) else {
         return;
     };
     out.main(
@@ -107,7 +75,7 @@ fn intersects(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
         return;
     }
     args.value("wkt");
-    let Some(source) = reference(args, scope, out, false) else {
+    let Some(source) = reference_layer(args, scope, out, false) else {
         return;
     };
     out.main(
@@ -121,7 +89,7 @@ fn intersects(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
 
 fn erase(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
     args.value("keep_geom_type");
-    let Some(source) = reference(args, scope, out, false) else {
+    let Some(source) = reference_layer(args, scope, out, false) else {
         return;
     };
     out.main(
