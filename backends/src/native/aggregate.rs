@@ -48,6 +48,9 @@ fn values(points: &Layer, item: &AggItem) -> Result<Values, NativeError> {
             problem: "is not in the joined layer".into(),
         })?;
     let ty = points.schema.field(index).data_type();
+    if item.func == AggFunc::First {
+        return Err(NativeError::Unsupported(format!("first({column})")));
+    }
     if item.func == AggFunc::Count && !ty.is_integer() && !ty.is_floating() {
         let arrays = points
             .batches
@@ -260,6 +263,8 @@ fn output(func: AggFunc, column: &Values, accs: impl Iterator<Item = Acc>) -> Ar
             accs.map(|a| (a.n > 0).then_some(a.max))
                 .collect::<Float64Array>(),
         ),
+        // Refused when the values are read.
+        AggFunc::First => Arc::new(Int64Array::new_null(0)),
         AggFunc::Avg | AggFunc::Mean => Arc::new(
             accs.map(|a| {
                 (a.n > 0).then(|| {

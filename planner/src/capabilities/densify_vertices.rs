@@ -25,6 +25,11 @@ pub struct DensifyVertices {
     /// Unit of `max_length` (default metres).
     #[serde(default)]
     pub unit: DistanceUnit,
+    /// Cut in this projected CRS (`"EPSG:3857"`, or `"auto"`: GISPulse v2's choice): the
+    /// geometry is transformed to it, cut into straight pieces there, and transformed back.
+    /// Default: none (great circles on lon/lat data).
+    #[serde(default)]
+    pub work_crs: Option<String>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -38,6 +43,17 @@ impl CapabilityParams for DensifyVertices {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        super::work_crs::within(
+            self.work_crs.as_deref(),
+            super::work_crs::Output::Geometry,
+            ctx,
+            |ctx| self.lower_here(ctx),
+        )
+    }
+}
+
+impl DensifyVertices {
+    fn lower_here(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
         if !(self.max_length.is_finite() && self.max_length > 0.0) {
             return Err(vec![Problem::new(
                 ctx.at("max_length"),

@@ -16,8 +16,10 @@ use crate::schema::GEOM;
 /// combination of values (all features into one when `by` is empty, the default), whose
 /// geometry is the union of the group's geometries. The output has the `by` fields and one field
 /// per entry of `aggregates`, named `<field>_<function>`: `{"pop_est": "sum"}` gives `pop_est_sum`.
-/// Functions: `count` (non-NULL values), `sum`, `avg` (or its synonym `mean`), `min`, `max`; they
-/// skip NULLs. Other attributes are dropped. NULL `by` values form a group of their own.
+/// Functions: `count` (non-NULL values), `sum`, `avg` (or its synonym `mean`), `min`, `max`,
+/// `first` (the first non-NULL value in input order); they skip NULLs. Other attributes are
+/// dropped, or with `others: "first"` kept under their own name with their first non-NULL value
+/// in input order (GeoPandas' `dissolve`). NULL `by` values form a group of their own.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct Dissolve {
     /// Fields whose values define the groups (default: none, everything in one group).
@@ -26,11 +28,25 @@ pub struct Dissolve {
     /// Field → aggregate function; the result is named `<field>_<function>`.
     #[serde(default)]
     pub aggregates: BTreeMap<String, AggFunc>,
+    /// The attributes in neither `by` nor `aggregates`: `drop` (default) or `first` (kept, with
+    /// their first non-NULL value in input order).
+    #[serde(default)]
+    pub others: OtherFields,
     /// What to do with invalid geometries: `fix` (default), `skip` or `error`.
     #[serde(default)]
     pub on_invalid: OnInvalid,
     #[serde(flatten)]
     pub common: CommonParams,
+}
+
+/// What a grouping step does with the attributes it neither groups by nor aggregates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OtherFields {
+    #[default]
+    Drop,
+    /// Kept under their own name, with the group's first non-NULL value in input order.
+    First,
 }
 
 /// The name of an aggregate function as users write it.
@@ -42,6 +58,7 @@ pub(super) fn func_name(func: AggFunc) -> &'static str {
         AggFunc::Mean => "mean",
         AggFunc::Min => "min",
         AggFunc::Max => "max",
+        AggFunc::First => "first",
     }
 }
 
@@ -63,6 +80,7 @@ impl CapabilityParams for Dissolve {
             &self.by,
             "by",
             &self.aggregates,
+            self.others,
             GeometryAgg::Union,
             ctx,
         )?]))
@@ -76,6 +94,7 @@ pub(super) fn grouped(
     by: &[String],
     by_param: &str,
     aggregates: &BTreeMap<String, AggFunc>,
+    others: OtherFields,
     geometry: GeometryAgg,
     ctx: &LowerContext<'_>,
 ) -> Result<Operator, Vec<Problem>> {
@@ -113,6 +132,27 @@ pub(super) fn grouped(
             func: *func,
             column: Some(field.clone()),
         });
+    }
+    if others == OtherFields::First {
+        match ctx.input {
+            Some(schema) => {
+                let kept: Vec<AggItem> = schema
+                    .attributes()
+                    .filter(|c| !by.contains(&c.name) && !aggregates.contains_key(&c.name))
+                    .filter(|c| !items.iter().any(|i| i.output == c.name))
+                    .map(|c| AggItem {
+                        output: c.name.clone(),
+                        func: AggFunc::First,
+                        column: Some(c.name.clone()),
+                    })
+                    .collect();
+                items.extend(kept);
+            }
+            None => problems.push(Problem::new(
+                ctx.at("others"),
+                "needs the input's columns (plan with a catalog)",
+            )),
+        }
     }
     if !problems.is_empty() {
         return Err(problems);

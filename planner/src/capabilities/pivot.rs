@@ -97,6 +97,12 @@ impl CapabilityParams for Pivot {
             .and_then(|s| s.columns.iter().find(|c| c.name == self.columns))
             .map(|c| c.ty)
             .filter(|t| *t != crate::schema::FieldType::Unknown);
+        if self.aggregate == AggFunc::First {
+            problems.push(Problem::new(
+                ctx.at("aggregate"),
+                "first is not supported by pivot yet (count, sum, avg, mean, min, max are)",
+            ));
+        }
         let mut outputs: Vec<(String, String)> = Vec::new();
         for (i, value) in self.column_values.iter().enumerate() {
             let path = ctx.at(&format!("column_values[{i}]"));

@@ -51,6 +51,7 @@ impl CapabilityParams for SinglepartsToMultipart {
             &self.fields,
             "fields",
             &self.aggregates,
+            super::dissolve::OtherFields::Drop,
             GeometryAgg::Collect,
             ctx,
         )?])

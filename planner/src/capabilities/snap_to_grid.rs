@@ -27,6 +27,11 @@ pub struct SnapToGrid {
     /// What to do with invalid geometries: `fix` (default), `skip` or `error`.
     #[serde(default)]
     pub on_invalid: OnInvalid,
+    /// Snap in this projected CRS (`"EPSG:3857"`; `"auto"` or `"auto:angular"`: GISPulse v2's
+    /// choice): the geometry is transformed to it, snapped to a grid of its units, and
+    /// transformed back. Default: the data's CRS.
+    #[serde(default)]
+    pub work_crs: Option<String>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -40,6 +45,17 @@ impl CapabilityParams for SnapToGrid {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        super::work_crs::within(
+            self.work_crs.as_deref(),
+            super::work_crs::Output::Geometry,
+            ctx,
+            |ctx| self.lower_here(ctx),
+        )
+    }
+}
+
+impl SnapToGrid {
+    fn lower_here(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
         if !(self.size.is_finite() && self.size > 0.0) {
             return Err(vec![Problem::new(
                 ctx.at("size"),

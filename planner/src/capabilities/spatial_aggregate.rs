@@ -74,6 +74,13 @@ impl CapabilityParams for SpatialAggregate {
         for (field, func) in &self.agg {
             let path = ctx.at(&format!("agg.{field}"));
             let (output, column) = match (field.as_str(), func) {
+                (_, AggFunc::First) => {
+                    problems.push(Problem::new(
+                        path,
+                        "first is not an aggregate of matches (they have no order)",
+                    ));
+                    continue;
+                }
                 ("*", AggFunc::Count) => ("count".to_owned(), None),
                 ("*", _) => {
                     problems.push(Problem::new(path, "only count applies to *"));

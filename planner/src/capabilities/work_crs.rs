@@ -3,7 +3,8 @@
 //! this way (its `crs_meters`, EPSG:3857 by default); native steps measure true metres unless
 //! a step asks for it. `auto` is GISPulse v2's choice where geomill can make it: EPSG:3857 on
 //! projected data (on lon/lat data GISPulse picks a UTM zone from the layer's extent, which is
-//! refused for now).
+//! refused for now); `auto:angular` is the same choice for steps that, on projected data, stay
+//! in the data's CRS.
 
 use crate::error::Problem;
 use crate::plan::operator::{GeoExpr, Operator, ValueExpr};
@@ -36,16 +37,19 @@ pub fn within(
     let Some(mut work_crs) = work_crs else {
         return lower(ctx);
     };
+    let angular = !matches!(ctx.crs().and_then(crs_units), Some(CrsUnits::Linear { .. }));
+    if work_crs == "auto:angular" && !angular {
+        // GISPulse v2 steps whose own default is the data's CRS choose only for lon/lat data.
+        return lower(ctx);
+    }
+    if work_crs == "auto:angular" || (work_crs == "auto" && angular) {
+        return Err(vec![Problem::new(
+            ctx.at("work_crs"),
+            "auto on lon/lat data (GISPulse v2's UTM zone or Lambert-93 chosen from the layer's extent) is not supported yet: give the CRS (GISPulse: crs_meters)",
+        )]);
+    }
     if work_crs == "auto" {
-        match ctx.crs().and_then(crs_units) {
-            Some(CrsUnits::Linear { .. }) => work_crs = "EPSG:3857",
-            _ => {
-                return Err(vec![Problem::new(
-                    ctx.at("work_crs"),
-                    "auto on lon/lat data (GISPulse v2's UTM zone or Lambert-93 chosen from the layer's extent) is not supported yet: give the CRS (GISPulse: crs_meters)",
-                )]);
-            }
-        }
+        work_crs = "EPSG:3857";
     }
     let code = work_crs
         .strip_prefix("EPSG:")

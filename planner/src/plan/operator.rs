@@ -267,9 +267,12 @@ pub enum AggFunc {
     Mean,
     Min,
     Max,
+    /// The first non-NULL value in input order (of any type).
+    First,
 }
 
 impl AggFunc {
+    /// The SQL aggregate function; `first` is not one (see `sql::select::aggregate_sql`).
     pub fn sql(self) -> &'static str {
         match self {
             Self::Count => "count",
@@ -277,6 +280,7 @@ impl AggFunc {
             Self::Avg | Self::Mean => "avg",
             Self::Min => "min",
             Self::Max => "max",
+            Self::First => "first",
         }
     }
 }

@@ -80,7 +80,7 @@ pub fn aggregate_type(item: &AggItem, input: Option<&Schema>) -> FieldType {
     match item.func {
         AggFunc::Count => FieldType::Integer,
         AggFunc::Avg | AggFunc::Mean => FieldType::Double,
-        AggFunc::Sum | AggFunc::Min | AggFunc::Max => item
+        AggFunc::Sum | AggFunc::Min | AggFunc::Max | AggFunc::First => item
             .column
             .as_deref()
             .map_or(FieldType::Unknown, |c| type_of(input, c)),

@@ -113,8 +113,18 @@ pub(super) fn projection(
 /// `func(column)` of the rows of `input`. A sum of integers stays an integer (`BIGINT`, the
 /// type the plan gives it): DuckDB sums them as a 128-bit integer and PostgreSQL as a numeric,
 /// which no output format takes.
+///
+/// `first` is the first non-NULL value in the order of the row number `ROW_KEY`, which the
+/// caller's FROM numbers (see [`numbered`]).
 fn aggregate_sql(item: &AggItem, qualifier: &str, input: Option<&Schema>) -> String {
     match &item.column {
+        Some(column) if item.func == AggFunc::First => {
+            let value = format!("{qualifier}{}", ident(column));
+            format!(
+                "(array_agg({value} ORDER BY {qualifier}{}) FILTER (WHERE {value} IS NOT NULL))[1]",
+                ident(ROW_KEY)
+            )
+        }
         Some(column) => {
             let sql = format!("{}({qualifier}{})", item.func.sql(), ident(column));
             if item.func == AggFunc::Sum && aggregate_type(item, input) == FieldType::Integer {
@@ -165,6 +175,14 @@ fn sort_sql(keys: &[SortKey]) -> String {
 /// A name for the row number that keys the input's features while their matches are grouped
 /// (an input column of the same name would clash: geomill names its own columns `__geomill_*`).
 const ROW_KEY: &str = "__geomill_row";
+
+/// `from` with its rows numbered in their order as column [`ROW_KEY`], for `first`.
+fn numbered(from: &str) -> String {
+    format!(
+        "(SELECT *, row_number() OVER () AS {} FROM {from})",
+        ident(ROW_KEY)
+    )
+}
 
 /// All aggregates in one pass over the matching pairs, every input feature kept (counts 0, the
 /// other aggregates NULL when nothing matches).
@@ -434,7 +452,12 @@ pub fn select(
                         .join(", ")
                 )
             };
-            format!("SELECT {} FROM {} AS t{group}", items.join(", "), main.from)
+            let from = if a.aggregates.iter().any(|i| i.func == AggFunc::First) {
+                numbered(main.from)
+            } else {
+                main.from.to_owned()
+            };
+            format!("SELECT {} FROM {from} AS t{group}", items.join(", "))
         }
         Operator::SpatialJoin(j) => {
             let other = need_other()?;

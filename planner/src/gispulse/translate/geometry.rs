@@ -5,6 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{Args, Emitted, Scope, Translator, params};
+use crate::sql::quote::ident;
 
 pub fn translator(name: &str) -> Option<Translator> {
     Some(match name {
@@ -22,12 +23,13 @@ pub fn translator(name: &str) -> Option<Translator> {
         "clip" => clip,
         "line_merge" => line_merge,
         "delaunay_triangulation" => delaunay_triangulation,
+        "dissolve" => dissolve,
         _ => return None,
     })
 }
 
 /// GISPulse's `crs_meters` (or its default) as native `work_crs`.
-fn work_crs(args: &mut Args<'_>, scope: &Scope<'_>) -> Value {
+pub(super) fn work_crs(args: &mut Args<'_>, scope: &Scope<'_>) -> Value {
     let crs = match args.string("crs_meters") {
         Some(crs) => crs.replacen("epsg:", "EPSG:", 1),
         None => scope.default_crs_meters().to_owned(),
@@ -142,7 +144,7 @@ fn reproject(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
 }
 
 /// `dissolve: true`: the whole layer as one geometry first (only `geometry` kept).
-fn whole_layer_first(args: &mut Args<'_>, out: &mut Emitted) -> bool {
+pub(super) fn whole_layer_first(args: &mut Args<'_>, out: &mut Emitted) -> bool {
     if args.has("by_group") {
         args.problem("by_group", "grouped shapes are not supported yet");
     }
@@ -240,4 +242,36 @@ fn delaunay_triangulation(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted)
         params([("output", json!(output)), ("tolerance", json!(tolerance))]),
     );
     out.main("drop_field", params([("fields", json!(["id"]))]));
+}
+
+/// GeoPandas' `dissolve`: a union per value of `by`, every other attribute its first non-NULL
+/// value in input order; rows whose `by` is NULL are left out and the groups sorted by `by`.
+/// Without `by` the whole layer is one row with an `index` of 0.
+fn dissolve(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let by = args.names("by").unwrap_or_default();
+    if !by.is_empty() {
+        let condition = by
+            .iter()
+            .map(|name| format!("{} IS NOT NULL", ident(name)))
+            .collect::<Vec<_>>()
+            .join(" AND ");
+        out.main("filter", params([("where", json!(condition))]));
+    }
+    out.main(
+        "dissolve",
+        params([
+            ("by", json!(by)),
+            ("others", json!("first")),
+            ("on_invalid", json!("error")),
+        ]),
+    );
+    if by.is_empty() {
+        out.main(
+            "calculate",
+            params([("expressions", json!({"index": "0"}))]),
+        );
+    } else {
+        let keys: Vec<Value> = by.iter().map(|name| json!({"field": name})).collect();
+        out.main("sort", params([("by", json!(keys))]));
+    }
 }

@@ -1,0 +1,310 @@
+//! GISPulse's geometry toolkit names (grid snapping, densifying, parts and holes, dimensions,
+//! affine transforms, projection) onto the native steps of the same names, with GISPulse's
+//! defaults: 0-based numbering, NULL and empty rows left out where GeoPandas leaves them out,
+//! and 2-D output where Shapely drops Z and M.
+
+use serde_json::{Map, Value, json};
+
+use super::geometry::{whole_layer_first, work_crs};
+use super::{Args, Emitted, Scope, Translator, params};
+use crate::gispulse::document::Form;
+use crate::sql::quote::ident;
+
+pub fn translator(name: &str) -> Option<Translator> {
+    Some(match name {
+        "snap_to_grid" => snap_to_grid,
+        "densify_vertices" => densify_vertices,
+        "extract_holes" => extract_holes,
+        "multipart_to_singleparts" => multipart_to_singleparts,
+        "oriented_bbox" => oriented_bbox,
+        "assign_projection" => assign_projection,
+        "swap_xy" => swap_xy,
+        "drop_z" => drop_z,
+        "drop_m" => drop_m,
+        "add_z" => add_z,
+        "add_m" => add_m,
+        "affine_transform" => affine_transform,
+        _ => return None,
+    })
+}
+
+/// A native column name the translation uses for a moment (dropped before the step ends).
+const SCRATCH: &str = "__geomill_gispulse_index";
+
+/// `grid_size` in the layer's CRS units (GISPulse's `crs_meters` defaults to none here); in
+/// pipelines GISPulse measures lon/lat data in a UTM zone of its choosing.
+fn snap_to_grid(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let Some(size) = args.f64("grid_size") else {
+        args.problem("grid_size", "is required");
+        return;
+    };
+    if size <= 0.0 {
+        args.problem("grid_size", "must be greater than 0");
+        return;
+    }
+    let mut native = params([("size", json!(size)), ("on_invalid", json!("error"))]);
+    if args.has("crs_meters") {
+        native.insert("work_crs".into(), work_crs(args, scope));
+    } else if scope.form == Form::PipelineV2 {
+        native.insert("work_crs".into(), json!("auto:angular"));
+    }
+    out.main("snap_to_grid", native);
+}
+
+fn densify_vertices(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    if args.has("n_vertices_per_segment") {
+        args.value("n_vertices_per_segment");
+        args.problem(
+            "n_vertices_per_segment",
+            "a vertex count per segment is not supported yet (max_distance is)",
+        );
+        return;
+    }
+    let Some(max_distance) = args.f64("max_distance") else {
+        args.problem("max_distance", "is required (or n_vertices_per_segment)");
+        return;
+    };
+    let mut native = params([("max_length", json!(max_distance)), ("unit", json!("crs"))]);
+    native.insert("work_crs".into(), work_crs(args, scope));
+    out.main("densify_vertices", native);
+}
+
+/// One polygon per hole, numbered from 0 per feature in `hole_index_col`; features without
+/// holes give no row.
+fn extract_holes(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let column = args
+        .string("hole_index_col")
+        .unwrap_or_else(|| "hole_index".into());
+    if args.has("parent_id_col") {
+        args.value("parent_id_col");
+        args.problem(
+            "parent_id_col",
+            "the parent's row label is not supported yet",
+        );
+    }
+    out.main("extract_holes", params([("index_field", json!(SCRATCH))]));
+    numbered_from_zero(out, &column);
+}
+
+/// Keeps the rows the native step numbered in [`SCRATCH`] and numbers them from 0 in `column`.
+fn numbered_from_zero(out: &mut Emitted, column: &str) {
+    let scratch = ident(SCRATCH);
+    out.main(
+        "filter",
+        params([("where", json!(format!("{scratch} IS NOT NULL")))]),
+    );
+    out.main(
+        "calculate",
+        params([("expressions", json!({column: format!("{scratch} - 1")}))]),
+    );
+    out.main("drop_field", params([("fields", json!([SCRATCH]))]));
+}
+
+/// GeoPandas' `explode`: one row per part, NULL rows left out, empty ones too unless
+/// `drop_empty` is false (then native keeps them as NULL rows).
+fn multipart_to_singleparts(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    args.value("reset_index");
+    let condition = if args.bool("drop_empty").unwrap_or(true) {
+        "geom IS NOT NULL AND NOT ST_IsEmpty(geom)"
+    } else {
+        "geom IS NOT NULL"
+    };
+    out.main("filter", params([("where", json!(condition))]));
+    out.main(
+        "multipart_to_singleparts",
+        params([("index_field", json!(SCRATCH))]),
+    );
+    out.main("drop_field", params([("fields", json!([SCRATCH]))]));
+}
+
+fn oriented_bbox(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    whole_layer_first(args, out);
+    out.main("oriented_bbox", Map::new());
+}
+
+fn assign_projection(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let Some(crs) = args.string("crs") else {
+        args.problem("crs", "is required");
+        return;
+    };
+    if args.bool("allow_override") == Some(false) {
+        args.problem(
+            "allow_override",
+            "false (refusing a layer that already has another CRS) is not supported yet",
+        );
+    }
+    out.main(
+        "assign_projection",
+        params([("crs", json!(crs.replacen("epsg:", "EPSG:", 1)))]),
+    );
+}
+
+/// Shapely's output of these is 2-D: Z and M are dropped.
+fn two_d(out: &mut Emitted) {
+    out.main("drop_z", Map::new());
+    out.main("drop_m", Map::new());
+}
+
+fn swap_xy(_: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    out.main("swap_xy", Map::new());
+    two_d(out);
+}
+
+fn drop_z(_: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    two_d(out);
+}
+
+fn drop_m(_: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    out.main("drop_m", Map::new());
+}
+
+/// A constant Z or M for every vertex without one (`from_column` is not supported yet).
+fn add_dimension(args: &mut Args<'_>, out: &mut Emitted, key: &str, capability: &str) {
+    if args.has("from_column") {
+        args.value("from_column");
+        args.problem("from_column", "values from a column are not supported yet");
+        return;
+    }
+    let Some(value) = args.f64(key) else {
+        args.problem(key, "is required (or from_column)");
+        return;
+    };
+    out.main(capability, params([("value", json!(value))]));
+}
+
+fn add_z(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    add_dimension(args, out, "z", "add_z");
+}
+
+fn add_m(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    add_dimension(args, out, "m", "add_m");
+}
+
+/// A 2-D affine map `[a, b, xoff, d, e, yoff]`: x' = a x + b y + xoff, y' = d x + e y + yoff.
+type Affine = [f64; 6];
+
+/// `second` after `first`.
+fn then(first: Affine, second: Affine) -> Affine {
+    let [a1, b1, x1, d1, e1, y1] = first;
+    let [a2, b2, x2, d2, e2, y2] = second;
+    [
+        a2 * a1 + b2 * d1,
+        a2 * b1 + b2 * e1,
+        a2 * x1 + b2 * y1 + x2,
+        d2 * a1 + e2 * d1,
+        d2 * b1 + e2 * e1,
+        d2 * x1 + e2 * y1 + y2,
+    ]
+}
+
+/// Shapely's cosine and sine of an angle in degrees (values within 2.5e-16 of 0 are 0).
+fn cos_sin(degrees: f64) -> (f64, f64) {
+    let radians = degrees.to_radians();
+    let snap = |v: f64| if v.abs() < 2.5e-16 { 0.0 } else { v };
+    (snap(radians.cos()), snap(radians.sin()))
+}
+
+/// A pair `[x, y]` of numbers at `key`.
+fn pair(args: &mut Args<'_>, key: &str) -> Option<(f64, f64)> {
+    let value = args.value(key)?;
+    let numbers: Option<Vec<f64>> = value
+        .as_array()
+        .map(|items| items.iter().map(Value::as_f64).collect::<Option<Vec<_>>>())
+        .unwrap_or(None);
+    match numbers.as_deref() {
+        Some([x, y]) if x.is_finite() && y.is_finite() => Some((*x, *y)),
+        _ => {
+            args.problem(key, format!("expected [x, y] numbers, got {value}"));
+            None
+        }
+    }
+}
+
+/// translate, then rotate, scale and skew about a fixed `origin`, as one matrix. Origins per
+/// feature (`center`, `centroid`) are supported when only `translate` is given.
+fn affine_transform(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let translate = pair(args, "translate");
+    let rotate = args.f64("rotate");
+    let scale = pair(args, "scale");
+    let skew = pair(args, "skew");
+    if translate.is_none() && rotate.is_none() && scale.is_none() && skew.is_none() {
+        args.problem(
+            "translate",
+            "at least one of translate, rotate, scale, skew is required",
+        );
+        return;
+    }
+    let origin = match args.value("origin") {
+        Some(Value::Array(_)) => pair(args, "origin"),
+        None => None,
+        Some(Value::String(_)) if rotate.is_none() && scale.is_none() && skew.is_none() => None,
+        Some(other) => {
+            args.problem(
+                "origin",
+                format!("{other}: an origin per feature is not supported yet (give [x, y])"),
+            );
+            return;
+        }
+    };
+    let (x0, y0) = match origin {
+        Some(point) => point,
+        None if rotate.is_some() || scale.is_some() || skew.is_some() => {
+            args.problem(
+                "origin",
+                "an origin per feature (the default center) is not supported yet (give [x, y])",
+            );
+            return;
+        }
+        None => (0.0, 0.0),
+    };
+    let mut matrix: Affine = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0];
+    if let Some((dx, dy)) = translate {
+        matrix = then(matrix, [1.0, 0.0, dx, 0.0, 1.0, dy]);
+    }
+    if let Some(angle) = rotate {
+        let (c, s) = cos_sin(angle);
+        let step = [c, -s, x0 - x0 * c + y0 * s, s, c, y0 - x0 * s - y0 * c];
+        matrix = then(matrix, step);
+    }
+    if let Some((sx, sy)) = scale {
+        matrix = then(matrix, [sx, 0.0, x0 - x0 * sx, 0.0, sy, y0 - y0 * sy]);
+    }
+    if let Some((xs, ys)) = skew {
+        let (tx, ty) = (xs.to_radians().tan(), ys.to_radians().tan());
+        matrix = then(matrix, [1.0, tx, -y0 * tx, ty, 1.0, -x0 * ty]);
+    }
+    let [a, b, xoff, d, e, yoff] = matrix;
+    out.main(
+        "affine_transform",
+        params([
+            ("a", json!(a)),
+            ("b", json!(b)),
+            ("d", json!(d)),
+            ("e", json!(e)),
+            ("xoff", json!(xoff)),
+            ("yoff", json!(yoff)),
+        ]),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn apply(m: Affine, (x, y): (f64, f64)) -> (f64, f64) {
+        (m[0] * x + m[1] * y + m[2], m[3] * x + m[4] * y + m[5])
+    }
+
+    #[test]
+    fn composed_maps_apply_in_order() {
+        // Translate by (1, 0), then rotate 90° about (0, 0): (1, 0) → (2, 0) → (0, 2).
+        let translate = [1.0, 0.0, 1.0, 0.0, 1.0, 0.0];
+        let (c, s) = cos_sin(90.0);
+        let rotate = [c, -s, 0.0, s, c, 0.0];
+        let (x, y) = apply(then(translate, rotate), (1.0, 0.0));
+        assert!(
+            (x - 0.0).abs() < 1e-12 && (y - 2.0).abs() < 1e-12,
+            "{x} {y}"
+        );
+    }
+}
