@@ -6,12 +6,14 @@ use serde::Deserialize;
 use super::checks::require_columns;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::Operator;
+use crate::plan::operator::{DistinctKeep, Operator};
 
 /// Keep one feature per distinct combination of the values of `fields` (default: every
 /// attribute, not the geometry), dropping the others: one feature of each group is kept, with
-/// all its fields, chosen by a rule every engine follows alike (the lowest hash of its
-/// geometry's WKB). NULLs count as equal to each other. Name `geom` in `fields` to compare
+/// all its fields: by default the one chosen by a rule every engine follows alike (the lowest
+/// hash of its geometry's WKB, the rows then ordered by the compared values); with `keep:
+/// "first"` or `"last"` the first or last in input order, the rows left in input order (sort
+/// first to choose by a field, as pandas' `drop_duplicates`). NULLs count as equal to each other. Name `geom` in `fields` to compare
 /// geometries (exact equality). `fields` must be given when the input's columns are not known.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct Deduplicate {
@@ -19,6 +21,9 @@ pub struct Deduplicate {
     /// attribute).
     #[serde(default)]
     pub fields: Vec<String>,
+    /// Which feature of a group is kept: `hash` (default), `first` or `last` in input order.
+    #[serde(default)]
+    pub keep: DistinctKeep,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -51,7 +56,10 @@ impl CapabilityParams for Deduplicate {
             require_columns(ctx.input, &self.fields, ctx.at("fields"))?;
             self.fields.clone()
         };
-        Ok(vec![Operator::Distinct { columns }])
+        Ok(vec![Operator::Distinct {
+            columns,
+            keep: self.keep,
+        }])
     }
 }
 
@@ -91,7 +99,8 @@ mod tests {
         assert_eq!(
             params.lower(&ctx).unwrap(),
             [Operator::Distinct {
-                columns: vec!["name".into(), "kind".into()]
+                columns: vec!["name".into(), "kind".into()],
+                keep: DistinctKeep::Hash,
             }]
         );
         let unknown = LowerContext { input: None, ..ctx };

@@ -71,7 +71,20 @@ fn graph_order(steps: &[GpStep]) -> Vec<usize> {
     let mut waiting = vec![0usize; steps.len()];
     for (i, step) in steps.iter().enumerate() {
         let reference = step.params.get("ref_layer").and_then(Value::as_str);
-        for parent in step.input.as_deref().into_iter().chain(reference) {
+        let references = step
+            .params
+            .get("ref_layers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str);
+        for parent in step
+            .input
+            .as_deref()
+            .into_iter()
+            .chain(reference)
+            .chain(references)
+        {
             if let Some(&p) = index.get(parent).filter(|&&p| p != i) {
                 children[p].push(i);
                 waiting[i] += 1;

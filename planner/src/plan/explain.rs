@@ -233,7 +233,10 @@ fn describe_op(op: &Operator) -> String {
             )),
             limit.map(|n| format!(" limit={n}")).unwrap_or_default()
         ),
-        Operator::Distinct { columns } => format!("{name} columns={}", list(columns, Clone::clone)),
+        Operator::Distinct { columns, keep } => format!(
+            "{name} columns={} keep={keep:?}",
+            list(columns, Clone::clone)
+        ),
         Operator::Sample { rows, seed } => format!("{name} rows={rows} seed={seed}"),
         Operator::Export(e) => {
             format!(

@@ -68,8 +68,11 @@ pub enum Operator {
         keys: Vec<SortKey>,
         limit: Option<u64>,
     },
-    /// One row per distinct combination of `columns` (the first in input order).
-    Distinct { columns: Vec<String> },
+    /// One row per distinct combination of `columns`, the one `keep` chooses.
+    Distinct {
+        columns: Vec<String>,
+        keep: DistinctKeep,
+    },
     /// A reproducible random sample of `rows` rows.
     Sample { rows: u64, seed: u64 },
     /// Sort the values of a numeric field into classes (breaks computed from all the rows)
@@ -161,7 +164,7 @@ impl Operator {
             Self::Nearest(NearestOp { columns, .. }) => columns.named().to_vec(),
             Self::SpatialJoin(SpatialJoinOp { columns, .. })
             | Self::Overlay(OverlayOp { columns, .. })
-            | Self::Distinct { columns } => columns.clone(),
+            | Self::Distinct { columns, .. } => columns.clone(),
             Self::Sort { keys, .. } => keys.iter().map(|k| k.column.clone()).collect(),
             Self::Classify(c) => vec![c.field.clone()],
             Self::Project { columns } => columns.clone(),
@@ -248,6 +251,22 @@ pub enum GeometryAgg {
     /// Their simple parts collected as they are into one Multi* (a GeometryCollection for
     /// mixed dimensions), NULL and empty geometries and parts left out.
     Collect,
+}
+
+/// Which row of a group of duplicates `Distinct` keeps.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum DistinctKeep {
+    /// The row whose geometry's WKB hashes lowest (a choice every engine makes alike), the
+    /// rows ordered by the compared values.
+    #[default]
+    Hash,
+    /// The first row in input order, the rows kept in input order.
+    First,
+    /// The last row in input order, the rows kept in input order.
+    Last,
 }
 
 /// `output = func(column)`; `column` is `None` for `count(*)`.

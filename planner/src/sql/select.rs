@@ -13,7 +13,8 @@ use super::tessellate::tessellate_sql;
 use super::validate::validate_sql;
 use crate::plan::native::missing_sql;
 use crate::plan::operator::{
-    AggFunc, AggItem, GeometryAgg, JoinHow, MapOp, Operator, SortKey, SpatialAggregateOp, ValueExpr,
+    AggFunc, AggItem, DistinctKeep, GeometryAgg, JoinHow, MapOp, Operator, SortKey,
+    SpatialAggregateOp, ValueExpr,
 };
 use crate::plan::schema_infer::{aggregate_type, joined_columns};
 use crate::schema::{FieldType, GEOM, Schema};
@@ -175,6 +176,38 @@ fn sort_sql(keys: &[SortKey]) -> String {
 /// A name for the row number that keys the input's features while their matches are grouped
 /// (an input column of the same name would clash: geomill names its own columns `__geomill_*`).
 const ROW_KEY: &str = "__geomill_row";
+
+/// One row per distinct `columns`: the one whose geometry hashes lowest, or the first or last
+/// in input order (numbered in [`ROW_KEY`], dropped again, the rows left in input order).
+fn distinct_sql(
+    columns: &[String],
+    keep: DistinctKeep,
+    main: Input<'_>,
+    dialect: Dialect,
+) -> Result<String, String> {
+    let list = columns
+        .iter()
+        .map(|c| ident(c))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let order = match keep {
+        DistinctKeep::Hash => {
+            return Ok(format!(
+                "SELECT DISTINCT ON ({list}) * FROM {} AS t ORDER BY {list}, md5({})",
+                main.from,
+                dialect.wkb_hex(&geom("t"))
+            ));
+        }
+        DistinctKeep::First => "ASC",
+        DistinctKeep::Last => "DESC",
+    };
+    let key = ident(ROW_KEY);
+    let projection = projection_with_geom("t.", main.schema, &geom("t"), dialect, &[ROW_KEY])?;
+    Ok(format!(
+        "SELECT {projection} FROM (SELECT DISTINCT ON ({list}) * FROM {} AS n ORDER BY {list}, {key} {order}) AS t ORDER BY t.{key}",
+        numbered(main.from)
+    ))
+}
 
 /// `from` with its rows numbered in their order as column [`ROW_KEY`], for `first`.
 fn numbered(from: &str) -> String {
@@ -490,20 +523,7 @@ pub fn select(
             sort_sql(keys),
             limit.map(|n| format!(" LIMIT {n}")).unwrap_or_default()
         ),
-        Operator::Distinct { columns } => {
-            let list = columns
-                .iter()
-                .map(|c| ident(c))
-                .collect::<Vec<_>>()
-                .join(", ");
-            // The feature kept in a group is the one whose geometry hashes lowest: a rule both
-            // engines follow alike (SQL tables have no input order to keep the first by).
-            format!(
-                "SELECT DISTINCT ON ({list}) * FROM {} AS t ORDER BY {list}, md5({})",
-                main.from,
-                dialect.wkb_hex(&geom("t"))
-            )
-        }
+        Operator::Distinct { columns, keep } => distinct_sql(columns, *keep, main, dialect)?,
         // A seeded hash of each geometry's WKB: reproducible, and the same choice on both
         // engines (a row's text form differs between them).
         Operator::Sample { rows, seed } => format!(

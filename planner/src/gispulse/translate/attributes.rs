@@ -22,6 +22,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "describe" => describe,
         "lookup_table" => lookup_table,
         "unpivot" => unpivot,
+        "deduplicate" => deduplicate,
         _ => return None,
     })
 }
@@ -298,15 +299,41 @@ fn sort(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     if args.string("na_position").is_some_and(|p| p == "first") {
         args.problem("na_position", "NULLs first is not supported yet");
     }
+    sorted(out, &by, &flags);
+}
+
+/// A native sort by `by`, each ascending where its flag is (nothing when `by` is empty).
+fn sorted(out: &mut Emitted, by: &[String], ascending: &[bool]) {
     if by.is_empty() {
         return;
     }
     let keys: Vec<Value> = by
         .iter()
-        .zip(flags)
+        .zip(ascending)
         .map(|(field, up)| json!({"field": field, "descending": !up}))
         .collect();
     out.main("sort", params([("by", json!(keys))]));
+}
+
+/// pandas' `drop_duplicates(keys, keep)` after an optional `sort_values(order_by)`: the first
+/// (or last) row of each group in that order, the kept rows in that order.
+fn deduplicate(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let Some(keys) = args.names("keys").filter(|k| !k.is_empty()) else {
+        args.problem("keys", "is required");
+        return;
+    };
+    let keep = args.string("keep").unwrap_or_else(|| "first".into());
+    if !matches!(keep.as_str(), "first" | "last") {
+        args.problem("keep", format!("{keep:?} is not one of first, last"));
+        return;
+    }
+    let order_by = args.names("order_by").unwrap_or_default();
+    let flags = ascending(args, order_by.len(), true);
+    sorted(out, &order_by, &flags);
+    out.main(
+        "deduplicate",
+        params([("fields", json!(keys)), ("keep", json!(keep))]),
+    );
 }
 
 fn top_n(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
