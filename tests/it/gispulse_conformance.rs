@@ -3,7 +3,9 @@
 //! `/api/pipelines/execute` on the datasets uploaded as users upload them, on the embedded
 //! engine and PostGIS (or the engines a case lists), and by GISPulse 2.2.3 itself in the tests' Python
 //! (`gispulse_conformance.py`); the answers must be equal, and so must the answer of the native
-//! pipeline `POST /rules/convert` makes of it (`migrated`). Adding a case is adding a file.
+//! pipeline `POST /rules/convert` makes of it (`migrated`). The documents also run through
+//! `geomill run` as their users run them (`cli`: the file, `--input`, GISPulse's
+//! `--ref-source`, `ref_layers` paths beside it). Adding a case is adding a file.
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
@@ -36,6 +38,53 @@ async fn upload_named(
     let (status, dataset) = call(state, multipart("/datasets/upload", &files, Some(name))).await;
     assert_eq!(status, StatusCode::CREATED, "{dataset}");
     dataset["id"].as_str().unwrap().to_owned()
+}
+
+/// A working directory holding the shared layers under the names the documents' `ref_layers`
+/// give them (`countries.shp`, `cities.shp`), as a user keeps data beside a pipeline.
+fn cli_work_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, source) in [
+        ("countries", "naturalearth_lowres/naturalearth_lowres"),
+        ("cities", "naturalearth_cities/naturalearth_cities"),
+    ] {
+        for ext in ["shp", "shx", "dbf", "prj", "cpg"] {
+            let from = shared(&format!("{source}.{ext}"));
+            if from.exists() {
+                std::fs::copy(&from, dir.path().join(format!("{name}.{ext}"))).unwrap();
+            }
+        }
+    }
+    dir
+}
+
+/// `geomill run` of a case's document as its user runs it: the file, its input file, each
+/// layer as GISPulse's `--ref-source NAME:PATH`. Answers the result file.
+fn run_cli(dir: &std::path::Path, case: &Value, name: &str) -> Result<String, String> {
+    let stem = name.trim_end_matches(".json");
+    let document = dir.join(format!("{stem}.json"));
+    std::fs::write(&document, case["document"].to_string()).unwrap();
+    let input = match case["input"].as_str() {
+        Some("boroughs") => shared("nybb_16a.zip").display().to_string(),
+        Some(layer) => format!("{layer}.shp"),
+        None => return Err(format!("{name}: no input")),
+    };
+    let result = dir.join(format!("{stem}.gpkg"));
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_geomill"))
+        .current_dir(dir)
+        .args(["run", &document.display().to_string(), "--input", &input])
+        .args(["--ref-source", "countries:countries.shp"])
+        .args(["--ref-source", "cities:cities.shp"])
+        .args(["--output", &result.display().to_string()])
+        .output()
+        .unwrap();
+    if !output.status.success() {
+        return Err(format!(
+            "{name} through geomill run: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(result.display().to_string())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -77,6 +126,7 @@ async fn gispulse_documents_give_gispulse_answers_on_two_engines() {
         "only {} cases",
         cases.len()
     );
+    let cli_dir = cli_work_dir();
     let mut manifest = Vec::new();
     let mut failures = Vec::new();
     for path in &cases {
@@ -97,6 +147,14 @@ async fn gispulse_documents_give_gispulse_answers_on_two_engines() {
         if status != StatusCode::OK {
             failures.push(format!("{name}: convert answers {status} {converted}"));
             continue;
+        }
+        if path.parent().is_some_and(|p| p.ends_with("documents")) {
+            match run_cli(cli_dir.path(), &case, &name) {
+                Ok(result) => {
+                    manifest.push(json!({"case": path, "engine": "cli", "result": result}));
+                }
+                Err(problem) => failures.push(problem),
+            }
         }
         let runs = engines
             .into_iter()
