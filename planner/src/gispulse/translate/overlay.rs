@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::{Args, Emitted, Scope, Translator, params, reference_layer};
+use crate::sql::quote::ident;
 
 pub fn translator(name: &str) -> Option<Translator> {
     Some(match name {
@@ -12,6 +13,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "erase" => erase,
         "attribute_join" => attribute_join,
         "merge_layers" => merge_layers,
+        "spatial_aggregate" => spatial_aggregate,
         _ => return None,
     })
 }
@@ -156,4 +158,112 @@ fn merge_layers(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
     let layers: Vec<String> = names.iter().map(|n| (scope.reference)(n)).collect();
     args.note("merge_layers: GISPulse reprojects the layers to the input's CRS; geomill expects them in it");
     out.main("merge_layers", params([("layers", json!(layers))]));
+}
+
+/// GISPulse's predicates `P(input, reference)` as native ones `P(reference, input)`.
+fn reversed_predicate(predicate: &str) -> Option<&'static str> {
+    Some(match predicate {
+        "intersects" => "intersects",
+        "within" => "contains",
+        "contains" => "within",
+        "crosses" => "crosses",
+        "overlaps" => "overlaps",
+        "touches" => "touches",
+        _ => return None,
+    })
+}
+
+/// `agg: {output: [field, function]}` over the reference features matching each input feature
+/// (a left join: every input feature kept). A sum of nothing is 0 (pandas); a field aggregated
+/// twice takes a native step per function.
+fn spatial_aggregate(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let predicate = args
+        .string("predicate")
+        .unwrap_or_else(|| "intersects".into());
+    let Some(native_predicate) = reversed_predicate(&predicate) else {
+        args.problem(
+            "predicate",
+            format!("{predicate:?} is not one of intersects, within, contains, crosses, overlaps, touches"),
+        );
+        return;
+    };
+    let Some(entries) = args.object("agg").filter(|a| !a.is_empty()) else {
+        args.problem("agg", "is required: {output: [field, function]}");
+        return;
+    };
+    // (output, native field, native function), grouped into steps without a repeated field.
+    let mut steps: Vec<Vec<(String, String, &str)>> = Vec::new();
+    for (output, entry) in entries {
+        let key = format!("agg.{output}");
+        let pair = entry
+            .as_array()
+            .and_then(|p| Some((p.first()?.as_str()?, p.get(1)?.as_str()?)))
+            .filter(|_| entry.as_array().is_some_and(|p| p.len() == 2));
+        let Some((field, function)) = pair else {
+            args.problem(&key, format!("expected [field, function], got {entry}"));
+            continue;
+        };
+        let native = match function {
+            "count" | "sum" | "min" | "max" => function,
+            "mean" => "avg",
+            other => {
+                args.problem(
+                    &key,
+                    format!("{other:?} is not supported yet (count, sum, mean, min, max are)"),
+                );
+                continue;
+            }
+        };
+        let field = if field == "index_right" && native == "count" {
+            "*"
+        } else {
+            field
+        };
+        let step = steps
+            .iter()
+            .position(|s| s.iter().all(|(_, f, _)| f != field));
+        let entry = (output.clone(), field.to_owned(), native);
+        match step {
+            Some(i) => steps[i].push(entry),
+            None => steps.push(vec![entry]),
+        }
+    }
+    let Some(source) = reference_layer(args, scope, out, false) else {
+        return;
+    };
+    for step in steps {
+        let agg: serde_json::Map<String, Value> = step
+            .iter()
+            .map(|(_, field, function)| (field.clone(), json!(function)))
+            .collect();
+        out.main(
+            "spatial_aggregate",
+            params([
+                ("ref_layer", json!(source)),
+                ("predicate", json!(native_predicate)),
+                ("agg", Value::Object(agg)),
+            ]),
+        );
+        let mut renames = serde_json::Map::new();
+        let mut zeros = serde_json::Map::new();
+        for (output, field, function) in step {
+            let produced = if field == "*" {
+                "count".to_owned()
+            } else {
+                format!("{field}_{function}")
+            };
+            if produced != output {
+                renames.insert(produced, json!(output));
+            }
+            if function == "sum" {
+                zeros.insert(output.clone(), json!(format!("coalesce({}, 0)", ident(&output))));
+            }
+        }
+        if !renames.is_empty() {
+            out.main("rename_field", params([("fields", Value::Object(renames))]));
+        }
+        if !zeros.is_empty() {
+            out.main("calculate", params([("expressions", Value::Object(zeros))]));
+        }
+    }
 }
