@@ -11,7 +11,8 @@ within 1e-6 relative, text equal, geometries within 1e-6 of the layer's extent (
 their symmetric difference relative to the extent's area for polygons, the Hausdorff distance
 relative to its diagonal otherwise).
 
-A case's `differs_on` ({engine: why}) lists engines known to answer otherwise; their
+A case whose answer is rightly empty says `"empty": true`; otherwise an empty GISPulse answer
+fails (equal empty answers prove nothing). A case's `differs_on` ({engine: why}) lists engines known to answer otherwise; their
 differences are printed as `KNOWN ...` (not failures), and a known difference that no longer
 differs is reported so that the list stays true.
 """
@@ -171,6 +172,9 @@ def main():
             theirs = gispulse_answer(case, layers)
         except Exception as error:  # GISPulse itself failed: the case is wrong
             problems.append(f"{label}: GISPulse fails: {type(error).__name__}: {error}")
+            continue
+        if len(theirs) == 0 and not case.get("empty"):  # equal empty answers prove nothing
+            problems.append(f"{label}: GISPulse answers no rows: the case tests nothing")
             continue
         ours = gpd.read_file(entry["result"]) if entry["result"].endswith((".gpkg", ".parquet", ".geojson")) else pd.read_parquet(entry["result"])
         if "geometry" in ours.columns and "geom" not in ours.columns and isinstance(ours, gpd.GeoDataFrame):

@@ -40,6 +40,7 @@ impl CapabilityParams for Clip {
         Ok(self.on_invalid.before(vec![Operator::Overlay(OverlayOp {
             mode: OverlayMode::Clip,
             columns: Vec::new(),
+            keep_geom_type: false,
         })]))
     }
 }

@@ -40,6 +40,7 @@ impl CapabilityParams for Erase {
         Ok(self.on_invalid.before(vec![Operator::Overlay(OverlayOp {
             mode: OverlayMode::Erase,
             columns: Vec::new(),
+            keep_geom_type: false,
         })]))
     }
 }

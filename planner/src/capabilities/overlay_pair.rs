@@ -7,6 +7,7 @@ use serde::Deserialize;
 
 use super::LowerContext;
 use super::checks::require_columns;
+use super::spatial_join::suffixed;
 use super::invalid::OnInvalid;
 use crate::error::Problem;
 use crate::plan::operator::{Operator, OverlayMode, OverlayOp};
@@ -24,6 +25,14 @@ pub struct OverlayPair {
     /// What to do with invalid geometries: `fix` (default), `skip` or `error`.
     #[serde(default)]
     pub on_invalid: OnInvalid,
+    /// Keep only the parts of each intersection of the input feature's dimension (default
+    /// false: every non-empty intersection, a line where two polygons touch along an edge).
+    #[serde(default)]
+    pub keep_geom_type: bool,
+    /// Suffixes for a name both layers have, appended to the input's field and to the
+    /// reference's (`["_1", "_2"]`, as GeoPandas' overlay names them) instead of `ref_`.
+    #[serde(default)]
+    pub suffixes: Option<[String; 2]>,
 }
 
 impl OverlayPair {
@@ -42,9 +51,14 @@ impl OverlayPair {
             &self.columns,
             ctx.at("columns"),
         )?;
-        Ok(self.on_invalid.before(vec![Operator::Overlay(OverlayOp {
+        let mut operators = self.on_invalid.before(vec![Operator::Overlay(OverlayOp {
             mode,
             columns: self.columns.clone(),
-        })]))
+            keep_geom_type: self.keep_geom_type,
+        })]);
+        if let Some(suffixes) = &self.suffixes {
+            operators.extend(suffixed(suffixes, &self.columns, ctx)?);
+        }
+        Ok(operators)
     }
 }

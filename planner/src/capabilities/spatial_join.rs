@@ -90,26 +90,36 @@ impl CapabilityParams for SpatialJoin {
             how: self.how,
             columns: self.columns.clone(),
         })];
-        if let Some([left, right]) = &self.suffixes {
-            let reference = ctx.others.first().copied().flatten();
-            let Some(joined) = joined_columns(ctx.input, reference, &self.columns) else {
-                return Err(vec![Problem::new(
-                    ctx.at("suffixes"),
-                    "needs the reference layer's columns (plan with a catalog or a dataset)",
-                )]);
-            };
-            let mut rename = Vec::new();
-            for (name, output) in joined.into_iter().filter(|(n, o)| n != o) {
-                rename.push((name.clone(), format!("{name}{left}")));
-                rename.push((output, format!("{name}{right}")));
-            }
-            if !rename.is_empty() {
-                operators.push(Operator::Map(MapOp {
-                    rename,
-                    ..MapOp::default()
-                }));
-            }
+        if let Some(suffixes) = &self.suffixes {
+            operators.extend(suffixed(suffixes, &self.columns, ctx)?);
         }
         Ok(operators)
     }
+}
+
+/// After a join bringing the reference's `columns`: each name both layers have renamed
+/// `<name><left>` in the input's field and `<name><right>` in the reference's.
+pub(super) fn suffixed(
+    [left, right]: &[String; 2],
+    columns: &[String],
+    ctx: &LowerContext<'_>,
+) -> Result<Option<Operator>, Vec<Problem>> {
+    let reference = ctx.others.first().copied().flatten();
+    let Some(joined) = joined_columns(ctx.input, reference, columns) else {
+        return Err(vec![Problem::new(
+            ctx.at("suffixes"),
+            "needs the reference layer's columns (plan with a catalog or a dataset)",
+        )]);
+    };
+    let mut rename = Vec::new();
+    for (name, output) in joined.into_iter().filter(|(n, o)| n != o) {
+        rename.push((name.clone(), format!("{name}{left}")));
+        rename.push((output, format!("{name}{right}")));
+    }
+    Ok((!rename.is_empty()).then(|| {
+        Operator::Map(MapOp {
+            rename,
+            ..MapOp::default()
+        })
+    }))
 }

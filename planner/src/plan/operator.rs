@@ -429,6 +429,9 @@ pub struct OverlayOp {
     pub mode: OverlayMode,
     /// For `Intersection`: columns of the second input to bring; empty: all of them.
     pub columns: Vec<String>,
+    /// Intersections keep only the parts of the input feature's dimension (two polygons
+    /// touching along an edge give nothing, not a line).
+    pub keep_geom_type: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -11,6 +11,7 @@ use crate::schema::{GEOM, Schema};
 pub(super) fn overlay_sql(
     mode: OverlayMode,
     columns: &[String],
+    keep_geom_type: bool,
     main: Input<'_>,
     other: Input<'_>,
     dialect: Dialect,
@@ -45,11 +46,11 @@ pub(super) fn overlay_sql(
                 ident(GEOM)
             ))
         }
-        OverlayMode::Intersection => intersection_sql(columns, main, other, dialect),
+        OverlayMode::Intersection => intersection_sql(columns, keep_geom_type, main, other, dialect),
         OverlayMode::SymmetricDifference => symmetric_difference_sql(columns, main, other, dialect),
         OverlayMode::Union => Ok(format!(
             "{} UNION ALL {}",
-            intersection_sql(columns, main, other, dialect)?,
+            intersection_sql(columns, keep_geom_type, main, other, dialect)?,
             symmetric_difference_sql(columns, main, other, dialect)?
         )),
     }
@@ -59,6 +60,7 @@ pub(super) fn overlay_sql(
 /// the second's requested ones, then the intersection.
 fn intersection_sql(
     columns: &[String],
+    keep_geom_type: bool,
     main: Input<'_>,
     other: Input<'_>,
     dialect: Dialect,
@@ -81,10 +83,20 @@ fn intersection_sql(
         )?
     };
     list.push_str(&joined_list(main.schema, other, columns, dialect)?);
-    list.push_str(&format!(", ST_Intersection({t}, {r}) AS {}", ident(GEOM)));
+    let piece = format!("ST_Intersection({t}, {r})");
+    let piece = if keep_geom_type {
+        // A lower-dimension piece is dropped (NULL); a collection keeps its parts of the
+        // input's dimension.
+        format!(
+            "CASE WHEN ST_Dimension({piece}) < ST_Dimension({t}) THEN NULL ELSE ST_CollectionExtract({piece}, ST_Dimension({t}) + 1) END"
+        )
+    } else {
+        piece
+    };
+    list.push_str(&format!(", {piece} AS {}", ident(GEOM)));
     let list = list.trim_start_matches(", ");
     Ok(format!(
-        "SELECT * FROM (SELECT {list} FROM {} AS t JOIN {} AS r ON ST_Intersects({t}, {r})) AS o WHERE NOT ST_IsEmpty(o.{g})",
+        "SELECT * FROM (SELECT {list} FROM {} AS t JOIN {} AS r ON ST_Intersects({t}, {r})) AS o WHERE o.{g} IS NOT NULL AND NOT ST_IsEmpty(o.{g})",
         main.from,
         other.from,
         g = ident(GEOM)

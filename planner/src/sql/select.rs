@@ -515,7 +515,14 @@ pub fn select(
             predicate_sql(f.predicate, &geom("t"), &geom("r"), f.distance)?
         ),
         Operator::Nearest(n) => nearest_sql(n, main, need_other()?, dialect)?,
-        Operator::Overlay(o) => overlay_sql(o.mode, &o.columns, main, need_other()?, dialect)?,
+        Operator::Overlay(o) => overlay_sql(
+            o.mode,
+            &o.columns,
+            o.keep_geom_type,
+            main,
+            need_other()?,
+            dialect,
+        )?,
         Operator::Concat => concat_sql(inputs, output, dialect)?,
         Operator::Sort { keys, limit } => format!(
             "SELECT * FROM {} AS t ORDER BY {}{}",

@@ -14,6 +14,8 @@ pub fn translator(name: &str) -> Option<Translator> {
         "attribute_join" => attribute_join,
         "merge_layers" => merge_layers,
         "spatial_aggregate" => spatial_aggregate,
+        "overlay_intersection" => overlay_intersection,
+        "overlay_union" => overlay_union,
         _ => return None,
     })
 }
@@ -266,4 +268,32 @@ fn spatial_aggregate(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) 
             out.main("calculate", params([("expressions", Value::Object(zeros))]));
         }
     }
+}
+
+fn overlay_intersection(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    overlay(args, scope, out, "overlay_intersection");
+}
+
+fn overlay_union(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    overlay(args, scope, out, "overlay_union");
+}
+
+/// GeoPandas' `overlay`: every reference attribute, names both layers have suffixed `_1` and
+/// `_2`, only the input's geometry family kept (`keep_geom_type`, default true), invalid
+/// polygons repaired.
+fn overlay(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted, capability: &str) {
+    let keep = args.bool("keep_geom_type").unwrap_or(true);
+    let left = args.string("suffix_left").unwrap_or_else(|| "_1".into());
+    let right = args.string("suffix_right").unwrap_or_else(|| "_2".into());
+    let Some(source) = reference_layer(args, scope, out, false) else {
+        return;
+    };
+    out.main(
+        capability,
+        params([
+            ("ref_layer", json!(source)),
+            ("keep_geom_type", json!(keep)),
+            ("suffixes", json!([left, right])),
+        ]),
+    );
 }
