@@ -7,8 +7,8 @@ use serde::Deserialize;
 
 use super::LowerContext;
 use super::checks::require_columns;
-use super::spatial_join::suffixed;
 use super::invalid::OnInvalid;
+use super::spatial_join::suffixed;
 use crate::error::Problem;
 use crate::plan::operator::{Operator, OverlayMode, OverlayOp};
 

@@ -58,7 +58,10 @@ fn commutes(plan: &Plan, lower: NodeIndex, columns: &BTreeSet<String>) -> bool {
             from_main(true) && columns.iter().all(|c| !added.contains(c))
         }
         Operator::Overlay(overlay) => match overlay.mode {
-            OverlayMode::Clip | OverlayMode::Erase | OverlayMode::Intersection => from_main(false),
+            OverlayMode::Clip
+            | OverlayMode::Erase
+            | OverlayMode::Intersection
+            | OverlayMode::DifferenceWithUnion => from_main(false),
             // The second input's rows carry no first-input attributes to filter.
             OverlayMode::SymmetricDifference | OverlayMode::Union => false,
         },

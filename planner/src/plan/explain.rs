@@ -181,6 +181,7 @@ fn describe_op(op: &Operator) -> String {
                 OverlayMode::Intersection => "intersection",
                 OverlayMode::SymmetricDifference => "symmetric_difference",
                 OverlayMode::Union => "union",
+                OverlayMode::DifferenceWithUnion => "difference_with_union",
             };
             format!("{name} mode={mode}")
         }

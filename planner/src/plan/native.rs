@@ -193,6 +193,7 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
                 Ok(NativeKernel::Overlay(o))
             }
             super::operator::OverlayMode::SymmetricDifference
+            | super::operator::OverlayMode::DifferenceWithUnion
             | super::operator::OverlayMode::Union => {
                 decline("symmetric difference and union (native: clip and erase)")
             }

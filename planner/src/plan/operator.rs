@@ -422,6 +422,9 @@ pub enum OverlayMode {
     /// The intersections and the symmetric difference together: every area of either layer
     /// once per overlapping pair, or alone.
     Union,
+    /// Each feature of the first input made the symmetric difference of itself and the union
+    /// of the second, with its own attributes (NULL and empty geometries left as they are).
+    DifferenceWithUnion,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -133,7 +133,9 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
         | Operator::SpatialFilter(_)
         | Operator::Export(_) => main.cloned(),
         Operator::Overlay(overlay) => match overlay.mode {
-            OverlayMode::Clip | OverlayMode::Erase => main.cloned(),
+            OverlayMode::Clip | OverlayMode::Erase | OverlayMode::DifferenceWithUnion => {
+                main.cloned()
+            }
             OverlayMode::Intersection | OverlayMode::SymmetricDifference | OverlayMode::Union => {
                 with_joined(main?, other, &overlay.columns)
             }

@@ -46,7 +46,22 @@ pub(super) fn overlay_sql(
                 ident(GEOM)
             ))
         }
-        OverlayMode::Intersection => intersection_sql(columns, keep_geom_type, main, other, dialect),
+        OverlayMode::DifferenceWithUnion => {
+            let xor = format!(
+                "CASE WHEN {t} IS NULL OR ST_IsEmpty({t}) THEN {t} ELSE COALESCE(ST_SymDifference({t}, m.{g}), {t}) END",
+                g = ident(GEOM)
+            );
+            let list = projection_with_geom("t.", main.schema, &xor, dialect, &[])?;
+            Ok(format!(
+                "SELECT {list} FROM {} AS t, (SELECT {union}(r.{g}) AS {g} FROM {} AS r) AS m",
+                main.from,
+                other.from,
+                g = ident(GEOM)
+            ))
+        }
+        OverlayMode::Intersection => {
+            intersection_sql(columns, keep_geom_type, main, other, dialect)
+        }
         OverlayMode::SymmetricDifference => symmetric_difference_sql(columns, main, other, dialect),
         OverlayMode::Union => Ok(format!(
             "{} UNION ALL {}",

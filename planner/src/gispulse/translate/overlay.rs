@@ -16,6 +16,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "spatial_aggregate" => spatial_aggregate,
         "overlay_intersection" => overlay_intersection,
         "overlay_union" => overlay_union,
+        "symmetric_difference" => symmetric_difference,
         _ => return None,
     })
 }
@@ -258,7 +259,10 @@ fn spatial_aggregate(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) 
                 renames.insert(produced, json!(output));
             }
             if function == "sum" {
-                zeros.insert(output.clone(), json!(format!("coalesce({}, 0)", ident(&output))));
+                zeros.insert(
+                    output.clone(),
+                    json!(format!("coalesce({}, 0)", ident(&output))),
+                );
             }
         }
         if !renames.is_empty() {
@@ -294,6 +298,21 @@ fn overlay(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted, capability
             ("ref_layer", json!(source)),
             ("keep_geom_type", json!(keep)),
             ("suffixes", json!([left, right])),
+        ]),
+    );
+}
+
+/// GISPulse's symmetric difference: each input feature against the reference layer's union.
+fn symmetric_difference(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let Some(source) = reference_layer(args, scope, out, false) else {
+        return;
+    };
+    out.main(
+        "symmetric_difference",
+        params([
+            ("ref_layer", json!(source)),
+            ("against", json!("union")),
+            ("on_invalid", json!("error")),
         ]),
     );
 }
