@@ -34,6 +34,10 @@ pub struct SinglepartsToMultipart {
     /// Field → aggregate function; the result is named `<field>_<function>`.
     #[serde(default)]
     pub aggregates: BTreeMap<String, AggFunc>,
+    /// The attributes in neither `fields` nor `aggregates`: `drop` (default) or `first` (kept,
+    /// with their first non-NULL value in input order).
+    #[serde(default)]
+    pub others: super::dissolve::OtherFields,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -51,7 +55,7 @@ impl CapabilityParams for SinglepartsToMultipart {
             &self.fields,
             "fields",
             &self.aggregates,
-            super::dissolve::OtherFields::Drop,
+            self.others,
             GeometryAgg::Collect,
             ctx,
         )?])

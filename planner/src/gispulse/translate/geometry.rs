@@ -143,36 +143,83 @@ fn reproject(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     );
 }
 
-/// `dissolve: true`: the whole layer as one geometry first (only `geometry` kept).
-pub(super) fn whole_layer_first(args: &mut Args<'_>, out: &mut Emitted) -> bool {
-    if args.has("by_group") {
-        args.problem("by_group", "grouped shapes are not supported yet");
-    }
+/// What a shape step's `by_group` keeps of each group's attributes.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Groups {
+    /// The step takes no `by_group`.
+    None,
+    /// Every attribute, its first non-NULL value (GeoPandas' `dissolve`).
+    KeepFirst,
+    /// Only the group field.
+    KeyOnly,
+}
+
+/// A shape step's input made whole first: `by_group` unions each group (rows of a NULL group
+/// left out), `dissolve: true` the whole layer (only `geometry` kept; `by_group` wins). Answers
+/// the group field, for [`sorted_groups`] after the shape step.
+pub(super) fn whole_layer_first(
+    args: &mut Args<'_>,
+    out: &mut Emitted,
+    groups: Groups,
+) -> Option<String> {
+    let group = if groups == Groups::None {
+        None
+    } else {
+        args.string("by_group")
+    };
     let whole = args.bool("dissolve") == Some(true);
-    if whole {
+    if let Some(field) = &group {
+        out.main(
+            "filter",
+            params([("where", json!(format!("{} IS NOT NULL", ident(field))))]),
+        );
+        let others = if groups == Groups::KeepFirst {
+            "first"
+        } else {
+            "drop"
+        };
+        out.main(
+            "dissolve",
+            params([
+                ("by", json!([field])),
+                ("others", json!(others)),
+                ("on_invalid", json!("error")),
+            ]),
+        );
+    } else if whole {
         out.main("union", params([("on_invalid", json!("error"))]));
         out.main("drop_field", params([("fields", json!(["count"]))]));
     }
-    whole
+    group
+}
+
+/// The groups in the order of their field (GeoPandas' `dissolve` sorts them).
+fn sorted_groups(out: &mut Emitted, group: Option<String>) {
+    if let Some(field) = group {
+        out.main("sort", params([("by", json!([{"field": field}]))]));
+    }
 }
 
 fn convex_hull(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
-    whole_layer_first(args, out);
+    let group = whole_layer_first(args, out, Groups::KeepFirst);
     out.main("convex_hull", Map::new());
+    sorted_groups(out, group);
 }
 
 fn concave_hull(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
-    whole_layer_first(args, out);
+    let group = whole_layer_first(args, out, Groups::KeyOnly);
     let mut native = params([("ratio", json!(args.f64("ratio").unwrap_or(0.3)))]);
     if let Some(holes) = args.bool("allow_holes") {
         native.insert("allow_holes".into(), json!(holes));
     }
     out.main("concave_hull", native);
+    sorted_groups(out, group);
 }
 
 fn envelope(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
-    whole_layer_first(args, out);
+    let group = whole_layer_first(args, out, Groups::KeepFirst);
     out.main("envelope", Map::new());
+    sorted_groups(out, group);
 }
 
 /// GISPulse drops the rows left empty (`drop_empty`, default true); `with_null` drops NULL

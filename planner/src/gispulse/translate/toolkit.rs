@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::geometry::{whole_layer_first, work_crs};
+use super::geometry::{Groups, whole_layer_first, work_crs};
 use super::{Args, Emitted, Scope, Translator, params};
 use crate::gispulse::document::Form;
 use crate::sql::quote::ident;
@@ -16,6 +16,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "densify_vertices" => densify_vertices,
         "extract_holes" => extract_holes,
         "multipart_to_singleparts" => multipart_to_singleparts,
+        "singleparts_to_multipart" => singleparts_to_multipart,
         "oriented_bbox" => oriented_bbox,
         "assign_projection" => assign_projection,
         "swap_xy" => swap_xy,
@@ -118,7 +119,7 @@ fn multipart_to_singleparts(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitte
 }
 
 fn oriented_bbox(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
-    whole_layer_first(args, out);
+    whole_layer_first(args, out, Groups::None);
     out.main("oriented_bbox", Map::new());
 }
 
@@ -285,6 +286,73 @@ fn affine_transform(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
             ("yoff", json!(yoff)),
         ]),
     );
+}
+
+/// With `by`, GeoPandas' `dissolve` (a union per group, NULL groups left out, sorted); without,
+/// every geometry collected into one Multi* with the first values of the attributes. `agg` is
+/// `first` (default) or `{column: function}` (only those columns kept).
+fn singleparts_to_multipart(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let by = args.names("by").unwrap_or_default();
+    let mut aggregates = Map::new();
+    let mut renames = Map::new();
+    let mut others = "first";
+    match args.value("agg") {
+        None => {}
+        Some(Value::String(name)) if name == "first" => {}
+        Some(Value::Object(columns)) => {
+            others = "drop";
+            for (column, function) in columns {
+                let native = match function.as_str() {
+                    Some(f @ ("first" | "sum" | "min" | "max" | "count")) => f,
+                    Some("mean") => "avg",
+                    _ => {
+                        args.problem(
+                            &format!("agg.{column}"),
+                            format!("{function} is not supported (first, sum, mean, min, max, count are)"),
+                        );
+                        continue;
+                    }
+                };
+                aggregates.insert(column.clone(), json!(native));
+                renames.insert(format!("{column}_{native}"), json!(column));
+            }
+        }
+        Some(other) => {
+            args.problem(
+                "agg",
+                format!("{other} is not supported (first or {{column: function}} are)"),
+            );
+            return;
+        }
+    }
+    let mut native = params([
+        ("aggregates", Value::Object(aggregates)),
+        ("others", json!(others)),
+    ]);
+    if by.is_empty() {
+        out.main(
+            "filter",
+            params([("where", json!("geom IS NOT NULL AND NOT ST_IsEmpty(geom)"))]),
+        );
+        out.main("singleparts_to_multipart", native);
+    } else {
+        let condition = by
+            .iter()
+            .map(|name| format!("{} IS NOT NULL", ident(name)))
+            .collect::<Vec<_>>()
+            .join(" AND ");
+        out.main("filter", params([("where", json!(condition))]));
+        native.insert("by".into(), json!(by));
+        native.insert("on_invalid".into(), json!("error"));
+        out.main("dissolve", native);
+    }
+    if !renames.is_empty() {
+        out.main("rename_field", params([("fields", Value::Object(renames))]));
+    }
+    if !by.is_empty() {
+        let keys: Vec<Value> = by.iter().map(|name| json!({"field": name})).collect();
+        out.main("sort", params([("by", json!(keys))]));
+    }
 }
 
 #[cfg(test)]
