@@ -181,6 +181,7 @@ impl CapabilityParams for ClassifyByRing {
                 max_distance: None,
                 distance_field: self.distance_field.clone(),
                 locate_field: None,
+                reference_transform: None,
             }),
             Operator::Map(MapOp {
                 set,

@@ -91,6 +91,7 @@ impl CapabilityParams for LineLocatePoint {
             max_distance: None,
             distance_field: self.distance_field.clone(),
             locate_field: Some(self.fraction_field.clone()),
+            reference_transform: None,
         })])
     }
 }

@@ -35,6 +35,15 @@ pub struct NearestNeighbor {
     #[serde(default = "default_distance_field")]
     #[schemars(length(min = 1))]
     pub distance_field: String,
+    /// Search in this projected CRS (`"EPSG:3857"`, or `"auto"`: GISPulse v2's choice): both
+    /// layers are transformed to it, distances and `max_distance` are in its units, and the
+    /// result is transformed back. Default: the layers' CRS.
+    #[serde(default)]
+    pub work_crs: Option<String>,
+    /// Suffixes for a name both layers have, appended to the input's field and to the
+    /// reference's (`["_left", "_right"]`, as GeoPandas names them) instead of `ref_`.
+    #[serde(default)]
+    pub suffixes: Option<[String; 2]>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -56,6 +65,34 @@ impl CapabilityParams for NearestNeighbor {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        let reference_crs = ctx
+            .others
+            .first()
+            .copied()
+            .flatten()
+            .and_then(|s| s.crs.clone());
+        super::work_crs::within(
+            self.work_crs.as_deref(),
+            super::work_crs::Output::Geometry,
+            ctx,
+            |inner| {
+                let transform = self.work_crs.as_ref().and_then(|_| {
+                    let to = inner.crs()?.to_owned();
+                    let from = reference_crs.clone().unwrap_or_else(|| "EPSG:4326".into());
+                    (from != to).then_some((from, to))
+                });
+                self.lower_here(inner, transform)
+            },
+        )
+    }
+}
+
+impl NearestNeighbor {
+    fn lower_here(
+        &self,
+        ctx: &LowerContext<'_>,
+        reference_transform: Option<(String, String)>,
+    ) -> Result<Vec<Operator>, Vec<Problem>> {
         let mut problems = Vec::new();
         if let Some(max) = self.max_distance
             && !(max.is_finite() && max > 0.0)
@@ -86,11 +123,16 @@ impl CapabilityParams for NearestNeighbor {
         if !problems.is_empty() {
             return Err(problems);
         }
-        Ok(vec![Operator::Nearest(NearestOp {
+        let mut operators = vec![Operator::Nearest(NearestOp {
             columns: RefColumns::requested(&self.columns),
             max_distance: self.max_distance,
             distance_field: self.distance_field.clone(),
             locate_field: None,
-        })])
+            reference_transform,
+        })];
+        if let Some(suffixes) = &self.suffixes {
+            operators.extend(super::spatial_join::suffixed(suffixes, &self.columns, ctx)?);
+        }
+        Ok(operators)
     }
 }

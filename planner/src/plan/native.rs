@@ -152,6 +152,9 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
         Operator::Nearest(n) if n.locate_field.is_some() => {
             decline("locating points along lines (native: the nearest polygon of points)")
         }
+        Operator::Nearest(n) if n.reference_transform.is_some() => {
+            decline("in a work CRS (native: the layers' own CRS)")
+        }
         Operator::Nearest(n) => Ok(NativeKernel::NearestPolygon(n)),
         Operator::Classify(c) => Ok(NativeKernel::Classify(c)),
         Operator::Scale(s) => Ok(NativeKernel::Scale(s)),

@@ -378,6 +378,8 @@ pub struct NearestOp {
     /// line's length where the point projects. With it, only points search and only lines
     /// (LineStrings and MultiLineStrings) are found.
     pub locate_field: Option<String>,
+    /// The second input's geometries transformed first, `(from, to)` (a search in a work CRS).
+    pub reference_transform: Option<(String, String)>,
 }
 
 /// The second input's attributes a step brings.

@@ -4,9 +4,9 @@
 
 use super::dialect::Dialect;
 use super::quote::{ident, number};
-use super::select::{Input, NEEDS_COLUMNS, geom};
+use super::select::{Input, NEEDS_COLUMNS, geom, projection_with_geom};
 use crate::plan::geo_kinds::{Kind, kind_in};
-use crate::plan::operator::{NearestOp, RefColumns};
+use crate::plan::operator::{GeoExpr, NearestOp, RefColumns};
 use crate::plan::schema_infer::nearest_columns;
 use crate::schema::GEOM;
 
@@ -104,7 +104,21 @@ pub(super) fn nearest_sql(
             ident(field)
         )
     });
-    let (from, other_from) = (main.from, other.from);
+    let from = main.from;
+    let transformed;
+    let other_from = match &n.reference_transform {
+        None => other.from,
+        Some((from_crs, to_crs)) => {
+            let moved = GeoExpr::Transform {
+                from: from_crs.clone(),
+                to: to_crs.clone(),
+            }
+            .sql(&geom("t"), dialect)?;
+            let list = projection_with_geom("t.", other.schema, &moved, dialect, &[])?;
+            transformed = format!("(SELECT {list} FROM {} AS t)", other.from);
+            &transformed
+        }
+    };
     match dialect {
         Dialect::Duckdb => {
             let tie = tie.map(|tie| format!(", {tie}")).unwrap_or_default();
@@ -167,6 +181,7 @@ mod tests {
             max_distance: None,
             distance_field: "distance".into(),
             locate_field: locate_field.map(str::to_owned),
+            reference_transform: None,
         }
     }
 

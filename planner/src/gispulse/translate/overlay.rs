@@ -17,6 +17,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "overlay_intersection" => overlay_intersection,
         "overlay_union" => overlay_union,
         "symmetric_difference" => symmetric_difference,
+        "nearest_neighbor" => nearest_neighbor,
         _ => return None,
     })
 }
@@ -315,4 +316,57 @@ fn symmetric_difference(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitte
             ("on_invalid", json!("error")),
         ]),
     );
+}
+
+/// GeoPandas' `sjoin_nearest` in `crs_meters` (both layers transformed, the result back): every
+/// input feature with its nearest reference feature, `nn_distance`; beyond `max_distance` the
+/// feature is dropped; `k` > 1 orders the rows by distance.
+fn nearest_neighbor(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let k = args.integer("k").unwrap_or(1);
+    if k < 1 {
+        args.problem("k", "must be at least 1");
+        return;
+    }
+    let max_distance = args.f64("max_distance");
+    let field = args
+        .string("distance_col")
+        .unwrap_or_else(|| "nn_distance".into());
+    let columns = match args.value("columns") {
+        Some(Value::Array(names)) if names.is_empty() => {
+            args.problem(
+                "columns",
+                "an empty list (no reference attributes) is not supported yet",
+            );
+            return;
+        }
+        Some(_) => args.names("columns").unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let crs = super::geometry::work_crs(args, scope);
+    let Some(source) = reference_layer(args, scope, out, false) else {
+        return;
+    };
+    args.note("nearest_neighbor: GISPulse returns every equally near feature, geomill one");
+    let mut native = params([
+        ("ref_layer", json!(source)),
+        ("distance_field", json!(field)),
+        ("work_crs", crs),
+        ("suffixes", json!(["_left", "_right"])),
+    ]);
+    if !columns.is_empty() {
+        native.insert("columns".into(), json!(columns));
+    }
+    if let Some(max) = max_distance {
+        native.insert("max_distance".into(), json!(max));
+    }
+    out.main("nearest_neighbor", native);
+    if max_distance.is_some() {
+        out.main(
+            "filter",
+            params([("where", json!(format!("{} IS NOT NULL", ident(&field))))]),
+        );
+    }
+    if k > 1 {
+        out.main("sort", params([("by", json!([{"field": field}]))]));
+    }
 }
