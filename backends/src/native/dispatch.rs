@@ -10,7 +10,7 @@ use super::layer::{Layer, Wkb};
 use super::stage::NativeNode;
 use super::{
     NativeError, aggregate, classify, cleaning, density, diagrams, geometry_ops, joins, line_clean,
-    network, overlay, scale, statistics, tessellation, wkb,
+    network, numpy_sample, overlay, scale, statistics, tessellation, wkb,
 };
 
 /// The WKB type codes a kernel's input may hold.
@@ -90,6 +90,7 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
             Ok(layer)
         }
         NativeKernel::Classify(c) => classify::classify(main()?, c),
+        NativeKernel::NumpySample(s) => numpy_sample::sample(main()?, s),
         NativeKernel::Scale(s) => scale::scale(main()?, s),
         NativeKernel::Statistic(s) => statistics::statistic(main()?, s),
         NativeKernel::Generate(GenerateOp::Grid { grid, touching }) => {

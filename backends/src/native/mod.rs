@@ -27,6 +27,7 @@ pub mod layer;
 pub mod line_clean;
 pub mod measures;
 pub mod network;
+pub mod numpy_sample;
 pub mod overlay;
 pub mod polygons;
 pub mod random;

@@ -239,6 +239,10 @@ fn describe_op(op: &Operator) -> String {
             list(columns, Clone::clone)
         ),
         Operator::Sample { rows, seed } => format!("{name} rows={rows} seed={seed}"),
+        Operator::NumpySample(s) => format!(
+            "{name} size={:?} seed={} replace={}",
+            s.size, s.seed, s.replace
+        ),
         Operator::Export(e) => {
             format!(
                 "{name} destination={} format={}",

@@ -13,9 +13,9 @@
 use super::line_clean::LineCleanOp;
 use super::network::NetworkOp;
 use super::operator::{
-    AggFunc, ClassifyOp, CleanOp, GenerateOp, GeoExpr, GeometryAgg, JoinHow, NearestOp, Operator,
-    OverlayOp, ScaleOp, SpatialAggregateOp, SpatialJoinOp, SpatialPredicate, StatisticOp,
-    ValueExpr,
+    AggFunc, ClassifyOp, CleanOp, GenerateOp, GeoExpr, GeometryAgg, JoinHow, NearestOp,
+    NumpySampleOp, Operator, OverlayOp, ScaleOp, SpatialAggregateOp, SpatialJoinOp,
+    SpatialPredicate, StatisticOp, ValueExpr,
 };
 use super::tessellate::TessellateOp;
 use crate::schema::FieldType;
@@ -53,6 +53,8 @@ fn point_in_polygon_predicate(predicate: SpatialPredicate) -> bool {
 /// The native computation of one operator, with the operator's parameters it needs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum NativeKernel<'a> {
+    /// NumPy's sample of the rows.
+    NumpySample(&'a NumpySampleOp),
     /// Points aggregated into the polygons that hold them (an R-tree over the polygon parts).
     PointInPolygonAggregate(&'a SpatialAggregateOp),
     /// Points joined to the polygons they match.
@@ -96,6 +98,7 @@ pub fn native_only(op: &Operator) -> bool {
             | Operator::Statistic(_)
             | Operator::Generate(_)
             | Operator::Clean(_)
+            | Operator::NumpySample(_)
     ) || matches!(op, Operator::LineClean(n) if n.native_only())
 }
 
@@ -157,6 +160,7 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
         }
         Operator::Nearest(n) => Ok(NativeKernel::NearestPolygon(n)),
         Operator::Classify(c) => Ok(NativeKernel::Classify(c)),
+        Operator::NumpySample(s) => Ok(NativeKernel::NumpySample(s)),
         Operator::Scale(s) => Ok(NativeKernel::Scale(s)),
         Operator::Statistic(s) => Ok(NativeKernel::Statistic(s)),
         Operator::Generate(g) => Ok(NativeKernel::Generate(g)),
@@ -212,6 +216,10 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
 /// The kernel that computes `op` natively, in a line (`None` when none does).
 pub fn native_kernel(op: &Operator) -> Option<String> {
     Some(match native_support(op).ok()? {
+        NativeKernel::NumpySample(s) => format!(
+            "NumPy's legacy MT19937 (seed {}): the row numbers shuffled or drawn, rows gathered with Arrow take",
+            s.seed
+        ),
         NativeKernel::PointInPolygonAggregate(a) => format!(
             "point-in-polygon aggregation ({:?}): an R-tree over the polygon parts, points read straight from WKB in parallel batches, {} aggregate(s) accumulated per polygon",
             a.predicate,

@@ -75,6 +75,8 @@ pub enum Operator {
     },
     /// A reproducible random sample of `rows` rows.
     Sample { rows: u64, seed: u64 },
+    /// NumPy's (and so pandas') reproducible sample: computed natively on every engine.
+    NumpySample(NumpySampleOp),
     /// Sort the values of a numeric field into classes (breaks computed from all the rows)
     /// and add each row's class and its bounds.
     Classify(ClassifyOp),
@@ -123,6 +125,7 @@ impl Operator {
             Self::Sort { .. } => "Sort",
             Self::Distinct { .. } => "Distinct",
             Self::Sample { .. } => "Sample",
+            Self::NumpySample(_) => "NumpySample",
             Self::Classify(_) => "Classify",
             Self::Scale(_) => "Scale",
             Self::Statistic(_) => "Statistic",
@@ -179,9 +182,11 @@ impl Operator {
             Self::Network(n) => n.reads(),
             Self::Clean(c) => c.reads(),
             Self::LineClean(n) => n.reads(),
-            Self::SpatialFilter(_) | Self::Concat | Self::Sample { .. } | Self::Export(_) => {
-                Vec::new()
-            }
+            Self::SpatialFilter(_)
+            | Self::Concat
+            | Self::Sample { .. }
+            | Self::NumpySample(_)
+            | Self::Export(_) => Vec::new(),
         }
     }
 
@@ -251,6 +256,26 @@ pub enum GeometryAgg {
     /// Their simple parts collected as they are into one Multi* (a GeometryCollection for
     /// mixed dimensions), NULL and empty geometries and parts left out.
     Collect,
+}
+
+/// NumPy's legacy `RandomState(seed)` sample of a layer's rows, as pandas' `sample` draws it:
+/// MT19937 seeded with `seed`, the row numbers shuffled (Fisher–Yates, from the last row) and
+/// the first `size` taken in that shuffled order; with `replace`, `size` row numbers drawn
+/// independently.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NumpySampleOp {
+    pub size: SampleSize,
+    pub seed: u32,
+    pub replace: bool,
+}
+
+/// How many rows a sample takes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SampleSize {
+    /// This many (all of them when there are fewer, without replacement).
+    Rows(u64),
+    /// This fraction of the rows, rounded half to even (Python's `round`).
+    Fraction(f64),
 }
 
 /// Which row of a group of duplicates `Distinct` keeps.

@@ -130,6 +130,7 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
         | Operator::Sort { .. }
         | Operator::Distinct { .. }
         | Operator::Sample { .. }
+        | Operator::NumpySample(_)
         | Operator::SpatialFilter(_)
         | Operator::Export(_) => main.cloned(),
         Operator::Overlay(overlay) => match overlay.mode {

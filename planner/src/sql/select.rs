@@ -539,6 +539,11 @@ pub fn select(
             dialect.wkb_hex(&geom("t")),
             string(&seed.to_string())
         ),
+        Operator::NumpySample(_) => native_only(
+            main.from,
+            dialect,
+            "NumPy's sample runs on the native backend: it draws from the rows in their order",
+        ),
         Operator::Export(_) => format!("SELECT * FROM {}", main.from),
     })
 }

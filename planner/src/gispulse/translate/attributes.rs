@@ -23,6 +23,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "lookup_table" => lookup_table,
         "unpivot" => unpivot,
         "deduplicate" => deduplicate,
+        "random_sample" => random_sample,
         _ => return None,
     })
 }
@@ -444,4 +445,30 @@ fn unpivot(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     let mut kept = ids;
     kept.extend([name, value]);
     out.main("select_columns", params([("fields", json!(kept))]));
+}
+
+/// pandas' `sample(n | frac, replace, random_state=seed)`: NumPy's draw (native
+/// `method: numpy`), the rows in the order drawn.
+fn random_sample(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let mut native = params([
+        ("method", json!("numpy")),
+        ("replace", json!(args.bool("replace").unwrap_or(false))),
+    ]);
+    match (args.integer("n"), args.f64("fraction")) {
+        (Some(n), None) if n >= 1 => native.insert("n".into(), json!(n)),
+        (None, Some(f)) => native.insert("fraction".into(), json!(f)),
+        _ => {
+            args.problem("n", "give n (at least 1) or fraction, one of them");
+            return;
+        }
+    };
+    match args.integer("seed") {
+        Some(seed) => {
+            native.insert("seed".into(), json!(seed));
+        }
+        None => args.note(
+            "random_sample: GISPulse draws a different sample on every run without a seed; geomill uses seed 42",
+        ),
+    }
+    out.main("random_sample", native);
 }
