@@ -268,7 +268,7 @@ pub(crate) fn map_one(layer: &Layer, name: &str, expr: &GeoExpr) -> Result<Layer
         GeoExpr::Boundary
         | GeoExpr::Envelope
         | GeoExpr::SwapXy
-        | GeoExpr::Reverse
+        | GeoExpr::Reverse { .. }
         | GeoExpr::DropZ
         | GeoExpr::DropM
         | GeoExpr::AddZ { .. }

@@ -13,9 +13,13 @@ use crate::schema::{FieldType, GEOM};
 /// rings reversed too, which flips their orientation (clockwise and counter-clockwise) without
 /// changing their shape; points are unchanged; the parts of a geometry collection are each
 /// treated so. Z and M values travel with their vertices. NULL stays NULL; empty geometries
-/// are left as they are.
+/// are left as they are. With `lines_only: true` only LineStrings and MultiLineStrings are
+/// reversed; polygons and collections are left as they are.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ReverseLines {
+    /// Reverse only LineStrings and MultiLineStrings (default false).
+    #[serde(default)]
+    pub lines_only: bool,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -32,7 +36,9 @@ impl CapabilityParams for ReverseLines {
         Ok(vec![Operator::Map(MapOp {
             set: vec![(
                 GEOM.to_owned(),
-                ValueExpr::Geo(GeoExpr::Reverse),
+                ValueExpr::Geo(GeoExpr::Reverse {
+                    lines_only: self.lines_only,
+                }),
                 FieldType::Geometry,
             )],
             ..MapOp::default()

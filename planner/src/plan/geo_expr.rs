@@ -50,8 +50,11 @@ pub enum GeoExpr {
     Envelope,
     /// x and y swapped at every vertex.
     SwapXy,
-    /// The vertex order of every line and ring reversed.
-    Reverse,
+    /// The vertex order of every line and ring reversed; with `lines_only`, of LineStrings and
+    /// MultiLineStrings only (everything else left as it is).
+    Reverse {
+        lines_only: bool,
+    },
     /// Z removed (M kept).
     DropZ,
     /// M removed (Z kept).
@@ -138,7 +141,8 @@ impl GeoExpr {
             Self::Boundary => "Boundary".into(),
             Self::Envelope => "Envelope".into(),
             Self::SwapXy => "SwapXY".into(),
-            Self::Reverse => "Reverse".into(),
+            Self::Reverse { lines_only: false } => "Reverse".into(),
+            Self::Reverse { lines_only: true } => "Reverse(lines only)".into(),
             Self::DropZ => "DropZ".into(),
             Self::DropM => "DropM".into(),
             Self::AddZ { value } => format!("AddZ({value})"),
@@ -321,9 +325,20 @@ impl GeoExpr {
             ),
             (Self::SwapXy, _) => format!("ST_FlipCoordinates({g})"),
             // DuckDB drops the Z and M of empty geometries it reverses.
-            (Self::Reverse, _) => {
+            (Self::Reverse { lines_only: false }, _) => {
                 format!("CASE WHEN ST_IsEmpty({g}) THEN {g} ELSE ST_Reverse({g}) END")
             }
+            (Self::Reverse { lines_only: true }, _) => format!(
+                "CASE WHEN {} AND NOT ST_IsEmpty({g}) THEN ST_Reverse({g}) ELSE {g} END",
+                crate::plan::geo_kinds::kind_in(
+                    g,
+                    &[
+                        crate::plan::geo_kinds::Kind::LineString,
+                        crate::plan::geo_kinds::Kind::MultiLineString
+                    ],
+                    dialect
+                )
+            ),
             (Self::DropZ, _) => format!(
                 "CASE WHEN ST_ZMFlag({g}) IN (1, 3) THEN ST_Force3DM({g}, 0) ELSE ST_Force2D({g}) END"
             ),
@@ -480,7 +495,7 @@ impl GeoExpr {
             | Self::Boundary
             | Self::Envelope
             | Self::SwapXy
-            | Self::Reverse
+            | Self::Reverse { .. }
             | Self::DropZ
             | Self::DropM
             | Self::AddZ { .. }
@@ -547,7 +562,7 @@ mod tests {
             GeoExpr::Boundary,
             GeoExpr::Envelope,
             GeoExpr::SwapXy,
-            GeoExpr::Reverse,
+            GeoExpr::Reverse { lines_only: false },
             GeoExpr::DropZ,
             GeoExpr::DropM,
             GeoExpr::AddZ { value: 0.0 },

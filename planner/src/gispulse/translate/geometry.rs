@@ -24,6 +24,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "line_merge" => line_merge,
         "delaunay_triangulation" => delaunay_triangulation,
         "dissolve" => dissolve,
+        "voronoi_polygons" => voronoi_polygons,
         _ => return None,
     })
 }
@@ -320,5 +321,86 @@ fn dissolve(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     } else {
         let keys: Vec<Value> = by.iter().map(|name| json!({"field": name})).collect();
         out.main("sort", params([("by", json!(keys))]));
+    }
+}
+
+/// Shapely's `voronoi_polygons` of the layer's union: every distinct vertex a site, a new
+/// layer of the cells alone, reaching at least `extend_to_wkt`'s bounds.
+fn voronoi_polygons(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    if args.f64("tolerance").is_some_and(|t| t != 0.0) {
+        args.problem("tolerance", "a snapping tolerance is not supported yet");
+    }
+    if args.bool("only_edges") == Some(true) {
+        args.problem("only_edges", "the diagram's edges are not supported yet");
+    }
+    let mut native = Map::new();
+    if let Some(wkt) = args.string("extend_to_wkt") {
+        match wkt_bounds(&wkt) {
+            Some(bounds) => {
+                native.insert("envelope".into(), json!(bounds));
+            }
+            None => args.problem("extend_to_wkt", "is not WKT geomill reads"),
+        }
+    }
+    out.main("union", params([("on_invalid", json!("error"))]));
+    out.main("drop_field", params([("fields", json!(["count"]))]));
+    out.main(
+        "extract_vertices",
+        params([("index_field", json!("__geomill_vertex"))]),
+    );
+    out.main("filter", params([("where", json!("geom IS NOT NULL"))]));
+    out.main(
+        "deduplicate",
+        params([("fields", json!(["geom"])), ("keep", json!("first"))]),
+    );
+    out.main("voronoi_polygons", native);
+    out.main(
+        "drop_field",
+        params([("fields", json!(["__geomill_vertex"]))]),
+    );
+}
+
+/// `[xmin, ymin, xmax, ymax]` of a WKT geometry's coordinates (each tuple's first two numbers);
+/// `None` when it has none or a tuple is not numbers.
+fn wkt_bounds(wkt: &str) -> Option<[f64; 4]> {
+    let start = wkt.find('(')?;
+    let mut bounds = [
+        f64::INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NEG_INFINITY,
+    ];
+    for tuple in wkt[start..].split(['(', ')', ',']) {
+        let mut numbers = tuple.split_whitespace();
+        let Some(first) = numbers.next() else {
+            continue;
+        };
+        let x: f64 = first.parse().ok()?;
+        let y: f64 = numbers.next()?.parse().ok()?;
+        if !(x.is_finite() && y.is_finite()) {
+            return None;
+        }
+        bounds = [
+            bounds[0].min(x),
+            bounds[1].min(y),
+            bounds[2].max(x),
+            bounds[3].max(y),
+        ];
+    }
+    bounds[0].is_finite().then_some(bounds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wkt_bounds;
+
+    #[test]
+    fn wkt_bounds_are_the_coordinates_extent() {
+        assert_eq!(
+            wkt_bounds("POLYGON ((0 0, 10 -2, 4 7 1, 0 0))"),
+            Some([0.0, -2.0, 10.0, 7.0])
+        );
+        assert_eq!(wkt_bounds("POINT EMPTY"), None);
+        assert_eq!(wkt_bounds("POINT (a b)"), None);
     }
 }

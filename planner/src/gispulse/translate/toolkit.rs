@@ -25,6 +25,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "add_z" => add_z,
         "add_m" => add_m,
         "affine_transform" => affine_transform,
+        "reverse_lines" => reverse_lines,
         _ => return None,
     })
 }
@@ -157,6 +158,17 @@ fn drop_z(_: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
 
 fn drop_m(_: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     out.main("drop_m", Map::new());
+}
+
+/// Only lines are reversed; `ignore_non_lines: false` (an error on anything else) is refused.
+fn reverse_lines(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    if args.bool("ignore_non_lines") == Some(false) {
+        args.problem(
+            "ignore_non_lines",
+            "false (failing on the first non-line) is not supported yet",
+        );
+    }
+    out.main("reverse_lines", params([("lines_only", json!(true))]));
 }
 
 /// A constant Z or M for every vertex without one (`from_column` is not supported yet).
