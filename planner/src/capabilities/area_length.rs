@@ -44,6 +44,8 @@ pub enum AreaUnit {
     Km2,
     Ha,
     Ft2,
+    /// Square units of the data's CRS, planar (square degrees on lon/lat data).
+    Crs,
 }
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
@@ -54,27 +56,33 @@ pub enum LengthUnit {
     Km,
     Ft,
     Mi,
+    /// Units of the data's CRS, planar (degrees on lon/lat data).
+    Crs,
 }
 
 impl AreaUnit {
-    fn square_metres(self) -> f64 {
-        match self {
+    /// Square metres per unit; `None` for the CRS's own units.
+    fn square_metres(self) -> Option<f64> {
+        Some(match self {
             Self::M2 => 1.0,
             Self::Km2 => 1e6,
             Self::Ha => 1e4,
             Self::Ft2 => 0.3048 * 0.3048,
-        }
+            Self::Crs => return None,
+        })
     }
 }
 
 impl LengthUnit {
-    fn metres(self) -> f64 {
-        match self {
+    /// Metres per unit; `None` for the CRS's own units.
+    fn metres(self) -> Option<f64> {
+        Some(match self {
             Self::M => 1.0,
             Self::Km => 1000.0,
             Self::Ft => 0.3048,
             Self::Mi => 1609.344,
-        }
+            Self::Crs => return None,
+        })
     }
 }
 
@@ -89,7 +97,10 @@ impl CapabilityParams for AreaLength {
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
         super::work_crs::within(self.work_crs.as_deref(), super::work_crs::Output::Measures, ctx, |ctx| {
         // Metres per CRS unit; geodesic when the data is lon/lat (or its CRS unknown).
+        let in_crs_units = matches!(self.unit, AreaUnit::Crs)
+            && (self.field_length.is_none() || matches!(self.length_unit, LengthUnit::Crs));
         let (geodesic, metres_per_unit) = match ctx.crs().map(|crs| (crs, crs_units(crs))) {
+            _ if in_crs_units => (false, 1.0),
             Some((_, Some(CrsUnits::Linear { metres_per_unit }))) => (false, metres_per_unit),
             Some((crs, None)) => {
                 return Err(vec![Problem::new(
@@ -105,7 +116,10 @@ impl CapabilityParams for AreaLength {
         };
         let mut set = Vec::new();
         if let Some(name) = field_area {
-            let factor = metres_per_unit * metres_per_unit / self.unit.square_metres();
+            let (geodesic, factor) = match self.unit.square_metres() {
+                Some(unit) => (geodesic, metres_per_unit * metres_per_unit / unit),
+                None => (false, 1.0),
+            };
             set.push((
                 name,
                 ValueExpr::Geo(GeoExpr::Area { geodesic, factor }),
@@ -113,7 +127,10 @@ impl CapabilityParams for AreaLength {
             ));
         }
         if let Some(name) = &self.field_length {
-            let factor = metres_per_unit / self.length_unit.metres();
+            let (geodesic, factor) = match self.length_unit.metres() {
+                Some(unit) => (geodesic, metres_per_unit / unit),
+                None => (false, 1.0),
+            };
             set.push((
                 name.clone(),
                 ValueExpr::Geo(GeoExpr::Length { geodesic, factor }),

@@ -14,8 +14,8 @@ use crate::schema::{FieldType, GEOM};
 /// interpolated at the new end points. When `start` equals `end` the result is the point at
 /// that fraction; a line of zero length gives its first point. Only LineStrings are cut:
 /// MultiLineStrings (join their parts first with `line_merge`), points, polygons and geometry
-/// collections give NULL. NULL stays NULL; an empty LineString stays empty. Attributes are
-/// unchanged.
+/// collections give NULL, or with `keep_others` are left as they are. NULL stays NULL; an
+/// empty LineString stays empty. Attributes are unchanged.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct LineSubstring {
     /// Where the kept part starts, as a fraction of the line's length (0 to 1).
@@ -25,6 +25,9 @@ pub struct LineSubstring {
     /// `start`).
     #[schemars(range(min = 0.0, max = 1.0))]
     pub end: f64,
+    /// Leave what is not a LineString as it is (default false: NULL).
+    #[serde(default)]
+    pub keep_others: bool,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -62,6 +65,7 @@ impl CapabilityParams for LineSubstring {
                 ValueExpr::Geo(GeoExpr::LineSubstring {
                     start: self.start,
                     end: self.end,
+                    keep_others: self.keep_others,
                 }),
                 FieldType::Geometry,
             )],

@@ -77,6 +77,8 @@ pub enum GeoExpr {
     LineSubstring {
         start: f64,
         end: f64,
+        /// Everything but LineStrings left as it is (else NULL).
+        keep_others: bool,
     },
     /// Coordinates rounded to a grid of `size` (GEOS precision reducer), M dropped.
     SnapToGrid {
@@ -148,7 +150,7 @@ impl GeoExpr {
             Self::AddZ { value } => format!("AddZ({value})"),
             Self::AddM { value } => format!("AddM({value})"),
             Self::LineMerge { directed } => format!("LineMerge(directed={directed})"),
-            Self::LineSubstring { start, end } => format!("LineSubstring({start} → {end})"),
+            Self::LineSubstring { start, end, .. } => format!("LineSubstring({start} → {end})"),
             Self::SnapToGrid { size } => format!("SnapToGrid({size} crs units)"),
             Self::Affine {
                 a,
@@ -369,11 +371,23 @@ impl GeoExpr {
             }
             // DuckDB takes LineStrings only; a line of zero length gives NaN coordinates there,
             // its first point on PostGIS.
-            (Self::LineSubstring { start, end }, _) => format!(
-                "CASE WHEN {} THEN CASE WHEN ST_IsEmpty({g}) THEN {g} WHEN ST_Length({g}) = 0 THEN ST_StartPoint({g}) ELSE ST_LineSubstring({g}, {}, {}) END END",
+            (
+                Self::LineSubstring {
+                    start,
+                    end,
+                    keep_others,
+                },
+                _,
+            ) => format!(
+                "CASE WHEN {} THEN CASE WHEN ST_IsEmpty({g}) THEN {g} WHEN ST_Length({g}) = 0 THEN ST_StartPoint({g}) ELSE ST_LineSubstring({g}, {}, {}) END{} END",
                 kind_in(g, &[Kind::LineString], dialect),
                 number(*start)?,
-                number(*end)?
+                number(*end)?,
+                if *keep_others {
+                    format!(" ELSE {g}")
+                } else {
+                    String::new()
+                }
             ),
             // PostGIS's GEOS drops M and returns a one-part Multi* as its part; DuckDB's keeps
             // both: M is dropped first there, and Multi* made Multi* again on PostGIS.
@@ -528,6 +542,7 @@ mod tests {
         let [duckdb, postgis] = both(&GeoExpr::LineSubstring {
             start: 0.25,
             end: 0.75,
+            keep_others: false,
         });
         assert!(duckdb.starts_with("CASE WHEN ST_GeometryType(\"geom\") = 'LINESTRING' THEN"));
         assert!(postgis.starts_with("CASE WHEN ST_GeometryType(\"geom\") = 'ST_LineString' THEN"));
@@ -571,6 +586,7 @@ mod tests {
             GeoExpr::LineSubstring {
                 start: 0.0,
                 end: 1.0,
+                keep_others: false,
             },
             GeoExpr::SnapToGrid { size: 1.0 },
             GeoExpr::Affine {

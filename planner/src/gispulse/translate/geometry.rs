@@ -109,7 +109,7 @@ fn area_length(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
     if args.bool("compute_area").unwrap_or(true) {
         let name = args.string("area_col").unwrap_or_else(|| "area_m2".into());
         native.insert("field_area".into(), json!(name));
-        native.insert("unit".into(), json!("m2"));
+        native.insert("unit".into(), json!("crs"));
     } else {
         args.value("area_col");
     }
@@ -118,7 +118,7 @@ fn area_length(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
             .string("length_col")
             .unwrap_or_else(|| "length_m".into());
         native.insert("field_length".into(), json!(name));
-        native.insert("length_unit".into(), json!("m"));
+        native.insert("length_unit".into(), json!("crs"));
     } else {
         args.value("length_col");
     }

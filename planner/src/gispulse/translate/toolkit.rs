@@ -26,6 +26,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "add_m" => add_m,
         "affine_transform" => affine_transform,
         "reverse_lines" => reverse_lines,
+        "line_substring" => line_substring,
         _ => return None,
     })
 }
@@ -169,6 +170,39 @@ fn reverse_lines(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
         );
     }
     out.main("reverse_lines", params([("lines_only", json!(true))]));
+}
+
+/// Shapely's `substring` of each LineString between two fractions of its length (beyond the end
+/// clamped); everything else is left as it is.
+fn line_substring(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    if args.bool("normalized") == Some(false) {
+        args.problem(
+            "normalized",
+            "measures in CRS units (normalized: false) are not supported yet",
+        );
+        return;
+    }
+    let start = args.f64("start_measure").unwrap_or(0.0);
+    let end = args.f64("end_measure").unwrap_or(1.0);
+    if end <= start {
+        args.problem("end_measure", "must be greater than start_measure");
+        return;
+    }
+    if start < 0.0 {
+        args.problem(
+            "start_measure",
+            "measures from the end (negative) are not supported yet",
+        );
+        return;
+    }
+    out.main(
+        "line_substring",
+        params([
+            ("start", json!(start.min(1.0))),
+            ("end", json!(end.min(1.0))),
+            ("keep_others", json!(true)),
+        ]),
+    );
 }
 
 /// A constant Z or M for every vertex without one (`from_column` is not supported yet).
