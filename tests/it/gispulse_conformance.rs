@@ -166,7 +166,13 @@ async fn gispulse_documents_give_gispulse_answers_on_two_engines() {
             )]);
         for (label, engine, pipeline) in runs {
             let request = json!({"dataset_id": ids[input], "engine": engine, "pipeline": pipeline});
+            let started = std::time::Instant::now();
             let (status, run) = call(&state, post("/api/pipelines/execute", &request)).await;
+            // The suite's slowest test: its slow runs are named, to keep cases cheap.
+            let took = started.elapsed().as_secs_f64();
+            if took > 2.0 {
+                eprintln!("slow run: {name} on {label}: {took:.1} s");
+            }
             if status == StatusCode::OK {
                 manifest.push(json!({"case": path, "engine": label, "result": run["result_path"]}));
             } else {

@@ -20,7 +20,15 @@ const EARTH_RADIUS: f64 = 6_371_008.8;
 pub(super) type Xy = [f64; 2];
 
 /// What [`rebuild`] applies to each line (`false`) and ring (`true`).
-type LineFn<'a> = &'a dyn Fn(&[Xy], bool) -> Result<Vec<Xy>, String>;
+type LineFn<'a> = &'a dyn Fn(&[Xy], Part) -> Result<Vec<Xy>, String>;
+
+/// What a coordinate sequence [`rebuild`] hands over is.
+#[derive(Clone, Copy, PartialEq)]
+enum Part {
+    Line,
+    Exterior,
+    Hole,
+}
 
 /// Replaces each geometry by `shape` of it.
 pub fn map_shape(layer: &Layer, shape: &ShapeExpr) -> Result<Layer, NativeError> {
@@ -51,8 +59,24 @@ fn shape_of(
         } => rebuild(geometry, &|line, _| {
             densify(line, max_length, geodesic, added)
         })?,
-        ShapeExpr::Chaikin { iterations } => rebuild(geometry, &|line, closed| {
+        ShapeExpr::Chaikin {
+            iterations,
+            every_segment: false,
+        } => rebuild(geometry, &|line, part| {
+            let closed = part != Part::Line;
             Ok((0..iterations).fold(line.to_vec(), |l, _| chaikin(&l, closed)))
+        })?,
+        ShapeExpr::Chaikin {
+            iterations,
+            every_segment: true,
+        } => rebuild(geometry, &|line, part| {
+            Ok((0..iterations).fold(line.to_vec(), |l, _| {
+                if part == Part::Exterior {
+                    chaikin(&l, true)
+                } else {
+                    chaikin_every_segment(&l)
+                }
+            }))
         })?,
         ShapeExpr::OffsetCurve {
             distance,
@@ -145,17 +169,17 @@ fn rebuild<G: Geom>(geometry: &G, f: LineFn<'_>) -> Result<Geometry, String> {
     match geometry.geometry_type() {
         GeometryTypes::Point => point(xy_of(geometry)?.first().copied().unwrap_or([0.0, 0.0])),
         GeometryTypes::LineString | GeometryTypes::LinearRing => {
-            line_string(&f(&xy_of(geometry)?, false)?)
+            line_string(&f(&xy_of(geometry)?, Part::Line)?)
         }
         GeometryTypes::Polygon => {
             let exterior = ring(&f(
                 &xy_of(&geometry.get_exterior_ring().map_err(text)?)?,
-                true,
+                Part::Exterior,
             )?)?;
             let holes = (0..geometry.get_num_interior_rings().map_err(text)?)
                 .map(|n| {
                     let hole = geometry.get_interior_ring_n(n as u32).map_err(text)?;
-                    ring(&f(&xy_of(&hole)?, true)?)
+                    ring(&f(&xy_of(&hole)?, Part::Hole)?)
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             Geometry::create_polygon(exterior, holes).map_err(text)
@@ -204,6 +228,25 @@ fn chaikin(points: &[Xy], closed: bool) -> Vec<Xy> {
     } else {
         out.push(points[n - 1]);
     }
+    out
+}
+
+/// One iteration of GISPulse's corner cutting of a line (or a hole, as a line): its first
+/// point, both the quarter and three-quarter points of every segment, its last point.
+fn chaikin_every_segment(points: &[Xy]) -> Vec<Xy> {
+    let n = points.len();
+    if n < 2 {
+        return points.to_vec();
+    }
+    let mut out = Vec::with_capacity(2 * n);
+    out.push(points[0]);
+    for pair in points.windows(2) {
+        let ([x1, y1], [x2, y2]) = (pair[0], pair[1]);
+        let (qx, qy) = ((x2 - x1) * 0.25, (y2 - y1) * 0.25);
+        out.push([x1 + qx, y1 + qy]);
+        out.push([x2 - qx, y2 - qy]);
+    }
+    out.push(points[n - 1]);
     out
 }
 
@@ -361,19 +404,49 @@ mod tests {
     }
 
     #[test]
+    fn every_segment_cutting_keeps_the_end_segments_points_and_cuts_holes_as_lines() {
+        assert_eq!(
+            apply(
+                "LINESTRING(0 0, 4 0, 4 4)",
+                ShapeExpr::Chaikin {
+                    iterations: 1,
+                    every_segment: true
+                }
+            ),
+            "LINESTRING (0 0, 1 0, 3 0, 4 1, 4 3, 4 4)"
+        );
+        assert_eq!(
+            apply(
+                "POLYGON((0 0, 8 0, 8 8, 0 0),(1 1, 2 1, 2 2, 1 1))",
+                ShapeExpr::Chaikin {
+                    iterations: 1,
+                    every_segment: true
+                }
+            ),
+            "POLYGON ((2 0, 6 0, 8 2, 8 6, 6 6, 2 2, 2 0), (1 1, 1.25 1, 1.75 1, 2 1.25, 2 1.75, 1.75 1.75, 1.25 1.25, 1 1))"
+        );
+    }
+
+    #[test]
     fn shapes_as_postgis_gives_them() {
         // The answers of PostGIS 3.3 for the same input.
         assert_eq!(
             apply(
                 "POLYGON((0 0, 8 0, 8 8, 0 8, 0 0),(2 2, 2 4, 4 4, 2 2))",
-                ShapeExpr::Chaikin { iterations: 1 }
+                ShapeExpr::Chaikin {
+                    iterations: 1,
+                    every_segment: false
+                }
             ),
             "POLYGON ((2 0, 6 0, 8 2, 8 6, 6 8, 2 8, 0 6, 0 2, 2 0), (2 2.5, 2 3.5, 2.5 4, 3.5 4, 3.5 3.5, 2.5 2.5, 2 2.5))"
         );
         assert_eq!(
             apply(
                 "MULTILINESTRING((0 0, 8 0, 8 8),(0 0, 4 0))",
-                ShapeExpr::Chaikin { iterations: 2 }
+                ShapeExpr::Chaikin {
+                    iterations: 2,
+                    every_segment: false
+                }
             ),
             "MULTILINESTRING ((0 0, 4.5 0, 6.5 0.5, 7.5 1.5, 8 3.5, 8 8), (0 0, 4 0))"
         );

@@ -12,13 +12,18 @@ use crate::plan::operator::{GeoExpr, Operator, ShapeExpr};
 /// length, cutting the corners; a line keeps its two end points, a ring stays closed. Each
 /// iteration doubles the vertex count: `iterations` is 1 to 5. Points are left as they are.
 /// The result is 2-D (Z and M are dropped). NULL stays NULL; an empty geometry stays empty.
-/// Attributes are unchanged.
+/// Attributes are unchanged. `every_segment: true` cuts as GISPulse does: a line keeps both
+/// points of its first and last segments too (and two-point lines are cut), and holes are cut
+/// as open lines from their first vertex (runs natively on every engine).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ChaikinSmooth {
     /// How many times to cut the corners (1 to 5, default 1).
     #[serde(default = "default_iterations")]
     #[schemars(range(min = 1, max = 5))]
     pub iterations: u32,
+    /// Cut every segment of lines and holes, as GISPulse does (default false).
+    #[serde(default)]
+    pub every_segment: bool,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -44,6 +49,7 @@ impl CapabilityParams for ChaikinSmooth {
         }
         Ok(replace_geometry(GeoExpr::Shape(ShapeExpr::Chaikin {
             iterations: self.iterations,
+            every_segment: self.every_segment,
         })))
     }
 }

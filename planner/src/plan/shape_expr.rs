@@ -40,8 +40,13 @@ pub enum ShapeExpr {
     /// Vertices added so no segment is longer than `max_length` (CRS units; `geodesic`:
     /// metres along great circles on lon/lat), each segment cut into equal pieces; 2-D.
     Densify { max_length: f64, geodesic: bool },
-    /// Chaikin's corner cutting, `iterations` times; line end points kept; 2-D.
-    Chaikin { iterations: u32 },
+    /// Chaikin's corner cutting, `iterations` times; line end points kept; 2-D. With
+    /// `every_segment` (GISPulse's): every segment of a line gives both its points (beside the
+    /// end points), two-point lines too, and holes are cut as open lines.
+    Chaikin {
+        iterations: u32,
+        every_segment: bool,
+    },
     /// The line offset by `distance` (CRS units; positive to the left); NULL for
     /// non-lines.
     OffsetCurve {
@@ -76,7 +81,13 @@ impl ShapeExpr {
                 geodesic: true,
             } => format!("Densify({max_length} m geodesic)"),
             Self::Densify { max_length, .. } => format!("Densify({max_length} crs units)"),
-            Self::Chaikin { iterations } => format!("ChaikinSmooth({iterations}×)"),
+            Self::Chaikin {
+                iterations,
+                every_segment: false,
+            } => format!("ChaikinSmooth({iterations}×)"),
+            Self::Chaikin { iterations, .. } => {
+                format!("ChaikinSmooth({iterations}×, every segment)")
+            }
             Self::OffsetCurve {
                 distance,
                 join,
@@ -103,6 +114,13 @@ impl ShapeExpr {
             // GEOS 3.11 (PostGIS 3.3) has the older concave hull; no engine has alpha shapes.
             (Self::ConcaveHull { .. }, dialect) => dialect == Dialect::Duckdb,
             (Self::AlphaShape { .. }, _) => false,
+            (
+                Self::Chaikin {
+                    every_segment: true,
+                    ..
+                },
+                _,
+            ) => false,
             // Geography segmentizing bisects edges; the kernel cuts them in equal pieces.
             (Self::Densify { geodesic: true, .. }, _) => false,
             (_, Dialect::Duckdb) => false,
@@ -156,7 +174,7 @@ impl ShapeExpr {
             Self::Densify { max_length, .. } => {
                 format!("ST_Segmentize({}, {})", flat(g), number(*max_length)?)
             }
-            Self::Chaikin { iterations } => format!(
+            Self::Chaikin { iterations, .. } => format!(
                 "CASE WHEN ST_Dimension({g}) = 0 OR ST_IsEmpty({g}) THEN ST_Force2D({g}) ELSE ST_ChaikinSmoothing({}, {iterations}, false) END",
                 flat(g)
             ),
@@ -197,7 +215,7 @@ impl ShapeExpr {
             Self::Densify { max_length, .. } => {
                 format!("each segment cut into equal pieces of at most {max_length}")
             }
-            Self::Chaikin { iterations } => {
+            Self::Chaikin { iterations, .. } => {
                 format!("Chaikin corner cutting, {iterations} iteration(s)")
             }
             Self::OffsetCurve { .. } => "GEOS offset curve".into(),

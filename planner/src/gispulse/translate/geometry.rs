@@ -25,6 +25,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "delaunay_triangulation" => delaunay_triangulation,
         "dissolve" => dissolve,
         "voronoi_polygons" => voronoi_polygons,
+        "chaikin_smooth" => chaikin_smooth,
         _ => return None,
     })
 }
@@ -388,6 +389,22 @@ fn wkt_bounds(wkt: &str) -> Option<[f64; 4]> {
         ];
     }
     bounds[0].is_finite().then_some(bounds)
+}
+
+/// GISPulse's corner cutting (every segment of lines and holes), 2 passes by default.
+fn chaikin_smooth(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let iterations = args.integer("iterations").unwrap_or(2);
+    if !(1..=5).contains(&iterations) {
+        args.problem("iterations", "1 to 5 passes are supported");
+        return;
+    }
+    out.main(
+        "chaikin_smooth",
+        params([
+            ("iterations", json!(iterations)),
+            ("every_segment", json!(true)),
+        ]),
+    );
 }
 
 #[cfg(test)]
