@@ -332,14 +332,7 @@ impl GeoExpr {
             }
             (Self::Reverse { lines_only: true }, _) => format!(
                 "CASE WHEN {} AND NOT ST_IsEmpty({g}) THEN ST_Reverse({g}) ELSE {g} END",
-                crate::plan::geo_kinds::kind_in(
-                    g,
-                    &[
-                        crate::plan::geo_kinds::Kind::LineString,
-                        crate::plan::geo_kinds::Kind::MultiLineString
-                    ],
-                    dialect
-                )
+                kind_in(g, &[Kind::LineString, Kind::MultiLineString], dialect)
             ),
             (Self::DropZ, _) => format!(
                 "CASE WHEN ST_ZMFlag({g}) IN (1, 3) THEN ST_Force3DM({g}, 0) ELSE ST_Force2D({g}) END"
