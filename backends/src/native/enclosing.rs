@@ -70,13 +70,28 @@ fn collect_points<G: Geom>(geometry: &G, out: &mut Vec<Xy>) -> Result<(), String
 }
 
 /// The smallest circle around `points` (Welzl's algorithm, move-to-front), drawn as PostGIS's
-/// `ST_MinimumBoundingCircle` draws it; a single point (radius 0) is returned as a point.
-pub(super) fn circle(points: &[Xy], segments: u32) -> Result<Geometry, String> {
+/// `ST_MinimumBoundingCircle` draws it, or `on_circle` as GEOS's buffer of the centre (the
+/// vertices on the circle, from the east, clockwise); a single point (radius 0) is returned as a
+/// point.
+pub(super) fn circle(points: &[Xy], segments: u32, on_circle: bool) -> Result<Geometry, String> {
     let (center, radius) = smallest_circle(points);
     if radius == 0.0 {
         return Geometry::create_point(sequence(&[center])?).map_err(text);
     }
     let steps = 4 * segments;
+    if on_circle {
+        let mut ring_points: Vec<Xy> = (0..steps)
+            .map(|i| {
+                let angle = f64::from(i) * 2.0 * std::f64::consts::PI / f64::from(steps);
+                [
+                    center[0] + radius * angle.cos(),
+                    center[1] - radius * angle.sin(),
+                ]
+            })
+            .collect();
+        ring_points.push(ring_points[0]);
+        return Geometry::create_polygon(ring(&ring_points)?, Vec::new()).map_err(text);
+    }
     let outer = radius / (std::f64::consts::PI / f64::from(steps)).cos();
     let mut ring_points: Vec<Xy> = (0..steps)
         .map(|i| {

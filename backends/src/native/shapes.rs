@@ -52,7 +52,10 @@ fn shape_of(
         ShapeExpr::OrientedEnvelope if empty => Geom::clone(geometry),
         ShapeExpr::OrientedEnvelope => min_area_rectangle(&hull_points(geometry)?)?,
         ShapeExpr::MinBoundingCircle { .. } if empty => flat_empty(geometry)?,
-        ShapeExpr::MinBoundingCircle { segments } => circle(&hull_points(geometry)?, segments)?,
+        ShapeExpr::MinBoundingCircle {
+            segments,
+            on_circle,
+        } => circle(&hull_points(geometry)?, segments, on_circle)?,
         ShapeExpr::Densify {
             max_length,
             geodesic,
@@ -473,14 +476,20 @@ mod tests {
         assert_eq!(
             apply(
                 "LINESTRING(0 0, 3 4, 6 0)",
-                ShapeExpr::MinBoundingCircle { segments: 1 }
+                ShapeExpr::MinBoundingCircle {
+                    segments: 1,
+                    on_circle: false
+                }
             ),
             "POLYGON ((3 5.294417, 7.419417 0.875, 3 -3.544417, -1.419417 0.875, 3 5.294417))"
         );
         assert_eq!(
             apply(
                 "MULTIPOINT((1 2),(1 2))",
-                ShapeExpr::MinBoundingCircle { segments: 8 }
+                ShapeExpr::MinBoundingCircle {
+                    segments: 8,
+                    on_circle: false
+                }
             ),
             "POINT (1 2)"
         );

@@ -20,6 +20,11 @@ pub struct MinBoundingCircle {
     #[serde(default = "default_segments")]
     #[schemars(range(min = 1, max = 360))]
     pub segments: u32,
+    /// Put the vertices on the circle, from the east and clockwise, as Shapely's (GEOS's) does
+    /// (default false: the polygon around the circle, as PostGIS draws it). The polygon then
+    /// lies inside the circle and may not cover the geometry; runs natively on every engine.
+    #[serde(default)]
+    pub on_circle: bool,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -46,6 +51,7 @@ impl CapabilityParams for MinBoundingCircle {
         Ok(replace_geometry(GeoExpr::Shape(
             ShapeExpr::MinBoundingCircle {
                 segments: self.segments,
+                on_circle: self.on_circle,
             },
         )))
     }

@@ -36,7 +36,10 @@ pub enum ShapeExpr {
     OrientedEnvelope,
     /// The smallest circle around it, as a polygon of `segments` vertices a quarter, drawn
     /// around the circle (its edges touch it) from the top clockwise.
-    MinBoundingCircle { segments: u32 },
+    /// The smallest enclosing circle, `segments` vertices a quarter: drawn around the circle
+    /// from the top (PostGIS's), or with `on_circle` its vertices on the circle from the east,
+    /// clockwise (GEOS's buffer of the centre, as Shapely gives it).
+    MinBoundingCircle { segments: u32, on_circle: bool },
     /// Vertices added so no segment is longer than `max_length` (CRS units; `geodesic`:
     /// metres along great circles on lon/lat), each segment cut into equal pieces; 2-D.
     Densify { max_length: f64, geodesic: bool },
@@ -73,7 +76,7 @@ impl ShapeExpr {
     pub fn explain(&self) -> String {
         match self {
             Self::OrientedEnvelope => "OrientedEnvelope".into(),
-            Self::MinBoundingCircle { segments } => {
+            Self::MinBoundingCircle { segments, .. } => {
                 format!("MinBoundingCircle({segments} seg/quarter)")
             }
             Self::Densify {
@@ -114,6 +117,12 @@ impl ShapeExpr {
             // GEOS 3.11 (PostGIS 3.3) has the older concave hull; no engine has alpha shapes.
             (Self::ConcaveHull { .. }, dialect) => dialect == Dialect::Duckdb,
             (Self::AlphaShape { .. }, _) => false,
+            (
+                Self::MinBoundingCircle {
+                    on_circle: true, ..
+                },
+                _,
+            ) => false,
             (
                 Self::Chaikin {
                     every_segment: true,
@@ -156,7 +165,7 @@ impl ShapeExpr {
             }
             // PostGIS computes the ring's last vertex apart from its first: they may differ in
             // the last bits (an open ring other readers refuse), so the first closes it.
-            Self::MinBoundingCircle { segments } => {
+            Self::MinBoundingCircle { segments, .. } => {
                 // Of every vertex: PostGIS leaves out holes (outside the shell of an invalid
                 // polygon, say). The circle of the vertices is the circle of their convex hull's
                 // vertices, and PostGIS's search slows sharply with the count of points (minutes
@@ -203,7 +212,7 @@ impl ShapeExpr {
             Self::OrientedEnvelope => {
                 "least-area rectangle (rotating calipers over the convex hull)".into()
             }
-            Self::MinBoundingCircle { segments } => format!(
+            Self::MinBoundingCircle { segments, .. } => format!(
                 "smallest enclosing circle of the convex hull's vertices (Welzl), drawn with {segments} vertices a quarter"
             ),
             Self::Densify {
@@ -232,7 +241,10 @@ mod tests {
 
     #[test]
     fn engines_lacking_a_function_say_so() {
-        let circle = ShapeExpr::MinBoundingCircle { segments: 8 };
+        let circle = ShapeExpr::MinBoundingCircle {
+            segments: 8,
+            on_circle: false,
+        };
         assert!(circle.sql("g", Dialect::Postgis).is_ok());
         let missing = circle.sql("g", Dialect::Duckdb).unwrap_err();
         assert!(missing.contains("runs on the native backend"), "{missing}");

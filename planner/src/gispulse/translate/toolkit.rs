@@ -18,6 +18,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "multipart_to_singleparts" => multipart_to_singleparts,
         "singleparts_to_multipart" => singleparts_to_multipart,
         "oriented_bbox" => oriented_bbox,
+        "min_bounding_circle" => min_bounding_circle,
         "assign_projection" => assign_projection,
         "swap_xy" => swap_xy,
         "drop_z" => drop_z,
@@ -123,6 +124,15 @@ fn multipart_to_singleparts(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitte
 fn oriented_bbox(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     whole_layer_first(args, out, Groups::None);
     out.main("oriented_bbox", Map::new());
+}
+
+/// Shapely's circle: GEOS's buffer of the centre, 8 vertices a quarter on the circle.
+fn min_bounding_circle(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    whole_layer_first(args, out, Groups::None);
+    out.main(
+        "min_bounding_circle",
+        params([("segments", json!(8)), ("on_circle", json!(true))]),
+    );
 }
 
 fn assign_projection(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
