@@ -5,7 +5,6 @@
 use serde_json::{Map, Value, json};
 
 use super::{Args, Emitted, Scope, Translator, params};
-use crate::sql::quote::ident;
 
 pub fn translator(name: &str) -> Option<Translator> {
     Some(match name {
@@ -171,10 +170,7 @@ pub(super) fn whole_layer_first(
     };
     let whole = args.bool("dissolve") == Some(true);
     if let Some(field) = &group {
-        out.main(
-            "filter",
-            params([("where", json!(format!("{} IS NOT NULL", ident(field))))]),
-        );
+        out.keep_not_null(std::slice::from_ref(field));
         let others = if groups == Groups::KeepFirst {
             "first"
         } else {
@@ -197,9 +193,7 @@ pub(super) fn whole_layer_first(
 
 /// The groups in the order of their field (GeoPandas' `dissolve` sorts them).
 fn sorted_groups(out: &mut Emitted, group: Option<String>) {
-    if let Some(field) = group {
-        out.main("sort", params([("by", json!([{"field": field}]))]));
-    }
+    out.sort_ascending(group.as_slice());
 }
 
 fn convex_hull(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
@@ -298,14 +292,7 @@ fn delaunay_triangulation(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted)
 /// Without `by` the whole layer is one row with an `index` of 0.
 fn dissolve(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     let by = args.names("by").unwrap_or_default();
-    if !by.is_empty() {
-        let condition = by
-            .iter()
-            .map(|name| format!("{} IS NOT NULL", ident(name)))
-            .collect::<Vec<_>>()
-            .join(" AND ");
-        out.main("filter", params([("where", json!(condition))]));
-    }
+    out.keep_not_null(&by);
     out.main(
         "dissolve",
         params([
@@ -320,8 +307,7 @@ fn dissolve(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
             params([("expressions", json!({"index": "0"}))]),
         );
     } else {
-        let keys: Vec<Value> = by.iter().map(|name| json!({"field": name})).collect();
-        out.main("sort", params([("by", json!(keys))]));
+        out.sort_ascending(&by);
     }
 }
 

@@ -54,6 +54,28 @@ impl Emitted {
         self.steps.push((capability.to_owned(), params, None));
     }
 
+    /// A filter keeping the rows where every one of `fields` has a value (nothing when none).
+    pub fn keep_not_null(&mut self, fields: &[String]) {
+        if fields.is_empty() {
+            return;
+        }
+        let condition = fields
+            .iter()
+            .map(|name| format!("{} IS NOT NULL", crate::sql::quote::ident(name)))
+            .collect::<Vec<_>>()
+            .join(" AND ");
+        self.main("filter", params([("where", json!(condition))]));
+    }
+
+    /// A sort by `fields`, each ascending (nothing when none).
+    pub fn sort_ascending(&mut self, fields: &[String]) {
+        if fields.is_empty() {
+            return;
+        }
+        let keys: Vec<Value> = fields.iter().map(|name| json!({"field": name})).collect();
+        self.main("sort", params([("by", json!(keys))]));
+    }
+
     /// A step reading `input` outside the main chain; answers its id.
     pub fn side(&mut self, capability: &str, params: Map<String, Value>, input: &str) -> String {
         let id = format!("{}__{}", self.id, self.steps.len());

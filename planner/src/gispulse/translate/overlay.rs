@@ -361,12 +361,9 @@ fn nearest_neighbor(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
     }
     out.main("nearest_neighbor", native);
     if max_distance.is_some() {
-        out.main(
-            "filter",
-            params([("where", json!(format!("{} IS NOT NULL", ident(&field))))]),
-        );
+        out.keep_not_null(std::slice::from_ref(&field));
     }
     if k > 1 {
-        out.main("sort", params([("by", json!([{"field": field}]))]));
+        out.sort_ascending(&[field]);
     }
 }

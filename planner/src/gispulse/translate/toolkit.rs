@@ -392,12 +392,7 @@ fn singleparts_to_multipart(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitte
         );
         out.main("singleparts_to_multipart", native);
     } else {
-        let condition = by
-            .iter()
-            .map(|name| format!("{} IS NOT NULL", ident(name)))
-            .collect::<Vec<_>>()
-            .join(" AND ");
-        out.main("filter", params([("where", json!(condition))]));
+        out.keep_not_null(&by);
         native.insert("by".into(), json!(by));
         native.insert("on_invalid".into(), json!("error"));
         out.main("dissolve", native);
@@ -405,10 +400,7 @@ fn singleparts_to_multipart(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitte
     if !renames.is_empty() {
         out.main("rename_field", params([("fields", Value::Object(renames))]));
     }
-    if !by.is_empty() {
-        let keys: Vec<Value> = by.iter().map(|name| json!({"field": name})).collect();
-        out.main("sort", params([("by", json!(keys))]));
-    }
+    out.sort_ascending(&by);
 }
 
 #[cfg(test)]
