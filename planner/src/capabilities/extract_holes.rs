@@ -38,6 +38,6 @@ impl CapabilityParams for ExtractHoles {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        explode(ExplodeKind::Holes, &self.index_field, ctx)
+        explode(ExplodeKind::Holes, &self.index_field, None, ctx)
     }
 }

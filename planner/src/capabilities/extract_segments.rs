@@ -14,13 +14,19 @@ use crate::plan::relational::ExplodeKind;
 /// order (part by part, the exterior ring before the holes, each ring from its first vertex).
 /// A closed ring of n vertices (its last repeating its first) gives n - 1 segments. Z and M
 /// are kept. A point, or a NULL or empty geometry, gives one feature with a NULL geometry and
-/// a NULL index.
+/// a NULL index. With `across_parts`, the geometry's coordinates are read as one chain instead
+/// (parts and rings one after the other, as GeoPandas lists them), so that a segment also joins
+/// each part or ring's last vertex to the next one's first.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ExtractSegments {
     /// The field numbering each feature's segments (default `segment`); must not exist yet.
     #[serde(default = "default_index")]
     #[schemars(length(min = 1))]
     pub index_field: String,
+    /// Read all the geometry's coordinates as one chain across its parts and rings (default
+    /// false: each line and ring on its own).
+    #[serde(default)]
+    pub across_parts: bool,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -38,6 +44,11 @@ impl CapabilityParams for ExtractSegments {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        explode(ExplodeKind::Segments, &self.index_field, ctx)
+        let kind = if self.across_parts {
+            ExplodeKind::ChainSegments
+        } else {
+            ExplodeKind::Segments
+        };
+        explode(kind, &self.index_field, None, ctx)
     }
 }

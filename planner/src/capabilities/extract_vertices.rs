@@ -13,13 +13,19 @@ use crate::plan::relational::ExplodeKind;
 /// repeated, numbered from 1 in `index_field` in the geometry's order (part by part, the
 /// exterior ring before the holes). Every vertex is kept: a closed ring's last vertex repeats
 /// its first, as in the data. Z and M are kept. A NULL or empty geometry gives one feature with
-/// a NULL geometry and a NULL index.
+/// a NULL geometry and a NULL index. `layer_index_field` also numbers the points from 1 over
+/// the whole layer.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ExtractVertices {
     /// The field numbering each feature's vertices (default `vertex`); must not exist yet.
     #[serde(default = "default_index")]
     #[schemars(length(min = 1))]
     pub index_field: String,
+    /// A field numbering the output features from 1 over the whole layer, in order (none by
+    /// default); must not exist yet.
+    #[serde(default)]
+    #[schemars(length(min = 1))]
+    pub layer_index_field: Option<String>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -37,6 +43,10 @@ impl CapabilityParams for ExtractVertices {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        explode(ExplodeKind::Vertices, &self.index_field, ctx)
+        let layer_index = self
+            .layer_index_field
+            .as_deref()
+            .map(|name| ("layer_index_field", name));
+        explode(ExplodeKind::Vertices, &self.index_field, layer_index, ctx)
     }
 }

@@ -38,6 +38,6 @@ impl CapabilityParams for MultipartToSingleparts {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        explode(ExplodeKind::Parts, &self.index_field, ctx)
+        explode(ExplodeKind::Parts, &self.index_field, None, ctx)
     }
 }

@@ -236,10 +236,12 @@ pub enum ReshapeOp {
     },
     /// One row per piece of each geometry (see [`ExplodeKind`]), numbered from 1 in `index`;
     /// the attributes repeated. A NULL or empty geometry, or one without such pieces, gives one
-    /// row with a NULL geometry and index.
+    /// row with a NULL geometry and index. `row_index`, when set, numbers the output rows from
+    /// 1 over the whole layer, in order.
     Explode {
         kind: ExplodeKind,
         index: String,
+        row_index: Option<String>,
     },
 }
 
@@ -252,6 +254,11 @@ pub enum ExplodeKind {
     Vertices,
     /// Every segment of the lines and rings, as a two-point line.
     Segments,
+    /// Every pair of consecutive coordinates of the geometry read as one chain (its parts and
+    /// rings one after the other, as GeoPandas' `get_coordinates` lists them), as a two-point
+    /// line: the segments, plus one from each part or ring's last vertex to the next one's
+    /// first (of length zero where they meet).
+    ChainSegments,
     /// Every hole of the polygons, as a polygon.
     Holes,
 }
@@ -263,6 +270,7 @@ impl ExplodeKind {
             Self::Parts => "parts",
             Self::Vertices => "vertices",
             Self::Segments => "segments",
+            Self::ChainSegments => "chain_segments",
             Self::Holes => "holes",
         }
     }
@@ -386,9 +394,14 @@ impl ReshapeOp {
                 schema.set(&u.value_field, common_type(&types));
                 schema
             }
-            Self::Explode { index, .. } => {
+            Self::Explode {
+                index, row_index, ..
+            } => {
                 let mut schema = input.clone();
                 schema.set(index, FieldType::Integer);
+                if let Some(row_index) = row_index {
+                    schema.set(row_index, FieldType::Integer);
+                }
                 schema
             }
             Self::Describe { .. } => Schema {
@@ -424,7 +437,17 @@ impl ReshapeOp {
             ),
             Self::Describe { fields } if fields.is_empty() => "describe fields=all".to_owned(),
             Self::Describe { fields } => format!("describe fields=[{}]", fields.join(", ")),
-            Self::Explode { kind, index } => format!("explode {} index={index}", kind.name()),
+            Self::Explode {
+                kind,
+                index,
+                row_index,
+            } => match row_index {
+                Some(row_index) => format!(
+                    "explode {} index={index} row_index={row_index}",
+                    kind.name()
+                ),
+                None => format!("explode {} index={index}", kind.name()),
+            },
         }
     }
 }

@@ -21,6 +21,12 @@ fn duckdb_pieces(kind: ExplodeKind, g: &str) -> String {
              for l in flatten([ST_Dump(CASE WHEN ST_Dimension(d.geom) = 2 THEN ST_Boundary(d.geom) \
              WHEN ST_Dimension(d.geom) = 1 THEN d.geom END) for d in ST_Dump({g})])])"
         ),
+        ExplodeKind::ChainSegments => {
+            let points = format!("[d.geom for d in ST_Dump(ST_Points({g}))]");
+            format!(
+                "[ST_MakeLine(z[1], z[2]) for z in list_zip({points}, ({points})[2:]) if z[2] IS NOT NULL]"
+            )
+        }
         ExplodeKind::Holes => format!(
             "flatten([[ST_MakePolygon(ST_InteriorRingN(d.geom, i::INTEGER)) \
              for i in range(1, ST_NumInteriorRings(d.geom) + 1)] \
@@ -38,6 +44,11 @@ fn postgis_pieces(kind: ExplodeKind, g: &str) -> String {
             format!("ST_Dump(ST_Points({g})) WITH ORDINALITY AS l(path, part, n)")
         }
         ExplodeKind::Segments => dump("ST_DumpSegments"),
+        ExplodeKind::ChainSegments => format!(
+            "(SELECT ST_MakeLine(p.geom, p.next) AS part, p.n FROM (SELECT d.geom, \
+             lead(d.geom) OVER (ORDER BY d.n) AS next, d.n FROM ST_DumpPoints({g}) \
+             WITH ORDINALITY AS d(path, geom, n)) AS p WHERE p.next IS NOT NULL) AS l"
+        ),
         ExplodeKind::Holes => format!(
             "(SELECT r.geom AS part, row_number() OVER (ORDER BY d.path, r.path) AS n \
              FROM ST_Dump({g}) AS d, ST_DumpRings(d.geom) AS r \
@@ -50,10 +61,11 @@ fn postgis_pieces(kind: ExplodeKind, g: &str) -> String {
 /// NULL or empty, or has no such piece, kept once with NULLs (DuckDB dumps an empty geometry
 /// as one part, PostGIS as none: both dump NULL instead). DuckDB unnests the list in the
 /// select list (a lateral join there is decorrelated into a plan hundreds of times slower);
-/// PostGIS joins the dump laterally.
+/// PostGIS joins the dump laterally. `row_index` numbers the output rows from 1, in order.
 pub fn explode_sql(
     kind: ExplodeKind,
     index: &str,
+    row_index: Option<&str>,
     main: Input<'_>,
     dialect: Dialect,
 ) -> Result<String, String> {
@@ -64,7 +76,9 @@ pub fn explode_sql(
             let pieces = format!("coalesce(nullif({}, []), [NULL])", duckdb_pieces(kind, &g));
             let part = match kind {
                 ExplodeKind::Parts | ExplodeKind::Vertices => "t.__part.geom",
-                ExplodeKind::Segments | ExplodeKind::Holes => "t.__part",
+                ExplodeKind::Segments | ExplodeKind::ChainSegments | ExplodeKind::Holes => {
+                    "t.__part"
+                }
             };
             (
                 format!(
@@ -86,8 +100,15 @@ pub fn explode_sql(
         ),
     };
     let items = projection_with_geom("t.", main.schema, part, dialect, &["__part", "__n"])?;
-    Ok(format!(
+    let exploded = format!(
         "SELECT {items}, CAST({number} AS BIGINT) AS {} FROM {from}",
         ident(index)
-    ))
+    );
+    Ok(match row_index {
+        Some(row_index) => format!(
+            "SELECT e.*, CAST(row_number() OVER () AS BIGINT) AS {} FROM ({exploded}) AS e",
+            ident(row_index)
+        ),
+        None => exploded,
+    })
 }

@@ -247,6 +247,10 @@ pub fn reshape_sql(r: &ReshapeOp, main: Input<'_>, dialect: Dialect) -> Result<S
         ReshapeOp::Pivot(p) => Ok(pivot_sql(p, main, dialect)),
         ReshapeOp::Unpivot(u) => unpivot_sql(u, main, dialect),
         ReshapeOp::Describe { fields } => describe_sql(fields, main),
-        ReshapeOp::Explode { kind, index } => explode_sql(*kind, index, main, dialect),
+        ReshapeOp::Explode {
+            kind,
+            index,
+            row_index,
+        } => explode_sql(*kind, index, row_index.as_deref(), main, dialect),
     }
 }

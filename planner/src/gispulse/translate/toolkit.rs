@@ -28,6 +28,8 @@ pub fn translator(name: &str) -> Option<Translator> {
         "affine_transform" => affine_transform,
         "reverse_lines" => reverse_lines,
         "line_substring" => line_substring,
+        "extract_vertices" => extract_vertices,
+        "extract_segments" => extract_segments,
         _ => return None,
     })
 }
@@ -102,6 +104,74 @@ fn numbered_from_zero(out: &mut Emitted, column: &str) {
         params([("expressions", json!({column: format!("{scratch} - 1")}))]),
     );
     out.main("drop_field", params([("fields", json!([SCRATCH]))]));
+}
+
+/// A second scratch column, for a numbering over the whole layer.
+const SCRATCH_LAYER: &str = "__geomill_gispulse_layer_index";
+
+/// One 2-D point per coordinate, numbered from 0 per feature (`vertex_index`) and over the
+/// layer (`global_index`); NULL and empty rows give none.
+fn extract_vertices(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    out.main(
+        "filter",
+        params([("where", json!("geom IS NOT NULL AND NOT ST_IsEmpty(geom)"))]),
+    );
+    out.main(
+        "extract_vertices",
+        params([
+            ("index_field", json!(SCRATCH)),
+            ("layer_index_field", json!(SCRATCH_LAYER)),
+        ]),
+    );
+    let (vertex, layer) = (ident(SCRATCH), ident(SCRATCH_LAYER));
+    out.main(
+        "calculate",
+        params([(
+            "expressions",
+            json!({
+                "vertex_index": format!("{vertex} - 1"),
+                "global_index": format!("{layer} - 1"),
+            }),
+        )]),
+    );
+    out.main(
+        "drop_field",
+        params([("fields", json!([SCRATCH, SCRATCH_LAYER]))]),
+    );
+    only_new_columns(args, out, &["vertex_index", "global_index"]);
+    two_d(out);
+}
+
+/// Consecutive coordinate pairs of each feature's coordinates read as one chain (across parts
+/// and rings), numbered from 0 in `segment_index`, measured in `crs_meters` (the layer's own
+/// units when null) into `length`.
+fn extract_segments(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    out.main(
+        "extract_segments",
+        params([
+            ("index_field", json!(SCRATCH)),
+            ("across_parts", json!(true)),
+        ]),
+    );
+    numbered_from_zero(out, "segment_index");
+    let mut measure = params([
+        ("field_length", json!("length")),
+        ("length_unit", json!("crs")),
+    ]);
+    if args.value("crs_meters").is_some_and(Value::is_null) {
+        args.note("measures length in the layer's own units (GISPulse's crs_meters: null)");
+    } else {
+        measure.insert("work_crs".into(), work_crs(args, scope));
+    }
+    out.main("area_length", measure);
+    only_new_columns(args, out, &["segment_index", "length"]);
+}
+
+/// GISPulse's `keep_attrs: false`: only `columns` (and the geometry) are kept.
+fn only_new_columns(args: &mut Args<'_>, out: &mut Emitted, columns: &[&str]) {
+    if args.bool("keep_attrs") == Some(false) {
+        out.main("select_columns", params([("fields", json!(columns))]));
+    }
 }
 
 /// GeoPandas' `explode`: one row per part, NULL rows left out, empty ones too unless
