@@ -30,7 +30,7 @@ pub fn tessellate(layer: &Layer, op: &TessellateOp) -> Result<Layer, NativeError
             };
             numbered(layer, &mesh)
         }
-        TessellateOp::Polygonize => {
+        TessellateOp::Polygonize { node } => {
             let mut lines = Vec::new();
             for g in geometries(layer)?.into_iter().flatten() {
                 match g.geometry_type() {
@@ -44,10 +44,15 @@ pub fn tessellate(layer: &Layer, op: &TessellateOp) -> Result<Layer, NativeError
             if lines.is_empty() {
                 return numbered(layer, &collection(Vec::new())?);
             }
-            let noded = collection(lines)?
-                .unary_union()
-                .map_err(NativeError::geos)?;
-            let faces = Geometry::polygonize(&[noded]).map_err(NativeError::geos)?;
+            let faces = if *node {
+                let noded = collection(lines)?
+                    .unary_union()
+                    .map_err(NativeError::geos)?;
+                Geometry::polygonize(&[noded])
+            } else {
+                Geometry::polygonize(&lines)
+            }
+            .map_err(NativeError::geos)?;
             numbered(layer, &faces)
         }
     }

@@ -278,7 +278,8 @@ pub(crate) fn map_one(layer: &Layer, name: &str, expr: &GeoExpr) -> Result<Layer
         | GeoExpr::SnapToGrid { .. }
         | GeoExpr::Affine { .. }
         | GeoExpr::ForceMulti
-        | GeoExpr::ForceSingle
+        | GeoExpr::ForceSingle { .. }
+        | GeoExpr::OfFamily { .. }
         | GeoExpr::SetCrs { .. }
         | GeoExpr::MeasuredIn { .. } => Err(NativeError::Unsupported(expr.explain())),
         GeoExpr::Shape(ref shape) => super::shapes::map_shape(layer, shape),

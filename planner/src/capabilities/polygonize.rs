@@ -13,11 +13,19 @@ use crate::plan::operator::{Operator, TessellateOp};
 /// `id` numbering them by their bounding box's lower-left corner (ties by the normalized
 /// geometry); the input's attributes are not kept (join them back with `spatial_join`).
 /// Dangling lines and lines enclosing nothing give no polygon. Points, geometry collections,
-/// NULL and empty geometries are left out.
+/// NULL and empty geometries are left out. With `node: false` the lines are taken as given, as
+/// GEOS's polygonizer takes them: lines that cross without a shared vertex do not split a face.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct Polygonize {
+    /// Node the lines where they cross or touch before polygonizing (default true).
+    #[serde(default = "default_node")]
+    pub node: bool,
     #[serde(flatten)]
     pub common: CommonParams,
+}
+
+fn default_node() -> bool {
+    true
 }
 
 impl CapabilityParams for Polygonize {
@@ -29,6 +37,8 @@ impl CapabilityParams for Polygonize {
     }
 
     fn lower(&self, _ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        Ok(vec![Operator::Tessellate(TessellateOp::Polygonize)])
+        Ok(vec![Operator::Tessellate(TessellateOp::Polygonize {
+            node: self.node,
+        })])
     }
 }

@@ -95,8 +95,11 @@ pub enum GeoExpr {
     },
     /// Points, lines and polygons as one-part Multi*.
     ForceMulti,
-    /// One-part Multi* as their part.
-    ForceSingle,
+    /// One-part Multi* as their part (with `first_part`, any Multi* of parts as its first).
+    ForceSingle { first_part: bool },
+    /// The geometry when it is of `family` (single or Multi*), NULL or empty; any other becomes
+    /// NULL, or fails the statement naming its type when `fail`.
+    OfFamily { family: Family, fail: bool },
     /// The CRS declared `crs` (an `EPSG:` code), coordinates unchanged.
     SetCrs {
         crs: String,
@@ -161,7 +164,11 @@ impl GeoExpr {
                 yoff,
             } => format!("Affine(a={a}, b={b}, d={d}, e={e}, xoff={xoff}, yoff={yoff})"),
             Self::ForceMulti => "ForceMulti".into(),
-            Self::ForceSingle => "ForceSingle".into(),
+            Self::ForceSingle { first_part: false } => "ForceSingle".into(),
+            Self::ForceSingle { first_part: true } => "ForceSingle(first part)".into(),
+            Self::OfFamily { family, fail } => {
+                format!("OfFamily({}, fail={fail})", family.name())
+            }
             Self::SetCrs { crs } => format!("SetCrs({crs})"),
             Self::Shape(shape) => shape.explain(),
             Self::MeasuredIn { measure, to, .. } => format!("{} in {to}", measure.explain()),
@@ -432,14 +439,34 @@ impl GeoExpr {
                     kind_in(g, &Kind::SINGLE, dialect)
                 )
             }
-            (Self::ForceSingle, _) => {
+            (Self::ForceSingle { first_part }, _) => {
                 let part = match dialect {
                     Duckdb => format!("ST_Dump({g})[1].geom"),
                     Postgis => format!("ST_GeometryN({g}, 1)"),
                 };
+                let parts = if *first_part { ">= 1" } else { "= 1" };
                 format!(
-                    "CASE WHEN {} AND ST_NumGeometries({g}) = 1 THEN {part} ELSE {g} END",
+                    "CASE WHEN {} AND ST_NumGeometries({g}) {parts} THEN {part} ELSE {g} END",
                     kind_in(g, &Kind::MULTI, dialect)
+                )
+            }
+            (Self::OfFamily { family, fail }, _) => {
+                let other = if *fail {
+                    let raise = dialect.raise(&format!(
+                        "'geomill: a ' || ST_GeometryType({g}) || ' is not a {}'",
+                        family.name()
+                    ));
+                    match dialect {
+                        Duckdb => raise,
+                        // PostgreSQL's raise is an integer: typed as a geometry, never reached.
+                        Postgis => format!("ST_GeomFromText(CAST({raise} AS text))"),
+                    }
+                } else {
+                    "NULL".to_owned()
+                };
+                format!(
+                    "CASE WHEN ST_IsEmpty({g}) OR {} THEN {g} ELSE {other} END",
+                    kind_in(g, &family.kinds(), dialect)
                 )
             }
             (Self::SetCrs { crs }, Duckdb) => {
@@ -512,8 +539,39 @@ impl GeoExpr {
             | Self::SnapToGrid { .. }
             | Self::Affine { .. }
             | Self::ForceMulti
-            | Self::ForceSingle => return None,
+            | Self::ForceSingle { .. }
+            | Self::OfFamily { .. } => return None,
         })
+    }
+}
+
+/// A geometry type with its Multi* form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    /// Point and MultiPoint.
+    Point,
+    /// LineString and MultiLineString.
+    Line,
+    /// Polygon and MultiPolygon.
+    Polygon,
+}
+
+impl Family {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Point => "point",
+            Self::Line => "line",
+            Self::Polygon => "polygon",
+        }
+    }
+
+    fn kinds(self) -> [Kind; 2] {
+        match self {
+            Self::Point => [Kind::Point, Kind::MultiPoint],
+            Self::Line => [Kind::LineString, Kind::MultiLineString],
+            Self::Polygon => [Kind::Polygon, Kind::MultiPolygon],
+        }
     }
 }
 
@@ -527,7 +585,7 @@ mod tests {
 
     #[test]
     fn type_tests_use_each_engines_names() {
-        let [duckdb, postgis] = both(&GeoExpr::ForceSingle);
+        let [duckdb, postgis] = both(&GeoExpr::ForceSingle { first_part: false });
         assert!(duckdb.contains("IN ('MULTIPOINT', 'MULTILINESTRING', 'MULTIPOLYGON')"));
         assert!(duckdb.contains("ST_Dump(\"geom\")[1].geom"));
         assert!(postgis.contains("IN ('ST_MultiPoint', 'ST_MultiLineString', 'ST_MultiPolygon')"));
@@ -591,7 +649,7 @@ mod tests {
                 yoff: 0.0,
             },
             GeoExpr::ForceMulti,
-            GeoExpr::ForceSingle,
+            GeoExpr::ForceSingle { first_part: true },
         ] {
             assert!(expr.native_kernel().is_none(), "{}", expr.explain());
         }

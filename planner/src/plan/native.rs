@@ -279,7 +279,8 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
             match t {
                 TessellateOp::Voronoi { .. } => "site",
                 TessellateOp::Delaunay { .. } => "vertices",
-                TessellateOp::Polygonize => "lines and rings, noded by a union",
+                TessellateOp::Polygonize { node: true } => "lines and rings, noded by a union",
+                TessellateOp::Polygonize { node: false } => "lines and rings, as given",
             },
             match t {
                 TessellateOp::Voronoi { .. } => ", each row given the cell its site lies in",

@@ -10,7 +10,7 @@ pub use super::classes::{
     ClassColors, ClassMethod, ClassifyOp, NormalizeMethod, ScaleKind, ScaleOp,
 };
 pub use super::cleaning::{CleanOp, OverlapOwner};
-pub use super::geo_expr::{GeoExpr, MAX_DENSIFIED_VERTICES, OffsetJoin, ShapeExpr};
+pub use super::geo_expr::{Family, GeoExpr, MAX_DENSIFIED_VERTICES, OffsetJoin, ShapeExpr};
 pub use super::line_clean::{LineCleanOp, SnapTarget};
 pub use super::network::{GraphSpec, NetworkAnalysis, NetworkOp};
 pub use super::relational::{

@@ -26,9 +26,10 @@ pub enum TessellateOp {
     /// the triangulation is GEOS 3.12+'s (natively on every engine: GEOS 3.11 misses slivers
     /// along the hull); with one, GEOS 3.11's snapping (PostGIS SQL, or natively).
     Delaunay { edges: bool, tolerance: f64 },
-    /// The polygons enclosed by the layer's lines and polygon rings, noded where they cross,
+    /// The polygons enclosed by the layer's lines and polygon rings, noded where they cross
+    /// (`node`; else as given: lines crossing without a shared vertex do not split a face),
     /// one row each, numbered in `id`; the input's attributes are not kept.
-    Polygonize,
+    Polygonize { node: bool },
 }
 
 impl TessellateOp {
@@ -36,7 +37,7 @@ impl TessellateOp {
     pub fn output_schema(&self, input: &Schema) -> Schema {
         match self {
             Self::Voronoi { .. } => input.clone(),
-            Self::Delaunay { .. } | Self::Polygonize => Schema {
+            Self::Delaunay { .. } | Self::Polygonize { .. } => Schema {
                 columns: vec![
                     Column {
                         name: PIECE_ID.to_owned(),
@@ -85,7 +86,8 @@ impl TessellateOp {
             Self::Delaunay { edges, tolerance } => {
                 format!("delaunay edges={edges} tolerance={tolerance}")
             }
-            Self::Polygonize => "polygonize".to_owned(),
+            Self::Polygonize { node: true } => "polygonize".to_owned(),
+            Self::Polygonize { node: false } => "polygonize node=false".to_owned(),
         }
     }
 }

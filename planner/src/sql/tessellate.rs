@@ -34,7 +34,9 @@ pub fn tessellate_sql(
             };
             Ok(numbered(&pieces, dialect))
         }
-        TessellateOp::Polygonize => Ok(numbered(&polygonize(main, dialect), dialect)),
+        TessellateOp::Polygonize { node } => {
+            Ok(numbered(&polygonize(*node, main, dialect), dialect))
+        }
     }
 }
 
@@ -52,9 +54,9 @@ fn numbered(pieces: &str, dialect: Dialect) -> String {
     )
 }
 
-/// The faces enclosed by every line and polygon ring, noded by a union (points and
+/// The faces enclosed by every line and polygon ring, noded by a union when `node` (points and
 /// collections are left out).
-fn polygonize(main: Input<'_>, dialect: Dialect) -> String {
+fn polygonize(node: bool, main: Input<'_>, dialect: Dialect) -> String {
     let geom = format!("t.{}", ident(GEOM));
     let polygons = kind_in(&geom, &[Kind::Polygon, Kind::MultiPolygon], dialect);
     let lines = kind_in(&geom, &[Kind::LineString, Kind::MultiLineString], dialect);
@@ -62,14 +64,20 @@ fn polygonize(main: Input<'_>, dialect: Dialect) -> String {
         "SELECT CASE WHEN {polygons} THEN ST_Boundary({geom}) WHEN {lines} THEN {geom} END AS l FROM {} AS t",
         main.from
     );
-    match dialect {
-        Dialect::Duckdb => format!(
-            "SELECT UNNEST(ST_Dump(ST_Polygonize([ST_Union_Agg(w.l)]))).geom AS g FROM ({linework}) AS w WHERE w.l IS NOT NULL AND NOT ST_IsEmpty(w.l)"
-        ),
-        Dialect::Postgis => format!(
-            "SELECT (ST_Dump(ST_Polygonize(ARRAY[ST_Union(w.l)]))).geom AS g FROM ({linework}) AS w WHERE w.l IS NOT NULL AND NOT ST_IsEmpty(w.l)"
-        ),
+    let lines = match (dialect, node) {
+        (Dialect::Duckdb, true) => "[ST_Union_Agg(w.l)]",
+        (Dialect::Duckdb, false) => "list(w.l)",
+        (Dialect::Postgis, true) => "ARRAY[ST_Union(w.l)]",
+        (Dialect::Postgis, false) => "array_agg(w.l)",
+    };
+    let dump = match dialect {
+        Dialect::Duckdb => "UNNEST(ST_Dump(ST_Polygonize({lines}))).geom",
+        Dialect::Postgis => "(ST_Dump(ST_Polygonize({lines}))).geom",
     }
+    .replace("{lines}", lines);
+    format!(
+        "SELECT {dump} AS g FROM ({linework}) AS w WHERE w.l IS NOT NULL AND NOT ST_IsEmpty(w.l)"
+    )
 }
 
 /// An envelope as a polygon.

@@ -25,6 +25,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "dissolve" => dissolve,
         "voronoi_polygons" => voronoi_polygons,
         "chaikin_smooth" => chaikin_smooth,
+        "polygonize" => polygonize,
         _ => return None,
     })
 }
@@ -345,6 +346,13 @@ fn voronoi_polygons(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
         "drop_field",
         params([("fields", json!(["__geomill_vertex"]))]),
     );
+}
+
+/// Shapely's polygonize of the lines as given (not noded): a new layer of the faces alone.
+fn polygonize(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    args.value("keep_attrs");
+    out.main("polygonize", params([("node", json!(false))]));
+    out.main("drop_field", params([("fields", json!(["id"]))]));
 }
 
 /// `[xmin, ymin, xmax, ymax]` of a WKT geometry's coordinates (each tuple's first two numbers);

@@ -30,6 +30,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "line_substring" => line_substring,
         "extract_vertices" => extract_vertices,
         "extract_segments" => extract_segments,
+        "force_geometry_type" => force_geometry_type,
         _ => return None,
     })
 }
@@ -165,6 +166,79 @@ fn extract_segments(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
     }
     out.main("area_length", measure);
     only_new_columns(args, out, &["segment_index", "length"]);
+}
+
+/// One target type: GISPulse's Multi* targets wrap single geometries, its single ones take
+/// Multi* apart (`on_multi`); geometries of another family fail the step (`on_invalid:
+/// raise`) or are dropped with the NULL and empty ones (`drop`).
+fn force_geometry_type(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let Some(target) = args.string("target") else {
+        args.problem("target", "is required");
+        return;
+    };
+    let (multi, single) = match target.strip_prefix("Multi") {
+        Some(single) => (true, single.to_owned()),
+        None => (false, target.clone()),
+    };
+    let family = match single.as_str() {
+        "Point" => "point",
+        "LineString" => "line",
+        "Polygon" => "polygon",
+        "GeometryCollection" if !multi => {
+            args.problem(
+                "target",
+                "GeometryCollection (every geometry wrapped in a collection) is not supported yet",
+            );
+            return;
+        }
+        _ => {
+            args.problem(
+                "target",
+                format!("{target:?} is not a geometry type GISPulse converts to"),
+            );
+            return;
+        }
+    };
+    let others = match args.string("on_invalid").as_deref() {
+        None | Some("raise") => "error",
+        Some("drop") => "drop",
+        Some("skip") => {
+            args.problem(
+                "on_invalid",
+                "leaving other geometry types as they are (skip) is not supported yet",
+            );
+            return;
+        }
+        Some(other) => {
+            args.problem(
+                "on_invalid",
+                format!("{other:?} is not raise, drop or skip"),
+            );
+            return;
+        }
+    };
+    let mut native = params([
+        ("type", json!(if multi { "multi" } else { "single" })),
+        ("family", json!(family)),
+        ("others", json!(others)),
+    ]);
+    match args.string("on_multi").as_deref() {
+        None | Some("explode") if !multi => {
+            native.insert("parts".into(), json!("explode"));
+        }
+        Some("first") if !multi => {
+            native.insert("parts".into(), json!("first"));
+        }
+        None | Some("explode" | "first") => {}
+        Some(other) => {
+            args.problem("on_multi", format!("{other:?} is not explode or first"));
+            return;
+        }
+    }
+    if multi && others == "error" {
+        args.note("a NULL geometry stays NULL (GISPulse writes an empty Multi* for it)");
+    }
+    out.main("force_geometry_type", native);
 }
 
 /// GISPulse's `keep_attrs: false`: only `columns` (and the geometry) are kept.
