@@ -34,6 +34,7 @@ pub mod random;
 mod ring_bands;
 pub mod scale;
 mod shapes;
+mod small_triangles;
 pub mod stage;
 pub mod statistics;
 pub mod tessellation;

@@ -99,6 +99,9 @@ fn shape_of(
         ShapeExpr::AlphaShape { alpha, holes } => {
             concave_hull(geometry, HullLimit::Alpha(alpha), holes).map_err(|e| e.to_string())?
         }
+        ShapeExpr::SmallTriangles { radius } => {
+            super::small_triangles::small_triangles(geometry, radius).map_err(|e| e.to_string())?
+        }
     }))
 }
 

@@ -15,9 +15,12 @@ use crate::plan::operator::{GeoExpr, Operator, ShapeExpr};
 /// fuller shape, one above every triangle's circumradius the convex hull. With
 /// `allow_holes`, triangles inside whose circumradius is at least `alpha` are taken off too,
 /// leaving holes. 2-D. Fewer than three vertices off one line give the convex hull (a point or
-/// a line); an empty geometry an empty polygon; NULL stays NULL. For the alpha shape of a
-/// layer of points, gather them first (`singleparts_to_multipart`). No SQL engine has it: it
-/// runs natively on every engine.
+/// a line); an empty geometry an empty polygon; NULL stays NULL. With `shape: triangles`, the
+/// shape is instead the union of the faces enclosed by the edges of every Delaunay triangle of
+/// circumradius below `alpha`, wherever it lies (GISPulse's alpha shape: isolated parts, the
+/// gaps they enclose filled; the convex hull when there are fewer than four vertices or no such
+/// triangle). For the alpha shape of a layer of points, gather them first
+/// (`singleparts_to_multipart`). No SQL engine has it: it runs natively on every engine.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct AlphaShape {
     /// The radius, in the data's units, above which a border triangle is taken off.
@@ -26,8 +29,23 @@ pub struct AlphaShape {
     /// Let the shape have holes (default false).
     #[serde(default)]
     pub allow_holes: bool,
+    /// `regular` (the default: eroded from the border, one polygon) or `triangles` (the small
+    /// triangles wherever they lie).
+    #[serde(default)]
+    pub shape: AlphaShapeKind,
     #[serde(flatten)]
     pub common: CommonParams,
+}
+
+/// Which alpha shape.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AlphaShapeKind {
+    /// GEOS's regular alpha shape: triangles taken off from the border.
+    #[default]
+    Regular,
+    /// The faces the small triangles' edges enclose, unioned.
+    Triangles,
 }
 
 impl CapabilityParams for AlphaShape {
@@ -45,9 +63,19 @@ impl CapabilityParams for AlphaShape {
                 "must be a number of at least 0",
             )]);
         }
-        Ok(replace_geometry(GeoExpr::Shape(ShapeExpr::AlphaShape {
-            alpha: self.alpha,
-            holes: self.allow_holes,
-        })))
+        let shape = match self.shape {
+            AlphaShapeKind::Regular => ShapeExpr::AlphaShape {
+                alpha: self.alpha,
+                holes: self.allow_holes,
+            },
+            AlphaShapeKind::Triangles if self.allow_holes => {
+                return Err(vec![Problem::new(
+                    ctx.at("allow_holes"),
+                    "applies to shape regular only (the triangles' shape fills its gaps)",
+                )]);
+            }
+            AlphaShapeKind::Triangles => ShapeExpr::SmallTriangles { radius: self.alpha },
+        };
+        Ok(replace_geometry(GeoExpr::Shape(shape)))
     }
 }

@@ -64,6 +64,10 @@ pub enum ShapeExpr {
     /// GEOS's alpha shape of the vertices: Delaunay triangles eroded while their circumradius
     /// is at least `alpha`; 2-D.
     AlphaShape { alpha: f64, holes: bool },
+    /// The faces the edges of the vertices' Delaunay triangles of circumradius below `radius`
+    /// enclose, unioned (isolated parts, enclosed gaps filled); their convex hull when there
+    /// are fewer than four vertices or no such triangle; 2-D.
+    SmallTriangles { radius: f64 },
 }
 
 /// `g` forced to 2-D: the shapes of both engines and the native kernels drop Z and M alike.
@@ -106,6 +110,9 @@ impl ShapeExpr {
             Self::AlphaShape { alpha, holes } => {
                 format!("AlphaShape(alpha={alpha} crs units, holes={holes})")
             }
+            Self::SmallTriangles { radius } => {
+                format!("SmallTriangles(radius={radius} crs units)")
+            }
         }
     }
 
@@ -116,7 +123,7 @@ impl ShapeExpr {
             (Self::OrientedEnvelope, dialect) => dialect == Dialect::Duckdb,
             // GEOS 3.11 (PostGIS 3.3) has the older concave hull; no engine has alpha shapes.
             (Self::ConcaveHull { .. }, dialect) => dialect == Dialect::Duckdb,
-            (Self::AlphaShape { .. }, _) => false,
+            (Self::AlphaShape { .. } | Self::SmallTriangles { .. }, _) => false,
             (
                 Self::MinBoundingCircle {
                     on_circle: true, ..
@@ -202,7 +209,9 @@ impl ShapeExpr {
             Self::ConcaveHull { ratio, holes } => {
                 format!("ST_ConcaveHull({}, {}, {holes})", flat(g), number(*ratio)?)
             }
-            Self::AlphaShape { .. } => return Err(self.explain()),
+            Self::AlphaShape { .. } | Self::SmallTriangles { .. } => {
+                return Err(self.explain());
+            }
         })
     }
 
@@ -228,6 +237,9 @@ impl ShapeExpr {
                 format!("Chaikin corner cutting, {iterations} iteration(s)")
             }
             Self::OffsetCurve { .. } => "GEOS offset curve".into(),
+            Self::SmallTriangles { .. } => {
+                "Delaunay triangles (GEOS 3.12+), the small ones' edges polygonized and unioned (GEOS)".into()
+            }
             Self::ConcaveHull { .. } | Self::AlphaShape { .. } => {
                 "GEOS 3.12+'s concave hull: Delaunay triangles (GEOS) eroded from the border in GEOS's queue order".into()
             }

@@ -31,6 +31,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "extract_vertices" => extract_vertices,
         "extract_segments" => extract_segments,
         "force_geometry_type" => force_geometry_type,
+        "alpha_shape" => alpha_shape,
         _ => return None,
     })
 }
@@ -239,6 +240,33 @@ fn force_geometry_type(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
         args.note("a NULL geometry stays NULL (GISPulse writes an empty Multi* for it)");
     }
     out.main("force_geometry_type", native);
+}
+
+/// One shape per `by_group` group (or for the whole layer), from every vertex of its
+/// geometries: the small Delaunay triangles (circumradius below 1 / `alpha`) wherever they
+/// lie, a new layer of the group field and the shape, sorted by group.
+fn alpha_shape(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let alpha = args.f64("alpha").unwrap_or(0.05);
+    if !(alpha > 0.0 && alpha.is_finite()) {
+        args.problem("alpha", "must be greater than 0");
+        return;
+    }
+    let group = args.string("by_group");
+    out.keep_not_null(group.as_slice());
+    out.main(
+        "extract_vertices",
+        params([("index_field", json!(SCRATCH))]),
+    );
+    out.keep_not_null(&[SCRATCH.to_owned()]);
+    out.main(
+        "singleparts_to_multipart",
+        params([("fields", json!(group.as_slice()))]),
+    );
+    out.main(
+        "alpha_shape",
+        params([("alpha", json!(1.0 / alpha)), ("shape", json!("triangles"))]),
+    );
+    out.sort_ascending(group.as_slice());
 }
 
 /// GISPulse's `keep_attrs: false`: only `columns` (and the geometry) are kept.
