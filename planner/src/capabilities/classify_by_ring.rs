@@ -29,14 +29,39 @@ const MAX_RINGS: usize = 100;
 /// once, with its attributes and geometry. A NULL or empty geometry gets NULL ring and
 /// distance; NULL and empty reference geometries are ignored, and an empty reference layer
 /// leaves every ring and distance NULL.
+///
+/// With `ring_value_field` instead of `rings`, the reference features are the rings
+/// themselves (isochrones, buffers), each named by its value of that numeric field: a feature
+/// gets in `value_field` (default `ring_value`) the smallest value of the rings it intersects
+/// (whose polygon holds its centroid, with `use_centroid`), `outside_value` (default NULL)
+/// when none does; and in `ring_field` the rank of that value among the layer's distinct ring
+/// values (1 for the smallest), their count + 1 when it is none of them.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ClassifyByRing {
-    /// The step or dataset layer the rings surround.
+    /// The step or dataset layer the rings surround (or, with `ring_value_field`, that holds
+    /// them).
     #[schemars(length(min = 1))]
     pub ref_layer: String,
     /// The rings' outer distances, strictly ascending, each at least 0 (1 to 100 rings).
-    #[schemars(length(min = 1, max = 100))]
+    #[serde(default)]
+    #[schemars(length(max = 100))]
     pub rings: Vec<f64>,
+    /// The reference layer's numeric field naming each ring feature: rings taken from the
+    /// layer instead of `rings` distances.
+    #[serde(default)]
+    pub ring_value_field: Option<String>,
+    /// With `ring_value_field`: the field receiving the smallest ring value (default
+    /// `ring_value`).
+    #[serde(default = "default_value_field")]
+    #[schemars(length(min = 1))]
+    pub value_field: String,
+    /// With `ring_value_field`: the value of a feature no ring holds (default NULL).
+    #[serde(default)]
+    pub outside_value: Option<f64>,
+    /// With `ring_value_field`: test each feature's centroid within the rings instead of its
+    /// geometry against them (default false).
+    #[serde(default)]
+    pub use_centroid: bool,
     /// Unit of `rings` and of the distance field (default: the CRS's units).
     #[serde(default = "default_unit")]
     pub unit: DistanceUnit,
@@ -62,6 +87,10 @@ fn default_ring_field() -> String {
 
 fn default_distance_field() -> String {
     "distance".to_owned()
+}
+
+fn default_value_field() -> String {
+    "ring_value".to_owned()
 }
 
 impl ClassifyByRing {
@@ -132,7 +161,16 @@ impl CapabilityParams for ClassifyByRing {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        if let Some(values) = &self.ring_value_field {
+            return super::ring_layer::lower(self, values, ctx);
+        }
         let mut problems = self.check_rings(ctx);
+        if self.outside_value.is_some() || self.use_centroid {
+            problems.push(Problem::new(
+                ctx.at("ring_value_field"),
+                "outside_value and use_centroid apply to rings from the layer: name its ring_value_field",
+            ));
+        }
         problems.extend(check_new_field(&self.ring_field, ctx, "ring_field"));
         problems.extend(check_new_field(
             &self.distance_field,
@@ -196,6 +234,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::plan::operator::AggFunc;
     use crate::schema::{Column, GEOM, Schema};
 
     fn schema(crs: &str) -> Schema {
@@ -301,5 +340,43 @@ mod tests {
         .unwrap_err();
         let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
         assert_eq!(paths, ["p.ring_field", "p.distance_field"]);
+    }
+
+    #[test]
+    fn rings_from_a_layer_rank_the_smallest_ring_meeting_each_feature() {
+        let ops = lower(
+            json!({"ref_layer": "isochrones", "ring_value_field": "budget", "outside_value": 99}),
+            &schema("EPSG:4326"),
+        )
+        .unwrap();
+        let [
+            Operator::SpatialAggregate(aggregate),
+            Operator::Map(_),
+            Operator::RankIn(rank),
+        ] = ops.as_slice()
+        else {
+            panic!("{ops:?}")
+        };
+        assert_eq!(aggregate.aggregates[0].func, AggFunc::Min);
+        assert_eq!(
+            (rank.field.as_str(), rank.values.as_str(), rank.output.as_str()),
+            ("ring_value", "budget", "ring")
+        );
+    }
+
+    #[test]
+    fn distances_and_a_ring_layer_are_not_mixed() {
+        let both = lower(
+            json!({"ref_layer": "r", "ring_value_field": "budget", "rings": [1]}),
+            &schema("EPSG:3857"),
+        )
+        .unwrap_err();
+        assert!(both[0].message.contains("not both"), "{both:?}");
+        let stray = lower(
+            json!({"ref_layer": "r", "rings": [1], "use_centroid": true}),
+            &schema("EPSG:3857"),
+        )
+        .unwrap_err();
+        assert!(stray[0].message.contains("ring_value_field"), "{stray:?}");
     }
 }

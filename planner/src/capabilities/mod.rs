@@ -10,6 +10,7 @@ pub use registry::{Capability, CapabilityParams, Registered, all_capabilities, f
 pub mod checks;
 mod cleaning_checks;
 mod explode_common;
+mod ring_layer;
 pub mod invalid;
 mod listing;
 mod network_graph;

@@ -62,6 +62,11 @@ pub struct OffsetCurve {
     #[serde(default = "default_mitre_limit")]
     #[schemars(range(min = 0.0))]
     pub mitre_limit: f64,
+    /// Offset in this projected CRS (`"EPSG:3857"`, or `"auto"`: GISPulse v2's choice): the
+    /// line is transformed to it, offset there (`distance` in its units), and transformed
+    /// back. Default: none (the data's own CRS).
+    #[serde(default)]
+    pub work_crs: Option<String>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -91,6 +96,18 @@ impl CapabilityParams for OffsetCurve {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        super::work_crs::within(
+            self.work_crs.as_deref(),
+            super::work_crs::Output::Geometry,
+            ctx,
+            |ctx| self.lower_here(ctx),
+        )
+    }
+}
+
+impl OffsetCurve {
+    /// The offset in the input's CRS (the work CRS's, within one).
+    fn lower_here(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
         let mut problems = Vec::new();
         if !(self.distance.is_finite() && self.distance > 0.0) {
             problems.push(Problem::new(

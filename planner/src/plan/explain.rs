@@ -224,6 +224,10 @@ fn describe_op(op: &Operator) -> String {
         }
         Operator::Reshape(r) => format!("{name} {}", r.describe()),
         Operator::Diff(d) => format!("{name} {}", d.describe()),
+        Operator::RankIn(r) => format!(
+            "{name} field={} among=other.{} output={}",
+            r.field, r.values, r.output
+        ),
         Operator::Validate(v) => format!("{name} {}", v.describe()),
         Operator::Sort { keys, limit } => format!(
             "{name} keys={}{}",

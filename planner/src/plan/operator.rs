@@ -44,6 +44,8 @@ pub enum Operator {
     /// The rows added, removed or changed from the second input (the old version of a layer)
     /// to the first (the new one), matched by key.
     Diff(DiffOp),
+    /// Each row's value ranked among the distinct values of a field of the second input.
+    RankIn(RankInOp),
     /// A layer of the problems found in the input (geometry, topology, duplicates, attribute
     /// rules), or their counts.
     Validate(ValidateOp),
@@ -114,6 +116,7 @@ impl Operator {
             Self::Join(_) => "Join",
             Self::Reshape(_) => "Reshape",
             Self::Diff(_) => "Diff",
+            Self::RankIn(_) => "RankIn",
             Self::Validate(_) => "Validate",
             Self::Aggregate(_) => "Aggregate",
             Self::SpatialJoin(_) => "SpatialJoin",
@@ -174,6 +177,7 @@ impl Operator {
             Self::Join(j) => j.reads(),
             Self::Reshape(r) => r.reads(),
             Self::Diff(d) => d.reads(),
+            Self::RankIn(r) => vec![r.field.clone(), r.values.clone()],
             Self::Validate(v) => v.reads(),
             Self::Scale(s) => s.reads(),
             Self::Statistic(s) => s.field.iter().cloned().collect(),
@@ -200,7 +204,8 @@ impl Operator {
             | Self::Nearest(_)
             | Self::Overlay(_)
             | Self::Join(_)
-            | Self::Diff(_) => Some(2),
+            | Self::Diff(_)
+            | Self::RankIn(_) => Some(2),
             Self::Validate(v) => Some(v.arity()),
             Self::Concat => None,
             Self::Network(n) => Some(n.arity()),
@@ -383,6 +388,16 @@ pub struct SpatialAggregateOp {
     pub predicate: SpatialPredicate,
     pub distance: Option<f64>,
     pub aggregates: Vec<AggItem>,
+}
+
+/// `output`: the rank of each row's `field` among the distinct non-NULL values of the second
+/// input's `values` (1 for the smallest, compared as numbers), or their count + 1 when it is
+/// not one of them; the rows and their order unchanged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankInOp {
+    pub field: String,
+    pub values: String,
+    pub output: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -13,7 +13,7 @@ use super::tessellate::tessellate_sql;
 use super::validate::validate_sql;
 use crate::plan::native::missing_sql;
 use crate::plan::operator::{
-    AggFunc, AggItem, DistinctKeep, GeometryAgg, JoinHow, MapOp, Operator, SortKey,
+    AggFunc, AggItem, DistinctKeep, GeometryAgg, JoinHow, MapOp, Operator, RankInOp, SortKey,
     SpatialAggregateOp, ValueExpr,
 };
 use crate::plan::schema_infer::{aggregate_type, joined_columns};
@@ -206,6 +206,33 @@ fn distinct_sql(
     Ok(format!(
         "SELECT {projection} FROM (SELECT DISTINCT ON ({list}) * FROM {} AS n ORDER BY {list}, {key} {order}) AS t ORDER BY t.{key}",
         numbered(main.from)
+    ))
+}
+
+/// Each row's value ranked among the other input's distinct values (see [`RankInOp`]): a left
+/// join to the ranked values, the rows kept in their order.
+fn rank_in_sql(
+    r: &RankInOp,
+    main: Input<'_>,
+    other: Input<'_>,
+    dialect: Dialect,
+) -> Result<String, String> {
+    let number = |column: &str| format!("CAST({column} AS DOUBLE PRECISION)");
+    let values = ident(&r.values);
+    let distinct = format!(
+        "SELECT DISTINCT {} AS v FROM {} AS o WHERE o.{values} IS NOT NULL",
+        number(&format!("o.{values}")),
+        other.from
+    );
+    let projection = projection_with_geom("t.", main.schema, &geom("t"), dialect, &[ROW_KEY])?;
+    Ok(format!(
+        "SELECT {projection}, CAST(coalesce(r.k, (SELECT count(*) FROM ({distinct}) AS c) + 1) AS BIGINT) AS {} \
+         FROM {} AS t LEFT JOIN (SELECT d.v, row_number() OVER (ORDER BY d.v) AS k FROM ({distinct}) AS d) AS r \
+         ON {} = r.v ORDER BY t.{}",
+        ident(&r.output),
+        numbered(main.from),
+        number(&format!("t.{}", ident(&r.field))),
+        ident(ROW_KEY)
     ))
 }
 
@@ -453,6 +480,7 @@ pub fn select(
         ),
         Operator::LineClean(n) => line_clean_sql(n, main, dialect)?,
         Operator::Diff(d) => diff_sql(d, main, need_other()?, dialect)?,
+        Operator::RankIn(r) => rank_in_sql(r, main, need_other()?, dialect)?,
         Operator::Validate(v) => validate_sql(v, main, other, dialect)?,
         Operator::Aggregate(a) => {
             let mut items: Vec<String> = a.group_by.iter().map(|c| ident(c)).collect();

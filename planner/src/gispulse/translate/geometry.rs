@@ -26,6 +26,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "voronoi_polygons" => voronoi_polygons,
         "chaikin_smooth" => chaikin_smooth,
         "polygonize" => polygonize,
+        "offset_curve" => offset_curve,
         _ => return None,
     })
 }
@@ -346,6 +347,34 @@ fn voronoi_polygons(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
         "drop_field",
         params([("fields", json!(["__geomill_vertex"]))]),
     );
+}
+
+/// Shapely's offset curve in `crs_meters` (a signed distance: left when positive).
+fn offset_curve(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let distance = args.f64("distance").unwrap_or(1.0);
+    if distance == 0.0 || !distance.is_finite() {
+        args.problem(
+            "distance",
+            "must be a number other than 0 (GISPulse leaves lines as they are at 0)",
+        );
+        return;
+    }
+    let mut native = params([
+        ("distance", json!(distance.abs())),
+        ("unit", json!("crs")),
+        ("side", json!(if distance > 0.0 { "left" } else { "right" })),
+        ("segments", json!(args.integer("quad_segs").unwrap_or(8))),
+        (
+            "join",
+            json!(args.string("join_style").unwrap_or_else(|| "round".into())),
+        ),
+        ("mitre_limit", json!(args.f64("mitre_limit").unwrap_or(5.0))),
+    ]);
+    native.insert("work_crs".into(), work_crs(args, scope));
+    args.note(
+        "polygons and points give NULL (GISPulse offsets a polygon's rings and gives an empty line for a point): apply boundary first to offset outlines",
+    );
+    out.main("offset_curve", native);
 }
 
 /// Shapely's polygonize of the lines as given (not noded): a new layer of the faces alone.

@@ -13,6 +13,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "erase" => erase,
         "attribute_join" => attribute_join,
         "merge_layers" => merge_layers,
+        "classify_by_ring" => classify_by_ring,
         "spatial_aggregate" => spatial_aggregate,
         "overlay_intersection" => overlay_intersection,
         "overlay_union" => overlay_union,
@@ -162,6 +163,86 @@ fn merge_layers(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
     let layers: Vec<String> = names.iter().map(|n| (scope.reference)(n)).collect();
     args.note("merge_layers: GISPulse reprojects the layers to the input's CRS; geomill expects them in it");
     out.main("merge_layers", params([("layers", json!(layers))]));
+}
+
+/// The smallest ring of `ref_layers` (their `ring_field` values) meeting each feature, its rank
+/// among the rings' distinct values (1-based; outside: their count + 1), and a colour per
+/// class from a `palette` list.
+fn classify_by_ring(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let names = args.names("ref_layers").unwrap_or_default();
+    let Some((first, rest)) = names.split_first() else {
+        args.problem("ref_layers", "classify_by_ring needs ring layers (ref_layers)");
+        return;
+    };
+    let mut rings = (scope.reference)(first);
+    if !rest.is_empty() {
+        let layers: Vec<String> = rest.iter().map(|n| (scope.reference)(n)).collect();
+        rings = out.side("merge_layers", params([("layers", json!(layers))]), &rings);
+    }
+    if args.f64("ring_simplify_tolerance").is_some_and(|t| t > 0.0) {
+        args.problem(
+            "ring_simplify_tolerance",
+            "simplifying the rings first is not supported yet",
+        );
+    }
+    let class = args
+        .string("class_col")
+        .unwrap_or_else(|| "ring_class".into());
+    let mut native = params([
+        ("ref_layer", json!(rings)),
+        (
+            "ring_value_field",
+            json!(
+                args.string("ring_field")
+                    .unwrap_or_else(|| "cost_budget".into())
+            ),
+        ),
+        ("ring_field", json!(class)),
+        (
+            "value_field",
+            json!(
+                args.string("value_col")
+                    .unwrap_or_else(|| "ring_value".into())
+            ),
+        ),
+        (
+            "outside_value",
+            json!(args.f64("outside_value").unwrap_or(99999.0)),
+        ),
+    ]);
+    if args.bool("use_centroid") == Some(true) {
+        native.insert("use_centroid".into(), json!(true));
+    }
+    let color = args
+        .string("color_col")
+        .unwrap_or_else(|| "ring_color".into());
+    let palette = match args.value("palette") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(colors)) if colors.iter().all(Value::is_string) => Some(colors.clone()),
+        Some(_) => {
+            args.problem(
+                "palette",
+                "only a list of colours is supported yet (a named palette's size depends on the rings)",
+            );
+            return;
+        }
+    };
+    out.main("classify_by_ring", native);
+    if let Some(colors) = palette {
+        args.note("a palette with fewer colours than rings + 1 leaves the last classes without colour (GISPulse fails)");
+        let mut case = String::from("CASE");
+        for (k, c) in colors.iter().enumerate() {
+            let c = c.as_str().unwrap_or_default();
+            case.push_str(&format!(
+                " WHEN {} = {} THEN {}",
+                ident(&class),
+                k + 1,
+                crate::sql::quote::string(c)
+            ));
+        }
+        case.push_str(" END");
+        out.main("calculate", params([("expressions", json!({color: case}))]));
+    }
 }
 
 /// GISPulse's predicates `P(input, reference)` as native ones `P(reference, input)`.
