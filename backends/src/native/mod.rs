@@ -28,6 +28,7 @@ pub mod line_clean;
 pub mod measures;
 pub mod network;
 pub mod numpy_sample;
+mod offset_curve;
 pub mod overlay;
 pub mod polygons;
 pub mod random;

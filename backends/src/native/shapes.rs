@@ -363,8 +363,7 @@ fn offset(
         OffsetJoin::Bevel => JoinStyle::Bevel,
     };
     let one = |line: &Geometry| {
-        line.offset_curve(distance, segments as i32, style, mitre_limit)
-            .map_err(text)
+        super::offset_curve::offset_curve(line, distance, style, segments, mitre_limit)
     };
     let flat = rebuild(geometry, &|line, _| Ok(line.to_vec()))?;
     if flat.geometry_type() == GeometryTypes::LineString {

@@ -94,6 +94,10 @@ mod tests {
             .collect();
         let filled = shape(&format!("MULTIPOINT ({})", ring.join(", ")), 3.0);
         assert_eq!(filled.get_num_interior_rings().unwrap_or(0), 0);
-        assert!(filled.contains(&Geometry::new_from_wkt("POINT (0 0)").unwrap()).unwrap());
+        assert!(
+            filled
+                .contains(&Geometry::new_from_wkt("POINT (0 0)").unwrap())
+                .unwrap()
+        );
     }
 }

@@ -18,10 +18,7 @@ pub fn explode(
     if let Some((key, name)) = row_index {
         problems.extend(new_field_problems(key, name, ctx));
         if name == index {
-            problems.push(Problem::new(
-                ctx.at(key),
-                "must differ from index_field",
-            ));
+            problems.push(Problem::new(ctx.at(key), "must differ from index_field"));
         }
     }
     if !problems.is_empty() {

@@ -10,11 +10,11 @@ pub use registry::{Capability, CapabilityParams, Registered, all_capabilities, f
 pub mod checks;
 mod cleaning_checks;
 mod explode_common;
-mod ring_layer;
 pub mod invalid;
 mod listing;
 mod network_graph;
 mod overlay_pair;
+mod ring_layer;
 mod validation_key;
 pub mod weights;
 pub mod work_crs;

@@ -36,10 +36,11 @@ pub enum Join {
 /// projection: `reproject` first). Points, polygons and collections give NULL (offset a
 /// polygon's outline with `boundary` first, or grow it with `buffer`). The result is 2-D.
 /// NULL stays NULL; an empty line gives NULL. Attributes are unchanged. Every engine computes
-/// it as GEOS 3.11 (PostGIS 3.3) does: where the offset of a tight bend folds back on itself,
-/// a few of its vertices may lie closer to the line than `distance`, and the offset of a
-/// closed line may cover only part of it (GEOS 3.12 and later trim and close these
-/// differently); grow or shrink closed shapes with `buffer` instead.
+/// it natively as GEOS 3.12 and later (and Shapely 2) do: the stretches of the line's buffer
+/// boundary on that side, so that no vertex lies closer to the line than `distance`; where a
+/// tight bend cuts the curve, the stretches form a MultiLineString in order along the line.
+/// The offset of a closed line may differ from GEOS's at its closing vertex; grow or shrink
+/// closed shapes with `buffer` instead.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct OffsetCurve {
     /// How far from the line; must be > 0.

@@ -96,10 +96,15 @@ pub enum GeoExpr {
     /// Points, lines and polygons as one-part Multi*.
     ForceMulti,
     /// One-part Multi* as their part (with `first_part`, any Multi* of parts as its first).
-    ForceSingle { first_part: bool },
+    ForceSingle {
+        first_part: bool,
+    },
     /// The geometry when it is of `family` (single or Multi*), NULL or empty; any other becomes
     /// NULL, or fails the statement naming its type when `fail`.
-    OfFamily { family: Family, fail: bool },
+    OfFamily {
+        family: Family,
+        fail: bool,
+    },
     /// The CRS declared `crs` (an `EPSG:` code), coordinates unchanged.
     SetCrs {
         crs: String,

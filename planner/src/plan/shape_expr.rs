@@ -137,6 +137,9 @@ impl ShapeExpr {
                 },
                 _,
             ) => false,
+            // GEOS 3.11's (PostGIS 3.3) offset curve folds back at tight bends; the kernel
+            // draws GEOS 3.12+'s from the buffer's boundary.
+            (Self::OffsetCurve { .. }, _) => false,
             // Geography segmentizing bisects edges; the kernel cuts them in equal pieces.
             (Self::Densify { geodesic: true, .. }, _) => false,
             (_, Dialect::Duckdb) => false,
@@ -236,7 +239,9 @@ impl ShapeExpr {
             Self::Chaikin { iterations, .. } => {
                 format!("Chaikin corner cutting, {iterations} iteration(s)")
             }
-            Self::OffsetCurve { .. } => "GEOS offset curve".into(),
+            Self::OffsetCurve { .. } => {
+                "GEOS 3.12+'s offset curve: the GEOS buffer's boundary on the offset side".into()
+            }
             Self::SmallTriangles { .. } => {
                 "Delaunay triangles (GEOS 3.12+), the small ones' edges polygonized and unioned (GEOS)".into()
             }

@@ -171,7 +171,10 @@ fn merge_layers(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
 fn classify_by_ring(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
     let names = args.names("ref_layers").unwrap_or_default();
     let Some((first, rest)) = names.split_first() else {
-        args.problem("ref_layers", "classify_by_ring needs ring layers (ref_layers)");
+        args.problem(
+            "ref_layers",
+            "classify_by_ring needs ring layers (ref_layers)",
+        );
         return;
     };
     let mut rings = (scope.reference)(first);
