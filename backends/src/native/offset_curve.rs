@@ -10,6 +10,10 @@ use rstar::primitives::{GeomWithData, Line};
 
 use super::shapes::{Xy, line_string, text, xy_of};
 
+/// How many of the line's segments nearest to a piece of the buffer's boundary are tried as
+/// the piece's origin.
+const NEAREST: usize = 8;
+
 /// One segment of the line, numbered along it.
 type Segment = GeomWithData<Line<Xy>, usize>;
 
@@ -179,10 +183,12 @@ impl Side<'_> {
     /// around the vertex or on the adjacent offsets' extensions); not of an end cap.
     fn kept(&self, p: Xy, q: Xy) -> bool {
         let middle = [(p[0] + q[0]) / 2.0, (p[1] + q[1]) / 2.0];
-        let reach = self.distance * (self.mitre_limit + 1.0) + self.tolerance();
+        // The piece's own segment, or the two meeting at its join, are among the nearest
+        // (a few, so that the work stays proportional to the pieces, whatever the distance).
         let near: Vec<usize> = self
             .index
-            .locate_within_distance(middle, reach * reach)
+            .nearest_neighbor_iter(&middle)
+            .take(NEAREST)
             .map(|s| s.data)
             .collect();
         // A mitre's corner lies on both offsets, past the segments' ends.

@@ -59,9 +59,9 @@ pub struct OffsetCurve {
     #[serde(default = "default_segments")]
     #[schemars(range(min = 1, max = 100))]
     pub segments: u32,
-    /// Longest mitre, as a multiple of `distance` (default 5).
+    /// Longest mitre, as a multiple of `distance` (0 to 100, default 5).
     #[serde(default = "default_mitre_limit")]
-    #[schemars(range(min = 0.0))]
+    #[schemars(range(min = 0.0, max = 100.0))]
     pub mitre_limit: f64,
     /// Offset in this projected CRS (`"EPSG:3857"`, or `"auto"`: GISPulse v2's choice): the
     /// line is transformed to it, offset there (`distance` in its units), and transformed
@@ -84,6 +84,9 @@ fn default_join() -> Join {
 fn default_segments() -> u32 {
     8
 }
+/// The longest mitre: the kernel looks this many distances around each piece of the curve.
+const MAX_MITRE_LIMIT: f64 = 100.0;
+
 fn default_mitre_limit() -> f64 {
     5.0
 }
@@ -122,10 +125,13 @@ impl OffsetCurve {
                 format!("must be from 1 to 100, got {}", self.segments),
             ));
         }
-        if !(self.mitre_limit.is_finite() && self.mitre_limit >= 0.0) {
+        if !(0.0..=MAX_MITRE_LIMIT).contains(&self.mitre_limit) {
             problems.push(Problem::new(
                 ctx.at("mitre_limit"),
-                format!("must be a number of at least 0, got {}", self.mitre_limit),
+                format!(
+                    "must be a number from 0 to {MAX_MITRE_LIMIT}, got {}",
+                    self.mitre_limit
+                ),
             ));
         }
         if !problems.is_empty() {
