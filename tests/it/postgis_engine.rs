@@ -1,6 +1,7 @@
 //! Runs on the PostGIS engine through the real server: pipelines and jobs with
-//! `engine: "postgis"` give the embedded engine's results, and PostgreSQL going away under a
-//! running server is a 503 with a clear message (and `/health` saying so) until it is back.
+//! `engine: "postgis"` give the embedded engine's results (also several at once), and
+//! PostgreSQL going away under a running server is a 503 with a clear message (and `/health`
+//! saying so) until it is back.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::common;
@@ -139,6 +140,35 @@ async fn pipelines_and_jobs_on_postgis_give_the_embedded_results() {
         )
         .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_on_postgis_at_the_same_moment_each_get_their_answer() {
+    let dsn = fresh_database("concurrent").await;
+    let api = HttpApi::start(&[("GEOMILL_POSTGIS_DSN", &dsn)]);
+    let dataset = api.upload_world().await;
+    let run = json!({"pipeline": counting_pipeline(), "dataset_id": dataset, "engine": "postgis"});
+    let path = "/api/pipelines/execute";
+    // Eight runs at once: each copies the layers into a scratch schema of its own, which the
+    // others' attachments of PostgreSQL must not hide.
+    let post = || api.post(path, &run);
+    let (a, b, c, d, e, f, g, h) = tokio::join!(
+        post(),
+        post(),
+        post(),
+        post(),
+        post(),
+        post(),
+        post(),
+        post()
+    );
+    let mut answers = Vec::new();
+    for (status, body) in [a, b, c, d, e, f, g, h] {
+        assert_eq!(status, StatusCode::OK, "{body}");
+        answers.push(counts(body["result_path"].as_str().unwrap()));
+    }
+    assert!(answers[0].len() > 5, "{:?}", answers[0]);
+    assert!(answers.iter().all(|a| *a == answers[0]), "{answers:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
