@@ -19,6 +19,7 @@ mod validation_key;
 pub mod weights;
 pub mod work_crs;
 pub use listing::{CapabilityInfo, listing};
+pub use temporal_filter::parse_iso_time;
 
 /// Declares each capability's module and registers its params type: adding a capability is
 /// its file and one line here.

@@ -6,6 +6,7 @@ mod args;
 mod attributes;
 mod geometry;
 mod overlay;
+mod temporal;
 mod toolkit;
 
 pub use args::Args;
@@ -94,6 +95,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         .or_else(|| geometry::translator(name))
         .or_else(|| overlay::translator(name))
         .or_else(|| toolkit::translator(name))
+        .or_else(|| temporal::translator(name))
 }
 
 /// GISPulse type names (`add_field`'s `dtype`, `cast_field`'s `casts`) as native field types.
