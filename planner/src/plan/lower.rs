@@ -51,7 +51,10 @@ pub fn sources(
     pipeline: &PipelineSpec,
     options: &LowerOptions<'_>,
 ) -> Result<std::collections::BTreeSet<String>, PlanError> {
-    let path = |i: usize, field: &str| format!("{}{}", options.prefix, options.paths.at(i, field));
+    let path = |i: usize, field: &str| {
+        let id = pipeline.steps.get(i).map_or("", |s| s.id.as_str());
+        format!("{}{}", options.prefix, options.paths.at(i, id, field))
+    };
     let mut problems = Vec::new();
     check_ids(pipeline, options, &path, &mut problems);
     let ids: Vec<&str> = pipeline.steps.iter().map(|s| s.id.as_str()).collect();
@@ -74,7 +77,10 @@ pub fn sources(
 
 /// Lowers a pipeline into a plan.
 pub fn lower(pipeline: &PipelineSpec, options: &LowerOptions<'_>) -> Result<Plan, PlanError> {
-    let path = |i: usize, field: &str| format!("{}{}", options.prefix, options.paths.at(i, field));
+    let path = |i: usize, field: &str| {
+        let id = pipeline.steps.get(i).map_or("", |s| s.id.as_str());
+        format!("{}{}", options.prefix, options.paths.at(i, id, field))
+    };
     let mut problems = Vec::new();
     if pipeline.steps.is_empty() {
         problems.push(Problem::new(

@@ -151,8 +151,9 @@ pub enum StepPath {
 }
 
 impl StepPath {
-    /// The path of step `index`'s field `field` (`params`, `id`, ...).
-    pub fn at(self, index: usize, field: &str) -> String {
+    /// The path of step `index`'s field `field` (`params`, `id`, ...); `id` is the step's id
+    /// (a translated step's names the GISPulse step it comes from: `{id}` or `{id}__{k}`).
+    pub fn at(self, index: usize, id: &str, field: &str) -> String {
         match (self, field) {
             (Self::RulesFile, "id") => format!("[{index}].name"),
             (Self::RulesFile, _) => format!("[{index}].{field}"),
@@ -160,7 +161,12 @@ impl StepPath {
             (Self::Rule, "id") => "name".to_owned(),
             (Self::Rule, _) => field.to_owned(),
             (Self::Pipeline, _) => format!("steps[{index}].{field}"),
-            (Self::Translated, _) => format!("(native translation) steps[{index}].{field}"),
+            (Self::Translated, _) => {
+                let gispulse_step = id.split("__").next().unwrap_or(id);
+                format!(
+                    "GISPulse step {gispulse_step:?} (native translation: steps[{index}].{field})"
+                )
+            }
         }
     }
 }
@@ -199,5 +205,22 @@ fn single_step(name: &str, capability: &str, params: Value, enabled: Option<bool
             enabled,
             triggers: Vec::new(),
         }],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StepPath;
+
+    #[test]
+    fn paths_point_into_what_the_user_wrote() {
+        assert_eq!(StepPath::RulesFile.at(2, "b", "params"), "[2].params");
+        assert_eq!(StepPath::Rule.at(0, "b", "params"), "config");
+        assert_eq!(StepPath::Pipeline.at(1, "b", "input"), "steps[1].input");
+        // A translated step names the GISPulse step it comes from, side steps included.
+        assert_eq!(
+            StepPath::Translated.at(3, "merged__1", "params.by"),
+            "GISPulse step \"merged\" (native translation: steps[3].params.by)"
+        );
     }
 }
