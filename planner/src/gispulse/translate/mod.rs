@@ -4,6 +4,7 @@
 
 mod args;
 mod attributes;
+mod classes;
 mod geometry;
 mod overlay;
 mod temporal;
@@ -96,6 +97,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         .or_else(|| overlay::translator(name))
         .or_else(|| toolkit::translator(name))
         .or_else(|| temporal::translator(name))
+        .or_else(|| classes::translator(name))
 }
 
 /// GISPulse type names (`add_field`'s `dtype`, `cast_field`'s `casts`) as native field types.

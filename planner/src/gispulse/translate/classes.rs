@@ -1,0 +1,153 @@
+//! GISPulse's classification (`classify`) onto the native one: classes numbered from 1, a
+//! colour per class from a palette list.
+
+use serde_json::{Value, json};
+
+use super::{Args, Emitted, Scope, Translator, params};
+use crate::sql::quote::{ident, string};
+
+pub fn translator(name: &str) -> Option<Translator> {
+    Some(match name {
+        "classify" => classify,
+        _ => return None,
+    })
+}
+
+/// A native column the translation uses for a moment.
+const SCRATCH: &str = "__geomill_gispulse_class";
+
+/// `bins` classes of `field` by `method` (pandas' `qcut` for quantiles, `cut` over equal
+/// widths: the breaks mapclassify computes, upper bounds included), numbered from 1 in
+/// `class_col`; with a `palette` list, its colours in `color_col`.
+fn classify(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let Some(field) = args.string("field") else {
+        args.problem("field", "is required");
+        return;
+    };
+    let method = args.string("method").unwrap_or_else(|| "quantile".into());
+    if !matches!(method.as_str(), "quantile" | "equal_interval") {
+        args.value("breaks");
+        args.value("std_multiplier");
+        args.problem(
+            "method",
+            format!("{method:?} is not supported yet (quantile and equal_interval are)"),
+        );
+        return;
+    }
+    let bins = args.integer("bins").unwrap_or(5);
+    if !(2..=100).contains(&bins) {
+        args.problem("bins", "must be from 2 to 100");
+        return;
+    }
+    let class = args.string("class_col").unwrap_or_else(|| "class".into());
+    let color = args.value("color_col").cloned();
+    let palette = match args.value("palette") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(colors)) if colors.iter().all(Value::is_string) => Some(colors.clone()),
+        Some(_) => {
+            args.problem(
+                "palette",
+                "only a list of colours is supported yet (a named palette is not)",
+            );
+            return;
+        }
+    };
+    if palette
+        .as_ref()
+        .is_some_and(|colors| colors.len() as i64 != bins)
+    {
+        args.problem("palette", format!("needs {bins} colours, one per class"));
+        return;
+    }
+    out.main(
+        "classify",
+        params([
+            ("field", json!(field)),
+            ("method", json!(method)),
+            ("classes", json!(bins)),
+            ("output", json!(SCRATCH)),
+        ]),
+    );
+    let scratch = ident(SCRATCH);
+    let mut expressions = serde_json::Map::new();
+    expressions.insert(class.clone(), json!(format!("{scratch} + 1")));
+    let color = match color {
+        None => Some("color".to_owned()),
+        Some(Value::String(name)) => Some(name),
+        Some(_) => None,
+    };
+    if let (Some(colors), Some(color)) = (palette, color) {
+        let mut case = String::from("CASE");
+        for (k, c) in colors.iter().enumerate() {
+            case.push_str(&format!(
+                " WHEN {scratch} = {k} THEN {}",
+                string(c.as_str().unwrap_or_default())
+            ));
+        }
+        case.push_str(" END");
+        expressions.insert(color, json!(case));
+    }
+    out.main(
+        "calculate",
+        params([("expressions", Value::Object(expressions))]),
+    );
+    out.main(
+        "drop_field",
+        params([(
+            "fields",
+            json!([
+                SCRATCH,
+                format!("{SCRATCH}_lower"),
+                format!("{SCRATCH}_upper")
+            ]),
+        )]),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::gispulse::document::Form;
+
+    fn translated(given: Value) -> (Vec<String>, Emitted) {
+        let given = given.as_object().cloned().unwrap_or_default();
+        let mut args = Args::new(&given, "[0].config");
+        let reference = |name: &str| name.to_owned();
+        let scope = Scope {
+            form: Form::RulesV1,
+            reference: &reference,
+        };
+        let mut out = Emitted::new("classes");
+        classify(&mut args, &scope, &mut out);
+        let problems = args.problems.iter().map(|p| p.message.clone()).collect();
+        (problems, out)
+    }
+
+    #[test]
+    fn classes_count_from_one_with_a_colour_each() {
+        let (problems, out) =
+            translated(json!({"field": "pop", "bins": 2, "palette": ["#000", "#fff"]}));
+        assert!(problems.is_empty(), "{problems:?}");
+        let steps: Vec<&str> = out.steps.iter().map(|(c, _, _)| c.as_str()).collect();
+        assert_eq!(steps, ["classify", "calculate", "drop_field"]);
+        assert_eq!(out.steps[0].1["method"], "quantile");
+        let expressions = &out.steps[1].1["expressions"];
+        assert_eq!(expressions["class"], "\"__geomill_gispulse_class\" + 1");
+        assert!(
+            expressions["color"]
+                .as_str()
+                .unwrap()
+                .contains("THEN '#fff'")
+        );
+    }
+
+    #[test]
+    fn what_is_not_translated_is_named() {
+        let (problems, _) = translated(json!({"field": "pop", "method": "jenks"}));
+        assert!(problems[0].contains("jenks"), "{problems:?}");
+        let (problems, _) = translated(json!({"field": "pop", "bins": 3, "palette": ["#000"]}));
+        assert!(problems[0].contains("needs 3 colours"), "{problems:?}");
+    }
+}
