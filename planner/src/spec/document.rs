@@ -164,7 +164,7 @@ impl StepPath {
             (Self::Translated, _) => {
                 let gispulse_step = id.split("__").next().unwrap_or(id);
                 format!(
-                    "GISPulse step {gispulse_step:?} (native translation: steps[{index}].{field})"
+                    "(GISPulse step {gispulse_step:?}, native translation) steps[{index}].{field}"
                 )
             }
         }
@@ -220,7 +220,7 @@ mod tests {
         // A translated step names the GISPulse step it comes from, side steps included.
         assert_eq!(
             StepPath::Translated.at(3, "merged__1", "params.by"),
-            "GISPulse step \"merged\" (native translation: steps[3].params.by)"
+            "(GISPulse step \"merged\", native translation) steps[3].params.by"
         );
     }
 }
