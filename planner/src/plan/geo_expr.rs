@@ -3,7 +3,8 @@
 //! (if one does). Adding a per-feature geometry function is a variant here, its arm in each of
 //! the three methods, and the kernel in `backends/src/native/geometry_ops.rs`.
 
-use super::geo_kinds::{Kind, kind_in, without_m};
+pub use super::geo_kinds::Family;
+use super::geo_kinds::{Kind, force_multi, force_single, kind_in, of_family, without_m};
 pub use super::shape_expr::{MAX_DENSIFIED_VERTICES, OffsetJoin, ShapeExpr};
 use crate::sql::Dialect;
 use crate::sql::geo::{DUCKDB_GEODESIC_BUFFER, epsg_number, postgis_geodesic_buffer, scaled};
@@ -429,51 +430,9 @@ impl GeoExpr {
                     "CASE WHEN ST_ZMFlag({g}) = 3 THEN ST_Affine(ST_Force3DZ({g}, 0), {args}) ELSE ST_Affine({g}, {args}) END"
                 )
             }
-            // An empty single geometry becomes a Multi* of no parts (DuckDB's ST_Multi gives one
-            // empty part, PostGIS's none).
-            (Self::ForceMulti, _) => {
-                let empty = format!(
-                    "ST_CollectionExtract(ST_GeomFromText('GEOMETRYCOLLECTION EMPTY'), ST_Dimension({g}) + 1)"
-                );
-                let empty = match dialect {
-                    Duckdb => empty,
-                    Postgis => format!("ST_SetSRID({empty}, ST_SRID({g}))"),
-                };
-                format!(
-                    "CASE WHEN ST_IsEmpty({g}) AND {} THEN {empty} ELSE ST_Multi({g}) END",
-                    kind_in(g, &Kind::SINGLE, dialect)
-                )
-            }
-            (Self::ForceSingle { first_part }, _) => {
-                let part = match dialect {
-                    Duckdb => format!("ST_Dump({g})[1].geom"),
-                    Postgis => format!("ST_GeometryN({g}, 1)"),
-                };
-                let parts = if *first_part { ">= 1" } else { "= 1" };
-                format!(
-                    "CASE WHEN {} AND ST_NumGeometries({g}) {parts} THEN {part} ELSE {g} END",
-                    kind_in(g, &Kind::MULTI, dialect)
-                )
-            }
-            (Self::OfFamily { family, fail }, _) => {
-                let other = if *fail {
-                    let raise = dialect.raise(&format!(
-                        "'geomill: a ' || ST_GeometryType({g}) || ' is not a {}'",
-                        family.name()
-                    ));
-                    match dialect {
-                        Duckdb => raise,
-                        // PostgreSQL's raise is an integer: typed as a geometry, never reached.
-                        Postgis => format!("ST_GeomFromText(CAST({raise} AS text))"),
-                    }
-                } else {
-                    "NULL".to_owned()
-                };
-                format!(
-                    "CASE WHEN ST_IsEmpty({g}) OR {} THEN {g} ELSE {other} END",
-                    kind_in(g, &family.kinds(), dialect)
-                )
-            }
+            (Self::ForceMulti, _) => force_multi(g, dialect),
+            (Self::ForceSingle { first_part }, _) => force_single(g, *first_part, dialect),
+            (Self::OfFamily { family, fail }, _) => of_family(g, *family, *fail, dialect),
             (Self::SetCrs { crs }, Duckdb) => {
                 epsg_number(crs)?;
                 format!("ST_SetCRS({g}, {})", string(crs))
@@ -547,36 +506,6 @@ impl GeoExpr {
             | Self::ForceSingle { .. }
             | Self::OfFamily { .. } => return None,
         })
-    }
-}
-
-/// A geometry type with its Multi* form.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Family {
-    /// Point and MultiPoint.
-    Point,
-    /// LineString and MultiLineString.
-    Line,
-    /// Polygon and MultiPolygon.
-    Polygon,
-}
-
-impl Family {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Point => "point",
-            Self::Line => "line",
-            Self::Polygon => "polygon",
-        }
-    }
-
-    fn kinds(self) -> [Kind; 2] {
-        match self {
-            Self::Point => [Kind::Point, Kind::MultiPoint],
-            Self::Line => [Kind::LineString, Kind::MultiLineString],
-            Self::Polygon => [Kind::Polygon, Kind::MultiPolygon],
-        }
     }
 }
 

@@ -236,7 +236,8 @@ fn rank_in_sql(
     ))
 }
 
-/// `from` with its rows numbered in their order as column [`ROW_KEY`], for `first`.
+/// `from` with its rows numbered in their order as column [`ROW_KEY`] (for `first`, the kept
+/// row of a `Distinct`, and the row order `RankIn` restores).
 fn numbered(from: &str) -> String {
     format!(
         "(SELECT *, row_number() OVER () AS {} FROM {from})",

@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::{Args, Emitted, Scope, Translator, params};
-use crate::sql::quote::{ident, string};
+use super::{Args, Emitted, Scope, Translator, class_colors, palette_list, params};
+use crate::sql::quote::ident;
 
 pub fn translator(name: &str) -> Option<Translator> {
     Some(match name {
@@ -41,17 +41,7 @@ fn classify(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     }
     let class = args.string("class_col").unwrap_or_else(|| "class".into());
     let color = args.value("color_col").cloned();
-    let palette = match args.value("palette") {
-        None | Some(Value::Null) => None,
-        Some(Value::Array(colors)) if colors.iter().all(Value::is_string) => Some(colors.clone()),
-        Some(_) => {
-            args.problem(
-                "palette",
-                "only a list of colours is supported yet (a named palette is not)",
-            );
-            return;
-        }
-    };
+    let palette = palette_list(args, "a named palette is not");
     if palette
         .as_ref()
         .is_some_and(|colors| colors.len() as i64 != bins)
@@ -77,14 +67,7 @@ fn classify(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
         Some(_) => None,
     };
     if let (Some(colors), Some(color)) = (palette, color) {
-        let mut case = String::from("CASE");
-        for (k, c) in colors.iter().enumerate() {
-            case.push_str(&format!(
-                " WHEN {scratch} = {k} THEN {}",
-                string(c.as_str().unwrap_or_default())
-            ));
-        }
-        case.push_str(" END");
+        let case = class_colors(&scratch, 0, &colors);
         expressions.insert(color, json!(case));
     }
     out.main(

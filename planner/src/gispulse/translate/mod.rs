@@ -151,3 +151,41 @@ pub fn reference_layer(
     }
     Some(source)
 }
+
+/// GISPulse's `palette` when it is a list of colours (`None` when none is given); a named
+/// palette is a problem, `why_not` saying why it is not read yet.
+pub fn palette_list(args: &mut Args<'_>, why_not: &str) -> Option<Vec<String>> {
+    match args.value("palette") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(colors)) if colors.iter().all(Value::is_string) => Some(
+            colors
+                .iter()
+                .filter_map(|c| c.as_str().map(str::to_owned))
+                .collect(),
+        ),
+        Some(_) => {
+            args.problem(
+                "palette",
+                format!("only a list of colours is supported yet ({why_not})"),
+            );
+            None
+        }
+    }
+}
+
+/// A `CASE` giving the class `first` + k of the SQL `class` the k-th of `colors` (NULL past
+/// them).
+pub fn class_colors(class: &str, first: usize, colors: &[String]) -> String {
+    let arms: String = colors
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            format!(
+                " WHEN {class} = {} THEN {}",
+                first + k,
+                crate::sql::quote::string(c)
+            )
+        })
+        .collect();
+    format!("CASE{arms} END")
+}

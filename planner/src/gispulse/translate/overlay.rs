@@ -3,7 +3,9 @@
 
 use serde_json::{Value, json};
 
-use super::{Args, Emitted, Scope, Translator, params, reference_layer};
+use super::{
+    Args, Emitted, Scope, Translator, class_colors, palette_list, params, reference_layer,
+};
 use crate::sql::quote::ident;
 
 pub fn translator(name: &str) -> Option<Translator> {
@@ -219,31 +221,11 @@ fn classify_by_ring(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
     let color = args
         .string("color_col")
         .unwrap_or_else(|| "ring_color".into());
-    let palette = match args.value("palette") {
-        None | Some(Value::Null) => None,
-        Some(Value::Array(colors)) if colors.iter().all(Value::is_string) => Some(colors.clone()),
-        Some(_) => {
-            args.problem(
-                "palette",
-                "only a list of colours is supported yet (a named palette's size depends on the rings)",
-            );
-            return;
-        }
-    };
+    let palette = palette_list(args, "a named palette's size depends on the rings");
     out.main("classify_by_ring", native);
     if let Some(colors) = palette {
         args.note("a palette with fewer colours than rings + 1 leaves the last classes without colour (GISPulse fails)");
-        let mut case = String::from("CASE");
-        for (k, c) in colors.iter().enumerate() {
-            let c = c.as_str().unwrap_or_default();
-            case.push_str(&format!(
-                " WHEN {} = {} THEN {}",
-                ident(&class),
-                k + 1,
-                crate::sql::quote::string(c)
-            ));
-        }
-        case.push_str(" END");
+        let case = class_colors(&ident(&class), 1, &colors);
         out.main("calculate", params([("expressions", json!({color: case}))]));
     }
 }
