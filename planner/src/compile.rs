@@ -109,7 +109,13 @@ pub fn generic_catalog(document: &Value, vars: &Vars) -> Result<Catalog, PlanErr
                 named.extend(node.op.reads());
                 if let Operator::Nearest(nearest) = &node.op {
                     added.push(nearest.distance_field.clone());
-                    added.extend(nearest.locate_field.clone());
+                    added.extend(
+                        nearest
+                            .locate
+                            .iter()
+                            .flat_map(|l| l.fields())
+                            .map(|(name, _)| name.to_owned()),
+                    );
                 }
             }
         }

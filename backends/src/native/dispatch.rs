@@ -10,7 +10,7 @@ use super::layer::{Layer, Wkb};
 use super::stage::NativeNode;
 use super::{
     NativeError, aggregate, classify, cleaning, density, diagrams, geometry_ops, joins, line_clean,
-    network, numpy_sample, overlay, scale, statistics, tessellation, wkb,
+    network, numpy_sample, overlay, pivot, scale, statistics, tessellation, wkb,
 };
 
 /// The WKB type codes a kernel's input may hold.
@@ -117,5 +117,6 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
         NativeKernel::Network(n) => network::analyse(n, inputs),
         NativeKernel::Clean(c) => cleaning::clean(main()?, c),
         NativeKernel::LineClean(n) => line_clean::clean(main()?, n),
+        NativeKernel::Pivot(p) => pivot::pivot(main()?, p),
     }
 }

@@ -163,7 +163,7 @@ pub fn nearest(
 /// Per polygon row, the key equal distances are ordered by: the md5 of its WKB in lower-case
 /// hex, as the SQL engines break ties (`ORDER BY distance, md5(hex)`), so all three pick the
 /// same feature.
-fn tie_keys(polygons: &Layer) -> Result<Vec<[u8; 16]>, NativeError> {
+pub(super) fn tie_keys(polygons: &Layer) -> Result<Vec<[u8; 16]>, NativeError> {
     use md5::{Digest, Md5};
     use std::fmt::Write;
     let geom = polygons.geometry_index()?;

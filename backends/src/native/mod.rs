@@ -30,6 +30,7 @@ pub mod network;
 pub mod numpy_sample;
 mod offset_curve;
 pub mod overlay;
+mod pivot;
 pub mod polygons;
 pub mod random;
 mod ring_bands;

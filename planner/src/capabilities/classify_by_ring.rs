@@ -218,7 +218,7 @@ impl CapabilityParams for ClassifyByRing {
                 columns: RefColumns::Only(Vec::new()),
                 max_distance: None,
                 distance_field: self.distance_field.clone(),
-                locate_field: None,
+                locate: None,
                 reference_transform: None,
             }),
             Operator::Map(MapOp {

@@ -127,7 +127,7 @@ impl NearestNeighbor {
             columns: RefColumns::requested(&self.columns),
             max_distance: self.max_distance,
             distance_field: self.distance_field.clone(),
-            locate_field: None,
+            locate: None,
             reference_transform,
         })];
         if let Some(suffixes) = &self.suffixes {

@@ -1,13 +1,13 @@
 //! `vector_diff`: the features added, removed and changed between two versions of a layer.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::attribute_join::join_keys;
 use super::checks::require_columns;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{DiffOp, GeometryCompare, Operator};
+use crate::plan::operator::{DiffOp, DuplicateKeys, GeometryCompare, Operator};
 use crate::schema::GEOM;
 
 /// Compare the input (the new version of a layer) with `ref_layer` (the old version, a step
@@ -19,16 +19,21 @@ use crate::schema::GEOM;
 /// removed key), then `change_field` (default `change`: `added`, `removed` or `changed`) and
 /// `changed_fields_field` (default `changed_fields`): for a changed row, the names of the
 /// fields that differ, comma-separated in the input's field order, then `geometry` when the
-/// geometries differ; NULL for added and removed rows. `fields` names the attributes
+/// geometries differ; NULL for added and removed rows. `keep: all` also keeps the keys whose
+/// rows are equal, as `unchanged` with an empty `changed_fields` (default `changes`: only
+/// those added, removed or changed). `fields` names the attributes
 /// compared (default: every attribute both layers have, keys aside; fields of one layer only
-/// are not compared). Values are compared NULL-safely (NULL equals NULL and nothing else),
+/// are not compared; `[]`: none). Values are compared NULL-safely (NULL equals NULL and nothing else),
 /// numbers as numbers, values of other differing types as text. Geometries
 /// (`compare_geometry`): `exact` (default) compares their well-known binary (the same type,
 /// the same vertices in the same order), `normalized` the binary after GEOS's normalisation
 /// (`ST_Normalize`: another start vertex, ring orientation or order of parts is no change),
-/// `ignore` leaves them out; a NULL geometry equals only a NULL one, an empty one only an empty
-/// one of the same type. Each key must name one row of each layer: a key on several rows of
-/// either layer fails the run, naming the key. A row with a NULL key field matches nothing: it
+/// `hausdorff` calls them changed when their Hausdorff distance exceeds `tolerance` (CRS units;
+/// required with it), `ignore` leaves them out; a NULL geometry equals only a NULL one, an
+/// empty one only an empty one of the same type (with `hausdorff`, any empty one). Each key
+/// must name one row of each layer: a key on several rows of either layer fails the run,
+/// naming the key (`duplicate_keys: fail`, the default); with `duplicate_keys: last` the last
+/// of those rows in the layer's order stands for the key. A row with a NULL key field matches nothing: it
 /// is reported `added` (input) or `removed` (`ref_layer`). Both layers must be in the same CRS.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct VectorDiff {
@@ -38,12 +43,22 @@ pub struct VectorDiff {
     /// The fields identifying a feature in both versions.
     #[schemars(length(min = 1))]
     pub key: Vec<String>,
-    /// The attributes compared (default: every attribute both layers have, keys aside).
+    /// The attributes compared (default: every attribute both layers have, keys aside; `[]`:
+    /// none).
     #[serde(default)]
-    pub fields: Vec<String>,
-    /// `exact` (default), `normalized` or `ignore`.
+    pub fields: Option<Vec<String>>,
+    /// `exact` (default), `normalized`, `hausdorff` or `ignore`.
     #[serde(default)]
     pub compare_geometry: GeometryCompare,
+    /// `compare_geometry: hausdorff`'s threshold, in CRS units.
+    #[serde(default)]
+    pub tolerance: Option<f64>,
+    /// `changes` (default): only the keys added, removed or changed; `all`: every key.
+    #[serde(default)]
+    pub keep: DiffKeep,
+    /// A key on several rows of a layer: `fail` (default) or `last` (its last row counts).
+    #[serde(default)]
+    pub duplicate_keys: DuplicateKeys,
     /// The field receiving `added`, `removed` or `changed` (default `change`).
     #[serde(default = "default_change_field")]
     #[schemars(length(min = 1))]
@@ -54,6 +69,17 @@ pub struct VectorDiff {
     pub changed_fields_field: String,
     #[serde(flatten)]
     pub common: CommonParams,
+}
+
+/// Which keys a diff reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DiffKeep {
+    /// The keys added, removed or changed.
+    #[default]
+    Changes,
+    /// Every key, those whose rows are equal as `unchanged`.
+    All,
 }
 
 fn default_change_field() -> String {
@@ -90,10 +116,32 @@ impl VectorDiff {
         problems
     }
 
+    /// `tolerance`: a finite number, 0 or more, given exactly when geometries are compared by
+    /// Hausdorff distance.
+    fn tolerance_problems(&self, ctx: &LowerContext<'_>) -> Vec<Problem> {
+        let hausdorff = self.compare_geometry == GeometryCompare::Hausdorff;
+        match self.tolerance {
+            None if hausdorff => vec![Problem::new(
+                ctx.at("tolerance"),
+                "is required with compare_geometry: hausdorff",
+            )],
+            Some(_) if !hausdorff => vec![Problem::new(
+                ctx.at("tolerance"),
+                "is read only with compare_geometry: hausdorff",
+            )],
+            Some(t) if !(t.is_finite() && t >= 0.0) => vec![Problem::new(
+                ctx.at("tolerance"),
+                format!("must be a finite number, 0 or more, got {t}"),
+            )],
+            _ => Vec::new(),
+        }
+    }
+
     /// The compared fields: in both layers, neither a key nor the geometry.
     fn field_problems(&self, ctx: &LowerContext<'_>) -> Vec<Problem> {
         let mut problems = Vec::new();
-        for field in &self.fields {
+        let fields = self.fields.as_deref().unwrap_or_default();
+        for field in fields {
             if field == GEOM {
                 problems.push(Problem::new(
                     ctx.at("fields"),
@@ -107,7 +155,7 @@ impl VectorDiff {
             }
         }
         for schema in [ctx.input, ctx.others.first().copied().flatten()] {
-            if let Err(found) = require_columns(schema, &self.fields, ctx.at("fields")) {
+            if let Err(found) = require_columns(schema, fields, ctx.at("fields")) {
                 problems.extend(found);
             }
         }
@@ -130,6 +178,7 @@ impl CapabilityParams for VectorDiff {
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
         let mut problems = self.output_problems(ctx);
         problems.extend(self.field_problems(ctx));
+        problems.extend(self.tolerance_problems(ctx));
         let old = ctx.others.first().copied().flatten();
         if let (Some(new_crs), Some(old_crs)) = (ctx.crs(), old.and_then(|s| s.crs.as_deref()))
             && new_crs != old_crs
@@ -153,6 +202,9 @@ impl CapabilityParams for VectorDiff {
                 keys,
                 fields: self.fields.clone(),
                 geometry: self.compare_geometry,
+                tolerance: self.tolerance.unwrap_or(0.0),
+                keep_unchanged: self.keep == DiffKeep::All,
+                duplicates: self.duplicate_keys,
                 change_field: self.change_field.clone(),
                 changed_fields_field: self.changed_fields_field.clone(),
             })]),
@@ -265,6 +317,55 @@ mod tests {
             "{sql}"
         );
         assert!(sql.contains("CAST('geomill: vector_diff: key (iso) = '"), "{sql}");
+    }
+
+    #[test]
+    fn hausdorff_keeps_every_key_and_lets_the_last_row_stand() {
+        let old = old_layer("EPSG:4326");
+        let params = json!({"ref_layer": "before", "key": ["iso"], "fields": [],
+            "compare_geometry": "hausdorff", "tolerance": 0.5, "keep": "all",
+            "duplicate_keys": "last"});
+        let ops = lower(params, &old).unwrap();
+        let [Operator::Diff(diff)] = ops.as_slice() else {
+            panic!("{ops:?}")
+        };
+        let new = new_layer();
+        assert!(diff.compared(&new, &old).is_empty(), "fields: [] compares none");
+        let output = diff.output_schema(&new, Some(&old));
+        for dialect in Dialect::ALL {
+            let inputs = [
+                Input {
+                    from: "\"after\"",
+                    schema: Some(&new),
+                },
+                Input {
+                    from: "\"before\"",
+                    schema: Some(&old),
+                },
+            ];
+            let sql = select(&ops[0], &inputs, Some(&output), dialect).unwrap();
+            assert!(sql.contains(" > 0.5 END"), "{sql}");
+            assert!(
+                sql.contains("CASE WHEN d.\"changed_fields\" = '' THEN 'unchanged'"),
+                "{sql}"
+            );
+            assert!(!sql.contains("each key must name one row"), "{sql}");
+            assert!(sql.contains("ORDER BY \"__geomill_position\" DESC"), "{sql}");
+            let hausdorff = match dialect {
+                Dialect::Postgis => "ST_HausdorffDistance(t.\"geom\", r.\"geom\")",
+                Dialect::Duckdb => "greatest(list_max(list_transform(ST_Dump(ST_Points(t.\"geom\"))",
+            };
+            assert!(sql.contains(hausdorff), "{sql}");
+        }
+        let problems = lower(
+            json!({"ref_layer": "before", "key": ["iso"], "compare_geometry": "hausdorff"}),
+            &old,
+        )
+        .unwrap_err();
+        assert_eq!(problems[0].message, "is required with compare_geometry: hausdorff");
+        let problems =
+            lower(json!({"ref_layer": "before", "key": ["iso"], "tolerance": 1}), &old).unwrap_err();
+        assert_eq!(problems[0].message, "is read only with compare_geometry: hausdorff");
     }
 
     #[test]

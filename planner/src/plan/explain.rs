@@ -6,7 +6,9 @@ use std::fmt::Write;
 use petgraph::stable_graph::NodeIndex;
 
 use super::graph::{Plan, PlanNode};
-use super::operator::{AggItem, GeometryAgg, Operator, OverlayMode, RefColumns, ValueExpr};
+use super::operator::{
+    AggItem, GeometryAgg, Operator, OverlayMode, RefColumns, TimeDirection, ValueExpr,
+};
 
 impl Plan {
     /// One line per node: `01)Map set=[...] step=buffer_1`, inputs indented by `--`. A node
@@ -169,9 +171,16 @@ fn describe_op(op: &Operator) -> String {
             n.max_distance
                 .map(|d| format!(" max_distance={d}"))
                 .unwrap_or_default(),
-            n.locate_field
+            n.locate
                 .as_ref()
-                .map(|f| format!(" locate_along_lines={f}"))
+                .map(|l| {
+                    let fields: Vec<&str> = l.fields().into_iter().map(|(f, _)| f).collect();
+                    format!(
+                        " locate_along_lines={}{}",
+                        fields.join(","),
+                        if l.centroids { " centroids" } else { "" }
+                    )
+                })
                 .unwrap_or_default()
         ),
         Operator::Overlay(o) => {
@@ -210,13 +219,19 @@ fn describe_op(op: &Operator) -> String {
                 );
             }
             if let Some(t) = &j.time {
+                let tolerance = t
+                    .tolerance_seconds
+                    .map_or_else(|| "any".to_owned(), |s| format!("{s}s"));
                 let _ = write!(
                     text,
-                    " time={}~{} tolerance={}s{}",
+                    " time={}~{} tolerance={tolerance}{}{}",
                     t.left,
                     t.right,
-                    t.tolerance_seconds,
-                    if t.nearest { " nearest" } else { "" }
+                    if t.nearest { " nearest" } else { "" },
+                    match t.direction {
+                        TimeDirection::Both => String::new(),
+                        direction => format!(" {}", direction.as_str()),
+                    }
                 );
             }
             let _ = write!(text, " suffix={}", j.suffix);

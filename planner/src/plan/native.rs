@@ -14,8 +14,8 @@ use super::line_clean::LineCleanOp;
 use super::network::NetworkOp;
 use super::operator::{
     AggFunc, ClassifyOp, CleanOp, GenerateOp, GeoExpr, GeometryAgg, JoinHow, NearestOp,
-    NumpySampleOp, Operator, OverlayOp, ScaleOp, SpatialAggregateOp, SpatialJoinOp,
-    SpatialPredicate, StatisticOp, ValueExpr,
+    NumpySampleOp, Operator, OverlayOp, PivotOp, ReshapeOp, ScaleOp, SpatialAggregateOp,
+    SpatialJoinOp, SpatialPredicate, StatisticOp, ValueExpr,
 };
 use super::tessellate::TessellateOp;
 use crate::schema::FieldType;
@@ -85,6 +85,17 @@ pub enum NativeKernel<'a> {
     /// Line network cleaning over the whole input (snapping endpoints, merging pseudo nodes,
     /// extending dangles).
     LineClean(&'a LineCleanOp),
+    /// Rows to columns, one per value found in the data.
+    Pivot(&'a PivotOp),
+}
+
+/// A pivot whose columns are the values found in the data (no SQL: a query's columns are
+/// fixed before it reads the data).
+fn found_pivot(op: &Operator) -> Option<&PivotOp> {
+    match op {
+        Operator::Reshape(ReshapeOp::Pivot(p)) if p.outputs.is_none() => Some(p),
+        _ => None,
+    }
 }
 
 /// Whether only the native backend computes `op` (no SQL engine can): such a node runs
@@ -100,6 +111,7 @@ pub fn native_only(op: &Operator) -> bool {
             | Operator::Clean(_)
             | Operator::NumpySample(_)
     ) || matches!(op, Operator::LineClean(n) if n.native_only())
+        || found_pivot(op).is_some()
 }
 
 /// Why the SQL engine of `dialect` cannot compute `op` (a shape its spatial functions do not
@@ -152,7 +164,8 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
                 j.predicate, j.how
             )),
         },
-        Operator::Nearest(n) if n.locate_field.is_some() => {
+        Operator::Reshape(ReshapeOp::Pivot(p)) if p.outputs.is_none() => Ok(NativeKernel::Pivot(p)),
+        Operator::Nearest(n) if n.locate.is_some() => {
             decline("locating points along lines (native: the nearest polygon of points)")
         }
         Operator::Nearest(n) if n.reference_transform.is_some() => {
@@ -306,6 +319,13 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
             c.field,
             c.method.as_str(),
             c.classes
+        ),
+        NativeKernel::Pivot(p) => format!(
+            "pivot: the rows grouped by [{}] in a sorted map, each value of {} found a column (sorted), {} of {} per cell",
+            p.index.join(", "),
+            p.columns,
+            p.func.as_str(),
+            p.values
         ),
     })
 }

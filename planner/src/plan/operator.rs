@@ -14,7 +14,8 @@ pub use super::geo_expr::{Family, GeoExpr, MAX_DENSIFIED_VERTICES, OffsetJoin, S
 pub use super::line_clean::{LineCleanOp, SnapTarget};
 pub use super::network::{GraphSpec, NetworkAnalysis, NetworkOp};
 pub use super::relational::{
-    DiffOp, GeometryCompare, JoinKey, JoinOp, PivotOp, ReshapeOp, TimeMatch, UnpivotOp,
+    DiffOp, DuplicateKeys, GeometryCompare, JoinKey, JoinOp, MAX_PIVOT_FOUND_COLUMNS, PivotFunc,
+    PivotGeometry, PivotOp, ReshapeOp, TimeDirection, TimeMatch, UnpivotOp,
 };
 pub use super::statistics::{
     DensityKernel, GenerateOp, GridShape, GridSpec, StatisticKind, StatisticOp, WeightsKind,
@@ -414,12 +415,43 @@ pub struct NearestOp {
     /// Match nothing farther than this (CRS units).
     pub max_distance: Option<f64>,
     pub distance_field: String,
-    /// Locate each point along its nearest line: the field receiving the fraction of the
-    /// line's length where the point projects. With it, only points search and only lines
-    /// (LineStrings and MultiLineStrings) are found.
-    pub locate_field: Option<String>,
+    /// Locate each point along its nearest line. With it, only points (or centroids) search and
+    /// only lines (LineStrings and MultiLineStrings) are found.
+    pub locate: Option<LocateAlong>,
     /// The second input's geometries transformed first, `(from, to)` (a search in a work CRS).
     pub reference_transform: Option<(String, String)>,
+}
+
+/// What locating a point along its nearest line gives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocateAlong {
+    /// Receives the fraction of the line's length where the point projects.
+    pub fraction_field: String,
+    /// Receives the distance along the line from its start (CRS units).
+    pub measure_field: Option<String>,
+    /// Receives the line's 0-based position among the second input's rows.
+    pub line_index_field: Option<String>,
+    /// A geometry other than a point is located by its centroid.
+    pub centroids: bool,
+}
+
+impl LocateAlong {
+    /// The fields added, with their types.
+    pub fn fields(&self) -> Vec<(&str, crate::schema::FieldType)> {
+        use crate::schema::FieldType;
+        let mut fields = vec![(self.fraction_field.as_str(), FieldType::Double)];
+        fields.extend(
+            self.measure_field
+                .as_deref()
+                .map(|f| (f, FieldType::Double)),
+        );
+        fields.extend(
+            self.line_index_field
+                .as_deref()
+                .map(|f| (f, FieldType::Integer)),
+        );
+        fields
+    }
 }
 
 /// The second input's attributes a step brings.

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::operator::{AggFunc, JoinHow};
+use super::operator::JoinHow;
 use crate::schema::{Column, FieldType, GEOM, Schema};
 
 /// Join the second input's attributes to the first input's rows where key fields are equal
@@ -33,15 +33,41 @@ pub struct JoinKey {
 }
 
 /// Rows of the second input whose time `right` is within `tolerance_seconds` of the first
-/// input's time `left`.
+/// input's time `left` (any distance when `None`), on the side `direction` allows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimeMatch {
     pub left: String,
     pub right: String,
-    pub tolerance_seconds: f64,
-    /// Only the match nearest in time (ties broken by the second input's geometry's WKB hash);
-    /// otherwise every match.
+    pub tolerance_seconds: Option<f64>,
+    pub direction: TimeDirection,
+    /// Only the match nearest in time (equal distances: the earlier time, then the second
+    /// input's geometry's WKB hash); otherwise every match.
     pub nearest: bool,
+}
+
+/// Which side of a row's time another row's time may lie on (either end included).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeDirection {
+    /// Before or after.
+    #[default]
+    Both,
+    /// At or before (pandas' `merge_asof` `backward`).
+    Backward,
+    /// At or after (`forward`).
+    Forward,
+}
+
+impl TimeDirection {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Both => "both",
+            Self::Backward => "backward",
+            Self::Forward => "forward",
+        }
+    }
 }
 
 impl JoinOp {
@@ -98,17 +124,24 @@ impl JoinOp {
 
 /// The rows that differ between two versions of a layer, matched by key: the first input is
 /// the new version, the second the old one. One row per key added (only in the new version),
-/// removed (only in the old) or changed (compared fields or geometry differ), with the new
-/// row's values (the old row's for a removed key) and what changed.
+/// removed (only in the old) or changed (compared fields or geometry differ), and with
+/// `keep_unchanged` unchanged, with the new row's values (the old row's for a removed key) and
+/// what changed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DiffOp {
     /// Key pairs (new layer's field, old layer's field) matched for equality; NULL keys match
     /// nothing.
     pub keys: Vec<JoinKey>,
-    /// Attributes compared; empty: every attribute both versions have, keys aside.
-    pub fields: Vec<String>,
+    /// Attributes compared; `None`: every attribute both versions have, keys aside.
+    pub fields: Option<Vec<String>>,
     pub geometry: GeometryCompare,
-    /// Receives `added`, `removed` or `changed`.
+    /// [`GeometryCompare::Hausdorff`]'s threshold, in CRS units.
+    pub tolerance: f64,
+    /// Also the keys whose rows are equal (`unchanged`, no changed fields).
+    pub keep_unchanged: bool,
+    /// What a key on several rows of a layer means.
+    pub duplicates: DuplicateKeys,
+    /// Receives `added`, `removed`, `changed` (or `unchanged`).
     pub change_field: String,
     /// Receives the names of the changed fields of a changed row, comma-separated.
     pub changed_fields_field: String,
@@ -126,6 +159,9 @@ pub enum GeometryCompare {
     /// Equal after GEOS normalisation (`ST_Normalize`): any start vertex, ring orientation or
     /// order of parts.
     Normalized,
+    /// Changed when the Hausdorff distance between the versions exceeds the diff's tolerance
+    /// (CRS units): a vertex moved less, or added on a side, is no change.
+    Hausdorff,
     /// The geometry is not compared.
     Ignore,
 }
@@ -135,9 +171,23 @@ impl GeometryCompare {
         match self {
             Self::Exact => "exact",
             Self::Normalized => "normalized",
+            Self::Hausdorff => "hausdorff",
             Self::Ignore => "ignore",
         }
     }
+}
+
+/// What a key found on several rows of one layer means to a diff.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum DuplicateKeys {
+    /// The run fails, naming the key.
+    #[default]
+    Fail,
+    /// The layer's last row of that key (in the layer's order) stands for it.
+    Last,
 }
 
 /// The type of a column both versions have: the new one's, or the type both fit when they
@@ -158,7 +208,7 @@ impl DiffOp {
             names.push(key.left.clone());
             names.push(key.right.clone());
         }
-        names.extend(self.fields.iter().cloned());
+        names.extend(self.fields.iter().flatten().cloned());
         names
     }
 
@@ -167,12 +217,9 @@ impl DiffOp {
         new.attributes()
             .map(|c| c.name.clone())
             .filter(|name| !self.keys.iter().any(|k| &k.left == name))
-            .filter(|name| {
-                if self.fields.is_empty() {
-                    old.has(name)
-                } else {
-                    self.fields.contains(name)
-                }
+            .filter(|name| match &self.fields {
+                None => old.has(name),
+                Some(fields) => fields.contains(name),
             })
             .collect()
     }
@@ -209,18 +256,27 @@ impl DiffOp {
                 )
             })
             .collect();
-        let fields = if self.fields.is_empty() {
-            "shared".to_owned()
-        } else {
-            format!("[{}]", self.fields.join(", "))
+        let fields = match &self.fields {
+            None => "shared".to_owned(),
+            Some(fields) => format!("[{}]", fields.join(", ")),
         };
-        format!(
-            "key=[{}] fields={fields} geometry={} change_field={} changed_fields_field={}",
+        let geometry = match self.geometry {
+            GeometryCompare::Hausdorff => format!("hausdorff>{}", self.tolerance),
+            other => other.as_str().to_owned(),
+        };
+        let mut text = format!(
+            "key=[{}] fields={fields} geometry={geometry} change_field={} changed_fields_field={}",
             keys.join(", "),
-            self.geometry.as_str(),
             self.change_field,
             self.changed_fields_field
-        )
+        );
+        if self.keep_unchanged {
+            text.push_str(" keep=all");
+        }
+        if self.duplicates == DuplicateKeys::Last {
+            text.push_str(" duplicate_keys=last");
+        }
+        text
     }
 }
 
@@ -276,16 +332,84 @@ impl ExplodeKind {
     }
 }
 
-/// Rows to columns: one row per distinct `index`, a column per listed value of `columns`
-/// holding `func(values)` over that group's rows with that value.
+/// Rows to columns: one row per distinct `index`, a column per value of `columns` (listed, or
+/// found in the data) holding `func(values)` over that group's rows with that value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PivotOp {
     pub index: Vec<String>,
     pub columns: String,
     pub values: String,
-    pub func: AggFunc,
-    /// (the value of `columns`, as an SQL literal; its output column).
-    pub outputs: Vec<(String, String)>,
+    pub func: PivotFunc,
+    /// (the value of `columns`, as an SQL literal; its output column) for each listed value;
+    /// `None`: every value found in the data, sorted, each column named `prefix` and the value
+    /// (computed by the native kernel: SQL fixes a query's columns before reading the data).
+    pub outputs: Option<Vec<(String, String)>>,
+    pub prefix: String,
+    /// The value of a cell without one (no row of that group and value, or a NULL aggregate).
+    pub fill: Option<serde_json::Value>,
+    pub geometry: PivotGeometry,
+}
+
+/// The most columns a pivot whose values come from the data makes.
+pub const MAX_PIVOT_FOUND_COLUMNS: usize = 1_000;
+
+/// How a pivot cell aggregates its rows' values (NULLs left out).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PivotFunc {
+    Count,
+    Sum,
+    Avg,
+    Mean,
+    Min,
+    Max,
+    /// The first value in the layer's order.
+    First,
+    /// The last value in the layer's order.
+    Last,
+    /// The middle value (the mean of the two middle ones for an even count).
+    Median,
+}
+
+impl PivotFunc {
+    /// The SQL aggregate, when one computes it.
+    pub fn sql(self) -> Option<&'static str> {
+        Some(match self {
+            Self::Count => "count",
+            Self::Sum => "sum",
+            Self::Avg | Self::Mean => "avg",
+            Self::Min => "min",
+            Self::Max => "max",
+            Self::First | Self::Last | Self::Median => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Count => "count",
+            Self::Sum => "sum",
+            Self::Avg => "avg",
+            Self::Mean => "mean",
+            Self::Min => "min",
+            Self::Max => "max",
+            Self::First => "first",
+            Self::Last => "last",
+            Self::Median => "median",
+        }
+    }
+}
+
+/// Which of a pivot group's geometries its row keeps.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum PivotGeometry {
+    /// The one whose WKB hashes lowest (MD5; NULL geometries last): alike on every engine.
+    #[default]
+    Hash,
+    /// The group's first row's, in the layer's order (NULL when that row has none).
+    First,
 }
 
 /// Columns to rows: each row repeated once per field of `fields`, with the field's name in
@@ -356,8 +480,9 @@ impl ReshapeOp {
         }
     }
 
-    /// The output schema, given the input's.
-    pub fn output_schema(&self, input: &Schema) -> Schema {
+    /// The output schema, given the input's (`None` for a pivot whose columns come from the
+    /// data).
+    pub fn output_schema(&self, input: &Schema) -> Option<Schema> {
         let column = |name: &str, ty: FieldType| Column {
             name: name.to_owned(),
             ty,
@@ -370,18 +495,19 @@ impl ReshapeOp {
                     .map(|name| column(name, type_of(Some(input), name)))
                     .collect();
                 let ty = match p.func {
-                    AggFunc::Count => FieldType::Integer,
-                    AggFunc::Avg | AggFunc::Mean => FieldType::Double,
+                    PivotFunc::Count => FieldType::Integer,
+                    PivotFunc::Avg | PivotFunc::Mean | PivotFunc::Median => FieldType::Double,
                     _ => type_of(Some(input), &p.values),
                 };
-                columns.extend(p.outputs.iter().map(|(_, name)| column(name, ty)));
+                // Columns found in the data are known only when the step runs.
+                columns.extend(p.outputs.as_ref()?.iter().map(|(_, name)| column(name, ty)));
                 if input.has(GEOM) {
                     columns.push(column(GEOM, FieldType::Geometry));
                 }
-                Schema {
+                Some(Schema {
                     columns,
                     crs: input.crs.clone(),
-                }
+                })
             }
             Self::Unpivot(u) => {
                 let types: Vec<FieldType> =
@@ -392,7 +518,7 @@ impl ReshapeOp {
                 }
                 schema.set(&u.name_field, FieldType::Text);
                 schema.set(&u.value_field, common_type(&types));
-                schema
+                Some(schema)
             }
             Self::Explode {
                 index, row_index, ..
@@ -402,33 +528,45 @@ impl ReshapeOp {
                 if let Some(row_index) = row_index {
                     schema.set(row_index, FieldType::Integer);
                 }
-                schema
+                Some(schema)
             }
-            Self::Describe { .. } => Schema {
+            Self::Describe { .. } => Some(Schema {
                 columns: DESCRIBE_COLUMNS
                     .iter()
                     .map(|(name, ty)| column(name, *ty))
                     .collect(),
                 crs: None,
-            },
+            }),
         }
     }
 
     /// The operator in EXPLAIN text.
     pub fn describe(&self) -> String {
         match self {
-            Self::Pivot(p) => format!(
-                "pivot index=[{}] columns={} values={}({}) outputs=[{}]",
-                p.index.join(", "),
-                p.columns,
-                p.func.sql(),
-                p.values,
-                p.outputs
-                    .iter()
-                    .map(|(_, name)| name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            Self::Pivot(p) => {
+                let outputs = match &p.outputs {
+                    Some(outputs) => outputs
+                        .iter()
+                        .map(|(_, name)| name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    None => format!("{}<each value found>", p.prefix),
+                };
+                let mut text = format!(
+                    "pivot index=[{}] columns={} values={}({}) outputs=[{outputs}]",
+                    p.index.join(", "),
+                    p.columns,
+                    p.func.as_str(),
+                    p.values,
+                );
+                if let Some(fill) = &p.fill {
+                    text.push_str(&format!(" fill={fill}"));
+                }
+                if p.geometry == PivotGeometry::First {
+                    text.push_str(" geometry=first");
+                }
+                text
+            }
             Self::Unpivot(u) => format!(
                 "unpivot fields=[{}] name_field={} value_field={}",
                 u.fields.join(", "),

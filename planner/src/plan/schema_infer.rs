@@ -61,8 +61,8 @@ pub fn nearest_columns(
     let taken = left.map(|left| {
         let mut taken = left.clone();
         taken.set(&nearest.distance_field, FieldType::Double);
-        if let Some(fraction) = &nearest.locate_field {
-            taken.set(fraction, FieldType::Double);
+        for (field, ty) in nearest.locate.iter().flat_map(|l| l.fields()) {
+            taken.set(field, ty);
         }
         taken
     });
@@ -162,7 +162,7 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
             }
             Some(schema)
         }
-        Operator::Reshape(reshape) => Some(reshape.output_schema(main?)),
+        Operator::Reshape(reshape) => reshape.output_schema(main?),
         Operator::Tessellate(t) => Some(t.output_schema(main?)),
         Operator::Network(n) => n.output_schema(inputs),
         Operator::Clean(_) => Some(main?.clone()),
@@ -249,8 +249,8 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
             for (right_name, output) in nearest_columns(Some(left), other, nearest)? {
                 schema.set(&output, type_of(other, &right_name));
             }
-            if let Some(fraction) = &nearest.locate_field {
-                schema.set(fraction, FieldType::Double);
+            for (field, ty) in nearest.locate.iter().flat_map(|l| l.fields()) {
+                schema.set(field, ty);
             }
             Some(schema)
         }

@@ -95,6 +95,27 @@ impl Dialect {
         }
     }
 
+    /// The discrete Hausdorff distance between `a` and `b`, as GEOS measures it.
+    pub fn hausdorff(self, a: &str, b: &str) -> String {
+        match self {
+            Self::Postgis => format!("ST_HausdorffDistance({a}, {b})"),
+            Self::Duckdb => {
+                // GEOS measures each vertex's distance to the other geometry's segments (a
+                // polygon's rings, not its area).
+                let linework = |g: &str| {
+                    format!("(CASE WHEN ST_Dimension({g}) = 2 THEN ST_Boundary({g}) ELSE {g} END)")
+                };
+                let farthest = |from: &str, to: &str| {
+                    format!(
+                        "list_max(list_transform(ST_Dump(ST_Points({from})), lambda geomill_vertex: ST_Distance(geomill_vertex.geom, {})))",
+                        linework(to)
+                    )
+                };
+                format!("greatest({}, {})", farthest(a, b), farthest(b, a))
+            }
+        }
+    }
+
     /// `CREATE ... AS` for a step's output table: the statements, each run on its own.
     pub fn create_table(self, name: &str, query: &str) -> Vec<String> {
         let name = super::quote::ident(name);

@@ -3,9 +3,9 @@
 //! row with NULL values, the rows that differ kept.
 
 use super::dialect::Dialect;
-use super::quote::{ident, string};
+use super::quote::{ident, number, string};
 use super::select::Input;
-use crate::plan::operator::{DiffOp, GeometryCompare, JoinKey};
+use crate::plan::operator::{DiffOp, DuplicateKeys, GeometryCompare, JoinKey};
 use crate::plan::relational::merged_type;
 use crate::schema::{FieldType, GEOM, Schema};
 
@@ -48,16 +48,31 @@ fn attribute_differs(field: &str, new: &Schema, old: &Schema) -> String {
 }
 
 /// Whether the two versions of the geometry differ, NULL-safely (a NULL geometry equals only a
-/// NULL one), by their well-known binary, normalised or not.
-fn geometry_differs(compare: GeometryCompare, dialect: Dialect) -> String {
+/// NULL one), by their well-known binary, normalised or not, or by their Hausdorff distance (an
+/// empty geometry equals only an empty one).
+fn geometry_differs(
+    compare: GeometryCompare,
+    tolerance: f64,
+    dialect: Dialect,
+) -> Result<String, String> {
+    if compare == GeometryCompare::Hausdorff {
+        let (t, r) = (format!("t.{}", ident(GEOM)), format!("r.{}", ident(GEOM)));
+        return Ok(format!(
+            "CASE WHEN {t} IS NULL OR {r} IS NULL THEN ({t} IS NULL) <> ({r} IS NULL) WHEN ST_IsEmpty({t}) OR ST_IsEmpty({r}) THEN ST_IsEmpty({t}) <> ST_IsEmpty({r}) ELSE {} > {} END",
+            dialect.hausdorff(&t, &r),
+            number(tolerance)?
+        ));
+    }
     let side = |q: &str| {
         let g = format!("{q}.{}", ident(GEOM));
         match compare {
             GeometryCompare::Normalized => dialect.wkb(&format!("ST_Normalize({g})")),
-            GeometryCompare::Exact | GeometryCompare::Ignore => dialect.wkb(&g),
+            GeometryCompare::Exact | GeometryCompare::Hausdorff | GeometryCompare::Ignore => {
+                dialect.wkb(&g)
+            }
         }
     };
-    format!("{} IS DISTINCT FROM {}", side("t"), side("r"))
+    Ok(format!("{} IS DISTINCT FROM {}", side("t"), side("r")))
 }
 
 fn key_condition(keys: &[JoinKey]) -> String {
@@ -107,9 +122,24 @@ fn unique_keys(names: &[&str], input: Input<'_>, what: &str, dialect: Dialect) -
     )
 }
 
-/// The rows added, removed or changed from `old` to `new`, with the new row's values (the old
-/// row's for a removed key), the change and the changed fields; a key on several rows of
-/// either layer fails the statement.
+/// `input` with one row per non-NULL key, the last of its rows in the layer's order (rows with
+/// a NULL key field all kept: they match nothing), as a FROM item.
+fn last_per_key(names: &[&str], input: Input<'_>, schema: &Schema) -> String {
+    let columns: Vec<String> = schema.names().into_iter().map(ident).collect();
+    let keys: Vec<String> = names.iter().map(|n| ident(n)).collect();
+    let any_null: Vec<String> = keys.iter().map(|k| format!("{k} IS NULL")).collect();
+    format!(
+        "(SELECT {cols} FROM (SELECT {cols}, row_number() OVER (PARTITION BY {} ORDER BY \"__geomill_position\" DESC) AS \"__geomill_rank\" FROM (SELECT {cols}, row_number() OVER () AS \"__geomill_position\" FROM {} AS p) AS p) AS q WHERE \"__geomill_rank\" = 1 OR {}) AS v",
+        keys.join(", "),
+        input.from,
+        any_null.join(" OR "),
+        cols = columns.join(", "),
+    )
+}
+
+/// The rows added, removed or changed from `old` to `new` (and, kept, the unchanged ones), with
+/// the new row's values (the old row's for a removed key), the change and the changed fields; a
+/// key on several rows of either layer fails the statement, or its last row stands for it.
 pub fn diff_sql(
     d: &DiffOp,
     new: Input<'_>,
@@ -167,7 +197,7 @@ pub fn diff_sql(
     if d.compares_geometry(new_schema, old_schema) {
         differences.push(format!(
             "CASE WHEN {} THEN 'geometry' END",
-            geometry_differs(d.geometry, dialect)
+            geometry_differs(d.geometry, d.tolerance, dialect)?
         ));
     }
     let changed = if differences.is_empty() {
@@ -181,14 +211,52 @@ pub fn diff_sql(
     ));
     let new_keys: Vec<&str> = d.keys.iter().map(|k| k.left.as_str()).collect();
     let old_keys: Vec<&str> = d.keys.iter().map(|k| k.right.as_str()).collect();
+    let mut conditions = Vec::new();
+    let (new_from, old_from) = match d.duplicates {
+        DuplicateKeys::Fail => {
+            conditions.push(format!(
+                "{} IS NULL",
+                unique_keys(&new_keys, new, "new layer (the step's input)", dialect)
+            ));
+            conditions.push(format!(
+                "{} IS NULL",
+                unique_keys(&old_keys, old, "old layer (ref_layer)", dialect)
+            ));
+            (new.from.to_owned(), old.from.to_owned())
+        }
+        DuplicateKeys::Last => (
+            last_per_key(&new_keys, new, new_schema),
+            last_per_key(&old_keys, old, old_schema),
+        ),
+    };
+    let change = ident(&d.change_field);
+    let outer = if d.keep_unchanged {
+        // An equal pair is `changed` with no changed fields inside: named `unchanged` here.
+        let mut list: Vec<String> = new_schema
+            .names()
+            .into_iter()
+            .map(|n| format!("d.{}", ident(n)))
+            .collect();
+        list.push(format!(
+            "CASE WHEN d.{changed_fields} = '' THEN 'unchanged' ELSE d.{change} END AS {change}"
+        ));
+        list.push(format!("d.{changed_fields}"));
+        list.join(", ")
+    } else {
+        conditions.push(format!(
+            "(d.{changed_fields} IS NULL OR d.{changed_fields} <> '')"
+        ));
+        "*".to_owned()
+    };
+    let filter = if conditions.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", conditions.join(" AND "))
+    };
     Ok(format!(
-        "SELECT * FROM (SELECT {} FROM (SELECT 1 AS {present}, * FROM {}) AS t FULL JOIN (SELECT 1 AS {present}, * FROM {}) AS r ON {}) AS d WHERE (d.{changed_fields} IS NULL OR d.{changed_fields} <> '') AND {} IS NULL AND {} IS NULL",
+        "SELECT {outer} FROM (SELECT {} FROM (SELECT 1 AS {present}, * FROM {new_from}) AS t FULL JOIN (SELECT 1 AS {present}, * FROM {old_from}) AS r ON {}) AS d{filter}",
         items.join(", "),
-        new.from,
-        old.from,
         key_condition(&d.keys),
-        unique_keys(&new_keys, new, "new layer (the step's input)", dialect),
-        unique_keys(&old_keys, old, "old layer (ref_layer)", dialect),
         present = ident(PRESENT),
     ))
 }

@@ -13,6 +13,9 @@ use crate::schema::GEOM;
 /// The candidate's geometry, carried out of the search to locate the point along it.
 const LINE: &str = "__geomill_line";
 
+/// Each candidate's 0-based position among the second input's rows.
+const LINE_INDEX: &str = "__geomill_line_index";
+
 /// Nearest candidates a PostGIS KNN search takes before breaking ties: equal distances among
 /// more features than this are broken by index order.
 const KNN_CANDIDATES: usize = 4;
@@ -34,7 +37,14 @@ fn brought(
             Some(columns.into_iter().map(|(_, output)| output).collect()),
         )),
         None if dialect == Dialect::Duckdb && n.columns == RefColumns::All => {
-            Ok((format!(", r.* EXCLUDE ({})", ident(GEOM)), None))
+            let mut excluded = vec![ident(GEOM)];
+            if n.locate
+                .as_ref()
+                .is_some_and(|l| l.line_index_field.is_some())
+            {
+                excluded.push(ident(LINE_INDEX));
+            }
+            Ok((format!(", r.* EXCLUDE ({})", excluded.join(", ")), None))
         }
         None => Err(NEEDS_COLUMNS.into()),
     }
@@ -69,17 +79,34 @@ pub(super) fn nearest_sql(
     dialect: Dialect,
 ) -> Result<String, String> {
     let (t, r) = (geom("t"), geom("r"));
-    let (columns, outputs) = brought(n, main, other, dialect)?;
+    let (mut columns, mut outputs) = brought(n, main, other, dialect)?;
+    let locate = n.locate.as_ref();
+    // Where the search starts: the geometry, or a located non-point's centroid.
+    let point = match locate {
+        Some(l) if l.centroids => format!(
+            "CASE WHEN {} THEN {t} ELSE ST_Centroid({t}) END",
+            kind_in(&t, &[Kind::Point], dialect)
+        ),
+        _ => t.clone(),
+    };
+    if let Some(field) = locate.and_then(|l| l.line_index_field.as_ref()) {
+        columns.push_str(&format!(", r.{} AS {}", ident(LINE_INDEX), ident(field)));
+        if let Some(outputs) = outputs.as_mut() {
+            outputs.push(field.clone());
+        }
+    }
     let mut conditions = vec![format!("NOT ST_IsEmpty({t})")];
     if dialect == Dialect::Duckdb {
         conditions.push(format!("NOT ST_IsEmpty({r})"));
     }
     if let Some(d) = n.max_distance {
-        conditions.push(format!("ST_DWithin({t}, {r}, {})", number(d)?));
+        conditions.push(format!("ST_DWithin({point}, {r}, {})", number(d)?));
     }
-    let line = match &n.locate_field {
-        Some(_) => {
-            conditions.push(kind_in(&t, &[Kind::Point], dialect));
+    let line = match locate {
+        Some(l) => {
+            if !l.centroids {
+                conditions.push(kind_in(&t, &[Kind::Point], dialect));
+            }
             conditions.push(kind_in(
                 &r,
                 &[Kind::LineString, Kind::MultiLineString],
@@ -97,12 +124,15 @@ pub(super) fn nearest_sql(
     // it, 17 s without; the rest is ST_Distance to polygons of thousands of vertices).
     let tie =
         (!columns.is_empty() || !line.is_empty()).then(|| format!("md5({})", dialect.wkb_hex(&r)));
-    let fraction = n.locate_field.as_ref().map(|field| {
-        format!(
-            ", {} AS {}",
-            fraction_sql(&format!("c.{}", ident(LINE)), &t, dialect),
-            ident(field)
-        )
+    let fraction = locate.map(|l| {
+        let line = format!("c.{}", ident(LINE));
+        let fraction = fraction_sql(&line, &point, dialect);
+        let measure = l
+            .measure_field
+            .as_ref()
+            .map(|field| format!(", ({fraction}) * ST_Length({line}) AS {}", ident(field)))
+            .unwrap_or_default();
+        format!(", {fraction} AS {}{measure}", ident(&l.fraction_field))
     });
     let from = main.from;
     let transformed;
@@ -119,11 +149,21 @@ pub(super) fn nearest_sql(
             &transformed
         }
     };
+    let numbered;
+    let other_from = if locate.is_some_and(|l| l.line_index_field.is_some()) {
+        numbered = format!(
+            "(SELECT i.*, CAST(row_number() OVER () - 1 AS BIGINT) AS {} FROM {other_from} AS i)",
+            ident(LINE_INDEX)
+        );
+        &numbered
+    } else {
+        other_from
+    };
     match dialect {
         Dialect::Duckdb => {
             let tie = tie.map(|tie| format!(", {tie}")).unwrap_or_default();
             let search = format!(
-                "SELECT ST_Distance({t}, {r}) AS {distance}{line}{columns} FROM {other_from} AS r WHERE {filter} ORDER BY {distance}{tie} LIMIT 1"
+                "SELECT ST_Distance({point}, {r}) AS {distance}{line}{columns} FROM {other_from} AS r WHERE {filter} ORDER BY {distance}{tie} LIMIT 1"
             );
             let found = match fraction {
                 None => search,
@@ -151,7 +191,7 @@ pub(super) fn nearest_sql(
                 None => (String::new(), ""),
             };
             Ok(format!(
-                "SELECT t.*, n.* FROM {from} AS t LEFT JOIN LATERAL (SELECT c.{distance}{outputs}{fraction} FROM (SELECT ST_Distance({t}, {r}) AS {distance}{line}{columns}{tie} FROM {other_from} AS r WHERE {filter} ORDER BY {r} <-> {t} LIMIT {KNN_CANDIDATES}) AS c WHERE c.{distance} IS NOT NULL ORDER BY c.{distance}{tie_order} LIMIT 1) AS n ON true"
+                "SELECT t.*, n.* FROM {from} AS t LEFT JOIN LATERAL (SELECT c.{distance}{outputs}{fraction} FROM (SELECT ST_Distance({point}, {r}) AS {distance}{line}{columns}{tie} FROM {other_from} AS r WHERE {filter} ORDER BY {r} <-> {point} LIMIT {KNN_CANDIDATES}) AS c WHERE c.{distance} IS NOT NULL ORDER BY c.{distance}{tie_order} LIMIT 1) AS n ON true"
             ))
         }
     }
@@ -180,7 +220,12 @@ mod tests {
             columns,
             max_distance: None,
             distance_field: "distance".into(),
-            locate_field: locate_field.map(str::to_owned),
+            locate: locate_field.map(|f| crate::plan::operator::LocateAlong {
+                fraction_field: f.to_owned(),
+                measure_field: None,
+                line_index_field: None,
+                centroids: false,
+            }),
             reference_transform: None,
         }
     }

@@ -3,9 +3,11 @@
 
 use super::dialect::Dialect;
 use super::explode::explode_sql;
-use super::quote::{ident, number, string};
+use super::quote::{ident, json_literal, number, string};
 use super::select::{Input, NEEDS_COLUMNS};
-use crate::plan::operator::{JoinHow, JoinOp, PivotOp, ReshapeOp, UnpivotOp};
+use crate::plan::operator::{
+    JoinHow, JoinOp, PivotGeometry, PivotOp, ReshapeOp, TimeDirection, UnpivotOp,
+};
 use crate::plan::relational::{DESCRIBE_COLUMNS, common_type};
 use crate::schema::{FieldType, GEOM, Schema};
 
@@ -58,12 +60,27 @@ fn join_condition(j: &JoinOp) -> Result<String, String> {
             })
             .collect();
     if let Some(time) = &j.time {
-        let window = string(&format!("{} seconds", number(time.tolerance_seconds)?));
         let left = timestamp(&format!("t.{}", ident(&time.left)));
-        parts.push(format!(
-            "{} BETWEEN {left} - INTERVAL {window} AND {left} + INTERVAL {window}",
-            timestamp(&format!("r.{}", ident(&time.right)))
-        ));
+        let right = timestamp(&format!("r.{}", ident(&time.right)));
+        let window = match time.tolerance_seconds {
+            Some(seconds) => Some(format!(
+                "INTERVAL {}",
+                string(&format!("{} seconds", number(seconds)?))
+            )),
+            None => None,
+        };
+        parts.push(match (time.direction, window) {
+            (TimeDirection::Both, Some(w)) => {
+                format!("{right} BETWEEN {left} - {w} AND {left} + {w}")
+            }
+            (TimeDirection::Backward, Some(w)) => {
+                format!("{right} BETWEEN {left} - {w} AND {left}")
+            }
+            (TimeDirection::Forward, Some(w)) => format!("{right} BETWEEN {left} AND {left} + {w}"),
+            (TimeDirection::Both, None) => format!("{right} IS NOT NULL AND {left} IS NOT NULL"),
+            (TimeDirection::Backward, None) => format!("{right} <= {left}"),
+            (TimeDirection::Forward, None) => format!("{right} >= {left}"),
+        });
     }
     if parts.is_empty() {
         return Err("the join has no condition".into());
@@ -112,11 +129,12 @@ pub fn join_sql(
     };
     // The nearest match in time, per first-input row: a lateral subquery both engines run.
     let epoch = |c: &str| format!("EXTRACT(EPOCH FROM {})", timestamp(c));
-    let mut order = format!(
-        "abs({} - {})",
+    let (right, left) = (
         epoch(&format!("r.{}", ident(&time.right))),
-        epoch(&format!("t.{}", ident(&time.left)))
+        epoch(&format!("t.{}", ident(&time.left))),
     );
+    // Equal distances: the earlier time first, as pandas' merge_asof `nearest`.
+    let mut order = format!("abs({right} - {left}), {right}");
     if other.schema.is_none_or(|s| s.has(GEOM)) {
         order.push_str(&format!(
             ", md5({})",
@@ -141,26 +159,49 @@ fn first_geometry(dialect: Dialect) -> String {
     format!("(array_agg({g} ORDER BY md5({})))[1]", dialect.wkb_hex(&g))
 }
 
-fn pivot_sql(p: &PivotOp, main: Input<'_>, dialect: Dialect) -> String {
+/// A pivot over listed values: one filtered aggregate per value, NULL cells filled; a pivot
+/// whose columns come from the data has no SQL (the native kernel computes it).
+fn pivot_sql(p: &PivotOp, main: Input<'_>, dialect: Dialect) -> Result<String, String> {
+    let Some(outputs) = &p.outputs else {
+        return Err("pivot with columns found in the data runs on the native backend".into());
+    };
+    let Some(func) = p.func.sql() else {
+        return Err(format!(
+            "pivot {} runs on the native backend (columns found in the data)",
+            p.func.as_str()
+        ));
+    };
+    let fill = p.fill.as_ref().map(json_literal).transpose()?;
     let mut items: Vec<String> = p.index.iter().map(|c| ident(c)).collect();
-    for (value, output) in &p.outputs {
-        items.push(format!(
-            "{}({}) FILTER (WHERE {} = {value}) AS {}",
-            p.func.sql(),
+    for (value, output) in outputs {
+        let cell = format!(
+            "{func}({}) FILTER (WHERE {} = {value})",
             ident(&p.values),
             ident(&p.columns),
-            ident(output)
-        ));
+        );
+        let cell = match &fill {
+            Some(fill) => format!("coalesce({cell}, {fill})"),
+            None => cell,
+        };
+        items.push(format!("{cell} AS {}", ident(output)));
     }
+    let position = "\"__geomill_position\"";
+    let mut from = main.from.to_owned();
     if main.schema.is_none_or(|s| s.has(GEOM)) {
-        items.push(format!("{} AS {}", first_geometry(dialect), ident(GEOM)));
+        let geometry = match p.geometry {
+            PivotGeometry::Hash => first_geometry(dialect),
+            PivotGeometry::First => {
+                from = format!("(SELECT p.*, row_number() OVER () AS {position} FROM {from} AS p)");
+                format!("(array_agg({} ORDER BY {position}))[1]", ident(GEOM))
+            }
+        };
+        items.push(format!("{geometry} AS {}", ident(GEOM)));
     }
-    format!(
-        "SELECT {} FROM {} AS t GROUP BY {}",
+    Ok(format!(
+        "SELECT {} FROM {from} AS t GROUP BY {}",
         items.join(", "),
-        main.from,
         idents(&p.index)
-    )
+    ))
 }
 
 fn unpivot_sql(u: &UnpivotOp, main: Input<'_>, dialect: Dialect) -> Result<String, String> {
@@ -244,7 +285,7 @@ fn describe_sql(fields: &[String], main: Input<'_>) -> Result<String, String> {
 /// The SELECT of a reshaping operator.
 pub fn reshape_sql(r: &ReshapeOp, main: Input<'_>, dialect: Dialect) -> Result<String, String> {
     match r {
-        ReshapeOp::Pivot(p) => Ok(pivot_sql(p, main, dialect)),
+        ReshapeOp::Pivot(p) => pivot_sql(p, main, dialect),
         ReshapeOp::Unpivot(u) => unpivot_sql(u, main, dialect),
         ReshapeOp::Describe { fields } => describe_sql(fields, main),
         ReshapeOp::Explode {

@@ -13,8 +13,8 @@ use super::tessellate::tessellate_sql;
 use super::validate::validate_sql;
 use crate::plan::native::missing_sql;
 use crate::plan::operator::{
-    AggFunc, AggItem, DistinctKeep, GeometryAgg, JoinHow, MapOp, Operator, RankInOp, SortKey,
-    SpatialAggregateOp, ValueExpr,
+    AggFunc, AggItem, DistinctKeep, GeometryAgg, JoinHow, MapOp, Operator, RankInOp, ReshapeOp,
+    SortKey, SpatialAggregateOp, ValueExpr,
 };
 use crate::plan::schema_infer::{aggregate_type, joined_columns};
 use crate::schema::{FieldType, GEOM, Schema};
@@ -462,6 +462,11 @@ pub fn select(
         ),
         Operator::Project { columns } => project_sql(columns, main)?,
         Operator::Join(j) => join_sql(j, main, need_other()?, dialect)?,
+        Operator::Reshape(ReshapeOp::Pivot(p)) if p.outputs.is_none() => native_only(
+            main.from,
+            dialect,
+            "pivot with the columns found in the data runs on the native backend: a query's columns are fixed before it reads the data",
+        ),
         Operator::Reshape(r) => reshape_sql(r, main, dialect)?,
         Operator::Tessellate(t) if let Some(missing) = t.missing_on(dialect) => {
             native_only(main.from, dialect, &missing)

@@ -159,7 +159,7 @@ fn duplicates_sql(ctx: &Context<'_>, tolerance: f64) -> Result<String, String> {
         (
             format!(
                 "ST_DWithin({a}, {b}, {tol}) AND {} <= {tol}",
-                hausdorff(&a, &b, ctx.dialect)
+                ctx.dialect.hausdorff(&a, &b)
             ),
             string(&format!(
                 "within {tol} of the related feature (discrete Hausdorff distance)"
@@ -183,27 +183,6 @@ fn duplicates_sql(ctx: &Context<'_>, tolerance: f64) -> Result<String, String> {
         present(&b),
         from = ctx.input.from,
     )))
-}
-
-/// The discrete Hausdorff distance between `a` and `b`, as GEOS measures it.
-fn hausdorff(a: &str, b: &str, dialect: Dialect) -> String {
-    match dialect {
-        Dialect::Postgis => format!("ST_HausdorffDistance({a}, {b})"),
-        Dialect::Duckdb => {
-            // GEOS measures each vertex's distance to the other geometry's segments (a
-            // polygon's rings, not its area).
-            let linework = |g: &str| {
-                format!("(CASE WHEN ST_Dimension({g}) = 2 THEN ST_Boundary({g}) ELSE {g} END)")
-            };
-            let farthest = |from: &str, to: &str| {
-                format!(
-                    "list_max(list_transform(ST_Dump(ST_Points({from})), lambda geomill_vertex: ST_Distance(geomill_vertex.geom, {})))",
-                    linework(to)
-                )
-            };
-            format!("greatest({}, {})", farthest(a, b), farthest(b, a))
-        }
-    }
 }
 
 /// The rows breaking each rule, one SELECT per rule and kind.

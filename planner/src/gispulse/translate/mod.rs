@@ -5,8 +5,11 @@
 mod args;
 mod attributes;
 mod classes;
+mod diff;
 mod geometry;
+mod locate;
 mod overlay;
+mod reshape;
 mod temporal;
 mod toolkit;
 
@@ -98,6 +101,9 @@ pub fn translator(name: &str) -> Option<Translator> {
         .or_else(|| toolkit::translator(name))
         .or_else(|| temporal::translator(name))
         .or_else(|| classes::translator(name))
+        .or_else(|| diff::translator(name))
+        .or_else(|| locate::translator(name))
+        .or_else(|| reshape::translator(name))
 }
 
 /// GISPulse type names (`add_field`'s `dtype`, `cast_field`'s `casts`) as native field types.
