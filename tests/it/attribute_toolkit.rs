@@ -1,6 +1,7 @@
 //! The attribute and reshape capabilities against pandas: the Natural Earth countries and the
 //! NYC boroughs uploaded, each capability (select_columns, temporal_filter, lookup_table,
-//! attribute_join, pivot, unpivot, describe, temporal_join with the uploaded cities) run
+//! attribute_join, pivot over listed values and over the values found in the data, unpivot,
+//! describe, temporal_join with the uploaded cities) run
 //! through `/api/pipelines/execute` on the
 //! embedded and PostGIS engines, and each result file compared with pandas' answer computed
 //! from the source file: the same rows (in any order), the same fields, equal values (numbers
@@ -84,6 +85,22 @@ def pivot(ours, src, p):
         if problem:
             return problem
 
+def pivot_found(ours, src, p):
+    size = np.where(src.pop_est > 50000000, "large", np.where(src.pop_est > 5000000, "medium", "small"))
+    df = src.assign(size=size)
+    table = df.pivot_table(index="continent", columns="size", values="gdp_md_est", aggfunc="median", fill_value=-1)
+    names = sorted(c for c in ours.columns if c not in ("continent", "geometry"))
+    if names != sorted("gdp_" + c for c in table.columns):
+        return f"columns {names}, pandas {list(table.columns)}"
+    for value in table.columns:
+        problem = same_mapping(dict(zip(ours.continent, ours["gdp_" + value])), dict(table[value].items()), value)
+        if problem:
+            return problem
+    for continent, geometry in zip(*df.drop_duplicates("continent")[["continent", "geometry"]].T.values):
+        mine = ours.geometry[ours.continent == continent].iloc[0]
+        if shapely.hausdorff_distance(mine, geometry) > 1e-9:
+            return f"{continent}: not the group's first geometry"
+
 def unpivot(ours, src, p):
     melted = src.melt(id_vars=["name"], value_vars=p["fields"], var_name="measure", value_name="amount")
     return same_mapping(dict(zip(ours.name + "|" + ours.measure, ours.amount)),
@@ -106,9 +123,11 @@ def describe(ours, src, p):
             return problem
 
 def temporal_join(ours, src, p):
-    """Every (country, city) pair whose dates are within the tolerance (both ends included);
-    `nearest`: per country the pair of the smallest gap, ties to the city whose WKB hashes
-    lowest, countries without one kept with NULLs; `all`: every pair."""
+    """Every (country, city) pair whose dates are within the tolerance (both ends included; any
+    gap without one), the city's date at or before the country's with `direction: backward`;
+    `nearest`: per country the pair of the smallest gap, ties to the earlier date, then to the
+    city whose WKB hashes lowest, countries without one kept with NULLs; `all`: every pair.
+    With `keep_other_field: false` the city's date is not brought."""
     countries = src.assign(founded=founded(src))
     cities = gpd.read_file(p["cities"])
     cities["when"] = pd.Timestamp("2000-01-01") + pd.to_timedelta(cities.name.str.len() * 300, unit="D")
@@ -116,11 +135,16 @@ def temporal_join(ours, src, p):
     pairs = countries[["name", "founded"]].merge(
         cities[["name", "when", "tie"]].rename(columns={"name": "name_right"}), how="cross")
     pairs["gap"] = (pairs.when - pairs.founded).abs()
-    pairs = pairs[pairs.gap <= pd.Timedelta(days=p["tolerance"]["amount"])]
+    if "tolerance" in p:
+        pairs = pairs[pairs.gap <= pd.Timedelta(days=p["tolerance"]["amount"])]
+    if p.get("direction") == "backward":
+        pairs = pairs[pairs.when <= pairs.founded]
+    if ("founded_right" in ours.columns) != p.get("keep_other_field", True):
+        return f"the city's date brought: {'founded_right' in ours.columns}"
     if p.get("match", "nearest") == "nearest":
         if len(ours) != len(countries):
             return f"{len(ours)} rows, the source has {len(countries)}"
-        best = pairs.sort_values(["gap", "tie"]).drop_duplicates("name")
+        best = pairs.sort_values(["gap", "when", "tie"]).drop_duplicates("name")
         if best.empty or len(best) == len(countries):
             return f"the reference matched {len(best)} of {len(countries)} countries: pick another tolerance"
         return same_mapping(dict(zip(ours.name, ours.name_right)),
@@ -132,7 +156,7 @@ def temporal_join(ours, src, p):
 
 CHECKS = {"select_columns": select_columns, "temporal_join": temporal_join, "temporal_filter": temporal_filter,
           "lookup_map": lookup_map, "lookup_table": lookup_table, "attribute_join": attribute_join,
-          "pivot": pivot, "unpivot": unpivot, "describe": describe}
+          "pivot": pivot, "pivot_found": pivot_found, "unpivot": unpivot, "describe": describe}
 
 for case in cases:
     label, p = case["label"], case["params"]
@@ -167,6 +191,9 @@ async fn attribute_capabilities_equal_pandas_on_both_engines() {
     let join = json!({"input": "input", "other": "totals", "on": ["continent"]});
     let pivot = json!({"index": ["continent"], "columns": "size", "values": "pop_est",
         "column_values": ["large", "small"]});
+    // The columns found in the data (native kernel), pandas' median, a fill, the first geometry.
+    let pivot_found = json!({"index": ["continent"], "columns": "size", "values": "gdp_md_est",
+        "aggregate": "median", "fill_value": -1, "prefix": "gdp_", "geometry": "first"});
     let unpivot = json!({"fields": ["pop_est", "gdp_md_est"], "name_field": "measure",
         "value_field": "amount"});
     let mut cases: Vec<(&str, Value, Value)> = vec![
@@ -209,6 +236,16 @@ async fn attribute_capabilities_equal_pandas_on_both_engines() {
             ]),
         ),
         (
+            "pivot_found",
+            pivot_found.clone(),
+            json!([
+                {"id": "sized", "capability": "case_when", "params": {"field": "size",
+                    "cases": [{"when": "pop_est > 50000000", "then": "large"},
+                              {"when": "pop_est > 5000000", "then": "medium"}], "else": "small"}},
+                step("pivot", &pivot_found)
+            ]),
+        ),
+        (
             "unpivot",
             unpivot.clone(),
             json!([step("unpivot", &unpivot)]),
@@ -226,6 +263,8 @@ async fn attribute_capabilities_equal_pandas_on_both_engines() {
                "tolerance": {"amount": 60, "unit": "days"}}),
         json!({"input": "dated", "other": "events", "field": "founded", "match": "all",
                "how": "inner", "tolerance": {"amount": 10, "unit": "days"}}),
+        json!({"input": "dated", "other": "events", "field": "founded",
+               "direction": "backward", "keep_other_field": false}),
     ] {
         let mut steps = dated.clone();
         if let Some(list) = steps.as_array_mut() {

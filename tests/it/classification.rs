@@ -176,7 +176,7 @@ async fn a_text_field_or_too_few_classes_is_a_clear_422() {
 /// published colour tables; prints one line per difference.
 const COMPARE_SCALES: &str = r##"
 import json, sys, warnings
-import geopandas as gpd, numpy as np, mapclassify as mc, scipy.stats
+import geopandas as gpd, numpy as np, pandas as pd, mapclassify as mc, scipy.stats
 from palettable.colorbrewer import get_map
 from palettable.matplotlib.colormaps import _VIRIDIS_DATA
 warnings.filterwarnings("ignore")
@@ -190,8 +190,10 @@ for case in json.load(open(sys.argv[1])):
     y = None if kind == "categorical" else values[present].astype("float64").to_numpy()
     if kind.startswith("normalize"):
         method = kind.split(":")[1]
+        ranks = pd.Series(y).rank(method="average").to_numpy()
         expected = {"log1p": np.log1p(y), "minmax": (y - y.min()) / (y.max() - y.min()),
-                    "zscore": scipy.stats.zscore(y)}[method]
+                    "zscore": scipy.stats.zscore(y), "log": np.log(y),
+                    "rank": (ranks - 1) / (len(y) - 1), "percent": y / y.sum() * 100}[method]
         got = frame.loc[present, case["output"]].to_numpy()
         if not np.allclose(got, expected, rtol=1e-12, atol=1e-12):
             problems.append(f"{label}: max difference {np.max(np.abs(got - expected))}")
@@ -240,7 +242,7 @@ async fn scales_equal_numpy_pandas_and_mapclassify() {
     let (dir, state, countries) = countries_on_every_engine("scales").await;
     let mut manifest = Vec::new();
     for engine in ["embedded", "postgis"] {
-        for method in ["log1p", "minmax", "zscore"] {
+        for method in ["log1p", "minmax", "zscore", "log", "rank", "percent"] {
             let step = json!([{"id": "n", "capability": "normalize",
                 "params": {"field": "gdp_md_est", "method": method}}]);
             let path = run(&state, &countries, engine, step).await;

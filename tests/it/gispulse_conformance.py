@@ -12,7 +12,11 @@ their symmetric difference relative to the extent's area for polygons, the Hausd
 relative to its diagonal otherwise).
 
 A case whose answer is rightly empty says `"empty": true`; otherwise an empty GISPulse answer
-fails (equal empty answers prove nothing). A case's `differs_on` ({engine: why}) lists engines known to answer otherwise; their
+fails (equal empty answers prove nothing). A case where GISPulse itself is wrong says why in
+`gispulse_wrong`: geomill's answer is compared with an independent reference instead (its
+last step computed by `REFERENCES[capability]` with Shapely, on the inputs GISPulse's earlier
+steps give), and GISPulse's own answer must still differ from that reference, so that the
+list of such cases stays true. A case's `differs_on` ({engine: why}) lists engines known to answer otherwise; their
 differences are printed as `KNOWN ...` (not failures), and a known difference that no longer
 differs is reported so that the list stays true.
 """
@@ -37,8 +41,9 @@ def layer_name(path):
     return os.path.basename(path).split(".")[0]
 
 
-def run_gispulse(document, frame, refs):
-    """GISPulse's answer to `document` on `frame`, `refs` naming the reference layers."""
+def run_gispulse(document, frame, refs, every_step=False):
+    """GISPulse's answer to `document` on `frame`, `refs` naming the reference layers (with
+    `every_step`, a v2 document's layers by name: its inputs and each step's answer)."""
     import gispulse.capabilities  # noqa: F401  (registers the capabilities)
     from gispulse.core.models import Rule
     from gispulse.core.pipeline import _parse_v2
@@ -55,6 +60,8 @@ def run_gispulse(document, frame, refs):
         for alias, path in (document.get("ref_layers") or {}).items():
             inputs[alias] = refs[layer_name(path)]
         result = PipelineExecutor().execute(spec, inputs)
+        if every_step:
+            return {**inputs, **result}
         return list(result.values())[-1] if result else frame
     rules = []
     for i, entry in enumerate(document):
@@ -76,6 +83,47 @@ def gispulse_answer(case, layers):
             answer = run_gispulse(case["document"], frame.copy(), {k: v.copy() for k, v in refs.items()})
         return gpd.GeoDataFrame(answer).rename_geometry("geom") if "geometry" in answer else answer
     return remembered("gispulse", compute, case["document"], frame, *refs.values())
+
+
+def locate_along_nearest_line(points, lines, params):
+    """`line_locate_point` by its definition: each point (a non-point by its centroid) in
+    `crs_meters`, the nearest line of all (the first on equal distances), the distance along
+    it (or its fraction, `normalized`) and its 0-based position."""
+    crs = params.get("crs_meters", "EPSG:3857")
+    located, lines = points.to_crs(crs), lines.to_crs(crs).geometry.reset_index(drop=True)
+    measures, indices = [], []
+    for shape in located.geometry:
+        if shape is None or shape.is_empty:
+            measures.append(math.nan)
+            indices.append(-1)
+            continue
+        point = shape if shape.geom_type == "Point" else shape.centroid
+        nearest = int(np.argmin(shapely.distance(point, lines.values)))
+        measures.append(lines.iloc[nearest].project(point, normalized=bool(params.get("normalized"))))
+        indices.append(nearest)
+    answer = points.copy()
+    answer[params.get("measure_col", "measure")] = measures
+    answer[params.get("ref_index_col", "ref_index")] = indices
+    return answer
+
+
+# The independent definitions of the capabilities GISPulse answers wrongly in some case.
+REFERENCES = {"line_locate_point": locate_along_nearest_line}
+
+
+def reference_answer(case, layers):
+    """A `gispulse_wrong` case's answer by its definition: GISPulse runs every step but the
+    last, which `REFERENCES` computes on the layers those steps give."""
+    document = case["document"]
+    last = document["steps"][-1]
+    head = dict(document, steps=document["steps"][:-1])
+    frame = read_layer(layers[case["input"]])
+    refs = {name: read_layer(path) for name, path in layers.items()}
+    with contextlib.redirect_stdout(sys.stderr):
+        named = run_gispulse(head, frame.copy(), {k: v.copy() for k, v in refs.items()}, every_step=True)
+    params = last.get("params", last.get("config", {}))
+    answer = REFERENCES[last["capability"]](named[last.get("input", "input")], named[params["ref_layer"]], params)
+    return gpd.GeoDataFrame(answer).rename_geometry("geom")
 
 
 def comparable(value):
@@ -173,6 +221,11 @@ def main():
         except Exception as error:  # GISPulse itself failed: the case is wrong
             problems.append(f"{label}: GISPulse fails: {type(error).__name__}: {error}")
             continue
+        if case.get("gispulse_wrong"):
+            reference = reference_answer(case, layers)
+            if not compare(label, case, pd.DataFrame(theirs), pd.DataFrame(reference)):
+                problems.append(f"{label}: GISPulse equals the reference now: remove gispulse_wrong")
+            theirs = reference
         if len(theirs) == 0 and not case.get("empty"):  # equal empty answers prove nothing
             problems.append(f"{label}: GISPulse answers no rows: the case tests nothing")
             continue

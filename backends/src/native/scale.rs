@@ -32,9 +32,12 @@ pub fn scale(layer: &Layer, op: &ScaleOp) -> Result<Layer, NativeError> {
         })
         .collect();
     match &op.kind {
-        ScaleKind::Normalize(method) => {
+        ScaleKind::Normalize {
+            method,
+            equal_value,
+        } => {
             let columns = numbers(layer, &op.field)?;
-            let rescale = normalizer(*method, &present(&columns));
+            let rescale = normalizer(*method, *equal_value, &present(&columns));
             with_columns(layer, &outputs, |batch| {
                 let array: Float64Array = columns[batch]
                     .iter()
@@ -154,12 +157,35 @@ fn present(columns: &[Float64Array]) -> Vec<f64> {
 }
 
 /// The rescaling of `method` given the layer's values.
-fn normalizer(method: NormalizeMethod, values: &[f64]) -> Box<dyn Fn(f64) -> Option<f64>> {
+fn normalizer(
+    method: NormalizeMethod,
+    equal_value: f64,
+    values: &[f64],
+) -> Box<dyn Fn(f64) -> Option<f64>> {
     match method {
         NormalizeMethod::Log1p => Box::new(|v: f64| (v > -1.0).then(|| v.ln_1p())),
+        NormalizeMethod::Log => Box::new(|v: f64| (v > 0.0).then(|| v.ln())),
         NormalizeMethod::Minmax => {
+            let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let position = positions(values, |v| v);
-            Box::new(move |v| Some(position(v)))
+            Box::new(move |v| Some(if high > low { position(v) } else { equal_value }))
+        }
+        NormalizeMethod::Rank => {
+            let ranks = average_ranks(values);
+            let n = values.len();
+            Box::new(move |v| {
+                let rank = ranks(v)?;
+                Some(if n <= 1 {
+                    1.0
+                } else {
+                    (rank - 1.0) / (n - 1) as f64
+                })
+            })
+        }
+        NormalizeMethod::Percent => {
+            let total = numpy_sum(values);
+            Box::new(move |v| Some(if total == 0.0 { 0.0 } else { v / total * 100.0 }))
         }
         NormalizeMethod::Zscore => {
             if values.is_empty() {
@@ -171,6 +197,19 @@ fn normalizer(method: NormalizeMethod, values: &[f64]) -> Box<dyn Fn(f64) -> Opt
             let s = (numpy_sum(&squares) / values.len() as f64).sqrt();
             Box::new(move |v| Some(if s == 0.0 { 0.0 } else { (v - m) / s }))
         }
+    }
+}
+
+/// The rank of a value among `values` from 1, equal values given the mean of their ranks (as
+/// pandas' `rank(method="average")`).
+fn average_ranks(values: &[f64]) -> impl Fn(f64) -> Option<f64> + use<> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    move |v| {
+        let below = sorted.partition_point(|x| *x < v);
+        let through = sorted.partition_point(|x| *x <= v);
+        // Ranks below + 1 ..= through, averaged.
+        (through > below).then(|| (below + 1 + through) as f64 / 2.0)
     }
 }
 
@@ -367,4 +406,22 @@ fn bivariate(
             .collect();
         vec![Arc::new(class), Arc::new(x), Arc::new(y), Arc::new(color)]
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_values_share_their_average_rank() {
+        let rank = average_ranks(&[3.0, 1.0, 3.0, 2.0, 3.0]);
+        assert_eq!(rank(1.0), Some(1.0));
+        assert_eq!(rank(2.0), Some(2.0));
+        assert_eq!(rank(3.0), Some(4.0));
+        assert_eq!(rank(9.0), None);
+        let rescale = normalizer(NormalizeMethod::Rank, 0.0, &[3.0, 1.0, 3.0, 2.0, 3.0]);
+        assert_eq!(rescale(3.0), Some(0.75));
+        let equal = normalizer(NormalizeMethod::Minmax, 0.5, &[7.0, 7.0]);
+        assert_eq!(equal(7.0), Some(0.5));
+    }
 }

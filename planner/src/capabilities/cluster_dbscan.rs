@@ -20,7 +20,9 @@ use crate::schema::GEOM;
 /// `eps` is in metres by default: on longitude/latitude data distances are then great-circle
 /// distances on a sphere of the Earth's mean radius (6,371,008.8 m, scikit-learn's
 /// `metric="haversine"`), on projected data `eps` is converted to the CRS's units; unit `crs`
-/// takes it in the layer's own units. Runs on the native backend whatever the engine.
+/// takes it in the layer's own units. `work_crs` (an `EPSG:<code>`) clusters the points of
+/// the layer transformed to that CRS (its centroids there), as GISPulse's `crs_meters`. Runs on
+/// the native backend whatever the engine.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ClusterDbscan {
     /// The neighbourhood radius.
@@ -36,6 +38,9 @@ pub struct ClusterDbscan {
     #[serde(default = "default_output")]
     #[schemars(length(min = 1))]
     pub output: String,
+    /// Cluster in this CRS (`EPSG:<code>`): the layer transformed, the output back.
+    #[serde(default)]
+    pub work_crs: Option<String>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -59,15 +64,22 @@ impl CapabilityParams for ClusterDbscan {
         if self.min_samples == 0 {
             return Err(vec![Problem::new(ctx.at("min_samples"), "must be at least 1")]);
         }
-        let eps = resolve_distance(self.eps, self.unit, ctx, "eps")?;
-        Ok(vec![Operator::Scale(ScaleOp {
-            field: GEOM.to_owned(),
-            kind: ScaleKind::Dbscan {
-                eps: eps.value,
-                min_samples: self.min_samples,
-                geodesic: eps.geodesic,
+        super::work_crs::within(
+            self.work_crs.as_deref(),
+            super::work_crs::Output::Geometry,
+            ctx,
+            |ctx| {
+                let eps = resolve_distance(self.eps, self.unit, ctx, "eps")?;
+                Ok(vec![Operator::Scale(ScaleOp {
+                    field: GEOM.to_owned(),
+                    kind: ScaleKind::Dbscan {
+                        eps: eps.value,
+                        min_samples: self.min_samples,
+                        geodesic: eps.geodesic,
+                    },
+                    output: self.output.clone(),
+                })])
             },
-            output: self.output.clone(),
-        })])
+        )
     }
 }

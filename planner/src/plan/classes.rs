@@ -84,18 +84,29 @@ impl ClassifyOp {
 pub enum NormalizeMethod {
     /// `ln(1 + x)` (NULL for x ≤ −1).
     Log1p,
-    /// `(x − min) / (max − min)`: 0 to 1 over the layer (0 when every value is the same).
+    /// `ln(x)` (NULL for x ≤ 0).
+    Log,
+    /// `(x − min) / (max − min)`: 0 to 1 over the layer (`equal_value`, default 0, when every
+    /// value is the same).
     Minmax,
     /// `(x − mean) / standard deviation` (population, as `scipy.stats.zscore`).
     Zscore,
+    /// `(rank − 1) / (n − 1)`, ties given their average rank (pandas' `rank`): 0 to 1 (1 when
+    /// there is one value).
+    Rank,
+    /// `100 · x / Σx` (0 everywhere when the sum is 0).
+    Percent,
 }
 
 impl NormalizeMethod {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Log1p => "log1p",
+            Self::Log => "log",
             Self::Minmax => "minmax",
             Self::Zscore => "zscore",
+            Self::Rank => "rank",
+            Self::Percent => "percent",
         }
     }
 }
@@ -111,8 +122,11 @@ pub struct ScaleOp {
 /// What a [`ScaleOp`] computes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ScaleKind {
-    /// The value rescaled.
-    Normalize(NormalizeMethod),
+    /// The value rescaled; `equal_value` is `minmax`'s value when every value is the same.
+    Normalize {
+        method: NormalizeMethod,
+        equal_value: f64,
+    },
     /// A class per distinct value, the most frequent first (ties by value); past
     /// `max_classes` − 1 values the rest share a last class labelled `other`. Adds
     /// `<output>_label` (the value as text, or `other`) and optionally a colour.
@@ -171,7 +185,7 @@ impl ScaleOp {
     pub fn outputs(&self) -> Vec<(String, FieldType)> {
         let named = |suffix: &str| format!("{}_{suffix}", self.output);
         match &self.kind {
-            ScaleKind::Normalize(_) | ScaleKind::SymbolSize { .. } => {
+            ScaleKind::Normalize { .. } | ScaleKind::SymbolSize { .. } => {
                 vec![(self.output.clone(), FieldType::Double)]
             }
             ScaleKind::KMeans { .. } | ScaleKind::Dbscan { .. } | ScaleKind::Hdbscan { .. } => {
@@ -200,7 +214,16 @@ impl ScaleOp {
     /// The step in a line (plan text, kernel line).
     pub fn describe(&self) -> String {
         match &self.kind {
-            ScaleKind::Normalize(method) => format!("normalize {} {}", self.field, method.as_str()),
+            ScaleKind::Normalize {
+                method,
+                equal_value,
+            } => {
+                let mut text = format!("normalize {} {}", self.field, method.as_str());
+                if *method == NormalizeMethod::Minmax && *equal_value != 0.0 {
+                    text.push_str(&format!(" equal_value={equal_value}"));
+                }
+                text
+            }
             ScaleKind::Categories { max_classes, .. } => {
                 format!("categories of {} (at most {max_classes})", self.field)
             }

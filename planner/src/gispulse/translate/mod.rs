@@ -5,11 +5,13 @@
 mod args;
 mod attributes;
 mod classes;
+mod clusters;
 mod diff;
 mod geometry;
 mod locate;
 mod overlay;
 mod reshape;
+mod scales;
 mod temporal;
 mod toolkit;
 
@@ -104,6 +106,8 @@ pub fn translator(name: &str) -> Option<Translator> {
         .or_else(|| diff::translator(name))
         .or_else(|| locate::translator(name))
         .or_else(|| reshape::translator(name))
+        .or_else(|| scales::translator(name))
+        .or_else(|| clusters::translator(name))
 }
 
 /// GISPulse type names (`add_field`'s `dtype`, `cast_field`'s `casts`) as native field types.
