@@ -257,7 +257,36 @@ pub fn breaks(method: ClassMethod, values: &[f64], classes: usize) -> Vec<f64> {
         ClassMethod::StdDev => std_mean(values, max),
         ClassMethod::Pretty => pretty(min, max, classes),
         ClassMethod::HeadTailBreaks => head_tail(values),
+        ClassMethod::HeadTailRatio => head_tail_ratio(values, classes, min, max),
     }
+}
+
+/// The share of the values the head above a mean may hold for head/tail breaks to go on.
+const HEAD_RATIO: f64 = 0.4;
+
+/// Head/tail breaks stopped by the head's share (GISPulse's): at most `depth` means, each of
+/// the values above the last while they were at most [`HEAD_RATIO`] of them; then the upper
+/// bounds: the means above `min`, and `max`.
+fn head_tail_ratio(values: &[f64], depth: usize, min: f64, max: f64) -> Vec<f64> {
+    let mut means = Vec::new();
+    let mut rest = values.to_vec();
+    for _ in 0..depth {
+        if rest.len() <= 1 {
+            break;
+        }
+        let m = mean(&rest);
+        means.push(m);
+        let head: Vec<f64> = rest.iter().copied().filter(|v| *v > m).collect();
+        if head.is_empty() || head.len() as f64 / rest.len() as f64 > HEAD_RATIO {
+            break;
+        }
+        rest = head;
+    }
+    means.push(max);
+    means.retain(|b| *b > min || *b == max);
+    means.sort_by(f64::total_cmp);
+    means.dedup();
+    means
 }
 
 /// The class of `value` (as mapclassify's `bin1d`): the first whose upper bound is at least
@@ -446,5 +475,22 @@ mod tests {
     fn head_tail_stops_at_one_distinct_value() {
         let values = [1.0, 1.0, 2.0, 10.0];
         assert_eq!(breaks(ClassMethod::HeadTailBreaks, &values, 5), [3.5, 10.0]);
+    }
+
+    #[test]
+    fn head_tail_ratio_stops_once_the_head_is_too_large() {
+        assert_eq!(
+            breaks(ClassMethod::HeadTailRatio, &[1.0, 1.0, 2.0, 10.0], 12),
+            [3.5, 10.0]
+        );
+        // The head above 3 holds 40 % (goes on), above 4.5 half (stops after that mean).
+        assert_eq!(
+            breaks(ClassMethod::HeadTailRatio, &[1.0, 2.0, 3.0, 4.0, 5.0], 12),
+            [3.0, 4.5, 5.0]
+        );
+        assert_eq!(
+            breaks(ClassMethod::HeadTailRatio, &[1.0, 2.0, 3.0, 4.0, 5.0], 1),
+            [3.0, 5.0]
+        );
     }
 }

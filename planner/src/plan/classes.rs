@@ -28,6 +28,10 @@ pub enum ClassMethod {
     /// Head/tail breaks for heavy-tailed data: the mean, then the mean of the values above it,
     /// and so on (`mapclassify.HeadTailBreaks`); `classes` is ignored.
     HeadTailBreaks,
+    /// Head/tail breaks as GISPulse computes them: the mean, then the mean of the values above
+    /// it, and so on while the values above the last mean are at most 40 % of those it was
+    /// taken over, at most `classes` means; the maximum closes the last class.
+    HeadTailRatio,
 }
 
 impl ClassMethod {
@@ -39,6 +43,7 @@ impl ClassMethod {
             Self::StdDev => "std_dev",
             Self::Pretty => "pretty",
             Self::HeadTailBreaks => "head_tail_breaks",
+            Self::HeadTailRatio => "head_tail_ratio",
         }
     }
 }

@@ -290,7 +290,7 @@ fn round(
 /// NumPy's rounding to `digits` decimals: the value scaled by 10^digits, rounded half to even,
 /// scaled back (SQL's `round` takes halves away from zero on DuckDB and has no decimals on
 /// PostgreSQL's doubles).
-fn half_to_even(value: &str, digits: i32) -> String {
+pub fn half_to_even(value: &str, digits: i32) -> String {
     let scale = quote::number(10f64.powi(digits)).unwrap_or_else(|_| "1".into());
     let scaled = format!("(CAST({value} AS FLOAT8) * {scale})");
     format!(

@@ -7,7 +7,7 @@ mod compile;
 mod lexer;
 mod parser;
 
-pub use compile::compile;
+pub use compile::{compile, half_to_even};
 pub use parser::parse;
 
 /// The most nodes one expression may hold: parsing and compiling grow with it.

@@ -1,5 +1,5 @@
-//! GISPulse's classification (`classify`) onto the native one: classes numbered from 1, a
-//! colour per class from a palette list.
+//! GISPulse's classification (`classify`, `head_tail_breaks`) onto the native one: classes
+//! numbered from 1, a colour per class from a palette list.
 
 use serde_json::{Value, json};
 
@@ -9,6 +9,7 @@ use crate::sql::quote::ident;
 pub fn translator(name: &str) -> Option<Translator> {
     Some(match name {
         "classify" => classify,
+        "head_tail_breaks" => head_tail_breaks,
         _ => return None,
     })
 }
@@ -58,9 +59,56 @@ fn classify(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
             ("output", json!(SCRATCH)),
         ]),
     );
+    numbered_from_one(out, &class, color, palette);
+}
+
+/// GISPulse's head/tail breaks (Jiang 2013, stopped once the head above a mean holds more than
+/// `head_ratio_cutoff` of the values, at most `max_depth` means, the maximum closing the last
+/// class: native `method: head_tail_ratio`), classes from 1, a palette list's colours.
+fn head_tail_breaks(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let Some(field) = args.string("field") else {
+        args.problem("field", "is required");
+        return;
+    };
+    let depth = args.integer("max_depth").unwrap_or(12);
+    if !(2..=32).contains(&depth) {
+        args.problem("max_depth", "must be from 2 to 32");
+        return;
+    }
+    if args.f64("head_ratio_cutoff").is_some_and(|c| c != 0.4) {
+        args.problem(
+            "head_ratio_cutoff",
+            "only 0.4 (the default) is supported yet",
+        );
+        return;
+    }
+    let class = args.string("class_col").unwrap_or_else(|| "class".into());
+    let color = args.value("color_col").cloned();
+    let palette = palette_list(args, "a named palette is not");
+    out.main(
+        "classify",
+        params([
+            ("field", json!(field)),
+            ("method", json!("head_tail_ratio")),
+            ("classes", json!(depth)),
+            ("output", json!(SCRATCH)),
+        ]),
+    );
+    numbered_from_one(out, &class, color, palette);
+}
+
+/// The native class (from 0, in [`SCRATCH`]) as GISPulse numbers it, from 1 in `class`, and
+/// with a palette list its colour in `color` (GISPulse's `color_col`: default `color`, none
+/// when null); the native class fields dropped.
+fn numbered_from_one(
+    out: &mut Emitted,
+    class: &str,
+    color: Option<Value>,
+    palette: Option<Vec<String>>,
+) {
     let scratch = ident(SCRATCH);
     let mut expressions = serde_json::Map::new();
-    expressions.insert(class.clone(), json!(format!("{scratch} + 1")));
+    expressions.insert(class.to_owned(), json!(format!("{scratch} + 1")));
     let color = match color {
         None => Some("color".to_owned()),
         Some(Value::String(name)) => Some(name),

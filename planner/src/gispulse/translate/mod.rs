@@ -4,6 +4,7 @@
 
 mod args;
 mod attributes;
+mod checks;
 mod classes;
 mod clusters;
 mod diff;
@@ -108,6 +109,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         .or_else(|| reshape::translator(name))
         .or_else(|| scales::translator(name))
         .or_else(|| clusters::translator(name))
+        .or_else(|| checks::translator(name))
 }
 
 /// GISPulse type names (`add_field`'s `dtype`, `cast_field`'s `casts`) as native field types.
