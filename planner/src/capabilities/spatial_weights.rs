@@ -25,8 +25,9 @@ pub enum WeightsOutput {
 /// Find each feature's neighbours (spatial weights): contiguity (queen, rook), k nearest,
 /// distance band or inverse distance, with the neighbour sets of PySAL's `libpysal.weights`.
 /// Outputs the layer with a neighbour count per feature, or a neighbours table; features
-/// without neighbours (islands) are kept and reported, never dropped. Runs on the native
-/// backend whatever the engine.
+/// without neighbours (islands) are kept and reported, never dropped. `work_crs` (an
+/// `EPSG:<code>`) finds them in that CRS (the layer transformed, the output back), as
+/// GISPulse's `crs_meters`. Runs on the native backend whatever the engine.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct SpatialWeights {
     #[serde(flatten)]
@@ -44,6 +45,9 @@ pub struct SpatialWeights {
     /// A field naming the features in the table's `focal_id` and `neighbor_id` (as text).
     #[serde(default)]
     pub id_field: Option<String>,
+    /// Find the neighbours in this CRS (`EPSG:<code>`): the layer transformed, the output back.
+    #[serde(default)]
+    pub work_crs: Option<String>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -65,6 +69,17 @@ impl CapabilityParams for SpatialWeights {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        super::work_crs::within(
+            self.work_crs.as_deref(),
+            super::work_crs::Output::Geometry,
+            ctx,
+            |ctx| self.lower_here(ctx),
+        )
+    }
+}
+
+impl SpatialWeights {
+    fn lower_here(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
         let weights = self
             .weights
             .lower(WeightsTransform::from(self.transform), ctx)?;

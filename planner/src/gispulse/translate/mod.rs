@@ -15,6 +15,7 @@ mod reshape;
 mod scales;
 mod temporal;
 mod toolkit;
+mod weights;
 
 pub use args::Args;
 
@@ -110,6 +111,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         .or_else(|| scales::translator(name))
         .or_else(|| clusters::translator(name))
         .or_else(|| checks::translator(name))
+        .or_else(|| weights::translator(name))
 }
 
 /// GISPulse type names (`add_field`'s `dtype`, `cast_field`'s `casts`) as native field types.
