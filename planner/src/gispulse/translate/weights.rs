@@ -1,30 +1,122 @@
-//! GISPulse's `spatial_weights` onto the native one: each feature's neighbour count in
-//! `{col_prefix}_n_neighbours`, k nearest and distance bands over the centroids in
-//! `crs_meters`, contiguity in the layer's own CRS.
+//! GISPulse's spatial weights onto the native ones: `spatial_weights`' neighbour count in
+//! `{col_prefix}_n_neighbours`, and `morans_i`'s one-row summary of the global statistic; k
+//! nearest and distance bands over the centroids in `crs_meters`, contiguity in the layer's
+//! own CRS, rows standardised.
 
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 use super::{Args, Emitted, Scope, Translator, params};
+use crate::sql::quote::ident;
 
 pub fn translator(name: &str) -> Option<Translator> {
     Some(match name {
         "spatial_weights" => spatial_weights,
+        "morans_i" => morans_i,
         _ => return None,
     })
 }
 
 fn spatial_weights(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let prefix = args.string("col_prefix").unwrap_or_else(|| "w".into());
+    let Some(mut native) = weights(args, scope) else {
+        return;
+    };
+    native.insert("field".into(), json!(format!("{prefix}_n_neighbours")));
+    out.main("spatial_weights", native);
+}
+
+/// The native step fields `morans_i` uses for a moment.
+const NEIGHBOURS: &str = "__gispulse_neighbours";
+const MORAN: &str = "__gispulse_moran";
+
+/// Global Moran's I of `field` over GISPulse's row-standardised contiguity weights, as one
+/// row: `morans_i`, `expected_i`, `n`, `n_neighbours_avg` and the union of the geometries
+/// (native `spatial_weights`, `morans_i`, then `dissolve`); without permutations `z_score` and
+/// `p_value` are NULL, as GISPulse gives them.
+fn morans_i(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let Some(field) = args.string("field").filter(|f| !f.is_empty()) else {
+        args.problem("field", "is required");
+        return;
+    };
+    if args.integer("permutations").unwrap_or(999) != 0 {
+        args.problem(
+            "permutations",
+            "GISPulse's permutations (NumPy's PCG64 generator seeded 42) are not reproduced yet: give permutations: 0 (z_score and p_value then NULL, as GISPulse gives them)",
+        );
+        return;
+    }
+    let Some(native) = weights(args, scope) else {
+        return;
+    };
+    if native.contains_key("work_crs") {
+        args.problem(
+            "method",
+            "k nearest and distance bands (in crs_meters) are not supported yet for morans_i (queen and rook are)",
+        );
+        return;
+    }
+    let mut counted = native.clone();
+    counted.insert("field".into(), json!(NEIGHBOURS));
+    out.main("spatial_weights", counted);
+    let mut moran = native;
+    moran.insert("field".into(), json!(field));
+    moran.insert("permutations".into(), json!(0));
+    moran.insert("output".into(), json!(MORAN));
+    out.main("morans_i", moran);
+    let global = |name: &str| format!("{MORAN}_global_{name}");
+    out.main(
+        "dissolve",
+        params([(
+            "aggregates",
+            json!({
+                global("i"): "first",
+                global("expected"): "first",
+                NEIGHBOURS: "avg",
+                field.clone(): "count",
+            }),
+        )]),
+    );
+    let first = |name: &str| ident(&format!("{}_first", global(name)));
+    out.main(
+        "calculate",
+        params([(
+            "expressions",
+            json!({
+                "morans_i": first("i"),
+                "expected_i": first("expected"),
+                "z_score": "CAST(NULL AS FLOAT8)",
+                "p_value": "CAST(NULL AS FLOAT8)",
+                "n": ident(&format!("{field}_count")),
+                "n_neighbours_avg": ident(&format!("{NEIGHBOURS}_avg")),
+            }),
+        )]),
+    );
+    out.main(
+        "select_columns",
+        params([(
+            "fields",
+            json!([
+                "morans_i",
+                "expected_i",
+                "z_score",
+                "p_value",
+                "n",
+                "n_neighbours_avg"
+            ]),
+        )]),
+    );
+}
+
+/// GISPulse's weights (`method`, `k`, `threshold`, `crs_meters`) as native weights parameters;
+/// `None` with a problem when they cannot be.
+fn weights(args: &mut Args<'_>, scope: &Scope<'_>) -> Option<Map<String, Value>> {
     let method = args.string("method").unwrap_or_else(|| "queen".into());
     let k = args.integer("k").unwrap_or(8);
     if !(1..=1000).contains(&k) {
         args.problem("k", "must be from 1 to 1000");
-        return;
+        return None;
     }
-    let prefix = args.string("col_prefix").unwrap_or_else(|| "w".into());
-    let mut native = params([
-        ("method", json!(method)),
-        ("field", json!(format!("{prefix}_n_neighbours"))),
-    ]);
+    let mut native = params([("method", json!(method))]);
     match method.as_str() {
         "queen" | "rook" => {
             args.value("crs_meters");
@@ -39,7 +131,7 @@ fn spatial_weights(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
             } else {
                 let Some(threshold) = args.f64("threshold").filter(|t| *t > 0.0) else {
                     args.problem("threshold", "distance_band needs a threshold above 0");
-                    return;
+                    return None;
                 };
                 native.insert("distance".into(), json!(threshold));
             }
@@ -49,8 +141,8 @@ fn spatial_weights(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
                 "method",
                 format!("{other:?}: expected queen, rook, knn or distance_band"),
             );
-            return;
+            return None;
         }
     }
-    out.main("spatial_weights", native);
+    Some(native)
 }
