@@ -185,13 +185,14 @@ pub fn statistic(layer: &Layer, op: &StatisticOp) -> Result<Layer, NativeError> 
         }
         StatisticKind::GetisOrd {
             star,
+            binary_local,
             permutations,
             seed,
         } => {
             let permutations = *permutations as usize;
             let global = getis_ord_global(&y, &weights, permutations, *seed).map_err(invalid)?;
-            let local =
-                getis_ord_local(&y, &weights, *star, permutations, *seed).map_err(invalid)?;
+            let local = getis_ord_local(&y, &weights, *star, *binary_local, permutations, *seed)
+                .map_err(invalid)?;
             vec![
                 scatter.doubles(local.iter().map(|l| l.g)),
                 scatter.doubles(local.iter().map(|l| l.z)),

@@ -1,7 +1,7 @@
 //! `getis_ord_g`: global Getis-Ord G and local Gi / Gi* hot spots of a numeric field.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::checks::require_columns;
 use super::morans_i::default_permutations;
@@ -28,6 +28,11 @@ pub struct GetisOrdG {
     /// Gi* (the feature among its own neighbours; default) or Gi.
     #[serde(default = "default_star")]
     pub star: bool,
+    /// The weights of the local statistic: `row` (row-standardised, esda's default) or
+    /// `binary` (1 per neighbour; with `star` every feature, an island too, its own neighbour:
+    /// the Getis–Ord 1995 Gi* GISPulse computes).
+    #[serde(default)]
+    pub local_weights: LocalWeights,
     /// Random permutations for the pseudo p-values (default 999; 0: none).
     #[serde(default = "default_permutations")]
     #[schemars(range(max = 99999))]
@@ -41,6 +46,17 @@ pub struct GetisOrdG {
     pub output: String,
     #[serde(flatten)]
     pub common: CommonParams,
+}
+
+/// The weights the local Getis–Ord statistic is computed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LocalWeights {
+    /// Row-standardised (esda's `G_Local` default).
+    #[default]
+    Row,
+    /// 1 per neighbour.
+    Binary,
 }
 
 fn default_star() -> bool {
@@ -71,6 +87,7 @@ impl CapabilityParams for GetisOrdG {
             weights,
             kind: StatisticKind::GetisOrd {
                 star: self.star,
+                binary_local: self.local_weights == LocalWeights::Binary,
                 permutations: self.permutations,
                 seed: self.seed,
             },

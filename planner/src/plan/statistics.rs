@@ -95,9 +95,11 @@ pub enum StatisticKind {
     NeighbourCount,
     /// Global Moran's I and local Moran (LISA) per feature.
     Moran { permutations: u32, seed: u64 },
-    /// Global Getis-Ord G and local Gi (Gi* with `star`) per feature.
+    /// Global Getis-Ord G and local Gi (Gi* with `star`) per feature, the local statistic on
+    /// row-standardised weights, or on binary ones with `binary_local`.
     GetisOrd {
         star: bool,
+        binary_local: bool,
         permutations: u32,
         seed: u64,
     },
@@ -152,11 +154,17 @@ impl StatisticOp {
             }
             StatisticKind::GetisOrd {
                 star,
+                binary_local,
                 permutations,
                 seed,
             } => format!(
-                "Getis-Ord {} of {field} ({weights}), {permutations} permutations seed {seed}",
-                if *star { "Gi*" } else { "Gi" }
+                "Getis-Ord {} of {field} ({weights}{}), {permutations} permutations seed {seed}",
+                if *star { "Gi*" } else { "Gi" },
+                if *binary_local {
+                    ", local on binary weights"
+                } else {
+                    ""
+                }
             ),
         }
     }

@@ -96,17 +96,23 @@ pub fn getis_ord_global(
 /// Local Getis–Ord Gi (`star == false`) or Gi* (`star == true`) of every feature. As esda, the
 /// weights lose any self weight for Gi; for Gi* a row without one gets its largest weight as
 /// self weight (1 for binary weights; an island gets none) and the rows are then
-/// row-standardised. Gi divides by the sum of the other values, Gi* by the sum of all. If no
+/// row-standardised; with `binary` the weights are 1 per neighbour instead, and for Gi* every
+/// feature, an island too, is its own neighbour (Getis and Ord's 1995 Gi*). Gi divides by the sum of the other values, Gi* by the sum of all. If no
 /// row ends up with a self weight (all islands), Gi* falls back to Gi, as in esda.
 pub fn getis_ord_local(
     y: &[f64],
     w: &Weights,
     star: bool,
+    binary: bool,
     permutations: usize,
     seed: u64,
 ) -> Result<Vec<GLocal>, WeightsError> {
     w.validate(y.len())?;
-    let w = with_self_weights(w, star).row_standardised();
+    let w = if binary {
+        with_self_weights(&w.binary(), star, true).binary()
+    } else {
+        with_self_weights(w, star, false).row_standardised()
+    };
     let star = w
         .neighbours
         .iter()
@@ -165,13 +171,16 @@ pub fn getis_ord_local(
     Ok(rows.collect())
 }
 
-/// The weights Gi or Gi* work on, before row standardisation (see [`getis_ord_local`]).
-fn with_self_weights(w: &Weights, star: bool) -> Weights {
+/// The weights Gi or Gi* work on, before row standardisation (see [`getis_ord_local`]);
+/// `islands` gives an island a self weight of 1 too.
+fn with_self_weights(w: &Weights, star: bool, islands: bool) -> Weights {
     let rows = w.neighbours.iter().enumerate().map(|(i, row)| {
         let mut row = row.clone();
         let has_self = row.iter().any(|&(j, _)| j == i);
         if !star {
             row.retain(|&(j, _)| j != i);
+        } else if !has_self && row.is_empty() && islands {
+            row.push((i, 1.0));
         } else if !has_self && !row.is_empty() {
             let largest = row
                 .iter()
@@ -195,13 +204,27 @@ mod tests {
     #[test]
     fn g_local_star_and_not() {
         let y = [1.0, 2.0, 3.0, 4.0, 5.0];
-        let gi = getis_ord_local(&y, &path(), false, 0, 0).unwrap();
+        let gi = getis_ord_local(&y, &path(), false, false, 0, 0).unwrap();
         // Gi_1 = (1 + 3) / 2 / (15 - 2).
         assert!(close(gi[1].g, 2.0 / 13.0));
         assert!(gi[4].z.is_nan() && close(gi[4].g, 0.0));
-        let star = getis_ord_local(&y, &path(), true, 0, 0).unwrap();
+        let star = getis_ord_local(&y, &path(), true, false, 0, 0).unwrap();
         // Gi*_1 = (1 + 2 + 3) / 3 / 15; E = 1 / 5.
         assert!(close(star[1].g, 6.0 / 3.0 / 15.0) && close(star[1].expected, 0.2));
+    }
+
+    #[test]
+    fn g_local_star_on_binary_weights_is_getis_and_ords() {
+        let y = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let star = getis_ord_local(&y, &path(), true, true, 0, 0).unwrap();
+        // z_i = (Σ_j w_ij y_j − ȳ W_i) / (s √((n W_i − W_i²) / (n − 1))), s the population
+        // standard deviation, each feature its own neighbour: the island 4 too (W_4 = 1).
+        let (mean, s) = (3.0, 2.0_f64.sqrt());
+        let z = |sum: f64, w: f64| (sum - mean * w) / (s * ((5.0 * w - w * w) / 4.0).sqrt());
+        assert!(close(star[1].z, z(6.0, 3.0)), "{}", star[1].z);
+        assert!(close(star[0].z, z(3.0, 2.0)), "{}", star[0].z);
+        assert!(close(star[4].z, z(5.0, 1.0)), "{}", star[4].z);
+        assert!(close(star[4].g, 5.0 / 15.0));
     }
 
     #[test]
@@ -216,7 +239,7 @@ mod tests {
     fn degenerate_inputs() {
         let flat = [3.0; 5];
         assert!(
-            getis_ord_local(&flat, &path(), true, 9, 1)
+            getis_ord_local(&flat, &path(), true, false, 9, 1)
                 .unwrap()
                 .iter()
                 .all(|g| g.z.is_nan())
@@ -232,11 +255,11 @@ mod tests {
                 .is_nan()
         );
         assert!(
-            getis_ord_local(&[1.0, 2.0, 4.0], &islands, true, 9, 1)
+            getis_ord_local(&[1.0, 2.0, 4.0], &islands, true, false, 9, 1)
                 .unwrap()
                 .iter()
                 .all(|g| g.p_sim.is_nan())
         );
-        assert!(getis_ord_local(&[1.0, 2.0], &path(), false, 0, 0).is_err());
+        assert!(getis_ord_local(&[1.0, 2.0], &path(), false, false, 0, 0).is_err());
     }
 }

@@ -12,6 +12,7 @@ pub fn translator(name: &str) -> Option<Translator> {
     Some(match name {
         "spatial_weights" => spatial_weights,
         "morans_i" => morans_i,
+        "getis_ord_g" => getis_ord_g,
         _ => return None,
     })
 }
@@ -105,6 +106,74 @@ fn morans_i(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
             ]),
         )]),
     );
+}
+
+/// The native step fields `getis_ord_g` reads its answer from, then drops.
+const GI: &str = "__gispulse_gi";
+const GI_FIELDS: &[&str] = &[
+    "g",
+    "z",
+    "p_norm",
+    "p_sim",
+    "global_g",
+    "global_expected",
+    "global_variance",
+    "global_z",
+    "global_p_norm",
+    "global_p_sim",
+];
+
+/// GISPulse's Getis–Ord Gi* per feature over binary contiguity weights, each feature its own
+/// neighbour (native `local_weights: binary`): `gi_star`, `z_score`, the two-sided normal
+/// `p_value` and `hotspot_label` (`hot`, `cold`, `not_significant` at 5 %).
+fn getis_ord_g(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let Some(field) = args.string("field").filter(|f| !f.is_empty()) else {
+        args.problem("field", "is required");
+        return;
+    };
+    if args.bool("include_self") == Some(false) {
+        args.problem(
+            "include_self",
+            "Gi without the feature itself is not supported yet (GISPulse keeps its mean and spread over every feature, esda over the others)",
+        );
+        return;
+    }
+    let Some(mut native) = weights(args, scope) else {
+        return;
+    };
+    if native.contains_key("work_crs") {
+        args.problem(
+            "method",
+            "k nearest and distance bands (in crs_meters) are not supported yet for getis_ord_g (queen and rook are)",
+        );
+        return;
+    }
+    for (key, value) in [
+        ("field", json!(field)),
+        ("star", json!(true)),
+        ("local_weights", json!("binary")),
+        ("permutations", json!(0)),
+        ("output", json!(GI)),
+    ] {
+        native.insert(key.into(), value);
+    }
+    out.main("getis_ord_g", native);
+    let at = |name: &str| ident(&format!("{GI}_{name}"));
+    let (z, p) = (at("z"), format!("2 * {}", at("p_norm")));
+    out.main(
+        "calculate",
+        params([(
+            "expressions",
+            json!({
+                "gi_star": at("g"),
+                "z_score": z,
+                "p_value": p,
+                "hotspot_label": format!("CASE WHEN {z} IS NULL OR {z} = CAST('NaN' AS FLOAT8) OR {p} >= 0.05 THEN 'not_significant' WHEN {z} > 0 THEN 'hot' ELSE 'cold' END"),
+            }),
+        )]),
+    );
+    let dropped: Vec<String> = GI_FIELDS.iter().map(|f| format!("{GI}_{f}")).collect();
+    out.main("drop_field", params([("fields", json!(dropped))]));
 }
 
 /// GISPulse's weights (`method`, `k`, `threshold`, `crs_meters`) as native weights parameters;
