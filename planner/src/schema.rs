@@ -59,6 +59,21 @@ impl Schema {
         self.columns.iter().any(|c| c.name == name)
     }
 
+    /// A schema of `columns` in `crs`, for tests.
+    #[cfg(test)]
+    pub fn of(columns: &[(&str, FieldType)], crs: &str) -> Self {
+        Self {
+            columns: columns
+                .iter()
+                .map(|(name, ty)| Column {
+                    name: (*name).into(),
+                    ty: *ty,
+                })
+                .collect(),
+            crs: Some(crs.into()),
+        }
+    }
+
     pub fn names(&self) -> Vec<&str> {
         self.columns.iter().map(|c| c.name.as_str()).collect()
     }

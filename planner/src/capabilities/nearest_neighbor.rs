@@ -65,25 +65,9 @@ impl CapabilityParams for NearestNeighbor {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        let reference_crs = ctx
-            .others
-            .first()
-            .copied()
-            .flatten()
-            .and_then(|s| s.crs.clone());
-        super::work_crs::within(
-            self.work_crs.as_deref(),
-            super::work_crs::Output::Geometry,
-            ctx,
-            |inner| {
-                let transform = self.work_crs.as_ref().and_then(|_| {
-                    let to = inner.crs()?.to_owned();
-                    let from = reference_crs.clone().unwrap_or_else(|| "EPSG:4326".into());
-                    (from != to).then_some((from, to))
-                });
-                self.lower_here(inner, transform)
-            },
-        )
+        super::work_crs::within_searching(self.work_crs.as_deref(), ctx, |inner, transform| {
+            self.lower_here(inner, transform)
+        })
     }
 }
 

@@ -199,36 +199,23 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::schema::{Column, FieldType, Schema};
+    use crate::schema::{FieldType, Schema};
     use crate::sql::Dialect;
     use crate::sql::select::{Input, select};
 
-    fn schema(columns: &[(&str, FieldType)]) -> Schema {
-        Schema {
-            columns: columns
-                .iter()
-                .map(|(name, ty)| Column {
-                    name: (*name).into(),
-                    ty: *ty,
-                })
-                .collect(),
-            crs: Some("EPSG:4326".into()),
-        }
-    }
-
     fn join_sql(params: serde_json::Value) -> Result<String, Vec<Problem>> {
         let params: TemporalJoin = serde_json::from_value(params).unwrap();
-        let input = schema(&[
+        let input = Schema::of(&[
             ("name", FieldType::Text),
             ("seen", FieldType::Timestamp),
             (GEOM, FieldType::Geometry),
-        ]);
-        let other = schema(&[
+        ], "EPSG:4326");
+        let other = Schema::of(&[
             ("name", FieldType::Text),
             ("read_at", FieldType::Timestamp),
             ("value", FieldType::Double),
             (GEOM, FieldType::Geometry),
-        ]);
+        ], "EPSG:4326");
         let others = [Some(&other)];
         let ctx = LowerContext {
             step_id: "j",

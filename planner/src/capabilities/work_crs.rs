@@ -27,6 +27,33 @@ pub enum Output {
     Measures,
 }
 
+/// [`within`] for a step that searches a second layer (nearest features, lines to locate
+/// along): `lower` is also given the transform that brings the second layer's geometries into
+/// the work CRS (`(from, to)`; none without a work CRS or when the two CRSs agree).
+pub fn within_searching(
+    work_crs: Option<&str>,
+    ctx: &LowerContext<'_>,
+    lower: impl FnOnce(
+        &LowerContext<'_>,
+        Option<(String, String)>,
+    ) -> Result<Vec<Operator>, Vec<Problem>>,
+) -> Result<Vec<Operator>, Vec<Problem>> {
+    let reference_crs = ctx
+        .others
+        .first()
+        .copied()
+        .flatten()
+        .and_then(|s| s.crs.clone());
+    within(work_crs, Output::Geometry, ctx, |inner| {
+        let transform = work_crs.and_then(|_| {
+            let to = inner.crs()?.to_owned();
+            let from = reference_crs.unwrap_or_else(|| ASSUMED_CRS.into());
+            (from != to).then_some((from, to))
+        });
+        lower(inner, transform)
+    })
+}
+
 /// `lower` run in `work_crs` when one is given (an `EPSG:<code>`), else as is.
 pub fn within(
     work_crs: Option<&str>,

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::operator::JoinHow;
+use super::operator::{AggFunc, JoinHow};
 use crate::schema::{Column, FieldType, GEOM, Schema};
 
 /// Join the second input's attributes to the first input's rows where key fields are equal
@@ -372,16 +372,18 @@ pub enum PivotFunc {
 }
 
 impl PivotFunc {
-    /// The SQL aggregate, when one computes it.
+    /// The SQL aggregate, when one computes it (the one `dissolve` and the others use).
     pub fn sql(self) -> Option<&'static str> {
-        Some(match self {
-            Self::Count => "count",
-            Self::Sum => "sum",
-            Self::Avg | Self::Mean => "avg",
-            Self::Min => "min",
-            Self::Max => "max",
+        let func = match self {
+            Self::Count => AggFunc::Count,
+            Self::Sum => AggFunc::Sum,
+            Self::Avg => AggFunc::Avg,
+            Self::Mean => AggFunc::Mean,
+            Self::Min => AggFunc::Min,
+            Self::Max => AggFunc::Max,
             Self::First | Self::Last | Self::Median => return None,
-        })
+        };
+        Some(func.sql())
     }
 
     pub fn as_str(self) -> &'static str {
