@@ -233,6 +233,7 @@ fn preview_params(capability: &str) -> Value {
         "isochrone" => json!({"origins": "input", "origin_id": "name", "bands": [1000]}),
         "network_allocation" => json!({"facilities": "input", "facility_id": "name"}),
         "connectivity_check" | "mst" => json!({}),
+        "connected_components" => json!({"tolerance": 0.01, "unit": "crs"}),
         "densify_vertices" => json!({"max_length": 10, "unit": "kilometers"}),
         "chaikin_smooth" => json!({"iterations": 2}),
         "offset_curve" => json!({"distance": 0.1, "unit": "degrees"}),

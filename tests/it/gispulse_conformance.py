@@ -17,7 +17,9 @@ fails (equal empty answers prove nothing). A case where GISPulse itself is wrong
 `gispulse_wrong`: geomill's answer is compared with an independent reference instead (its
 last step computed by `REFERENCES[capability]` with Shapely, on the inputs GISPulse's earlier
 steps give), and GISPulse's own answer must still differ from that reference, so that the
-list of such cases stays true. A case's `differs_on` ({engine: why}) lists engines known to answer otherwise; their
+list of such cases stays true. A case saying `reference` (what the reference is) is compared
+with both: GISPulse and its last step's `REFERENCES` definition (networkx, for instance).
+A case's `differs_on` ({engine: why}) lists engines known to answer otherwise; their
 differences are printed as `KNOWN ...` (not failures), and a known difference that no longer
 differs is reported so that the list stays true.
 """
@@ -46,6 +48,10 @@ def run_gispulse(document, frame, refs, every_step=False):
     """GISPulse's answer to `document` on `frame`, `refs` naming the reference layers (with
     `every_step`, a v2 document's layers by name: its inputs and each step's answer)."""
     import gispulse.capabilities  # noqa: F401  (registers the capabilities)
+    # Registered only when GISPulse's registry loads its defaults, which a rules engine alone
+    # does not ask for.
+    import gispulse.capabilities.network_components  # noqa: F401
+    import gispulse.capabilities.network_graph  # noqa: F401
     from gispulse.core.models import Rule
     from gispulse.core.pipeline import _parse_v2
     from gispulse.core.pipeline_schema import validate_pipeline_json
@@ -108,8 +114,35 @@ def locate_along_nearest_line(points, lines, params):
     return answer
 
 
-# The independent definitions of the capabilities GISPulse answers wrongly in some case.
-REFERENCES = {"line_locate_point": locate_along_nearest_line}
+def components_by_networkx(lines, _, params):
+    """`connected_components` by networkx: a graph of the rows and their line parts' end
+    points (rounded to 6 decimals), its connected components numbered by their rows (most
+    first, then by first row); rows without a line part −1 and 0."""
+    import networkx as nx
+
+    graph = nx.Graph()
+    for row, shape in enumerate(lines.geometry):
+        parts = [] if shape is None or shape.is_empty else getattr(shape, "geoms", [shape])
+        for part in parts:
+            if part.geom_type == "LineString" and len(part.coords) >= 2:
+                for x, y in (part.coords[0], part.coords[-1]):
+                    graph.add_edge(("row", row), ("end", round(x, 6), round(y, 6)))
+    parts = [sorted(n[1] for n in c if n[0] == "row") for c in nx.connected_components(graph)]
+    parts.sort(key=lambda rows: (-len(rows), rows[0]))
+    number, size = [-1] * len(lines), [0] * len(lines)
+    for k, rows in enumerate(parts):
+        for row in rows:
+            number[row], size[row] = k, len(rows)
+    answer = lines.copy()
+    answer[params.get("component_col", "component_id")] = number
+    answer[params.get("size_col", "component_size")] = size
+    return answer
+
+
+# The independent definitions of capabilities: for the cases GISPulse answers wrongly
+# (`gispulse_wrong`), and for the cases checked against a library too (`reference`).
+REFERENCES = {"line_locate_point": locate_along_nearest_line,
+              "connected_components": components_by_networkx}
 
 
 def reference_answer(case, layers):
@@ -123,7 +156,8 @@ def reference_answer(case, layers):
     with contextlib.redirect_stdout(sys.stderr):
         named = run_gispulse(head, frame.copy(), {k: v.copy() for k, v in refs.items()}, every_step=True)
     params = last.get("params", last.get("config", {}))
-    answer = REFERENCES[last["capability"]](named[last.get("input", "input")], named[params["ref_layer"]], params)
+    reference = named.get(params.get("ref_layer"))
+    answer = REFERENCES[last["capability"]](named[last.get("input", "input")], reference, params)
     return gpd.GeoDataFrame(answer).rename_geometry("geom")
 
 
@@ -212,6 +246,14 @@ def compare(label, case, theirs, ours):
     return problems
 
 
+def our_answer(path):
+    """geomill's answer, written to `path`, with its geometry column named `geom`."""
+    ours = gpd.read_file(path) if path.endswith((".gpkg", ".parquet", ".geojson")) else pd.read_parquet(path)
+    if "geometry" in ours.columns and "geom" not in ours.columns and isinstance(ours, gpd.GeoDataFrame):
+        ours = ours.rename_geometry("geom")
+    return ours
+
+
 def main():
     manifest = json.load(open(sys.argv[1]))
     layers = json.load(open(sys.argv[2]))
@@ -230,12 +272,13 @@ def main():
             if not compare(label, case, pd.DataFrame(theirs), pd.DataFrame(reference)):
                 problems.append(f"{label}: GISPulse equals the reference now: remove gispulse_wrong")
             theirs = reference
+        ours = our_answer(entry["result"])
+        if case.get("reference") and not case.get("gispulse_wrong"):
+            reference = pd.DataFrame(reference_answer(case, layers))
+            problems.extend(compare(f"{label} against the reference", case, reference, pd.DataFrame(ours)))
         if len(theirs) == 0 and not case.get("empty"):  # equal empty answers prove nothing
             problems.append(f"{label}: GISPulse answers no rows: the case tests nothing")
             continue
-        ours = gpd.read_file(entry["result"]) if entry["result"].endswith((".gpkg", ".parquet", ".geojson")) else pd.read_parquet(entry["result"])
-        if "geometry" in ours.columns and "geom" not in ours.columns and isinstance(ours, gpd.GeoDataFrame):
-            ours = ours.rename_geometry("geom")
         found = compare(label, case, pd.DataFrame(theirs), pd.DataFrame(ours))
         why = (case.get("differs_on") or {}).get(entry["engine"])
         if why and found:

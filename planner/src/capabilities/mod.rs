@@ -45,6 +45,7 @@ capabilities! {
     isochrone::Isochrone,
     network_allocation::NetworkAllocation,
     connectivity_check::ConnectivityCheck,
+    connected_components::ConnectedComponents,
     mst::Mst,
     topology_check::TopologyCheck,
     duplicate_geometry::DuplicateGeometry,

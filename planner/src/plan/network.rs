@@ -33,6 +33,17 @@ pub struct GraphSpec {
 }
 
 impl GraphSpec {
+    /// The graph of analyses that only link end points (no costs, no directions).
+    pub fn end_points() -> Self {
+        Self {
+            cost: None,
+            geodesic: false,
+            metres_per_unit: 1.0,
+            directed: false,
+            oneway: None,
+        }
+    }
+
     /// The fields of the line layer the graph reads.
     pub fn reads(&self) -> Vec<String> {
         self.cost.iter().chain(&self.oneway).cloned().collect()
@@ -91,6 +102,23 @@ pub enum NetworkAnalysis {
     /// distance): one line per link, from the point already in the tree (`from`) to the one
     /// it joins (`to`), with its `cost`.
     PointTree { id: String },
+    /// Each line row's connected part by its end points, as GISPulse's
+    /// `connected_components`: see [`Components`].
+    Components(Components),
+}
+
+/// The connected parts of a line layer linked only at end points: the ends of all parts of
+/// all rows, ends within `tolerance` of each other (single linkage; 0: equal at 6 decimals)
+/// one node, every end of a row in that row's part. `component` numbers the parts from 0 by
+/// their rows (most first; equal counts by their first row); `size` is the part's row count.
+/// A row without a line part (NULL, empty, not a line) gets −1 and 0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Components {
+    /// End points this near (CRS units, planar) are one node; 0: equal coordinates rounded to
+    /// 6 decimals.
+    pub tolerance: f64,
+    pub component: String,
+    pub size: String,
 }
 
 /// Field names of the analyses' outputs.
@@ -182,6 +210,10 @@ impl NetworkOp {
                 column(ISOLATED, FieldType::Boolean),
             ]),
             NetworkAnalysis::SpanningTree => lines.clone(),
+            NetworkAnalysis::Components(c) => with(vec![
+                column(&c.component, FieldType::Integer),
+                column(&c.size, FieldType::Integer),
+            ]),
             NetworkAnalysis::PointTree { id } => table(vec![
                 column(FROM, type_in(Some(lines), id)),
                 column(TO, type_in(Some(lines), id)),
@@ -198,6 +230,7 @@ impl NetworkOp {
             NetworkAnalysis::Isochrone { .. } | NetworkAnalysis::Allocation { .. } => 2,
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
+            | NetworkAnalysis::Components(_)
             | NetworkAnalysis::PointTree { .. } => 1,
         }
     }
@@ -217,7 +250,9 @@ impl NetworkOp {
             NetworkAnalysis::Isochrone { origin_id, .. } => fields.push(origin_id.clone()),
             NetworkAnalysis::Allocation { facility_id } => fields.push(facility_id.clone()),
             NetworkAnalysis::PointTree { id } => fields.push(id.clone()),
-            NetworkAnalysis::Connectivity | NetworkAnalysis::SpanningTree => {}
+            NetworkAnalysis::Connectivity
+            | NetworkAnalysis::SpanningTree
+            | NetworkAnalysis::Components(_) => {}
         }
         fields
     }
@@ -228,6 +263,9 @@ impl NetworkOp {
             Dialect::Duckdb => "DuckDB has no graph search",
             Dialect::Postgis if matches!(self.analysis, NetworkAnalysis::PointTree { .. }) => {
                 "pgRouting needs the links as edges (a million for a thousand points)"
+            }
+            Dialect::Postgis if matches!(self.analysis, NetworkAnalysis::Components(_)) => {
+                "pgRouting joins equal end points only, not rounded or near ones"
             }
             Dialect::Postgis => return None,
         };
@@ -252,6 +290,9 @@ impl NetworkOp {
             NetworkAnalysis::Connectivity => "connectivity".to_owned(),
             NetworkAnalysis::SpanningTree => "spanning_tree".to_owned(),
             NetworkAnalysis::PointTree { .. } => "point_spanning_tree".to_owned(),
+            NetworkAnalysis::Components(c) => {
+                format!("end_point_components tolerance={}", c.tolerance)
+            }
         };
         format!("{analysis} {}", self.graph.describe())
     }

@@ -1,6 +1,8 @@
 //! Network analyses over a line layer's graph (petgraph): origin–destination costs, shortest
 //! paths, reach bands, allocation to facilities, connected parts, minimum spanning forests.
 
+mod components;
+mod end_nodes;
 mod graph;
 mod reach;
 mod routes;
@@ -31,8 +33,10 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         })
     };
     let lines = layer(0)?;
-    if let NetworkAnalysis::PointTree { id } = &op.analysis {
-        return tree::point_tree(lines, id, &op.graph);
+    match &op.analysis {
+        NetworkAnalysis::PointTree { id } => return tree::point_tree(lines, id, &op.graph),
+        NetworkAnalysis::Components(spec) => return components::components(lines, spec),
+        _ => {}
     }
     let network = Network::build(lines, &op.graph)?;
     match &op.analysis {
@@ -60,7 +64,9 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         }
         NetworkAnalysis::Connectivity => structure::connectivity(&network, lines),
         NetworkAnalysis::SpanningTree => structure::spanning_tree(&network, lines),
-        NetworkAnalysis::PointTree { .. } => Err(NativeError::Unsupported(op.describe())),
+        NetworkAnalysis::PointTree { .. } | NetworkAnalysis::Components(_) => {
+            Err(NativeError::Unsupported(op.describe()))
+        }
     }
 }
 

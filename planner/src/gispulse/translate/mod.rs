@@ -9,6 +9,7 @@ mod classes;
 mod clusters;
 mod diff;
 mod geometry;
+mod graphs;
 mod locate;
 mod overlay;
 mod reshape;
@@ -112,6 +113,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         .or_else(|| clusters::translator(name))
         .or_else(|| checks::translator(name))
         .or_else(|| weights::translator(name))
+        .or_else(|| graphs::translator(name))
 }
 
 /// GISPulse type names (`add_field`'s `dtype`, `cast_field`'s `casts`) as native field types.
