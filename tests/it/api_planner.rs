@@ -234,6 +234,7 @@ fn preview_params(capability: &str) -> Value {
         "network_allocation" => json!({"facilities": "input", "facility_id": "name"}),
         "connectivity_check" | "mst" => json!({}),
         "connected_components" => json!({"tolerance": 0.01, "unit": "crs"}),
+        "cluster_st_dbscan" => json!({"time_field": "founded", "eps": 1000}),
         "densify_vertices" => json!({"max_length": 10, "unit": "kilometers"}),
         "chaikin_smooth" => json!({"iterations": 2}),
         "offset_curve" => json!({"distance": 0.1, "unit": "degrees"}),

@@ -180,6 +180,34 @@ pub fn dbscan(points: &[[f64; 2]], eps: f64, min_samples: usize) -> Vec<i64> {
 /// points on a sphere of [`EARTH_RADIUS`], neighbours within the chord of `eps` (the same
 /// pairs as the great-circle distance, which grows with the chord).
 pub fn dbscan_on_sphere(points: &[[f64; 2]], eps: f64, min_samples: usize) -> Vec<i64> {
+    label(&sphere_neighbourhoods(points, eps), min_samples)
+}
+
+/// ST-DBSCAN: DBSCAN where two points are neighbours only when their `times` (seconds) are at
+/// most `max_gap` apart too; a point without a time has no neighbour but itself. `geodesic`:
+/// longitude/latitude points, `eps` in metres of great-circle distance.
+pub fn dbscan_in_time(
+    points: &[[f64; 2]],
+    times: &[Option<f64>],
+    (eps, max_gap): (f64, f64),
+    min_samples: usize,
+    geodesic: bool,
+) -> Vec<i64> {
+    let mut hoods = if geodesic {
+        sphere_neighbourhoods(points, eps)
+    } else {
+        neighbourhoods(points, eps)
+    };
+    for (i, hood) in hoods.iter_mut().enumerate() {
+        hood.retain(|&j| {
+            j == i || matches!((times[i], times[j]), (Some(a), Some(b)) if (a - b).abs() <= max_gap)
+        });
+    }
+    label(&hoods, min_samples)
+}
+
+/// Each longitude/latitude point's neighbours within `eps` metres of great-circle distance.
+fn sphere_neighbourhoods(points: &[[f64; 2]], eps: f64) -> Vec<Vec<usize>> {
     let on_sphere: Vec<[f64; 3]> = points
         .iter()
         .map(|p| {
@@ -192,7 +220,7 @@ pub fn dbscan_on_sphere(points: &[[f64; 2]], eps: f64, min_samples: usize) -> Ve
         })
         .collect();
     let chord = 2.0 * EARTH_RADIUS * (eps.min(PI_RADIUS) / (2.0 * EARTH_RADIUS)).sin();
-    label(&neighbourhoods(&on_sphere, chord), min_samples)
+    neighbourhoods(&on_sphere, chord)
 }
 
 /// Half the Earth's circumference: no two points are further apart.
@@ -292,6 +320,23 @@ mod tests {
         let seeded = kmeans(&points[..6], 2, &[], 7, 10);
         assert_eq!(seeded, kmeans(&points[..6], 2, &[], 7, 10));
         assert_ne!(seeded[0], seeded[3]);
+    }
+
+    #[test]
+    fn dbscan_in_time_needs_near_times_too() {
+        let points = [[0.0, 0.0], [0.1, 0.0], [0.0, 0.1], [0.1, 0.1], [9.0, 9.0]];
+        let day = 86_400.0;
+        let times = [Some(0.0), Some(3600.0), Some(2.0 * day), None, Some(0.0)];
+        // Near in space, but only the first two near in time; no time: noise.
+        assert_eq!(
+            dbscan_in_time(&points, &times, (0.5, day), 2, false),
+            [0, 0, -1, -1, -1]
+        );
+        // min_samples 1: every point its own cluster at least, as scikit-learn gives.
+        assert_eq!(
+            dbscan_in_time(&points, &times, (0.5, day), 1, false),
+            [0, 0, 1, 2, 3]
+        );
     }
 
     #[test]

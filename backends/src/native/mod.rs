@@ -40,6 +40,7 @@ mod small_triangles;
 pub mod stage;
 pub mod statistics;
 pub mod tessellation;
+mod times;
 pub mod weights;
 
 use rayon::prelude::*;

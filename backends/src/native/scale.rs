@@ -105,6 +105,24 @@ pub fn scale(layer: &Layer, op: &ScaleOp) -> Result<Layer, NativeError> {
             eps,
             min_samples,
             geodesic,
+            time: Some(gate),
+        } => {
+            let times = super::times::seconds(layer, &gate.field)?;
+            clustered_with(layer, &outputs, &times, |points, times| {
+                clusters::dbscan_in_time(
+                    points,
+                    times,
+                    (*eps, gate.max_seconds),
+                    *min_samples as usize,
+                    *geodesic,
+                )
+            })
+        }
+        ScaleKind::Dbscan {
+            eps,
+            min_samples,
+            geodesic,
+            time: None,
         } => clustered(layer, &outputs, |points| {
             if *geodesic {
                 clusters::dbscan_on_sphere(points, *eps, *min_samples as usize)
@@ -149,6 +167,24 @@ fn clustered(
     with_columns(layer, outputs, |batch| {
         vec![Arc::new(per_batch[batch].clone()) as ArrayRef]
     })
+}
+
+/// [`clustered`] where the clustering also reads a per-row value (`per_row`, every row of
+/// the layer in order): it is given the values of the rows that have a point.
+fn clustered_with<T: Copy>(
+    layer: &Layer,
+    outputs: &[(String, DataType)],
+    per_row: &[T],
+    cluster: impl Fn(&[[f64; 2]], &[T]) -> Vec<i64>,
+) -> Result<Layer, NativeError> {
+    let points = clusters::points(layer)?;
+    let values: Vec<T> = points
+        .iter()
+        .flatten()
+        .zip(per_row)
+        .filter_map(|(p, v)| p.map(|_| *v))
+        .collect();
+    clustered(layer, outputs, |present| cluster(present, &values))
 }
 
 /// The non-NULL values of `columns`, in row order.

@@ -76,6 +76,7 @@ impl CapabilityParams for ClusterDbscan {
                         eps: eps.value,
                         min_samples: self.min_samples,
                         geodesic: eps.geodesic,
+                        time: None,
                     },
                     output: self.output.clone(),
                 })])

@@ -92,6 +92,7 @@ capabilities! {
     classify_categorical::ClassifyCategorical,
     classify_by_ring::ClassifyByRing,
     cluster_dbscan::ClusterDbscan,
+    cluster_st_dbscan::ClusterStDbscan,
     cluster_hdbscan::ClusterHdbscan,
     cluster_kmeans::ClusterKmeans,
     clip::Clip,

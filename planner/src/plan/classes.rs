@@ -163,11 +163,13 @@ pub enum ScaleKind {
         init: Vec<[f64; 2]>,
     },
     /// DBSCAN clusters of the features' points, `eps` in the layer's units (in metres of
-    /// great-circle distance when `geodesic`); −1 for noise.
+    /// great-circle distance when `geodesic`); −1 for noise. With `time`, two points are
+    /// neighbours only when their times are near too (ST-DBSCAN).
     Dbscan {
         eps: f64,
         min_samples: u32,
         geodesic: bool,
+        time: Option<TimeGate>,
     },
     /// HDBSCAN clusters of the features' points (excess-of-mass selection); −1 for noise.
     /// `geodesic`: great-circle distances on longitude/latitude.
@@ -178,10 +180,21 @@ pub enum ScaleKind {
     },
 }
 
+/// ST-DBSCAN's time condition: neighbours' `field` values (timestamps, dates or ISO 8601
+/// text) at most `max_seconds` apart; a feature without a time has no neighbour but itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimeGate {
+    pub field: String,
+    pub max_seconds: f64,
+}
+
 impl ScaleOp {
     pub(crate) fn reads(&self) -> Vec<String> {
         match &self.kind {
             ScaleKind::Bivariate { other, .. } => vec![self.field.clone(), other.clone()],
+            ScaleKind::Dbscan {
+                time: Some(gate), ..
+            } => vec![self.field.clone(), gate.field.clone()],
             _ => vec![self.field.clone()],
         }
     }
@@ -254,9 +267,14 @@ impl ScaleOp {
                 eps,
                 min_samples,
                 geodesic,
+                time,
             } => format!(
-                "DBSCAN of the points, eps={eps}{}, min_samples={min_samples}",
-                if *geodesic { " m" } else { "" }
+                "DBSCAN of the points, eps={eps}{}, min_samples={min_samples}{}",
+                if *geodesic { " m" } else { "" },
+                time.as_ref().map_or_else(String::new, |t| format!(
+                    ", times in {} within {} s",
+                    t.field, t.max_seconds
+                ))
             ),
             ScaleKind::Hdbscan {
                 min_cluster_size,

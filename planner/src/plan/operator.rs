@@ -7,7 +7,7 @@ use crate::expr::SqlExpr;
 use crate::schema::FieldType;
 
 pub use super::classes::{
-    ClassColors, ClassMethod, ClassifyOp, NormalizeMethod, ScaleKind, ScaleOp,
+    ClassColors, ClassMethod, ClassifyOp, NormalizeMethod, ScaleKind, ScaleOp, TimeGate,
 };
 pub use super::cleaning::{CleanOp, OverlapOwner};
 pub use super::geo_expr::{Family, GeoExpr, MAX_DENSIFIED_VERTICES, OffsetJoin, ShapeExpr};

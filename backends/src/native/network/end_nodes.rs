@@ -70,8 +70,9 @@ mod tests {
     fn rounding_is_pythons_round_to_six_decimals() {
         assert_eq!(round6(1.000_000_4), 1.0);
         assert_eq!(round6(1.000_000_6), 1.000_001);
-        // 0.0000005 is just above half a unit in binary: rounds up, as Python's round does.
-        assert_eq!(round6(0.000_000_5), 0.000_001);
+        // 0.0000005 is just below half a unit in binary: rounds down, as Python's round does.
+        assert_eq!(round6(0.000_000_5), 0.0);
+        assert_eq!(round6(0.000_001_5), 0.000_002);
         assert_eq!(round6(-2.5e-7), -0.0);
     }
 

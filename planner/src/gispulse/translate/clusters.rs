@@ -1,5 +1,6 @@
 //! GISPulse's clustering onto the native one: DBSCAN over the centroids in `crs_meters`
-//! (EPSG:3857 in rules files), `eps` in that CRS's units, the labels in `cluster_col`.
+//! (EPSG:3857 in rules files), `eps` in that CRS's units, the labels in `cluster_col`; ST-DBSCAN
+//! with its time window in seconds.
 
 use serde_json::json;
 
@@ -8,6 +9,7 @@ use super::{Args, Emitted, Scope, Translator, params};
 pub fn translator(name: &str) -> Option<Translator> {
     Some(match name {
         "cluster_dbscan" => cluster_dbscan,
+        "cluster_st_dbscan" => cluster_st_dbscan,
         _ => return None,
     })
 }
@@ -34,6 +36,45 @@ fn cluster_dbscan(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
         params([
             ("eps", json!(eps)),
             ("unit", json!("crs")),
+            ("min_samples", json!(min_samples)),
+            ("output", json!(column)),
+            ("work_crs", crs),
+        ]),
+    );
+}
+
+/// ST-DBSCAN as GISPulse runs it: scikit-learn's `DBSCAN` over distances in `crs_meters` (`eps_m`
+/// default 100) between features whose `time_col` values are at most `eps_time` seconds apart
+/// (default 3600); the native time gate gives the same neighbours.
+fn cluster_st_dbscan(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let time = args
+        .string("time_col")
+        .unwrap_or_else(|| "timestamp".into());
+    let eps = args.f64("eps_m").unwrap_or(100.0);
+    let eps_time = args.f64("eps_time").unwrap_or(3600.0);
+    let min_samples = args.integer("min_samples").unwrap_or(5);
+    for (key, bad) in [
+        ("eps_m", eps <= 0.0),
+        ("eps_time", eps_time <= 0.0),
+        ("min_samples", min_samples < 1),
+    ] {
+        if bad {
+            args.problem(key, "must be above 0");
+            return;
+        }
+    }
+    let column = args
+        .string("cluster_col")
+        .unwrap_or_else(|| "cluster".into());
+    let crs = super::geometry::work_crs(args, scope);
+    args.note("a numeric time column (GISPulse reads numbers as nanoseconds) is refused: give timestamps, dates or ISO 8601 text");
+    out.main(
+        "cluster_st_dbscan",
+        params([
+            ("time_field", json!(time)),
+            ("eps", json!(eps)),
+            ("unit", json!("crs")),
+            ("eps_time", json!(eps_time)),
             ("min_samples", json!(min_samples)),
             ("output", json!(column)),
             ("work_crs", crs),
