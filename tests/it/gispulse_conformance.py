@@ -187,19 +187,20 @@ def same(a, b):
 
 
 def ordered(frame, key):
-    """Rows in a defined order: by the key columns, else by every attribute, else (a layer of
-    geometries only) by where each geometry lies and its size."""
+    """Rows in a defined order: by the key columns, else by every attribute; rows equal there
+    (or a layer of geometries only) by where each geometry lies and its size."""
     columns = [c for c in (key or frame.columns) if c != "geom" and c in frame.columns]
     if frame.empty:
         return frame.reset_index(drop=True)
-    if not columns:
+    if "geom" in frame.columns:
         shapes = gpd.GeoSeries(frame["geom"])
         centres = shapes.centroid
-        size = (shapes.area + shapes.length).to_numpy().round(6)
-        order = np.lexsort((size, centres.y.to_numpy().round(6), centres.x.to_numpy().round(6)))
-        return frame.iloc[order].reset_index(drop=True)
+        place = list(zip(centres.x.fillna(0).to_numpy().round(6), centres.y.fillna(0).to_numpy().round(6),
+                         (shapes.area + shapes.length).fillna(0).to_numpy().round(6)))
+    else:
+        place = [()] * len(frame)
     sortable = frame[columns].map(lambda v: (0, "") if comparable(v) is None else (1, repr(comparable(v))))
-    order = sorted(range(len(frame)), key=lambda i: tuple(sortable.iloc[i]))
+    order = sorted(range(len(frame)), key=lambda i: (tuple(sortable.iloc[i]), place[i]))
     return frame.iloc[order].reset_index(drop=True)
 
 

@@ -1,5 +1,6 @@
 //! Analyses over a graph made from a line layer: costs between points, paths, reach bands,
-//! allocation to facilities, connected parts and spanning trees.
+//! allocation to facilities, connected parts and spanning trees; and the line tools graphs
+//! are built with (lines cut at points).
 //!
 //! The graph (the same on every engine): each part of each line is an edge from its first
 //! vertex to its last; edges meet where their end points are equal (2D). Nodes are numbered
@@ -105,6 +106,24 @@ pub enum NetworkAnalysis {
     /// Each line row's connected part by its end points, as GISPulse's
     /// `connected_components`: see [`Components`].
     Components(Components),
+    /// Every line part cut at the points (second input) near it: see [`SplitAtPoints`].
+    SplitAtPoints(SplitAtPoints),
+}
+
+/// Each line part (LineString; a MultiLineString's parts one by one) cut where the points of
+/// the second input within `tolerance` of it project onto it (GEOS's projection: the distance
+/// along the part to its nearest point); cuts within 1e-9 of an end or of each other are one,
+/// pieces of length 1e-9 or less dropped. One row per piece, in the order of the rows, their
+/// parts and along each part, with the row's attributes, `parent` (the row's `id` value, or its
+/// 0-based position without one) and, when named, `part` (the part's 0-based position among
+/// the row's line parts). Rows without a line part (NULL, empty, points, polygons) are dropped.
+/// A point other than a point cuts at its centroid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SplitAtPoints {
+    pub tolerance: f64,
+    pub id: Option<String>,
+    pub parent: String,
+    pub part: Option<String>,
 }
 
 /// The connected parts of a line layer linked only at end points: the ends of all parts of
@@ -214,6 +233,15 @@ impl NetworkOp {
                 column(&c.component, FieldType::Integer),
                 column(&c.size, FieldType::Integer),
             ]),
+            NetworkAnalysis::SplitAtPoints(s) => {
+                let parent = match &s.id {
+                    Some(id) => type_in(Some(lines), id),
+                    None => FieldType::Integer,
+                };
+                let mut extra = vec![column(&s.parent, parent)];
+                extra.extend(s.part.iter().map(|p| column(p, FieldType::Integer)));
+                with(extra)
+            }
             NetworkAnalysis::PointTree { id } => table(vec![
                 column(FROM, type_in(Some(lines), id)),
                 column(TO, type_in(Some(lines), id)),
@@ -227,7 +255,9 @@ impl NetworkOp {
     pub fn arity(&self) -> usize {
         match self.analysis {
             NetworkAnalysis::OdMatrix { .. } | NetworkAnalysis::ShortestPath { .. } => 3,
-            NetworkAnalysis::Isochrone { .. } | NetworkAnalysis::Allocation { .. } => 2,
+            NetworkAnalysis::Isochrone { .. }
+            | NetworkAnalysis::Allocation { .. }
+            | NetworkAnalysis::SplitAtPoints(_) => 2,
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
             | NetworkAnalysis::Components(_)
@@ -250,6 +280,7 @@ impl NetworkOp {
             NetworkAnalysis::Isochrone { origin_id, .. } => fields.push(origin_id.clone()),
             NetworkAnalysis::Allocation { facility_id } => fields.push(facility_id.clone()),
             NetworkAnalysis::PointTree { id } => fields.push(id.clone()),
+            NetworkAnalysis::SplitAtPoints(s) => fields.extend(s.id.iter().cloned()),
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
             | NetworkAnalysis::Components(_) => {}
@@ -266,6 +297,9 @@ impl NetworkOp {
             }
             Dialect::Postgis if matches!(self.analysis, NetworkAnalysis::Components(_)) => {
                 "pgRouting joins equal end points only, not rounded or near ones"
+            }
+            Dialect::Postgis if matches!(self.analysis, NetworkAnalysis::SplitAtPoints(_)) => {
+                "cutting each line at a varying number of points is one pass natively"
             }
             Dialect::Postgis => return None,
         };
@@ -292,6 +326,9 @@ impl NetworkOp {
             NetworkAnalysis::PointTree { .. } => "point_spanning_tree".to_owned(),
             NetworkAnalysis::Components(c) => {
                 format!("end_point_components tolerance={}", c.tolerance)
+            }
+            NetworkAnalysis::SplitAtPoints(s) => {
+                format!("split_at_points tolerance={}", s.tolerance)
             }
         };
         format!("{analysis} {}", self.graph.describe())

@@ -7,6 +7,7 @@ mod graph;
 mod reach;
 mod routes;
 mod search;
+mod split;
 mod structure;
 mod tree;
 
@@ -36,6 +37,7 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
     match &op.analysis {
         NetworkAnalysis::PointTree { id } => return tree::point_tree(lines, id, &op.graph),
         NetworkAnalysis::Components(spec) => return components::components(lines, spec),
+        NetworkAnalysis::SplitAtPoints(spec) => return split::split(lines, layer(1)?, spec),
         _ => {}
     }
     let network = Network::build(lines, &op.graph)?;
@@ -64,9 +66,9 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         }
         NetworkAnalysis::Connectivity => structure::connectivity(&network, lines),
         NetworkAnalysis::SpanningTree => structure::spanning_tree(&network, lines),
-        NetworkAnalysis::PointTree { .. } | NetworkAnalysis::Components(_) => {
-            Err(NativeError::Unsupported(op.describe()))
-        }
+        NetworkAnalysis::PointTree { .. }
+        | NetworkAnalysis::Components(_)
+        | NetworkAnalysis::SplitAtPoints(_) => Err(NativeError::Unsupported(op.describe())),
     }
 }
 

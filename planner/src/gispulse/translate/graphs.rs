@@ -1,5 +1,5 @@
 //! GISPulse's graph tools onto the native ones: the parts of a line layer linked at end points
-//! (`connected_components`).
+//! (`connected_components`), lines cut at points (`split_lines_at_points`).
 
 use serde_json::{Map, Value, json};
 
@@ -9,6 +9,7 @@ use super::{Args, Emitted, Scope, Translator, params};
 pub fn translator(name: &str) -> Option<Translator> {
     Some(match name {
         "connected_components" => connected_components,
+        "split_lines_at_points" => split_lines_at_points,
         _ => return None,
     })
 }
@@ -53,4 +54,57 @@ fn connected_components(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitte
         with_crs(&mut native, requested_crs(args, scope));
     }
     out.main("connected_components", native);
+}
+
+/// The CRS a tool that always reprojects works in: `crs_meters`, else EPSG:3857 in rules
+/// files; a pipeline's choice by the data (UTM or Lambert-93 for longitude/latitude) is asked
+/// for explicitly (`None`, with a problem).
+fn always_crs(args: &mut Args<'_>, scope: &Scope<'_>) -> Option<String> {
+    match args.string("crs_meters") {
+        Some(crs) => Some(crs.replacen("epsg:", "EPSG:", 1)),
+        None if scope.form == Form::RulesV1 => Some("EPSG:3857".into()),
+        None => {
+            args.problem(
+                "crs_meters",
+                "give it: GISPulse v2 chooses it from the data (UTM or Lambert-93 on lon/lat, EPSG:3857 otherwise), which is not translated",
+            );
+            None
+        }
+    }
+}
+
+/// The lines (in `crs_meters`) cut where the reference points (reprojected there by a side
+/// step) lie within `tolerance_m`, each piece with its line's id (`id_col`, else its row
+/// position) in `parent_id_col`.
+fn split_lines_at_points(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let tolerance = args.f64("tolerance_m").unwrap_or(0.0);
+    if tolerance < 0.0 {
+        args.problem("tolerance_m", "must be 0 or more");
+        return;
+    }
+    let Some(points) = super::reference_layer(args, scope, out, false) else {
+        return;
+    };
+    let Some(crs) = always_crs(args, scope) else {
+        return;
+    };
+    let points = out.side("reproject", params([("to", json!(crs))]), &points);
+    let mut native = params([
+        ("ref_layer", json!(points)),
+        ("tolerance", json!(tolerance)),
+        ("unit", json!("crs")),
+        (
+            "parent_field",
+            json!(
+                args.string("parent_id_col")
+                    .unwrap_or_else(|| "parent_edge_id".into())
+            ),
+        ),
+        ("work_crs", json!(crs)),
+    ]);
+    if let Some(id) = args.string("id_col") {
+        native.insert("id_field".into(), json!(id));
+    }
+    args.note("a multi-part line's pieces keep its id (GISPulse appends #k, the part's position); NULL and empty lines are dropped even without reference points (GISPulse then keeps every row)");
+    out.main("split_lines_at_points", native);
 }
