@@ -46,6 +46,7 @@ capabilities! {
     network_allocation::NetworkAllocation,
     connectivity_check::ConnectivityCheck,
     connected_components::ConnectedComponents,
+    build_network_graph::BuildNetworkGraph,
     split_lines_at_points::SplitLinesAtPoints,
     mst::Mst,
     topology_check::TopologyCheck,

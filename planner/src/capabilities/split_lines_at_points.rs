@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::checks::{DistanceUnit, check_new_field, require_columns, resolve_distance};
+use super::checks::{DistanceUnit, check_new_field, require_columns};
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
 use crate::plan::network::{GraphSpec, NetworkAnalysis, NetworkOp, SplitAtPoints};
@@ -102,18 +102,7 @@ impl CapabilityParams for SplitLinesAtPoints {
             super::work_crs::Output::Geometry,
             ctx,
             |ctx| {
-                let tolerance = if self.tolerance > 0.0 {
-                    let resolved = resolve_distance(self.tolerance, self.unit, ctx, "tolerance")?;
-                    if resolved.geodesic {
-                        return Err(vec![Problem::new(
-                            ctx.at("tolerance"),
-                            "a tolerance in metres on longitude/latitude data: give a projected work_crs (GISPulse: crs_meters) or unit crs",
-                        )]);
-                    }
-                    resolved.value
-                } else {
-                    0.0
-                };
+                let tolerance = super::build_network_graph::crs_tolerance(self.tolerance, self.unit, ctx)?;
                 Ok(vec![Operator::Network(NetworkOp {
                     graph: GraphSpec::end_points(),
                     analysis: NetworkAnalysis::SplitAtPoints(SplitAtPoints {

@@ -4,7 +4,8 @@
 //! a step asks for it. `auto` is GISPulse v2's choice where geomill can make it: EPSG:3857 on
 //! projected data (on lon/lat data GISPulse picks a UTM zone from the layer's extent, which is
 //! refused for now); `auto:angular` is the same choice for steps that, on projected data, stay
-//! in the data's CRS.
+//! in the data's CRS. `angular:EPSG:<code>` works in that CRS only when the data is in
+//! longitude/latitude (GISPulse's graph tools reproject only such data).
 
 use crate::error::Problem;
 use crate::plan::operator::{GeoExpr, Operator, ValueExpr};
@@ -65,6 +66,12 @@ pub fn within(
         return lower(ctx);
     };
     let angular = !matches!(ctx.crs().and_then(crs_units), Some(CrsUnits::Linear { .. }));
+    if let Some(crs) = work_crs.strip_prefix("angular:") {
+        if !angular {
+            return lower(ctx);
+        }
+        work_crs = crs;
+    }
     if work_crs == "auto:angular" && !angular {
         // GISPulse v2 steps whose own default is the data's CRS choose only for lon/lat data.
         return lower(ctx);

@@ -108,6 +108,46 @@ pub enum NetworkAnalysis {
     Components(Components),
     /// Every line part cut at the points (second input) near it: see [`SplitAtPoints`].
     SplitAtPoints(SplitAtPoints),
+    /// The graph of the lines as a table of its nodes, then its edges: see [`GraphTable`].
+    GraphTable(GraphTable),
+}
+
+/// A line layer's graph as one table (GISPulse's `build_network_graph`): a row per node
+/// (`feature_type` `node`, `node_id` from 0 in the order of its first end, `degree` the edge ends
+/// on it, its point the mean of its ends), then a row per edge — each line part, in row order
+/// — (`feature_type` `edge`, `edge_id` the row's `id` value or 0-based position, `from_node`,
+/// `to_node`, `length_m` its planar length in CRS units, `weight` the `weight` field's value
+/// when named, the row's attributes, the part as geometry). Ends within `tolerance` of each
+/// other are one node (single linkage), or at 0 ends equal at 6 decimals. Rows without a line
+/// part (NULL, empty, not a line) give no edge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphTable {
+    pub tolerance: f64,
+    pub id: Option<String>,
+    pub weight: Option<String>,
+}
+
+/// Column names of [`GraphTable`]'s output.
+pub mod graph_fields {
+    pub const FEATURE_TYPE: &str = "feature_type";
+    pub const NODE_ID: &str = "node_id";
+    pub const DEGREE: &str = "degree";
+    pub const EDGE_ID: &str = "edge_id";
+    pub const FROM_NODE: &str = "from_node";
+    pub const TO_NODE: &str = "to_node";
+    pub const LENGTH: &str = "length_m";
+    pub const WEIGHT: &str = "weight";
+    /// Every column the table makes (an input column of one of these names is left out).
+    pub const ALL: [&str; 8] = [
+        FEATURE_TYPE,
+        NODE_ID,
+        DEGREE,
+        EDGE_ID,
+        FROM_NODE,
+        TO_NODE,
+        LENGTH,
+        WEIGHT,
+    ];
 }
 
 /// Each line part (LineString; a MultiLineString's parts one by one) cut where the points of
@@ -233,6 +273,33 @@ impl NetworkOp {
                 column(&c.component, FieldType::Integer),
                 column(&c.size, FieldType::Integer),
             ]),
+            NetworkAnalysis::GraphTable(g) => {
+                use graph_fields::*;
+                let mut columns = vec![
+                    column(FEATURE_TYPE, FieldType::Text),
+                    column(NODE_ID, FieldType::Integer),
+                    column(DEGREE, FieldType::Integer),
+                    column(
+                        EDGE_ID,
+                        g.id.as_ref()
+                            .map_or(FieldType::Integer, |id| type_in(Some(lines), id)),
+                    ),
+                    column(FROM_NODE, FieldType::Integer),
+                    column(TO_NODE, FieldType::Integer),
+                    column(LENGTH, FieldType::Double),
+                ];
+                if let Some(weight) = &g.weight {
+                    columns.push(column(WEIGHT, type_in(Some(lines), weight)));
+                }
+                columns.extend(
+                    lines
+                        .columns
+                        .iter()
+                        .filter(|c| !ALL.contains(&c.name.as_str()))
+                        .cloned(),
+                );
+                table(columns)
+            }
             NetworkAnalysis::SplitAtPoints(s) => {
                 let parent = match &s.id {
                     Some(id) => type_in(Some(lines), id),
@@ -261,6 +328,7 @@ impl NetworkOp {
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
             | NetworkAnalysis::Components(_)
+            | NetworkAnalysis::GraphTable(_)
             | NetworkAnalysis::PointTree { .. } => 1,
         }
     }
@@ -281,6 +349,9 @@ impl NetworkOp {
             NetworkAnalysis::Allocation { facility_id } => fields.push(facility_id.clone()),
             NetworkAnalysis::PointTree { id } => fields.push(id.clone()),
             NetworkAnalysis::SplitAtPoints(s) => fields.extend(s.id.iter().cloned()),
+            NetworkAnalysis::GraphTable(g) => {
+                fields.extend(g.id.iter().chain(&g.weight).cloned());
+            }
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
             | NetworkAnalysis::Components(_) => {}
@@ -295,7 +366,12 @@ impl NetworkOp {
             Dialect::Postgis if matches!(self.analysis, NetworkAnalysis::PointTree { .. }) => {
                 "pgRouting needs the links as edges (a million for a thousand points)"
             }
-            Dialect::Postgis if matches!(self.analysis, NetworkAnalysis::Components(_)) => {
+            Dialect::Postgis
+                if matches!(
+                    self.analysis,
+                    NetworkAnalysis::Components(_) | NetworkAnalysis::GraphTable(_)
+                ) =>
+            {
                 "pgRouting joins equal end points only, not rounded or near ones"
             }
             Dialect::Postgis if matches!(self.analysis, NetworkAnalysis::SplitAtPoints(_)) => {
@@ -329,6 +405,9 @@ impl NetworkOp {
             }
             NetworkAnalysis::SplitAtPoints(s) => {
                 format!("split_at_points tolerance={}", s.tolerance)
+            }
+            NetworkAnalysis::GraphTable(g) => {
+                format!("graph_table tolerance={}", g.tolerance)
             }
         };
         format!("{analysis} {}", self.graph.describe())

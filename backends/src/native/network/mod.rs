@@ -4,6 +4,7 @@
 mod components;
 mod end_nodes;
 mod graph;
+mod graph_table;
 mod reach;
 mod routes;
 mod search;
@@ -38,6 +39,7 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         NetworkAnalysis::PointTree { id } => return tree::point_tree(lines, id, &op.graph),
         NetworkAnalysis::Components(spec) => return components::components(lines, spec),
         NetworkAnalysis::SplitAtPoints(spec) => return split::split(lines, layer(1)?, spec),
+        NetworkAnalysis::GraphTable(spec) => return graph_table::graph_table(lines, spec),
         _ => {}
     }
     let network = Network::build(lines, &op.graph)?;
@@ -68,7 +70,8 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         NetworkAnalysis::SpanningTree => structure::spanning_tree(&network, lines),
         NetworkAnalysis::PointTree { .. }
         | NetworkAnalysis::Components(_)
-        | NetworkAnalysis::SplitAtPoints(_) => Err(NativeError::Unsupported(op.describe())),
+        | NetworkAnalysis::SplitAtPoints(_)
+        | NetworkAnalysis::GraphTable(_) => Err(NativeError::Unsupported(op.describe())),
     }
 }
 

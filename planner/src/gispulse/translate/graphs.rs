@@ -1,5 +1,6 @@
 //! GISPulse's graph tools onto the native ones: the parts of a line layer linked at end points
-//! (`connected_components`), lines cut at points (`split_lines_at_points`).
+//! (`connected_components`), lines cut at points (`split_lines_at_points`), the graph as a
+//! table (`build_network_graph`).
 
 use serde_json::{Map, Value, json};
 
@@ -10,6 +11,7 @@ pub fn translator(name: &str) -> Option<Translator> {
     Some(match name {
         "connected_components" => connected_components,
         "split_lines_at_points" => split_lines_at_points,
+        "build_network_graph" => build_network_graph,
         _ => return None,
     })
 }
@@ -107,4 +109,32 @@ fn split_lines_at_points(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitt
     }
     args.note("a multi-part line's pieces keep its id (GISPulse appends #k, the part's position); NULL and empty lines are dropped even without reference points (GISPulse then keeps every row)");
     out.main("split_lines_at_points", native);
+}
+
+/// The CRS a tool that reprojects only longitude/latitude data works in: `crs_meters`, else
+/// EPSG:3857 in rules files and GISPulse v2's choice by the data in pipelines.
+fn angular_crs(args: &mut Args<'_>, scope: &Scope<'_>) -> Value {
+    match (args.string("crs_meters"), scope.form) {
+        (Some(crs), _) => json!(format!("angular:{}", crs.replacen("epsg:", "EPSG:", 1))),
+        (None, Form::RulesV1) => json!("angular:EPSG:3857"),
+        (None, Form::PipelineV2) => json!("auto:angular"),
+    }
+}
+
+/// The nodes (ends rounded to 6 decimals or within `snap_tolerance_m`) and edges of the lines,
+/// built in `crs_meters` for longitude/latitude data: the native table is GISPulse's.
+fn build_network_graph(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let tolerance = args.f64("snap_tolerance_m").unwrap_or(0.0).max(0.0);
+    let mut native = params([
+        ("tolerance", json!(tolerance)),
+        ("unit", json!("crs")),
+        ("work_crs", angular_crs(args, scope)),
+    ]);
+    for (theirs, ours) in [("id_col", "id_field"), ("weight_col", "weight_field")] {
+        if let Some(field) = args.string(theirs) {
+            native.insert(ours.into(), json!(field));
+        }
+    }
+    args.note("a multi-part line's edges keep its id (GISPulse appends #k, the part's position)");
+    out.main("build_network_graph", native);
 }
