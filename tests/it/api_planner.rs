@@ -235,7 +235,7 @@ fn preview_params(capability: &str) -> Value {
         "connectivity_check" | "mst" => json!({}),
         "connected_components" => json!({"tolerance": 0.01, "unit": "crs"}),
         "cluster_st_dbscan" => json!({"time_field": "founded", "eps": 1000}),
-        "build_network_graph" => json!({"id_field": "name"}),
+        "build_network_graph" | "planarize" => json!({"id_field": "name"}),
         "split_lines_at_points" => json!({"ref_layer": "places", "tolerance": 0.01, "unit": "crs"}),
         "densify_vertices" => json!({"max_length": 10, "unit": "kilometers"}),
         "chaikin_smooth" => json!({"iterations": 2}),

@@ -47,6 +47,7 @@ capabilities! {
     connectivity_check::ConnectivityCheck,
     connected_components::ConnectedComponents,
     build_network_graph::BuildNetworkGraph,
+    planarize::Planarize,
     split_lines_at_points::SplitLinesAtPoints,
     mst::Mst,
     topology_check::TopologyCheck,

@@ -110,7 +110,27 @@ pub enum NetworkAnalysis {
     SplitAtPoints(SplitAtPoints),
     /// The graph of the lines as a table of its nodes, then its edges: see [`GraphTable`].
     GraphTable(GraphTable),
+    /// The lines cut where they meet each other, as a table of nodes then pieces: see
+    /// [`Planarize`].
+    Planarize(Planarize),
 }
+
+/// The lines made planar (GISPulse's `planarize`): each line part cut where another part
+/// (of any row, the same row's other parts too; not itself) meets it — at each point of their
+/// intersection, at both ends of each stretch they share, and, with a `tolerance`, where a
+/// part passes within it of another without meeting it (at its point nearest the other) —
+/// as `split_lines_at_points` cuts. The output is a table as [`GraphTable`]'s: node rows
+/// (`feature_type` `node`, `node_id`, `degree`, the mean of its piece ends; ends joined as
+/// there) then a row per piece (`feature_type` `segment`, `parent_edge_id` the row's `id`
+/// value or 0-based position, the row's attributes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planarize {
+    pub tolerance: f64,
+    pub id: Option<String>,
+}
+
+/// The field naming each piece's line in [`Planarize`]'s output.
+pub const PARENT_EDGE_ID: &str = "parent_edge_id";
 
 /// A line layer's graph as one table (GISPulse's `build_network_graph`): a row per node
 /// (`feature_type` `node`, `node_id` from 0 in the order of its first end, `degree` the edge ends
@@ -300,6 +320,28 @@ impl NetworkOp {
                 );
                 table(columns)
             }
+            NetworkAnalysis::Planarize(p) => {
+                use graph_fields::*;
+                let reserved = [FEATURE_TYPE, NODE_ID, DEGREE, PARENT_EDGE_ID];
+                let mut columns = vec![
+                    column(FEATURE_TYPE, FieldType::Text),
+                    column(NODE_ID, FieldType::Integer),
+                    column(DEGREE, FieldType::Integer),
+                    column(
+                        PARENT_EDGE_ID,
+                        p.id.as_ref()
+                            .map_or(FieldType::Integer, |id| type_in(Some(lines), id)),
+                    ),
+                ];
+                columns.extend(
+                    lines
+                        .columns
+                        .iter()
+                        .filter(|c| !reserved.contains(&c.name.as_str()))
+                        .cloned(),
+                );
+                table(columns)
+            }
             NetworkAnalysis::SplitAtPoints(s) => {
                 let parent = match &s.id {
                     Some(id) => type_in(Some(lines), id),
@@ -329,6 +371,7 @@ impl NetworkOp {
             | NetworkAnalysis::SpanningTree
             | NetworkAnalysis::Components(_)
             | NetworkAnalysis::GraphTable(_)
+            | NetworkAnalysis::Planarize(_)
             | NetworkAnalysis::PointTree { .. } => 1,
         }
     }
@@ -352,6 +395,7 @@ impl NetworkOp {
             NetworkAnalysis::GraphTable(g) => {
                 fields.extend(g.id.iter().chain(&g.weight).cloned());
             }
+            NetworkAnalysis::Planarize(p) => fields.extend(p.id.iter().cloned()),
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
             | NetworkAnalysis::Components(_) => {}
@@ -369,7 +413,9 @@ impl NetworkOp {
             Dialect::Postgis
                 if matches!(
                     self.analysis,
-                    NetworkAnalysis::Components(_) | NetworkAnalysis::GraphTable(_)
+                    NetworkAnalysis::Components(_)
+                        | NetworkAnalysis::GraphTable(_)
+                        | NetworkAnalysis::Planarize(_)
                 ) =>
             {
                 "pgRouting joins equal end points only, not rounded or near ones"
@@ -409,6 +455,7 @@ impl NetworkOp {
             NetworkAnalysis::GraphTable(g) => {
                 format!("graph_table tolerance={}", g.tolerance)
             }
+            NetworkAnalysis::Planarize(p) => format!("planarize tolerance={}", p.tolerance),
         };
         format!("{analysis} {}", self.graph.describe())
     }

@@ -5,6 +5,7 @@ mod components;
 mod end_nodes;
 mod graph;
 mod graph_table;
+mod planarize;
 mod reach;
 mod routes;
 mod search;
@@ -40,6 +41,7 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         NetworkAnalysis::Components(spec) => return components::components(lines, spec),
         NetworkAnalysis::SplitAtPoints(spec) => return split::split(lines, layer(1)?, spec),
         NetworkAnalysis::GraphTable(spec) => return graph_table::graph_table(lines, spec),
+        NetworkAnalysis::Planarize(spec) => return planarize::planarize(lines, spec),
         _ => {}
     }
     let network = Network::build(lines, &op.graph)?;
@@ -71,7 +73,8 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         NetworkAnalysis::PointTree { .. }
         | NetworkAnalysis::Components(_)
         | NetworkAnalysis::SplitAtPoints(_)
-        | NetworkAnalysis::GraphTable(_) => Err(NativeError::Unsupported(op.describe())),
+        | NetworkAnalysis::GraphTable(_)
+        | NetworkAnalysis::Planarize(_) => Err(NativeError::Unsupported(op.describe())),
     }
 }
 

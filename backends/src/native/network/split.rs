@@ -35,13 +35,13 @@ fn segment_nearest(p: [f64; 2], a: [f64; 2], b: [f64; 2]) -> (f64, f64) {
 }
 
 /// A line part with the distance along it at each vertex.
-struct Part<'a> {
+pub(super) struct Part<'a> {
     points: &'a [[f64; 2]],
     along: Vec<f64>,
 }
 
 impl<'a> Part<'a> {
-    fn new(points: &'a [[f64; 2]]) -> Self {
+    pub(super) fn new(points: &'a [[f64; 2]]) -> Self {
         let mut along = Vec::with_capacity(points.len());
         let mut total = 0.0;
         along.push(0.0);
@@ -57,7 +57,7 @@ impl<'a> Part<'a> {
     }
 
     /// The distance from `p` to the part and the distance along it to its point nearest `p`.
-    fn project(&self, p: [f64; 2]) -> (f64, f64) {
+    pub(super) fn project(&self, p: [f64; 2]) -> (f64, f64) {
         let mut best = (f64::INFINITY, 0.0);
         for (i, w) in self.points.windows(2).enumerate() {
             let (d, t) = segment_nearest(p, w[0], w[1]);
@@ -101,7 +101,7 @@ impl<'a> Part<'a> {
 
     /// The pieces between the cuts at `measures` (ends and near duplicates ignored); the
     /// whole part when none is left.
-    fn pieces(&self, measures: &mut Vec<f64>) -> Vec<Vec<[f64; 2]>> {
+    pub(super) fn pieces(&self, measures: &mut Vec<f64>) -> Vec<Vec<[f64; 2]>> {
         let length = self.length();
         measures.retain(|&m| m > EPS && m < length - EPS);
         measures.sort_by(f64::total_cmp);

@@ -1,6 +1,6 @@
 //! GISPulse's graph tools onto the native ones: the parts of a line layer linked at end points
 //! (`connected_components`), lines cut at points (`split_lines_at_points`), the graph as a
-//! table (`build_network_graph`).
+//! table (`build_network_graph`), lines cut where they meet (`planarize`).
 
 use serde_json::{Map, Value, json};
 
@@ -12,6 +12,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "connected_components" => connected_components,
         "split_lines_at_points" => split_lines_at_points,
         "build_network_graph" => build_network_graph,
+        "planarize" => planarize,
         _ => return None,
     })
 }
@@ -137,4 +138,20 @@ fn build_network_graph(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted
     }
     args.note("a multi-part line's edges keep its id (GISPulse appends #k, the part's position)");
     out.main("build_network_graph", native);
+}
+
+/// The lines cut wherever they meet, in `crs_meters` (EPSG:3857 by default, projected data
+/// too), ends joined at 6 decimals or within `snap_tolerance_m`: the native table is GISPulse's.
+fn planarize(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let tolerance = args.f64("snap_tolerance_m").unwrap_or(0.0).max(0.0);
+    let mut native = params([
+        ("tolerance", json!(tolerance)),
+        ("unit", json!("crs")),
+        ("work_crs", super::geometry::work_crs(args, scope)),
+    ]);
+    if let Some(id) = args.string("id_col") {
+        native.insert("id_field".into(), json!(id));
+    }
+    args.note("a multi-part line's pieces keep its id (GISPulse appends #k, the part's position)");
+    out.main("planarize", native);
 }
