@@ -48,6 +48,7 @@ capabilities! {
     connected_components::ConnectedComponents,
     build_network_graph::BuildNetworkGraph,
     planarize::Planarize,
+    snap_points_to_lines::SnapPointsToLines,
     split_lines_at_points::SplitLinesAtPoints,
     mst::Mst,
     topology_check::TopologyCheck,

@@ -113,6 +113,41 @@ pub enum NetworkAnalysis {
     /// The lines cut where they meet each other, as a table of nodes then pieces: see
     /// [`Planarize`].
     Planarize(Planarize),
+    /// The first input's points moved onto their nearest lines (second input): see
+    /// [`SnapToLines`]. (The points come first here.)
+    SnapToLines(SnapToLines),
+}
+
+/// Most lines one point is snapped to.
+pub const MAX_SNAP_CANDIDATES: u32 = 100;
+
+/// Each point (a geometry other than a point by its centroid) snapped onto its `k` nearest
+/// lines of the second input — or onto every line within `max_distance` — nearest first: one
+/// row per line with the point's attributes, `edge_id` (the line's `id` value), `measure`
+/// (the distance along the line to its point nearest the point, a MultiLineString's parts
+/// measured one after the other), `offset` (the distance to it), `snapped` true, `rank` (1 the
+/// nearest) and that point on the line as geometry. Lines at distances within 1e-9 of each
+/// other rank by their ids (numbers before text), and with `k` 1 the lowest id among those
+/// within 1e-9 of the nearest is taken. A point with no line (none within `max_distance`, or
+/// a NULL or empty geometry) keeps one row, its geometry, `snapped` false, `rank` 1, NULL
+/// `edge_id` and `measure`, and `offset` its distance to the nearest line (NULL when it has
+/// none).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SnapToLines {
+    pub id: String,
+    pub k: u32,
+    pub max_distance: Option<f64>,
+    pub fields: SnapFields,
+}
+
+/// The names of [`SnapToLines`]' output fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SnapFields {
+    pub edge_id: String,
+    pub measure: String,
+    pub offset: String,
+    pub snapped: String,
+    pub rank: String,
 }
 
 /// The lines made planar (GISPulse's `planarize`): each line part cut where another part
@@ -342,6 +377,13 @@ impl NetworkOp {
                 );
                 table(columns)
             }
+            NetworkAnalysis::SnapToLines(s) => with(vec![
+                column(&s.fields.edge_id, type_in(second, &s.id)),
+                column(&s.fields.measure, FieldType::Double),
+                column(&s.fields.offset, FieldType::Double),
+                column(&s.fields.snapped, FieldType::Boolean),
+                column(&s.fields.rank, FieldType::Integer),
+            ]),
             NetworkAnalysis::SplitAtPoints(s) => {
                 let parent = match &s.id {
                     Some(id) => type_in(Some(lines), id),
@@ -366,7 +408,8 @@ impl NetworkOp {
             NetworkAnalysis::OdMatrix { .. } | NetworkAnalysis::ShortestPath { .. } => 3,
             NetworkAnalysis::Isochrone { .. }
             | NetworkAnalysis::Allocation { .. }
-            | NetworkAnalysis::SplitAtPoints(_) => 2,
+            | NetworkAnalysis::SplitAtPoints(_)
+            | NetworkAnalysis::SnapToLines(_) => 2,
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
             | NetworkAnalysis::Components(_)
@@ -396,6 +439,7 @@ impl NetworkOp {
                 fields.extend(g.id.iter().chain(&g.weight).cloned());
             }
             NetworkAnalysis::Planarize(p) => fields.extend(p.id.iter().cloned()),
+            NetworkAnalysis::SnapToLines(s) => fields.push(s.id.clone()),
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
             | NetworkAnalysis::Components(_) => {}
@@ -420,7 +464,12 @@ impl NetworkOp {
             {
                 "pgRouting joins equal end points only, not rounded or near ones"
             }
-            Dialect::Postgis if matches!(self.analysis, NetworkAnalysis::SplitAtPoints(_)) => {
+            Dialect::Postgis
+                if matches!(
+                    self.analysis,
+                    NetworkAnalysis::SplitAtPoints(_) | NetworkAnalysis::SnapToLines(_)
+                ) =>
+            {
                 "cutting each line at a varying number of points is one pass natively"
             }
             Dialect::Postgis => return None,
@@ -456,6 +505,12 @@ impl NetworkOp {
                 format!("graph_table tolerance={}", g.tolerance)
             }
             NetworkAnalysis::Planarize(p) => format!("planarize tolerance={}", p.tolerance),
+            NetworkAnalysis::SnapToLines(s) => format!(
+                "snap_to_lines k={}{}",
+                s.k,
+                s.max_distance
+                    .map_or_else(String::new, |d| format!(" max_distance={d}"))
+            ),
         };
         format!("{analysis} {}", self.graph.describe())
     }

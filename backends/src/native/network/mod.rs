@@ -9,6 +9,7 @@ mod planarize;
 mod reach;
 mod routes;
 mod search;
+mod snap;
 mod split;
 mod structure;
 mod tree;
@@ -42,6 +43,7 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         NetworkAnalysis::SplitAtPoints(spec) => return split::split(lines, layer(1)?, spec),
         NetworkAnalysis::GraphTable(spec) => return graph_table::graph_table(lines, spec),
         NetworkAnalysis::Planarize(spec) => return planarize::planarize(lines, spec),
+        NetworkAnalysis::SnapToLines(spec) => return snap::snap(lines, layer(1)?, spec),
         _ => {}
     }
     let network = Network::build(lines, &op.graph)?;
@@ -74,7 +76,8 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         | NetworkAnalysis::Components(_)
         | NetworkAnalysis::SplitAtPoints(_)
         | NetworkAnalysis::GraphTable(_)
-        | NetworkAnalysis::Planarize(_) => Err(NativeError::Unsupported(op.describe())),
+        | NetworkAnalysis::Planarize(_)
+        | NetworkAnalysis::SnapToLines(_) => Err(NativeError::Unsupported(op.describe())),
     }
 }
 

@@ -1,6 +1,7 @@
 //! GISPulse's graph tools onto the native ones: the parts of a line layer linked at end points
 //! (`connected_components`), lines cut at points (`split_lines_at_points`), the graph as a
-//! table (`build_network_graph`), lines cut where they meet (`planarize`).
+//! table (`build_network_graph`), lines cut where they meet (`planarize`), points snapped
+//! onto lines (`snap_points_to_lines`).
 
 use serde_json::{Map, Value, json};
 
@@ -13,6 +14,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "split_lines_at_points" => split_lines_at_points,
         "build_network_graph" => build_network_graph,
         "planarize" => planarize,
+        "snap_points_to_lines" => snap_points_to_lines,
         _ => return None,
     })
 }
@@ -154,4 +156,46 @@ fn planarize(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
     }
     args.note("a multi-part line's pieces keep its id (GISPulse appends #k, the part's position)");
     out.main("planarize", native);
+}
+
+/// The points snapped in `crs_meters` onto the reference lines (reprojected there by a side
+/// step): the native candidates and ranks are GISPulse's.
+fn snap_points_to_lines(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let Some(id) = args.string("ref_id_col") else {
+        args.problem("ref_id_col", "names the lines' id column and is required");
+        return;
+    };
+    let k = args.integer("k").unwrap_or(1);
+    if k < 1 {
+        args.problem("k", "must be at least 1");
+        return;
+    }
+    let Some(lines) = super::reference_layer(args, scope, out, false) else {
+        return;
+    };
+    let Some(crs) = always_crs(args, scope) else {
+        return;
+    };
+    let lines = out.side("reproject", params([("to", json!(crs))]), &lines);
+    let mut native = params([
+        ("ref_layer", json!(lines)),
+        ("ref_id_field", json!(id)),
+        ("k", json!(k)),
+        ("unit", json!("crs")),
+        ("work_crs", json!(crs)),
+    ]);
+    if let Some(max) = args.f64("max_distance_m") {
+        native.insert("max_distance".into(), json!(max));
+    }
+    for (theirs, ours, default) in [
+        ("edge_id_col", "edge_id_field", "edge_id"),
+        ("measure_col", "measure_field", "measure"),
+        ("offset_col", "offset_field", "offset_distance"),
+        ("snapped_col", "snapped_field", "snapped"),
+        ("rank_col", "rank_field", "rank"),
+    ] {
+        let name = args.string(theirs).unwrap_or_else(|| default.into());
+        native.insert(ours.into(), json!(name));
+    }
+    out.main("snap_points_to_lines", native);
 }
