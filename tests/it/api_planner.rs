@@ -234,6 +234,9 @@ fn preview_params(capability: &str) -> Value {
         "network_allocation" => json!({"facilities": "input", "facility_id": "name"}),
         "connectivity_check" | "mst" => json!({}),
         "connected_components" => json!({"tolerance": 0.01, "unit": "crs"}),
+        "cluster_network_dbscan" => {
+            json!({"ref_layer": "places", "eps": 0.5, "unit": "crs", "min_samples": 2})
+        }
         "cluster_st_dbscan" => json!({"time_field": "founded", "eps": 1000}),
         "build_network_graph" | "planarize" => json!({"id_field": "name"}),
         "snap_points_to_lines" => json!({"ref_layer": "places", "ref_id_field": "name", "k": 2}),

@@ -271,7 +271,7 @@ fn neighbourhoods<const N: usize>(points: &[[f64; N]], eps: f64) -> Vec<Vec<usiz
 
 /// DBSCAN's labels from the neighbourhoods: a depth-first walk from each unlabelled core
 /// point in order.
-fn label(neighbourhoods: &[Vec<usize>], min_samples: usize) -> Vec<i64> {
+pub(crate) fn label(neighbourhoods: &[Vec<usize>], min_samples: usize) -> Vec<i64> {
     let core: Vec<bool> = neighbourhoods
         .iter()
         .map(|n| n.len() >= min_samples)

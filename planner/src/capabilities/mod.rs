@@ -97,6 +97,7 @@ capabilities! {
     classify_by_ring::ClassifyByRing,
     cluster_dbscan::ClusterDbscan,
     cluster_st_dbscan::ClusterStDbscan,
+    cluster_network_dbscan::ClusterNetworkDbscan,
     cluster_hdbscan::ClusterHdbscan,
     cluster_kmeans::ClusterKmeans,
     clip::Clip,

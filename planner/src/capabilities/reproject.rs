@@ -19,6 +19,10 @@ pub struct Reproject {
     /// Source CRS, `EPSG:<code>` (default: the input's CRS).
     #[serde(default)]
     pub from: Option<String>,
+    /// Reproject only data in longitude/latitude (a projected layer passes unchanged), as
+    /// GISPulse's graph tools do (default false).
+    #[serde(default)]
+    pub only_lon_lat: bool,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -51,6 +55,16 @@ impl CapabilityParams for Reproject {
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
         let mut problems = Vec::new();
+        let projected = matches!(
+            ctx.crs().and_then(crate::schema::crs_units),
+            Some(crate::schema::CrsUnits::Linear { .. })
+        );
+        if self.only_lon_lat && projected {
+            // The layer as it is (a map that changes nothing).
+            return check_crs(&self.to, ctx, "to")
+                .map(|()| vec![Operator::Map(MapOp::default())])
+                .map_err(|p| vec![p]);
+        }
         if let Err(problem) = check_crs(&self.to, ctx, "to") {
             problems.push(problem);
         }
@@ -122,6 +136,10 @@ mod tests {
             })
         );
         assert!(lower(json!({"to": "EPSG:3857", "from": "EPSG:2154"}), None).is_ok());
+        let kept = lower(json!({"to": "EPSG:3857", "only_lon_lat": true}), Some("EPSG:2263")).unwrap();
+        assert_eq!(kept, vec![Operator::Map(MapOp::default())]);
+        let moved = lower(json!({"to": "EPSG:3857", "only_lon_lat": true}), Some("EPSG:4326")).unwrap();
+        assert_ne!(moved, kept);
     }
 
     #[test]

@@ -116,6 +116,26 @@ pub enum NetworkAnalysis {
     /// The first input's points moved onto their nearest lines (second input): see
     /// [`SnapToLines`]. (The points come first here.)
     SnapToLines(SnapToLines),
+    /// DBSCAN of the first input's points by their distances along the network of the second
+    /// input: see [`NetworkDbscan`]. (The points come first here.)
+    NetworkDbscan(NetworkDbscan),
+}
+
+/// DBSCAN of points over a line network (GISPulse's `cluster_network_dbscan`). The network
+/// (second input) is an undirected graph: each line part an edge between its end points, ends
+/// equal at 6 decimals one node (numbered by first appearance), an edge's cost its `weight`
+/// field's value or its planar length; between two nodes only the last edge listed counts, as
+/// in a networkx `Graph`. Each point (a geometry other than a point by its centroid) sits on
+/// its nearest node; two points are `eps` apart or less when their nodes are, along the network
+/// (points on one node: 0); DBSCAN over those distances (`min_samples` counting the point
+/// itself) labels clusters from 0 in the order of their first core point, −1 noise. A point
+/// without a geometry, or none of the network, has no neighbour but itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetworkDbscan {
+    pub eps: f64,
+    pub min_samples: u32,
+    pub weight: Option<String>,
+    pub output: String,
 }
 
 /// Most lines one point is snapped to.
@@ -377,6 +397,7 @@ impl NetworkOp {
                 );
                 table(columns)
             }
+            NetworkAnalysis::NetworkDbscan(d) => with(vec![column(&d.output, FieldType::Integer)]),
             NetworkAnalysis::SnapToLines(s) => with(vec![
                 column(&s.fields.edge_id, type_in(second, &s.id)),
                 column(&s.fields.measure, FieldType::Double),
@@ -409,7 +430,8 @@ impl NetworkOp {
             NetworkAnalysis::Isochrone { .. }
             | NetworkAnalysis::Allocation { .. }
             | NetworkAnalysis::SplitAtPoints(_)
-            | NetworkAnalysis::SnapToLines(_) => 2,
+            | NetworkAnalysis::SnapToLines(_)
+            | NetworkAnalysis::NetworkDbscan(_) => 2,
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
             | NetworkAnalysis::Components(_)
@@ -440,6 +462,7 @@ impl NetworkOp {
             }
             NetworkAnalysis::Planarize(p) => fields.extend(p.id.iter().cloned()),
             NetworkAnalysis::SnapToLines(s) => fields.push(s.id.clone()),
+            NetworkAnalysis::NetworkDbscan(d) => fields.extend(d.weight.iter().cloned()),
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
             | NetworkAnalysis::Components(_) => {}
@@ -467,7 +490,9 @@ impl NetworkOp {
             Dialect::Postgis
                 if matches!(
                     self.analysis,
-                    NetworkAnalysis::SplitAtPoints(_) | NetworkAnalysis::SnapToLines(_)
+                    NetworkAnalysis::SplitAtPoints(_)
+                        | NetworkAnalysis::SnapToLines(_)
+                        | NetworkAnalysis::NetworkDbscan(_)
                 ) =>
             {
                 "cutting each line at a varying number of points is one pass natively"
@@ -505,6 +530,9 @@ impl NetworkOp {
                 format!("graph_table tolerance={}", g.tolerance)
             }
             NetworkAnalysis::Planarize(p) => format!("planarize tolerance={}", p.tolerance),
+            NetworkAnalysis::NetworkDbscan(d) => {
+                format!("network_dbscan eps={} min_samples={}", d.eps, d.min_samples)
+            }
             NetworkAnalysis::SnapToLines(s) => format!(
                 "snap_to_lines k={}{}",
                 s.k,

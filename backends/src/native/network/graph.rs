@@ -43,7 +43,7 @@ pub struct Network {
 }
 
 /// A column of the layer as doubles, row by row across the batches.
-fn doubles(layer: &Layer, field: &str) -> Result<Vec<Option<f64>>, NativeError> {
+pub(super) fn doubles(layer: &Layer, field: &str) -> Result<Vec<Option<f64>>, NativeError> {
     let index = layer.column_index(field)?;
     let mut out = Vec::with_capacity(layer.num_rows());
     for batch in &layer.batches {

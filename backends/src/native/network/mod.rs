@@ -5,6 +5,7 @@ mod components;
 mod end_nodes;
 mod graph;
 mod graph_table;
+mod network_dbscan;
 mod planarize;
 mod reach;
 mod routes;
@@ -44,6 +45,9 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         NetworkAnalysis::GraphTable(spec) => return graph_table::graph_table(lines, spec),
         NetworkAnalysis::Planarize(spec) => return planarize::planarize(lines, spec),
         NetworkAnalysis::SnapToLines(spec) => return snap::snap(lines, layer(1)?, spec),
+        NetworkAnalysis::NetworkDbscan(spec) => {
+            return network_dbscan::network_dbscan(lines, layer(1)?, spec);
+        }
         _ => {}
     }
     let network = Network::build(lines, &op.graph)?;
@@ -77,7 +81,8 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         | NetworkAnalysis::SplitAtPoints(_)
         | NetworkAnalysis::GraphTable(_)
         | NetworkAnalysis::Planarize(_)
-        | NetworkAnalysis::SnapToLines(_) => Err(NativeError::Unsupported(op.describe())),
+        | NetworkAnalysis::SnapToLines(_)
+        | NetworkAnalysis::NetworkDbscan(_) => Err(NativeError::Unsupported(op.describe())),
     }
 }
 

@@ -1,6 +1,6 @@
 //! GISPulse's clustering onto the native one: DBSCAN over the centroids in `crs_meters`
 //! (EPSG:3857 in rules files), `eps` in that CRS's units, the labels in `cluster_col`; ST-DBSCAN
-//! with its time window in seconds.
+//! with its time window in seconds; DBSCAN along a line network.
 
 use serde_json::json;
 
@@ -10,6 +10,7 @@ pub fn translator(name: &str) -> Option<Translator> {
     Some(match name {
         "cluster_dbscan" => cluster_dbscan,
         "cluster_st_dbscan" => cluster_st_dbscan,
+        "cluster_network_dbscan" => cluster_network_dbscan,
         _ => return None,
     })
 }
@@ -80,4 +81,52 @@ fn cluster_st_dbscan(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) 
             ("work_crs", crs),
         ]),
     );
+}
+
+/// DBSCAN over network distances as GISPulse runs it: each layer in `crs_meters` when it is in
+/// longitude/latitude (the lines by a side step), the native network rule (ends at 6
+/// decimals, the last edge between two nodes) and labels are GISPulse's.
+fn cluster_network_dbscan(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let eps = args.f64("eps_m").unwrap_or(100.0);
+    let min_samples = args.integer("min_samples").unwrap_or(5);
+    if eps <= 0.0 || min_samples < 1 {
+        let key = if eps <= 0.0 { "eps_m" } else { "min_samples" };
+        args.problem(key, "must be above 0");
+        return;
+    }
+    let Some(lines) = super::reference_layer(args, scope, out, false) else {
+        return;
+    };
+    let crs = match args.string("crs_meters") {
+        Some(crs) => crs.replacen("epsg:", "EPSG:", 1),
+        None if scope.form == super::super::document::Form::RulesV1 => "EPSG:3857".into(),
+        None => {
+            args.problem("crs_meters", "give it: GISPulse v2 chooses it from the data (UTM or Lambert-93 on lon/lat), which is not translated");
+            return;
+        }
+    };
+    let lines = out.side(
+        "reproject",
+        params([("to", json!(crs)), ("only_lon_lat", json!(true))]),
+        &lines,
+    );
+    let mut native = params([
+        ("ref_layer", json!(lines)),
+        ("eps", json!(eps)),
+        ("unit", json!("crs")),
+        ("min_samples", json!(min_samples)),
+        (
+            "output",
+            json!(
+                args.string("cluster_col")
+                    .unwrap_or_else(|| "cluster".into())
+            ),
+        ),
+        ("work_crs", json!(format!("angular:{crs}"))),
+    ]);
+    if let Some(weight) = args.string("weight_col") {
+        native.insert("weight_field".into(), json!(weight));
+    }
+    args.note("a feature equally near two network nodes sits on the lower-numbered one here, where GISPulse's spatial index decides");
+    out.main("cluster_network_dbscan", native);
 }
