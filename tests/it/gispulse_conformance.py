@@ -17,7 +17,9 @@ fails (equal empty answers prove nothing). A case where GISPulse itself is wrong
 `gispulse_wrong`: geomill's answer is compared with an independent reference instead (its
 last step computed by `REFERENCES[capability]` with Shapely, on the inputs GISPulse's earlier
 steps give), and GISPulse's own answer must still differ from that reference, so that the
-list of such cases stays true. A case saying `reference` (what the reference is) is compared
+list of such cases stays true. A case saying `gispulse_unavailable` (why: a capability
+GISPulse reserves to its licensed Pro tier) is compared with that reference alone.
+A case saying `reference` (what the reference is) is compared
 with both: GISPulse and its last step's `REFERENCES` definition (networkx, for instance).
 A case's `differs_on` ({engine: why}) lists engines known to answer otherwise; their
 differences are printed as `KNOWN ...` (not failures), and a known difference that no longer
@@ -139,10 +141,51 @@ def components_by_networkx(lines, _, params):
     return answer
 
 
+def steiner_by_networkx(lines, terminals, params):
+    """`steiner_tree` by networkx: GISPulse's graph of the lines (ends rounded to 6 decimals,
+    numbered by first appearance, the last part between two nodes; lengths in `crs_meters`
+    for lon/lat lines), each terminal on its nearest node, networkx's Mehlhorn tree over the
+    part of the network holding the first terminal; rows `u < v`, `weight`, the part."""
+    import networkx as nx
+
+    crs = params.get("crs_meters", "EPSG:3857")
+    angular = lines.crs is not None and not lines.crs.is_projected
+    work = lines.to_crs(crs) if angular else lines
+    places = terminals.to_crs(crs) if angular and terminals.crs is not None else terminals
+    graph, number = nx.Graph(), {}
+    for shape in work.geometry:
+        parts = [] if shape is None or shape.is_empty else getattr(shape, "geoms", [shape])
+        for part in parts:
+            if len(part.coords) < 2:
+                continue
+            ends = []
+            for x, y in (part.coords[0], part.coords[-1]):
+                key = (round(x, 6), round(y, 6))
+                ends.append(number.setdefault(key, len(number)))
+                graph.add_node(ends[-1], point=key)
+            graph.add_edge(ends[0], ends[1], weight=part.length, part=part)
+    keys = np.array(list(number.keys()))
+    chosen = []
+    for shape in places.geometry:
+        if shape is None or shape.is_empty:
+            continue
+        point = shape if shape.geom_type == "Point" else shape.centroid
+        node = int(np.argmin((keys[:, 0] - point.x) ** 2 + (keys[:, 1] - point.y) ** 2))
+        if node not in chosen:
+            chosen.append(node)
+    linked = graph.subgraph(nx.node_connected_component(graph, chosen[0])).copy()
+    tree = nx.algorithms.approximation.steiner_tree(linked, chosen, weight="weight", method="mehlhorn")
+    rows = sorted((min(u, v), max(u, v), data["weight"], data["part"]) for u, v, data in tree.edges(data=True))
+    answer = gpd.GeoDataFrame({"u": [r[0] for r in rows], "v": [r[1] for r in rows], "weight": [r[2] for r in rows]},
+                              geometry=[r[3] for r in rows], crs=work.crs)
+    return answer.to_crs(lines.crs) if angular else answer
+
+
 # The independent definitions of capabilities: for the cases GISPulse answers wrongly
 # (`gispulse_wrong`), and for the cases checked against a library too (`reference`).
 REFERENCES = {"line_locate_point": locate_along_nearest_line,
-              "connected_components": components_by_networkx}
+              "connected_components": components_by_networkx,
+              "steiner_tree": steiner_by_networkx}
 
 
 def reference_answer(case, layers):
@@ -264,7 +307,8 @@ def main():
         label = f"{os.path.basename(entry['case'])} on {entry['engine']}"
         cases.add(entry["case"])
         try:
-            theirs = gispulse_answer(case, layers)
+            # GISPulse's Pro capabilities do not run without its licence: the reference only.
+            theirs = reference_answer(case, layers) if case.get("gispulse_unavailable") else gispulse_answer(case, layers)
         except Exception as error:  # GISPulse itself failed: the case is wrong
             problems.append(f"{label}: GISPulse fails: {type(error).__name__}: {error}")
             continue

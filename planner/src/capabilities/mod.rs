@@ -51,6 +51,7 @@ capabilities! {
     snap_points_to_lines::SnapPointsToLines,
     split_lines_at_points::SplitLinesAtPoints,
     mst::Mst,
+    steiner_tree::SteinerTree,
     topology_check::TopologyCheck,
     duplicate_geometry::DuplicateGeometry,
     attribute_validation::AttributeValidation,

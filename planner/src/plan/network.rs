@@ -119,6 +119,22 @@ pub enum NetworkAnalysis {
     /// DBSCAN of the first input's points by their distances along the network of the second
     /// input: see [`NetworkDbscan`]. (The points come first here.)
     NetworkDbscan(NetworkDbscan),
+    /// A tree linking the terminals (second input) through the network: see [`Steiner`].
+    Steiner(Steiner),
+}
+
+/// An approximate Steiner tree (Mehlhorn's algorithm, networkx's `steiner_tree` default) of
+/// the network built as [`NetworkDbscan`]'s, linking the nodes nearest the terminals (second
+/// input; a geometry other than a point by its centroid): the closest terminal of every node
+/// (Dijkstra from all terminals), the cheapest link between each two terminals' regions, a
+/// minimum spanning tree of those links, their shortest paths, a minimum spanning tree of the
+/// paths' edges, and leaves that are not terminals pruned. One row per tree edge: `u` and `v`
+/// (its nodes, lower first), `weight` (its cost), its line part as geometry; ordered by `u`,
+/// then `v`. Fewer than two distinct terminal nodes give no rows; terminals the network does
+/// not link are an error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Steiner {
+    pub weight: Option<String>,
 }
 
 /// DBSCAN of points over a line network (GISPulse's `cluster_network_dbscan`). The network
@@ -397,6 +413,12 @@ impl NetworkOp {
                 );
                 table(columns)
             }
+            NetworkAnalysis::Steiner(_) => table(vec![
+                column("u", FieldType::Integer),
+                column("v", FieldType::Integer),
+                column("weight", FieldType::Double),
+                column(GEOM, FieldType::Geometry),
+            ]),
             NetworkAnalysis::NetworkDbscan(d) => with(vec![column(&d.output, FieldType::Integer)]),
             NetworkAnalysis::SnapToLines(s) => with(vec![
                 column(&s.fields.edge_id, type_in(second, &s.id)),
@@ -431,7 +453,8 @@ impl NetworkOp {
             | NetworkAnalysis::Allocation { .. }
             | NetworkAnalysis::SplitAtPoints(_)
             | NetworkAnalysis::SnapToLines(_)
-            | NetworkAnalysis::NetworkDbscan(_) => 2,
+            | NetworkAnalysis::NetworkDbscan(_)
+            | NetworkAnalysis::Steiner(_) => 2,
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
             | NetworkAnalysis::Components(_)
@@ -463,6 +486,7 @@ impl NetworkOp {
             NetworkAnalysis::Planarize(p) => fields.extend(p.id.iter().cloned()),
             NetworkAnalysis::SnapToLines(s) => fields.push(s.id.clone()),
             NetworkAnalysis::NetworkDbscan(d) => fields.extend(d.weight.iter().cloned()),
+            NetworkAnalysis::Steiner(t) => fields.extend(t.weight.iter().cloned()),
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
             | NetworkAnalysis::Components(_) => {}
@@ -493,6 +517,7 @@ impl NetworkOp {
                     NetworkAnalysis::SplitAtPoints(_)
                         | NetworkAnalysis::SnapToLines(_)
                         | NetworkAnalysis::NetworkDbscan(_)
+                        | NetworkAnalysis::Steiner(_)
                 ) =>
             {
                 "cutting each line at a varying number of points is one pass natively"
@@ -530,6 +555,7 @@ impl NetworkOp {
                 format!("graph_table tolerance={}", g.tolerance)
             }
             NetworkAnalysis::Planarize(p) => format!("planarize tolerance={}", p.tolerance),
+            NetworkAnalysis::Steiner(_) => "steiner_tree (Mehlhorn)".to_owned(),
             NetworkAnalysis::NetworkDbscan(d) => {
                 format!("network_dbscan eps={} min_samples={}", d.eps, d.min_samples)
             }

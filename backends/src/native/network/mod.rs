@@ -10,8 +10,10 @@ mod planarize;
 mod reach;
 mod routes;
 mod search;
+mod simple_graph;
 mod snap;
 mod split;
+mod steiner;
 mod structure;
 mod tree;
 
@@ -45,6 +47,7 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         NetworkAnalysis::GraphTable(spec) => return graph_table::graph_table(lines, spec),
         NetworkAnalysis::Planarize(spec) => return planarize::planarize(lines, spec),
         NetworkAnalysis::SnapToLines(spec) => return snap::snap(lines, layer(1)?, spec),
+        NetworkAnalysis::Steiner(spec) => return steiner::steiner(lines, layer(1)?, spec),
         NetworkAnalysis::NetworkDbscan(spec) => {
             return network_dbscan::network_dbscan(lines, layer(1)?, spec);
         }
@@ -82,7 +85,8 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         | NetworkAnalysis::GraphTable(_)
         | NetworkAnalysis::Planarize(_)
         | NetworkAnalysis::SnapToLines(_)
-        | NetworkAnalysis::NetworkDbscan(_) => Err(NativeError::Unsupported(op.describe())),
+        | NetworkAnalysis::NetworkDbscan(_)
+        | NetworkAnalysis::Steiner(_) => Err(NativeError::Unsupported(op.describe())),
     }
 }
 

@@ -1,7 +1,7 @@
 //! GISPulse's graph tools onto the native ones: the parts of a line layer linked at end points
 //! (`connected_components`), lines cut at points (`split_lines_at_points`), the graph as a
 //! table (`build_network_graph`), lines cut where they meet (`planarize`), points snapped
-//! onto lines (`snap_points_to_lines`).
+//! onto lines (`snap_points_to_lines`), a Steiner tree of terminals (`steiner_tree`).
 
 use serde_json::{Map, Value, json};
 
@@ -15,6 +15,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "build_network_graph" => build_network_graph,
         "planarize" => planarize,
         "snap_points_to_lines" => snap_points_to_lines,
+        "steiner_tree" => steiner_tree,
         _ => return None,
     })
 }
@@ -198,4 +199,34 @@ fn snap_points_to_lines(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitte
         native.insert(ours.into(), json!(name));
     }
     out.main("snap_points_to_lines", native);
+}
+
+/// Mehlhorn's Steiner tree (networkx's default) of the terminals over the network, both in
+/// `crs_meters` when the network is in longitude/latitude: the native tree is networkx's.
+fn steiner_tree(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let Some(terminals) = super::reference_layer(args, scope, out, false) else {
+        return;
+    };
+    let crs = match (args.string("crs_meters"), scope.form) {
+        (Some(crs), _) => crs.replacen("epsg:", "EPSG:", 1),
+        (None, Form::RulesV1) => "EPSG:3857".into(),
+        (None, Form::PipelineV2) => {
+            args.problem("crs_meters", "give it: GISPulse v2 chooses it from the data (UTM or Lambert-93 on lon/lat), which is not translated");
+            return;
+        }
+    };
+    let terminals = out.side(
+        "reproject",
+        params([("to", json!(crs)), ("only_lon_lat", json!(true))]),
+        &terminals,
+    );
+    let mut native = params([
+        ("ref_layer", json!(terminals)),
+        ("work_crs", json!(format!("angular:{crs}"))),
+    ]);
+    if let Some(weight) = args.string("weight_col") {
+        native.insert("weight_field".into(), json!(weight));
+    }
+    args.note("the tree is networkx's Mehlhorn approximation (networkx 3.3 and later; earlier versions default to Kou's); networks with parts holding no terminal work here, where networkx 3.3+ fails");
+    out.main("steiner_tree", native);
 }
