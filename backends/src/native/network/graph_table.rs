@@ -7,13 +7,14 @@ use std::sync::Arc;
 use arrow::array::{
     ArrayRef, BinaryArray, Float64Array, Int64Array, RecordBatch, StringArray, UInt64Array,
 };
-use arrow::compute::{concat, take};
+use arrow::compute::take;
 use arrow::datatypes::{Field, Schema};
 
 use super::super::NativeError;
 use super::super::layer::Layer;
 use super::end_nodes::fuse;
 use super::graph::row_lines;
+use super::whole_column;
 use crate::wkb::{write_line, write_point};
 use geomill_planner::plan::network::{GraphTable, graph_fields};
 
@@ -105,18 +106,7 @@ impl Table<'_> {
 
     /// A column of the lines, its values on each edge row from the edge's row.
     pub fn line_column(&self, name: &str) -> Result<ArrayRef, NativeError> {
-        let index = self.lines.column_index(name)?;
-        let parts: Vec<&dyn arrow::array::Array> = self
-            .lines
-            .batches
-            .iter()
-            .map(|b| b.column(index).as_ref())
-            .collect();
-        let all = if parts.is_empty() {
-            arrow::array::new_empty_array(self.lines.schema.field(index).data_type())
-        } else {
-            concat(&parts).map_err(NativeError::arrow)?
-        };
+        let all = whole_column(self.lines, self.lines.column_index(name)?)?;
         let rows: UInt64Array = std::iter::repeat_n(None, self.nodes.points.len())
             .chain(self.edges.iter().map(|e| Some(e.row as u64)))
             .collect();

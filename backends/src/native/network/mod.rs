@@ -135,19 +135,24 @@ fn place(network: &Network, layer: &Layer) -> Result<Placed, NativeError> {
     Ok(Placed { points, nodes })
 }
 
-/// One column of `layer` (all batches), the rows `rows` of it (`None`: a NULL value).
-fn column_rows(layer: &Layer, field: &str, rows: &[Option<u64>]) -> Result<ArrayRef, NativeError> {
-    let index = layer.column_index(field)?;
+/// The column at `index` of `layer`, all batches in one array.
+fn whole_column(layer: &Layer, index: usize) -> Result<ArrayRef, NativeError> {
     let parts: Vec<&dyn arrow::array::Array> = layer
         .batches
         .iter()
         .map(|b| b.column(index).as_ref())
         .collect();
-    let whole = if parts.is_empty() {
-        arrow::array::new_empty_array(layer.schema.field(index).data_type())
-    } else {
-        concat(&parts).map_err(NativeError::arrow)?
-    };
+    if parts.is_empty() {
+        return Ok(arrow::array::new_empty_array(
+            layer.schema.field(index).data_type(),
+        ));
+    }
+    concat(&parts).map_err(NativeError::arrow)
+}
+
+/// One column of `layer` (all batches), the rows `rows` of it (`None`: a NULL value).
+fn column_rows(layer: &Layer, field: &str, rows: &[Option<u64>]) -> Result<ArrayRef, NativeError> {
+    let whole = whole_column(layer, layer.column_index(field)?)?;
     take(&whole, &UInt64Array::from(rows.to_vec()), None).map_err(NativeError::arrow)
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arrow::array::{
     Array, ArrayRef, BinaryArray, BooleanArray, Float64Array, Int64Array, RecordBatch, UInt64Array,
 };
-use arrow::compute::{cast, concat, take};
+use arrow::compute::{cast, take};
 use arrow::datatypes::{DataType, Field, Schema};
 use rstar::primitives::{GeomWithData, Rectangle};
 use rstar::{AABB, Envelope, PointDistance, RTree};
@@ -15,7 +15,7 @@ use rstar::{AABB, Envelope, PointDistance, RTree};
 use super::super::NativeError;
 use super::super::layer::Layer;
 use super::graph::row_lines;
-use super::row_points;
+use super::{row_points, whole_column};
 use crate::wkb::write_point;
 use geomill_planner::plan::network::SnapToLines;
 
@@ -125,21 +125,6 @@ fn id_keys(array: &ArrayRef) -> Result<Vec<IdKey>, NativeError> {
         .collect())
 }
 
-/// One column of a layer, all batches.
-fn whole(layer: &Layer, index: usize) -> Result<ArrayRef, NativeError> {
-    let parts: Vec<&dyn Array> = layer
-        .batches
-        .iter()
-        .map(|b| b.column(index).as_ref())
-        .collect();
-    if parts.is_empty() {
-        return Ok(arrow::array::new_empty_array(
-            layer.schema.field(index).data_type(),
-        ));
-    }
-    concat(&parts).map_err(NativeError::arrow)
-}
-
 /// One output row: the point's row, the line's row (none: not snapped) and where.
 struct Snap {
     point: usize,
@@ -203,7 +188,7 @@ pub fn snap(points: &Layer, lines: &Layer, spec: &SnapToLines) -> Result<Layer, 
         .iter()
         .map(|parts| Chain::new(parts))
         .collect();
-    let keys = id_keys(&whole(lines, lines.column_index(&spec.id)?)?)?;
+    let keys = id_keys(&whole_column(lines, lines.column_index(&spec.id)?)?)?;
     let tree = RTree::bulk_load(
         chains
             .iter()
@@ -278,7 +263,7 @@ fn snapped_layer(
         }
     };
     for (i, field) in points.schema.fields().iter().enumerate() {
-        let taken = take(&whole(points, i)?, &rows, None).map_err(NativeError::arrow)?;
+        let taken = take(&whole_column(points, i)?, &rows, None).map_err(NativeError::arrow)?;
         let array: ArrayRef = if i == geom {
             let original = taken
                 .as_any()
@@ -309,7 +294,7 @@ fn snapped_layer(
             .collect::<Vec<_>>(),
     );
     let ids = take(
-        &whole(lines, lines.column_index(&spec.id)?)?,
+        &whole_column(lines, lines.column_index(&spec.id)?)?,
         &line_rows,
         None,
     )

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, BinaryArray, Int64Array, RecordBatch, UInt64Array};
-use arrow::compute::{concat, take};
+use arrow::compute::take;
 use arrow::datatypes::{DataType, Field, Schema};
 use rstar::primitives::GeomWithData;
 use rstar::{AABB, RTree};
@@ -13,7 +13,7 @@ use rstar::{AABB, RTree};
 use super::super::NativeError;
 use super::super::layer::Layer;
 use super::graph::row_lines;
-use super::row_points;
+use super::{row_points, whole_column};
 use crate::wkb::write_line;
 use geomill_planner::plan::network::SplitAtPoints;
 
@@ -175,16 +175,7 @@ fn pieces_layer(
 ) -> Result<Layer, NativeError> {
     let indices = UInt64Array::from(rows.to_vec());
     let geom = lines.geometry_index()?;
-    let whole = |i: usize| -> Result<ArrayRef, NativeError> {
-        let columns: Vec<&dyn arrow::array::Array> =
-            lines.batches.iter().map(|b| b.column(i).as_ref()).collect();
-        if columns.is_empty() {
-            return Ok(arrow::array::new_empty_array(
-                lines.schema.field(i).data_type(),
-            ));
-        }
-        concat(&columns).map_err(NativeError::arrow)
-    };
+    let whole = |i: usize| whole_column(lines, i);
     let mut fields: Vec<Field> = Vec::new();
     let mut arrays: Vec<ArrayRef> = Vec::new();
     let mut add = |field: Field, array: ArrayRef| {
