@@ -240,6 +240,7 @@ fn preview_params(capability: &str) -> Value {
         "cluster_st_dbscan" => json!({"time_field": "founded", "eps": 1000}),
         "build_network_graph" | "planarize" => json!({"id_field": "name"}),
         "steiner_tree" => json!({"ref_layer": "places"}),
+        "community_detection" => json!({"method": "greedy_modularity"}),
         "snap_points_to_lines" => json!({"ref_layer": "places", "ref_id_field": "name", "k": 2}),
         "split_lines_at_points" => json!({"ref_layer": "places", "tolerance": 0.01, "unit": "crs"}),
         "densify_vertices" => json!({"max_length": 10, "unit": "kilometers"}),

@@ -18,10 +18,21 @@ const ENGINES: [&str; 4] = ["embedded", "native", "postgis", "hybrid"];
 /// that order); prints one line per difference.
 const COMPARE: &str = r#"
 import json, sys, warnings
-import geopandas as gpd, numpy as np, mapclassify as mc
+import geopandas as gpd, numpy as np, mapclassify as mc, pandas as pd
 from palettable.colorbrewer import get_map
 warnings.filterwarnings("ignore")
+
+
+class Qcut:
+    """pandas' qcut as a mapclassify-like scheme: upper bounds above the lowest edge."""
+
+    def __init__(self, y, k):
+        codes, edges = pd.qcut(y, k, labels=False, retbins=True, duplicates="drop")
+        self.bins, self.yb = edges[1:], np.asarray(codes, dtype="int64")
+
+
 schemes = {
+    "qcut": lambda y, k: Qcut(y, k),
     "jenks": lambda y, k: mc.FisherJenks(y, k),
     "quantile": lambda y, k: mc.Quantiles(y, k),
     "equal_interval": lambda y, k: mc.EqualInterval(y, k),
@@ -91,7 +102,7 @@ async fn classes_equal_mapclassify_on_every_method_and_engine() {
         (&countries, "gdp_md_est", &[4, 6][..]),
         (&boroughs, "Shape_Area", &[3][..]),
     ] {
-        for method in ["jenks", "quantile", "equal_interval", "pretty"] {
+        for method in ["jenks", "quantile", "qcut", "equal_interval", "pretty"] {
             for &k in ks {
                 let path = run(
                     &state,

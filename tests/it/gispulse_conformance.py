@@ -141,6 +141,51 @@ def components_by_networkx(lines, _, params):
     return answer
 
 
+def gispulse_graph(lines, params):
+    """GISPulse's networkx `Graph` of `lines` (in `crs_meters` when they are in lon/lat): ends
+    rounded to 6 decimals, numbered by first appearance, the last part between two nodes
+    weighted by its length; with each row's end nodes."""
+    import networkx as nx
+
+    crs = params.get("crs_meters", "EPSG:3857")
+    angular = lines.crs is not None and not lines.crs.is_projected
+    work = lines.to_crs(crs) if angular else lines
+    graph, number, row_nodes = nx.Graph(), {}, []
+    for shape in work.geometry:
+        parts = [] if shape is None or shape.is_empty else getattr(shape, "geoms", [shape])
+        ends = []
+        for part in parts:
+            if part.geom_type != "LineString" or len(part.coords) < 2:
+                continue
+            pair = []
+            for x, y in (part.coords[0], part.coords[-1]):
+                key = (round(x, 6), round(y, 6))
+                pair.append(number.setdefault(key, len(number)))
+                graph.add_node(pair[-1])
+            graph.add_edge(pair[0], pair[1], weight=part.length, part=part)
+            ends.extend(pair)
+        row_nodes.append(ends)
+    return graph, number, row_nodes, work, angular
+
+
+def communities_by_networkx(lines, _, params):
+    """`community_detection` (greedy_modularity) by networkx's
+    `greedy_modularity_communities` over GISPulse's graph; a row's community when all its
+    ends share one, else −1."""
+    from networkx.algorithms.community import greedy_modularity_communities
+
+    graph, _, row_nodes, _, _ = gispulse_graph(lines, params)
+    found = greedy_modularity_communities(graph, weight="weight")
+    community = {node: k for k, nodes in enumerate(found) for node in nodes}
+    labels = []
+    for ends in row_nodes:
+        seen = {community[node] for node in ends}
+        labels.append(seen.pop() if len(seen) == 1 else -1)
+    answer = lines.copy()
+    answer[params.get("community_col", "community_id")] = labels
+    return answer
+
+
 def steiner_by_networkx(lines, terminals, params):
     """`steiner_tree` by networkx: GISPulse's graph of the lines (ends rounded to 6 decimals,
     numbered by first appearance, the last part between two nodes; lengths in `crs_meters`
@@ -185,7 +230,8 @@ def steiner_by_networkx(lines, terminals, params):
 # (`gispulse_wrong`), and for the cases checked against a library too (`reference`).
 REFERENCES = {"line_locate_point": locate_along_nearest_line,
               "connected_components": components_by_networkx,
-              "steiner_tree": steiner_by_networkx}
+              "steiner_tree": steiner_by_networkx,
+              "community_detection": communities_by_networkx}
 
 
 def reference_answer(case, layers):

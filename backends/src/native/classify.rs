@@ -95,6 +95,16 @@ fn quantiles(sorted: &[f64], k: usize) -> Vec<f64> {
     bins
 }
 
+/// pandas' `qcut` upper bounds: the quantiles above the minimum (the minimum is the lowest
+/// class's lower edge), the maximum when all values are equal.
+fn qcut(sorted: &[f64], k: usize, min: f64) -> Vec<f64> {
+    let mut bins = quantiles(sorted, k);
+    if bins.len() > 1 {
+        bins.retain(|b| *b > min);
+    }
+    bins
+}
+
 /// `mapclassify.EqualInterval`: `k` classes of equal width, the last ending at the maximum.
 fn equal_interval(min: f64, max: f64, k: usize) -> Vec<f64> {
     let width = (max - min) / k as f64;
@@ -253,6 +263,7 @@ pub fn breaks(method: ClassMethod, values: &[f64], classes: usize) -> Vec<f64> {
             }
         }
         ClassMethod::Quantile => quantiles(&sorted, classes),
+        ClassMethod::Qcut => qcut(&sorted, classes, min),
         ClassMethod::EqualInterval => equal_interval(min, max, classes),
         ClassMethod::StdDev => std_mean(values, max),
         ClassMethod::Pretty => pretty(min, max, classes),
@@ -469,6 +480,13 @@ mod tests {
         assert_eq!(breaks(ClassMethod::Jenks, &values, 3), [1.2, 5.1, 9.2]);
         assert_eq!(class_of(&[1.2, 5.1, 9.2], 5.0), 1);
         assert_eq!(breaks(ClassMethod::Jenks, &[2.0, 2.0, 3.0], 5), [2.0, 3.0]);
+        // pandas: qcut([1, 1, 1, 1, 2], 5, duplicates="drop") has edges [1, 1.2, 2]: two classes.
+        let ones = [1.0, 1.0, 1.0, 1.0, 2.0];
+        let quantile = breaks(ClassMethod::Quantile, &ones, 5);
+        assert_eq!(quantile.len(), 3);
+        assert_eq!(quantile[0], 1.0);
+        assert_eq!(breaks(ClassMethod::Qcut, &ones, 5), quantile[1..]);
+        assert_eq!(breaks(ClassMethod::Qcut, &[3.0, 3.0], 4), [3.0]);
     }
 
     #[test]

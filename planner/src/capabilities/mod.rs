@@ -52,6 +52,7 @@ capabilities! {
     split_lines_at_points::SplitLinesAtPoints,
     mst::Mst,
     steiner_tree::SteinerTree,
+    community_detection::CommunityDetection,
     topology_check::TopologyCheck,
     duplicate_geometry::DuplicateGeometry,
     attribute_validation::AttributeValidation,

@@ -16,6 +16,11 @@ pub enum ClassMethod {
     Jenks,
     /// Classes of equal counts, at linearly interpolated percentiles (`mapclassify.Quantiles`).
     Quantile,
+    /// Classes of equal counts as pandas' `qcut` cuts them (GISPulse's quantiles): the
+    /// percentiles of `quantile`, but the minimum is the lowest class's lower edge, so when the
+    /// lowest percentiles equal the minimum it does not make a class of its own (many equal
+    /// low values, zeros say, then give fewer classes than `quantile`).
+    Qcut,
     /// Classes of equal width between the minimum and the maximum
     /// (`mapclassify.EqualInterval`).
     EqualInterval,
@@ -39,6 +44,7 @@ impl ClassMethod {
         match self {
             Self::Jenks => "jenks",
             Self::Quantile => "quantile",
+            Self::Qcut => "qcut",
             Self::EqualInterval => "equal_interval",
             Self::StdDev => "std_dev",
             Self::Pretty => "pretty",

@@ -121,6 +121,21 @@ pub enum NetworkAnalysis {
     NetworkDbscan(NetworkDbscan),
     /// A tree linking the terminals (second input) through the network: see [`Steiner`].
     Steiner(Steiner),
+    /// Each line's community in the network: see [`Communities`].
+    Communities(Communities),
+}
+
+/// Communities of the network built as [`NetworkDbscan`]'s, by Clauset–Newman–Moore greedy
+/// modularity maximisation as networkx's `greedy_modularity_communities` runs it (edges
+/// weighted by their cost; the pair of communities whose merge raises modularity most merged
+/// first, equal gains by the lower node pair; merging stops when every merge would lower it).
+/// Communities are numbered from 0 by size (most nodes first; equal sizes by the node that
+/// names them in networkx). Each line row gets the community of all its parts' ends when they
+/// share one, else −1 (as a row without a line).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Communities {
+    pub weight: Option<String>,
+    pub output: String,
 }
 
 /// An approximate Steiner tree (Mehlhorn's algorithm, networkx's `steiner_tree` default) of
@@ -420,6 +435,7 @@ impl NetworkOp {
                 column(GEOM, FieldType::Geometry),
             ]),
             NetworkAnalysis::NetworkDbscan(d) => with(vec![column(&d.output, FieldType::Integer)]),
+            NetworkAnalysis::Communities(c) => with(vec![column(&c.output, FieldType::Integer)]),
             NetworkAnalysis::SnapToLines(s) => with(vec![
                 column(&s.fields.edge_id, type_in(second, &s.id)),
                 column(&s.fields.measure, FieldType::Double),
@@ -460,6 +476,7 @@ impl NetworkOp {
             | NetworkAnalysis::Components(_)
             | NetworkAnalysis::GraphTable(_)
             | NetworkAnalysis::Planarize(_)
+            | NetworkAnalysis::Communities(_)
             | NetworkAnalysis::PointTree { .. } => 1,
         }
     }
@@ -487,6 +504,7 @@ impl NetworkOp {
             NetworkAnalysis::SnapToLines(s) => fields.push(s.id.clone()),
             NetworkAnalysis::NetworkDbscan(d) => fields.extend(d.weight.iter().cloned()),
             NetworkAnalysis::Steiner(t) => fields.extend(t.weight.iter().cloned()),
+            NetworkAnalysis::Communities(c) => fields.extend(c.weight.iter().cloned()),
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
             | NetworkAnalysis::Components(_) => {}
@@ -518,6 +536,7 @@ impl NetworkOp {
                         | NetworkAnalysis::SnapToLines(_)
                         | NetworkAnalysis::NetworkDbscan(_)
                         | NetworkAnalysis::Steiner(_)
+                        | NetworkAnalysis::Communities(_)
                 ) =>
             {
                 "cutting each line at a varying number of points is one pass natively"
@@ -556,6 +575,7 @@ impl NetworkOp {
             }
             NetworkAnalysis::Planarize(p) => format!("planarize tolerance={}", p.tolerance),
             NetworkAnalysis::Steiner(_) => "steiner_tree (Mehlhorn)".to_owned(),
+            NetworkAnalysis::Communities(_) => "greedy_modularity_communities".to_owned(),
             NetworkAnalysis::NetworkDbscan(d) => {
                 format!("network_dbscan eps={} min_samples={}", d.eps, d.min_samples)
             }

@@ -1,6 +1,7 @@
 //! Network analyses over a line layer's graph (petgraph): origin–destination costs, shortest
 //! paths, reach bands, allocation to facilities, connected parts, minimum spanning forests.
 
+mod communities;
 mod components;
 mod end_nodes;
 mod graph;
@@ -48,6 +49,7 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         NetworkAnalysis::Planarize(spec) => return planarize::planarize(lines, spec),
         NetworkAnalysis::SnapToLines(spec) => return snap::snap(lines, layer(1)?, spec),
         NetworkAnalysis::Steiner(spec) => return steiner::steiner(lines, layer(1)?, spec),
+        NetworkAnalysis::Communities(spec) => return communities::communities(lines, spec),
         NetworkAnalysis::NetworkDbscan(spec) => {
             return network_dbscan::network_dbscan(lines, layer(1)?, spec);
         }
@@ -86,7 +88,8 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         | NetworkAnalysis::Planarize(_)
         | NetworkAnalysis::SnapToLines(_)
         | NetworkAnalysis::NetworkDbscan(_)
-        | NetworkAnalysis::Steiner(_) => Err(NativeError::Unsupported(op.describe())),
+        | NetworkAnalysis::Steiner(_)
+        | NetworkAnalysis::Communities(_) => Err(NativeError::Unsupported(op.describe())),
     }
 }
 

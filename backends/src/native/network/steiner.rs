@@ -43,7 +43,7 @@ fn tree(graph: &Graph, terminals: &[usize]) -> Result<BTreeSet<(usize, usize)>, 
     let n = graph.nodes.len();
     let from_first = graph.search(&terminals[..1], f64::INFINITY);
     if terminals.iter().any(|t| !from_first.contains_key(t)) {
-        return Err(NativeError::Unsupported(
+        return Err(NativeError::Input(
             "steiner_tree: the terminals are not all linked through the network".into(),
         ));
     }
@@ -74,7 +74,7 @@ fn tree(graph: &Graph, terminals: &[usize]) -> Result<BTreeSet<(usize, usize)>, 
     let mut seen = BTreeSet::new();
     for (s, t, _) in spanning(n, &linked) {
         let nodes = path(graph, s, t).ok_or_else(|| {
-            NativeError::Unsupported("steiner_tree: the terminals are not all linked".into())
+            NativeError::Input("steiner_tree: the terminals are not all linked".into())
         })?;
         for w in nodes.windows(2) {
             let key = (w[0].min(w[1]), w[0].max(w[1]));

@@ -50,11 +50,17 @@ fn classify(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
         args.problem("palette", format!("needs {bins} colours, one per class"));
         return;
     }
+    // pandas' qcut: the minimum is an edge, not a class of its own (native `qcut`).
+    let native_method = if method == "quantile" {
+        "qcut"
+    } else {
+        method.as_str()
+    };
     out.main(
         "classify",
         params([
             ("field", json!(field)),
-            ("method", json!(method)),
+            ("method", json!(native_method)),
             ("classes", json!(bins)),
             ("output", json!(SCRATCH)),
         ]),
@@ -163,7 +169,7 @@ mod tests {
         assert!(problems.is_empty(), "{problems:?}");
         let steps: Vec<&str> = out.steps.iter().map(|(c, _, _)| c.as_str()).collect();
         assert_eq!(steps, ["classify", "calculate", "drop_field"]);
-        assert_eq!(out.steps[0].1["method"], "quantile");
+        assert_eq!(out.steps[0].1["method"], "qcut");
         let expressions = &out.steps[1].1["expressions"];
         assert_eq!(expressions["class"], "\"__geomill_gispulse_class\" + 1");
         assert!(

@@ -1,7 +1,8 @@
 //! GISPulse's graph tools onto the native ones: the parts of a line layer linked at end points
 //! (`connected_components`), lines cut at points (`split_lines_at_points`), the graph as a
 //! table (`build_network_graph`), lines cut where they meet (`planarize`), points snapped
-//! onto lines (`snap_points_to_lines`), a Steiner tree of terminals (`steiner_tree`).
+//! onto lines (`snap_points_to_lines`), a Steiner tree of terminals (`steiner_tree`),
+//! communities (`community_detection`).
 
 use serde_json::{Map, Value, json};
 
@@ -16,6 +17,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "planarize" => planarize,
         "snap_points_to_lines" => snap_points_to_lines,
         "steiner_tree" => steiner_tree,
+        "community_detection" => community_detection,
         _ => return None,
     })
 }
@@ -229,4 +231,33 @@ fn steiner_tree(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
     }
     args.note("the tree is networkx's Mehlhorn approximation (networkx 3.3 and later; earlier versions default to Kou's); networks with parts holding no terminal work here, where networkx 3.3+ fails");
     out.main("steiner_tree", native);
+}
+
+/// Greedy modularity communities of the network (lengths in `crs_meters` for
+/// longitude/latitude lines): the native merges are networkx's. GISPulse's default, Louvain,
+/// draws its node order from Python's `random` seeded 42, which is not reproduced.
+fn community_detection(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let method = args.string("method").unwrap_or_else(|| "louvain".into());
+    if method != "greedy_modularity" {
+        args.problem(
+            "method",
+            format!("{method:?} is not supported yet (greedy_modularity is: networkx's Louvain and label propagation depend on Python's random and set orders)"),
+        );
+        return;
+    }
+    let mut native = params([
+        ("method", json!("greedy_modularity")),
+        (
+            "output",
+            json!(
+                args.string("community_col")
+                    .unwrap_or_else(|| "community_id".into())
+            ),
+        ),
+        ("work_crs", angular_crs(args, scope)),
+    ]);
+    if let Some(weight) = args.string("weight_col") {
+        native.insert("weight_field".into(), json!(weight));
+    }
+    out.main("community_detection", native);
 }
