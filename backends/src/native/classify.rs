@@ -95,10 +95,31 @@ fn quantiles(sorted: &[f64], k: usize) -> Vec<f64> {
     bins
 }
 
-/// pandas' `qcut` upper bounds: the quantiles above the minimum (the minimum is the lowest
-/// class's lower edge), the maximum when all values are equal.
+/// pandas' `qcut` upper bounds: numpy's linear quantiles at `linspace(0, 1, k + 1)` (its
+/// arithmetic: the fraction `i * (1 / k)`, the last exactly 1, and numpy's two-sided lerp),
+/// distinct, above the minimum (the lowest class's lower edge); the maximum when all values
+/// are equal.
 fn qcut(sorted: &[f64], k: usize, min: f64) -> Vec<f64> {
-    let mut bins = quantiles(sorted, k);
+    let n = sorted.len();
+    let step = 1.0 / k as f64;
+    let mut bins: Vec<f64> = (1..=k)
+        .map(|i| {
+            let q = if i == k { 1.0 } else { i as f64 * step };
+            let at = q * (n - 1) as f64;
+            let below = (at.floor() as usize).min(n - 1);
+            let above = (below + 1).min(n - 1);
+            let t = at - below as f64;
+            let (a, b) = (sorted[below], sorted[above]);
+            let diff = b - a;
+            if t >= 0.5 {
+                b - diff * (1.0 - t)
+            } else {
+                a + diff * t
+            }
+        })
+        .collect();
+    bins.sort_by(f64::total_cmp);
+    bins.dedup();
     if bins.len() > 1 {
         bins.retain(|b| *b > min);
     }
