@@ -96,7 +96,8 @@ fn quantiles(sorted: &[f64], k: usize) -> Vec<f64> {
 }
 
 /// pandas' `qcut` upper bounds: numpy's linear quantiles at `linspace(0, 1, k + 1)` (its
-/// arithmetic: the fraction `i * (1 / k)`, the last exactly 1, and numpy's two-sided lerp),
+/// arithmetic: the fraction `i * (1 / k)`, the last exactly 1, moved up one ulp by pandas where
+/// `k * fraction != i`, and numpy's two-sided lerp),
 /// distinct, above the minimum (the lowest class's lower edge); the maximum when all values
 /// are equal.
 fn qcut(sorted: &[f64], k: usize, min: f64) -> Vec<f64> {
@@ -104,7 +105,10 @@ fn qcut(sorted: &[f64], k: usize, min: f64) -> Vec<f64> {
     let step = 1.0 / k as f64;
     let mut bins: Vec<f64> = (1..=k)
         .map(|i| {
-            let q = if i == k { 1.0 } else { i as f64 * step };
+            let mut q = if i == k { 1.0 } else { i as f64 * step };
+            if k as f64 * q != i as f64 {
+                q = q.next_up();
+            }
             let at = q * (n - 1) as f64;
             let below = (at.floor() as usize).min(n - 1);
             let above = (below + 1).min(n - 1);
