@@ -25,16 +25,11 @@ fn classify(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
         args.problem("field", "is required");
         return;
     };
-    let method = args.string("method").unwrap_or_else(|| "quantile".into());
-    if !matches!(method.as_str(), "quantile" | "equal_interval") {
+    let Some(native_method) = native_method(args, "method") else {
         args.value("breaks");
         args.value("std_multiplier");
-        args.problem(
-            "method",
-            format!("{method:?} is not supported yet (quantile and equal_interval are)"),
-        );
         return;
-    }
+    };
     let bins = args.integer("bins").unwrap_or(5);
     if !(2..=100).contains(&bins) {
         args.problem("bins", "must be from 2 to 100");
@@ -50,12 +45,6 @@ fn classify(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
         args.problem("palette", format!("needs {bins} colours, one per class"));
         return;
     }
-    // pandas' qcut: the minimum is an edge, not a class of its own (native `qcut`).
-    let native_method = if method == "quantile" {
-        "qcut"
-    } else {
-        method.as_str()
-    };
     out.main(
         "classify",
         params([
@@ -66,6 +55,24 @@ fn classify(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
         ]),
     );
     numbered_from_one(out, &class, color, palette);
+}
+
+/// GISPulse's classification method in `key` (quantile by default) as the native method
+/// giving its classes: pandas' `qcut` for quantiles (the minimum is an edge, not a class of its
+/// own), `equal_interval` as is; the others are a problem.
+pub(super) fn native_method(args: &mut Args<'_>, key: &str) -> Option<&'static str> {
+    let method = args.string(key).unwrap_or_else(|| "quantile".into());
+    match method.as_str() {
+        "quantile" => Some("qcut"),
+        "equal_interval" => Some("equal_interval"),
+        _ => {
+            args.problem(
+                key,
+                format!("{method:?} is not supported yet (quantile and equal_interval are)"),
+            );
+            None
+        }
+    }
 }
 
 /// GISPulse's head/tail breaks (Jiang 2013, stopped once the head above a mean holds more than

@@ -4,6 +4,7 @@
 
 mod args;
 mod attributes;
+mod bivariate;
 mod checks;
 mod classes;
 mod clusters;
@@ -12,6 +13,7 @@ mod geometry;
 mod graphs;
 mod locate;
 mod overlay;
+mod polygons;
 mod reshape;
 mod scales;
 mod temporal;
@@ -114,6 +116,8 @@ pub fn translator(name: &str) -> Option<Translator> {
         .or_else(|| checks::translator(name))
         .or_else(|| weights::translator(name))
         .or_else(|| graphs::translator(name))
+        .or_else(|| polygons::translator(name))
+        .or_else(|| bivariate::translator(name))
 }
 
 /// GISPulse type names (`add_field`'s `dtype`, `cast_field`'s `casts`) as native field types.
