@@ -141,17 +141,19 @@ def components_by_networkx(lines, _, params):
     return answer
 
 
-def gispulse_graph(lines, params):
-    """GISPulse's networkx `Graph` of `lines` (in `crs_meters` when they are in lon/lat): ends
-    rounded to 6 decimals, numbered by first appearance, the last part between two nodes
-    weighted by its length; with each row's end nodes."""
+def gispulse_graph(lines, params, reproject=True):
+    """GISPulse's networkx `Graph` of `lines` (with `reproject`, in `crs_meters` when they are
+    in lon/lat): ends rounded to 6 decimals, numbered by first appearance, the last part
+    between two nodes weighted by its length or its `weight_col` value; with each row's end
+    nodes."""
     import networkx as nx
 
     crs = params.get("crs_meters", "EPSG:3857")
-    angular = lines.crs is not None and not lines.crs.is_projected
+    angular = reproject and lines.crs is not None and not lines.crs.is_projected
     work = lines.to_crs(crs) if angular else lines
+    weights = lines[params["weight_col"]].tolist() if params.get("weight_col") else None
     graph, number, row_nodes = nx.Graph(), {}, []
-    for shape in work.geometry:
+    for row, shape in enumerate(work.geometry):
         parts = [] if shape is None or shape.is_empty else getattr(shape, "geoms", [shape])
         ends = []
         for part in parts:
@@ -162,7 +164,8 @@ def gispulse_graph(lines, params):
                 key = (round(x, 6), round(y, 6))
                 pair.append(number.setdefault(key, len(number)))
                 graph.add_node(pair[-1])
-            graph.add_edge(pair[0], pair[1], weight=part.length, part=part)
+            weight = part.length if weights is None else float(weights[row])
+            graph.add_edge(pair[0], pair[1], weight=weight, part=part)
             ends.extend(pair)
         row_nodes.append(ends)
     return graph, number, row_nodes, work, angular
@@ -226,12 +229,54 @@ def steiner_by_networkx(lines, terminals, params):
     return answer.to_crs(lines.crs) if angular else answer
 
 
+def mst_by_networkx(lines, _, params):
+    """`mst` by networkx's `minimum_spanning_tree` (Kruskal) over GISPulse's graph in the
+    lines' own units: rows `u < v`, `weight`, the part."""
+    import networkx as nx
+
+    graph, _, _, work, _ = gispulse_graph(lines, params, reproject=False)
+    tree = nx.minimum_spanning_tree(graph, weight="weight")
+    rows = [(min(u, v), max(u, v), data["weight"], data["part"]) for u, v, data in tree.edges(data=True)]
+    return gpd.GeoDataFrame({"u": [r[0] for r in rows], "v": [r[1] for r in rows], "weight": [r[2] for r in rows]},
+                            geometry=[r[3] for r in rows], crs=work.crs)
+
+
+def connectivity_by_networkx(lines, _, params):
+    """`connectivity_check` by networkx over GISPulse's graph: one row of statistics, or with
+    `return_components` a row per connected part (most nodes first), each with the convex
+    hull of the union of its edges' parts (Shapely)."""
+    import networkx as nx
+
+    graph, _, _, work, _ = gispulse_graph(lines, params, reproject=False)
+
+    def hull(subgraph):
+        parts = [data["part"] for _, _, data in subgraph.edges(data=True)]
+        return shapely.union_all(parts).convex_hull if parts else None
+
+    parts = list(nx.connected_components(graph))
+    if params.get("return_components"):
+        ordered = sorted(parts, key=lambda nodes: -len(nodes))
+        subgraphs = [graph.subgraph(nodes) for nodes in ordered]
+        return gpd.GeoDataFrame({"component_id": list(range(len(ordered))),
+                                 "n_nodes": [s.number_of_nodes() for s in subgraphs],
+                                 "n_edges": [s.number_of_edges() for s in subgraphs],
+                                 "is_largest": [k == 0 for k in range(len(ordered))]},
+                                geometry=[hull(s) for s in subgraphs], crs=work.crs)
+    largest = max((graph.subgraph(nodes).number_of_edges() for nodes in parts), default=0)
+    return gpd.GeoDataFrame({"is_connected": [nx.is_connected(graph)], "n_components": [len(parts)],
+                             "n_nodes": [graph.number_of_nodes()], "n_edges": [graph.number_of_edges()],
+                             "largest_component": [largest]},
+                            geometry=[hull(graph)], crs=work.crs)
+
+
 # The independent definitions of capabilities: for the cases GISPulse answers wrongly
 # (`gispulse_wrong`), and for the cases checked against a library too (`reference`).
 REFERENCES = {"line_locate_point": locate_along_nearest_line,
               "connected_components": components_by_networkx,
               "steiner_tree": steiner_by_networkx,
-              "community_detection": communities_by_networkx}
+              "community_detection": communities_by_networkx,
+              "mst": mst_by_networkx,
+              "connectivity_check": connectivity_by_networkx}
 
 
 def reference_answer(case, layers):

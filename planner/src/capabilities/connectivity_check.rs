@@ -3,11 +3,11 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::checks::check_new_field;
+use super::checks::{check_new_field, require_columns};
 use super::network_graph::{GraphParams, network_step};
 use super::{CapabilityParams, CommonParams, Group, LowerContext, Tier};
 use crate::error::Problem;
-use crate::plan::network::fields;
+use crate::plan::network::{GraphConnectivity, GraphSpec, NetworkOp, fields};
 use crate::plan::operator::{NetworkAnalysis, Operator};
 
 /// Each feature of a line network (the step's input) given its connected part: `component`
@@ -19,12 +19,37 @@ use crate::plan::operator::{NetworkAnalysis, Operator};
 /// gets NULL values. A multi-part line whose parts lie in several components takes the lowest.
 /// Runs natively (petgraph's union-find); on the PostGIS engine with pgRouting
 /// (`pgr_connectedComponents`).
+///
+/// With `output: summary` or `components` (GISPulse's answers), the graph is the one GISPulse
+/// builds as a networkx `Graph` (each line part an undirected edge between its ends, ends equal
+/// at 6 decimals one node, between two nodes only the last part listed, a part left out when
+/// its `cost_field` value is NULL or negative) and the answer a table: `summary` one row
+/// (`is_connected`, `n_components`, `n_nodes`, `n_edges` the node pairs linked,
+/// `largest_component` the most edges in one part, the convex hull of every edge's line),
+/// `components` a row per connected part, most nodes first (`component_id` from 0, `n_nodes`,
+/// `n_edges`, `is_largest`, the convex hull of its edges' lines). Runs natively on every engine.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ConnectivityCheck {
+    /// `features` (default: each feature with its part), `summary` or `components`.
+    #[serde(default)]
+    pub output: ConnectivityOutput,
     #[serde(flatten)]
     pub graph: GraphParams,
     #[serde(flatten)]
     pub common: CommonParams,
+}
+
+/// What `connectivity_check` answers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnectivityOutput {
+    /// Each feature with its connected part.
+    #[default]
+    Features,
+    /// One row of the network's statistics.
+    Summary,
+    /// A row per connected part.
+    Components,
 }
 
 impl CapabilityParams for ConnectivityCheck {
@@ -37,10 +62,43 @@ impl CapabilityParams for ConnectivityCheck {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        if self.output != ConnectivityOutput::Features {
+            return self.report(ctx);
+        }
         let mut problems = Vec::new();
         for field in [fields::COMPONENT, fields::COMPONENT_EDGES, fields::ISOLATED] {
             problems.extend(check_new_field(field, ctx, "cost_field"));
         }
         network_step(self.graph.graph(ctx), problems, NetworkAnalysis::Connectivity)
+    }
+}
+
+impl ConnectivityCheck {
+    /// `output: summary` or `components`: a table over GISPulse's graph.
+    fn report(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        let mut problems = match &self.graph.cost_field {
+            Some(cost) => {
+                require_columns(ctx.input, std::slice::from_ref(cost), ctx.at("cost_field"))
+                    .err()
+                    .unwrap_or_default()
+            }
+            None => Vec::new(),
+        };
+        if self.graph.directed || self.graph.oneway_field.is_some() {
+            problems.push(Problem::new(
+                ctx.at("output"),
+                "summary and components read the undirected graph: directed and oneway_field do not apply",
+            ));
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        Ok(vec![Operator::Network(NetworkOp {
+            graph: GraphSpec::end_points(),
+            analysis: NetworkAnalysis::GraphConnectivity(GraphConnectivity {
+                weight: self.graph.cost_field.clone(),
+                per_component: self.output == ConnectivityOutput::Components,
+            }),
+        })])
     }
 }

@@ -7,6 +7,7 @@ use super::checks::require_columns;
 use super::network_graph::{GraphParams, network_step};
 use super::{CapabilityParams, CommonParams, Group, LowerContext, Tier};
 use crate::error::Problem;
+use crate::plan::network::{GraphSpec, GraphTree, NetworkOp};
 use crate::plan::operator::{NetworkAnalysis, Operator};
 
 /// What `mst` spans.
@@ -18,6 +19,8 @@ pub enum MstOf {
     Network,
     /// The input's points, every pair linked at its distance.
     Points,
+    /// The graph's edges as node pairs (GISPulse's `mst`).
+    Edges,
 }
 
 /// A minimum spanning tree (a forest, for a disconnected network).
@@ -38,9 +41,17 @@ pub enum MstOf {
 /// One row per link: `from` (the `id_field` value of the point already in the tree), `to` (the
 /// point it joins), `cost` and the straight line between them; Prim's order from the first
 /// point, ties to the earlier row. At most 10,000 points. Runs natively on every engine.
+///
+/// With `of: edges` (GISPulse's `mst`): the graph GISPulse builds as a networkx `Graph` (each
+/// line part an undirected edge between its ends, ends equal at 6 decimals one node numbered by
+/// first appearance, between two nodes only the last part listed, its cost the `cost_field`
+/// value or its planar length in CRS units) and its minimum spanning forest as networkx's
+/// Kruskal finds it: one row per tree edge, `u` and `v` (its nodes, lower first), `weight` (its
+/// cost) and the line part, ordered by `u`, then in the order taken. Runs natively on every
+/// engine.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct Mst {
-    /// `network` (default) or `points`.
+    /// `network` (default), `points` or `edges`.
     #[serde(default)]
     pub of: MstOf,
     /// With `of: points`, the field naming each point (copied to `from` and `to`).
@@ -63,6 +74,29 @@ impl CapabilityParams for Mst {
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
         match (self.of, &self.id_field) {
+            (MstOf::Edges, _) => {
+                let mut problems = match &self.graph.cost_field {
+                    Some(cost) => require_columns(ctx.input, std::slice::from_ref(cost), ctx.at("cost_field"))
+                        .err()
+                        .unwrap_or_default(),
+                    None => Vec::new(),
+                };
+                if self.graph.directed || self.graph.oneway_field.is_some() {
+                    problems.push(Problem::new(
+                        ctx.at("of"),
+                        "edges spans the undirected graph: directed and oneway_field do not apply",
+                    ));
+                }
+                if !problems.is_empty() {
+                    return Err(problems);
+                }
+                Ok(vec![Operator::Network(NetworkOp {
+                    graph: GraphSpec::end_points(),
+                    analysis: NetworkAnalysis::GraphTree(GraphTree {
+                        weight: self.graph.cost_field.clone(),
+                    }),
+                })])
+            }
             (MstOf::Network, _) => {
                 network_step(self.graph.graph(ctx), Vec::new(), NetworkAnalysis::SpanningTree)
             }

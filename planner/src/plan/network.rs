@@ -123,6 +123,45 @@ pub enum NetworkAnalysis {
     Steiner(Steiner),
     /// Each line's community in the network: see [`Communities`].
     Communities(Communities),
+    /// A minimum spanning forest of the network as node pairs: see [`GraphTree`].
+    GraphTree(GraphTree),
+    /// How the network holds together, in one row or a row per part: see
+    /// [`GraphConnectivity`].
+    GraphConnectivity(GraphConnectivity),
+}
+
+/// A minimum spanning forest of the network built as [`NetworkDbscan`]'s, as networkx's
+/// `minimum_spanning_tree` (Kruskal) finds it (GISPulse's `mst`): edges taken by cost, equal
+/// costs in the order networkx lists the graph's edges (by lower node, then by the first line
+/// part that linked the pair). One row per tree edge as [`Steiner`]'s (`u` < `v`, `weight`,
+/// the line part), ordered as networkx lists the tree's edges: by `u`, then in the order taken.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphTree {
+    pub weight: Option<String>,
+}
+
+/// How the network built as [`NetworkDbscan`]'s holds together (GISPulse's
+/// `connectivity_check`). Without `per_component`, one row: `is_connected`, `n_components`,
+/// `n_nodes`, `n_edges` (node pairs linked; a closed line's loop counts), `largest_component`
+/// (most edges in one part) and the convex hull of every edge's line (all NULL, the counts 0,
+/// for a network without a line). With it, a row per connected part, most nodes first (equal
+/// counts by their lowest node): `component_id` from 0, `n_nodes`, `n_edges`, `is_largest`
+/// (the first) and the convex hull of its edges' lines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphConnectivity {
+    pub weight: Option<String>,
+    pub per_component: bool,
+}
+
+/// Column names of [`GraphConnectivity`]'s output.
+pub mod connectivity_fields {
+    pub const IS_CONNECTED: &str = "is_connected";
+    pub const N_COMPONENTS: &str = "n_components";
+    pub const N_NODES: &str = "n_nodes";
+    pub const N_EDGES: &str = "n_edges";
+    pub const LARGEST_COMPONENT: &str = "largest_component";
+    pub const COMPONENT_ID: &str = "component_id";
+    pub const IS_LARGEST: &str = "is_largest";
 }
 
 /// Communities of the network built as [`NetworkDbscan`]'s, by Clauset–Newman–Moore greedy
@@ -428,7 +467,29 @@ impl NetworkOp {
                 );
                 table(columns)
             }
-            NetworkAnalysis::Steiner(_) => table(vec![
+            NetworkAnalysis::GraphConnectivity(c) => {
+                use connectivity_fields::*;
+                let columns = if c.per_component {
+                    vec![
+                        column(COMPONENT_ID, FieldType::Integer),
+                        column(N_NODES, FieldType::Integer),
+                        column(N_EDGES, FieldType::Integer),
+                        column(IS_LARGEST, FieldType::Boolean),
+                    ]
+                } else {
+                    vec![
+                        column(IS_CONNECTED, FieldType::Boolean),
+                        column(N_COMPONENTS, FieldType::Integer),
+                        column(N_NODES, FieldType::Integer),
+                        column(N_EDGES, FieldType::Integer),
+                        column(LARGEST_COMPONENT, FieldType::Integer),
+                    ]
+                };
+                let mut columns = columns;
+                columns.push(column(GEOM, FieldType::Geometry));
+                table(columns)
+            }
+            NetworkAnalysis::Steiner(_) | NetworkAnalysis::GraphTree(_) => table(vec![
                 column("u", FieldType::Integer),
                 column("v", FieldType::Integer),
                 column("weight", FieldType::Double),
@@ -477,6 +538,8 @@ impl NetworkOp {
             | NetworkAnalysis::GraphTable(_)
             | NetworkAnalysis::Planarize(_)
             | NetworkAnalysis::Communities(_)
+            | NetworkAnalysis::GraphTree(_)
+            | NetworkAnalysis::GraphConnectivity(_)
             | NetworkAnalysis::PointTree { .. } => 1,
         }
     }
@@ -505,6 +568,8 @@ impl NetworkOp {
             NetworkAnalysis::NetworkDbscan(d) => fields.extend(d.weight.iter().cloned()),
             NetworkAnalysis::Steiner(t) => fields.extend(t.weight.iter().cloned()),
             NetworkAnalysis::Communities(c) => fields.extend(c.weight.iter().cloned()),
+            NetworkAnalysis::GraphTree(t) => fields.extend(t.weight.iter().cloned()),
+            NetworkAnalysis::GraphConnectivity(c) => fields.extend(c.weight.iter().cloned()),
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
             | NetworkAnalysis::Components(_) => {}
@@ -525,6 +590,8 @@ impl NetworkOp {
                     NetworkAnalysis::Components(_)
                         | NetworkAnalysis::GraphTable(_)
                         | NetworkAnalysis::Planarize(_)
+                        | NetworkAnalysis::GraphTree(_)
+                        | NetworkAnalysis::GraphConnectivity(_)
                 ) =>
             {
                 "pgRouting joins equal end points only, not rounded or near ones"
@@ -576,6 +643,11 @@ impl NetworkOp {
             NetworkAnalysis::Planarize(p) => format!("planarize tolerance={}", p.tolerance),
             NetworkAnalysis::Steiner(_) => "steiner_tree (Mehlhorn)".to_owned(),
             NetworkAnalysis::Communities(_) => "greedy_modularity_communities".to_owned(),
+            NetworkAnalysis::GraphTree(_) => "spanning_tree_edges (networkx Kruskal)".to_owned(),
+            NetworkAnalysis::GraphConnectivity(c) => format!(
+                "connectivity_report {}",
+                if c.per_component { "per_component" } else { "summary" }
+            ),
             NetworkAnalysis::NetworkDbscan(d) => {
                 format!("network_dbscan eps={} min_samples={}", d.eps, d.min_samples)
             }

@@ -1,10 +1,12 @@
 //! Network analyses over a line layer's graph (petgraph): origin–destination costs, shortest
-//! paths, reach bands, allocation to facilities, connected parts, minimum spanning forests.
+//! paths, reach bands, allocation to facilities, connected parts, minimum spanning forests,
+//! and GISPulse's graph tools over the networkx-style graph it builds.
 
 mod communities;
 mod components;
 mod end_nodes;
 mod graph;
+mod graph_reports;
 mod graph_table;
 mod network_dbscan;
 mod planarize;
@@ -50,6 +52,10 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         NetworkAnalysis::SnapToLines(spec) => return snap::snap(lines, layer(1)?, spec),
         NetworkAnalysis::Steiner(spec) => return steiner::steiner(lines, layer(1)?, spec),
         NetworkAnalysis::Communities(spec) => return communities::communities(lines, spec),
+        NetworkAnalysis::GraphTree(spec) => return graph_reports::spanning_edges(lines, spec),
+        NetworkAnalysis::GraphConnectivity(spec) => {
+            return graph_reports::connectivity(lines, spec);
+        }
         NetworkAnalysis::NetworkDbscan(spec) => {
             return network_dbscan::network_dbscan(lines, layer(1)?, spec);
         }
@@ -89,7 +95,9 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         | NetworkAnalysis::SnapToLines(_)
         | NetworkAnalysis::NetworkDbscan(_)
         | NetworkAnalysis::Steiner(_)
-        | NetworkAnalysis::Communities(_) => Err(NativeError::Unsupported(op.describe())),
+        | NetworkAnalysis::Communities(_)
+        | NetworkAnalysis::GraphTree(_)
+        | NetworkAnalysis::GraphConnectivity(_) => Err(NativeError::Unsupported(op.describe())),
     }
 }
 

@@ -39,12 +39,14 @@ pub type Pair = (usize, usize);
 /// An edge: its cost and its line part.
 pub type EdgeLine = (f64, Vec<[f64; 2]>);
 
-/// The network: node points (rounded), each node's neighbours with the edge's cost, and each
-/// edge (node pair, lower first) with its cost and line part.
+/// The network: node points (rounded), each node's neighbours with the edge's cost, each edge
+/// (node pair, lower first) with its cost and line part, and the edges in the order networkx
+/// lists a `Graph`'s edges (by lower node, then by the first part that linked the pair).
 pub struct Graph {
     pub nodes: Vec<[f64; 2]>,
     pub next: Vec<Vec<(usize, f64)>>,
     pub edges: HashMap<Pair, EdgeLine>,
+    pub order: Vec<Pair>,
 }
 
 impl Graph {
@@ -70,9 +72,12 @@ impl Graph {
         }
         // One edge per node pair: the last listed (a networkx Graph's rule).
         let mut listed: HashMap<Pair, (Option<f64>, Vec<[f64; 2]>)> = HashMap::new();
+        let mut first: HashMap<Pair, usize> = HashMap::new();
         for (k, (_, _, cost, points)) in parts.into_iter().enumerate() {
             let (u, v) = (node_of[2 * k], node_of[2 * k + 1]);
-            listed.insert((u.min(v), u.max(v)), (cost, points));
+            let pair = (u.min(v), u.max(v));
+            first.entry(pair).or_insert(k);
+            listed.insert(pair, (cost, points));
         }
         let edges: HashMap<Pair, EdgeLine> = listed
             .into_iter()
@@ -87,7 +92,14 @@ impl Graph {
             next[u].push((v, cost));
             next[v].push((u, cost));
         }
-        Ok(Self { nodes, next, edges })
+        let mut order: Vec<Pair> = edges.keys().copied().collect();
+        order.sort_by_key(|pair| (pair.0, first[pair]));
+        Ok(Self {
+            nodes,
+            next,
+            edges,
+            order,
+        })
     }
 
     /// Each point's nearest node (`None` for no point or no node).

@@ -2,19 +2,18 @@
 //! `steiner_tree` (its default method) runs it, over the network GISPulse builds.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
 
-use arrow::array::{ArrayRef, Float64Array, Int64Array};
 use petgraph::unionfind::UnionFind;
 
 use super::super::NativeError;
 use super::super::layer::Layer;
 use super::simple_graph::{EdgeLine, Graph, Pair};
-use super::{row_points, table};
+use super::graph_reports::edge_rows;
+use super::row_points;
 use geomill_planner::plan::network::Steiner;
 
 /// Kruskal's minimum spanning forest of `edges` (`(u, v, cost)`; equal costs in list order).
-fn spanning(nodes: usize, edges: &[(usize, usize, f64)]) -> Vec<(usize, usize, f64)> {
+pub(super) fn spanning(nodes: usize, edges: &[(usize, usize, f64)]) -> Vec<(usize, usize, f64)> {
     let mut order: Vec<usize> = (0..edges.len()).collect();
     order.sort_by(|&a, &b| edges[a].2.total_cmp(&edges[b].2).then(a.cmp(&b)));
     let mut sets = UnionFind::<usize>::new(nodes);
@@ -118,43 +117,6 @@ pub fn steiner(lines: &Layer, terminals: &Layer, spec: &Steiner) -> Result<Layer
     } else {
         tree(&graph, &nodes)?
     };
-    let mut geometry = Vec::with_capacity(edges.len());
-    for key in &edges {
-        let mut wkb = Vec::new();
-        crate::wkb::write_line(&graph.edges[key].1, &mut wkb);
-        geometry.push(Some(wkb));
-    }
-    table(
-        lines,
-        vec![
-            (
-                "u",
-                Arc::new(
-                    edges
-                        .iter()
-                        .map(|e| Some(e.0 as i64))
-                        .collect::<Int64Array>(),
-                ) as ArrayRef,
-            ),
-            (
-                "v",
-                Arc::new(
-                    edges
-                        .iter()
-                        .map(|e| Some(e.1 as i64))
-                        .collect::<Int64Array>(),
-                ),
-            ),
-            (
-                "weight",
-                Arc::new(
-                    edges
-                        .iter()
-                        .map(|e| Some(graph.edges[e].0))
-                        .collect::<Float64Array>(),
-                ),
-            ),
-        ],
-        geometry,
-    )
+    let edges: Vec<Pair> = edges.into_iter().collect();
+    edge_rows(lines, &graph, &edges)
 }

@@ -9,6 +9,7 @@ use crate::sql::quote::ident;
 pub fn translator(name: &str) -> Option<Translator> {
     Some(match name {
         "classify" => classify,
+        "choropleth" => choropleth,
         "head_tail_breaks" => head_tail_breaks,
         _ => return None,
     })
@@ -55,6 +56,26 @@ fn classify(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
         ]),
     );
     numbered_from_one(out, &class, color, palette);
+}
+
+/// GISPulse's `choropleth`: `classify` with a palette required (GISPulse's default is the
+/// named `YlOrRd`); its style and legend are dataframe metadata, not columns, so nothing of them
+/// reaches a file.
+fn choropleth(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    if !args.has("palette") {
+        args.problem(
+            "palette",
+            "GISPulse's default, the named palette YlOrRd, is not supported yet: give a list of colours",
+        );
+        return;
+    }
+    args.value("geom_type");
+    args.value("label_fmt");
+    args.note(
+        "GISPulse's style and legend (gispulse_style, gispulse_legend) are metadata of its \
+         dataframe, not columns: no file keeps them, and geomill does not make them",
+    );
+    classify(args, scope, out);
 }
 
 /// GISPulse's classification method in `key` (quantile by default) as the native method
@@ -193,5 +214,26 @@ mod tests {
         assert!(problems[0].contains("jenks"), "{problems:?}");
         let (problems, _) = translated(json!({"field": "pop", "bins": 3, "palette": ["#000"]}));
         assert!(problems[0].contains("needs 3 colours"), "{problems:?}");
+    }
+
+    #[test]
+    fn a_choropleth_is_a_classification_with_a_palette() {
+        let given = json!({"field": "pop", "bins": 2, "palette": ["#000", "#fff"], "label_fmt": "{lo}"});
+        let given = given.as_object().cloned().unwrap_or_default();
+        let mut args = Args::new(&given, "[0].config");
+        let reference = |name: &str| name.to_owned();
+        let scope = Scope {
+            form: Form::RulesV1,
+            reference: &reference,
+        };
+        let mut out = Emitted::new("choropleth");
+        choropleth(&mut args, &scope, &mut out);
+        assert!(args.problems.is_empty());
+        assert_eq!(out.steps[0].1["method"], "qcut");
+        let given = json!({"field": "pop"});
+        let given = given.as_object().cloned().unwrap_or_default();
+        let mut args = Args::new(&given, "[0].config");
+        choropleth(&mut args, &scope, &mut Emitted::new("choropleth"));
+        assert!(args.problems[0].message.contains("YlOrRd"));
     }
 }

@@ -12,6 +12,7 @@ mod diff;
 mod geometry;
 mod graphs;
 mod locate;
+mod network;
 mod overlay;
 mod polygons;
 mod reshape;
@@ -118,6 +119,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         .or_else(|| graphs::translator(name))
         .or_else(|| polygons::translator(name))
         .or_else(|| bivariate::translator(name))
+        .or_else(|| network::translator(name))
 }
 
 /// GISPulse type names (`add_field`'s `dtype`, `cast_field`'s `casts`) as native field types.
