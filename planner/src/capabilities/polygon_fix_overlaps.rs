@@ -16,7 +16,7 @@ use crate::plan::operator::{CleanOp, Operator, OverlapOwner};
 /// rule, and each is replaced by its difference with the union of the higher-ranked features
 /// (GEOS overlay), so the result has no overlaps and the same union as the input. A feature
 /// wholly covered by higher-ranked ones keeps its row with an empty polygon. Areas are planar,
-/// in CRS units. Invalid polygons are made valid first (GEOS `MakeValid`, polygonal parts);
+/// in CRS units (of `work_crs` when given). Invalid polygons are made valid first (GEOS `MakeValid`, polygonal parts);
 /// a cut feature becomes one Polygon or a MultiPolygon (only its polygonal parts), the others
 /// keep their geometry unchanged. NULL and empty geometries, points and lines pass through
 /// unchanged and take no part. Runs on the native backend (GEOS) in every engine mode.
@@ -28,6 +28,11 @@ pub struct PolygonFixOverlaps {
     /// With `owner: first`, the field ranking the features (lowest first); only with `first`.
     #[serde(default)]
     pub order_by: Option<String>,
+    /// Clean in this projected CRS (`"EPSG:3857"`; `"auto"` or `"auto:angular"`: GISPulse v2's
+    /// choice): the geometry is transformed to it, cleaned there (areas and lengths in its
+    /// units), and transformed back. Default: the data's CRS.
+    #[serde(default)]
+    pub work_crs: Option<String>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -45,6 +50,17 @@ impl CapabilityParams for PolygonFixOverlaps {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        super::work_crs::within(
+            self.work_crs.as_deref(),
+            super::work_crs::Output::Geometry,
+            ctx,
+            |ctx| self.lower_here(ctx),
+        )
+    }
+}
+
+impl PolygonFixOverlaps {
+    fn lower_here(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
         if let Some(field) = &self.order_by {
             if self.owner != OverlapOwner::First {
                 return Err(vec![Problem::new(

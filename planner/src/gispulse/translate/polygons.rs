@@ -1,8 +1,8 @@
-//! GISPulse's polygon cleaning that translates onto other native steps: `polygon_remove_slivers`
-//! drops (native `polygon_remove_slivers` merges slivers into a neighbour, another rule) and
+//! GISPulse's polygon cleaning, measuring in its `crs_meters` (native `work_crs`): gaps and
+//! overlaps onto the native steps of the same names; `polygon_remove_slivers` drops (native
+//! `polygon_remove_slivers` merges slivers into a neighbour, another rule) and
 //! `polygon_snap_borders` rounds every vertex to a grid (Shapely's `set_precision`, native
-//! `snap_to_grid`; native `polygon_snap_borders` snaps to neighbours, another rule), both
-//! measuring in GISPulse's `crs_meters`.
+//! `snap_to_grid`; native `polygon_snap_borders` snaps to neighbours, another rule).
 
 use serde_json::json;
 
@@ -14,6 +14,8 @@ pub fn translator(name: &str) -> Option<Translator> {
     Some(match name {
         "polygon_remove_slivers" => polygon_remove_slivers,
         "polygon_snap_borders" => polygon_snap_borders,
+        "polygon_fix_gaps" => polygon_fix_gaps,
+        "polygon_fix_overlaps" => polygon_fix_overlaps,
         _ => return None,
     })
 }
@@ -75,6 +77,43 @@ fn polygon_snap_borders(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitte
     out.main("snap_to_grid", native);
 }
 
+/// Holes of the coverage of at most `max_gap_area` (0: none, the layer as it is) each given
+/// to the feature sharing the longest border with it.
+fn polygon_fix_gaps(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let max_area = args.f64("max_gap_area").unwrap_or(100.0);
+    if !(max_area >= 0.0 && max_area.is_finite()) {
+        args.problem("max_gap_area", "must be a number of at least 0");
+        return;
+    }
+    let crs = work_crs(args, scope);
+    if max_area == 0.0 {
+        return;
+    }
+    args.note("equal shared borders go to the earlier row here; GISPulse's choice then follows its spatial index and a 1e-6 buffer");
+    out.main(
+        "polygon_fix_gaps",
+        params([("max_area", json!(max_area)), ("work_crs", crs)]),
+    );
+}
+
+/// Each overlap kept by one feature (GISPulse's `rule`: `smallest` by default, `largest`,
+/// `first`; equal areas to the earlier row) and cut from the others.
+fn polygon_fix_overlaps(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let rule = args.string("rule").unwrap_or_else(|| "smallest".into());
+    if !matches!(rule.as_str(), "smallest" | "largest" | "first") {
+        args.problem(
+            "rule",
+            format!("{rule:?} is not a rule (smallest, largest or first)"),
+        );
+        return;
+    }
+    args.note("GISPulse keeps overlaps under 1e-12 square units, geomill cuts them too");
+    out.main(
+        "polygon_fix_overlaps",
+        params([("owner", json!(rule)), ("work_crs", work_crs(args, scope))]),
+    );
+}
+
 /// A finite number as an SQL literal.
 fn number(value: f64) -> Option<String> {
     crate::sql::quote::number(value).ok()
@@ -115,6 +154,20 @@ mod tests {
         assert!(keep.starts_with("\"__geomill_gispulse_area\" >= 5000000000 AND"), "{keep}");
         assert!(keep.contains("/ (4 * 3.141592653589793 * NULLIF("), "{keep}");
         assert!(keep.ends_with("<= 3"), "{keep}");
+    }
+
+    #[test]
+    fn gaps_and_overlaps_take_gispulses_defaults() {
+        let (problems, out) = translated("polygon_fix_overlaps", json!({}));
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(out.steps[0].1["owner"], "smallest");
+        assert_eq!(out.steps[0].1["work_crs"], "EPSG:3857");
+        let (_, out) = translated("polygon_fix_gaps", json!({}));
+        assert_eq!(out.steps[0].1["max_area"], 100.0);
+        let (problems, out) = translated("polygon_fix_gaps", json!({"max_gap_area": 0}));
+        assert!(problems.is_empty() && out.steps.is_empty(), "{problems:?}");
+        let (problems, _) = translated("polygon_fix_overlaps", json!({"rule": "oldest"}));
+        assert!(problems[0].contains("oldest"), "{problems:?}");
     }
 
     #[test]
