@@ -409,6 +409,9 @@ pub fn classify(layer: &Layer, op: &ClassifyOp) -> Result<Layer, NativeError> {
     if let Some(colors) = &op.colors {
         outputs.push((colors.field.clone(), DataType::Utf8));
     }
+    if let Some(count) = &op.count {
+        outputs.push((count.clone(), DataType::Int64));
+    }
     with_columns(layer, &outputs, |batch_index| {
         let values = &numbers[batch_index];
         let classes: Vec<Option<usize>> = values
@@ -429,6 +432,9 @@ pub fn classify(layer: &Layer, op: &ClassifyOp) -> Result<Layer, NativeError> {
                 .map(|c| c.and_then(|c| palette.get(c).cloned()))
                 .collect();
             arrays.push(Arc::new(colors));
+        }
+        if op.count.is_some() {
+            arrays.push(Arc::new(Int64Array::from(vec![bins.len() as i64; values.len()])));
         }
         arrays
     })

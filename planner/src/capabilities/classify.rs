@@ -35,6 +35,10 @@ pub struct Classify {
     #[serde(default = "default_output")]
     #[schemars(length(min = 1))]
     pub output: String,
+    /// A field to give, on every row, how many classes the breaks made (fewer than `classes`
+    /// when values repeat); none by default.
+    #[serde(default)]
+    pub count_field: Option<String>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -76,6 +80,7 @@ pub(super) fn classify_op(
         classes,
         output: output.to_owned(),
         colors,
+        count: None,
     })])
 }
 
@@ -134,7 +139,11 @@ impl CapabilityParams for Classify {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        classify_op(ctx, &self.field, self.method, self.classes, &self.output, None)
+        let mut ops = classify_op(ctx, &self.field, self.method, self.classes, &self.output, None)?;
+        if let Some(Operator::Classify(op)) = ops.last_mut() {
+            op.count = self.count_field.clone();
+        }
+        Ok(ops)
     }
 }
 
@@ -178,6 +187,7 @@ mod tests {
                 classes: 5,
                 output: "class".into(),
                 colors: None,
+                count: None,
             })]
         );
         let text: Classify = serde_json::from_value(json!({"field": "name"})).unwrap();

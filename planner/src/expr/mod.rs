@@ -579,6 +579,12 @@ mod tests {
     }
 
     #[test]
+    fn a_double_cast_is_printed_as_both_engines_read_it() {
+        let sql = SqlExpr::parse("CAST(a AS DOUBLE) + a::double").unwrap().to_sql();
+        assert_eq!(sql, r#"CAST("a" AS DOUBLE PRECISION) + "a"::DOUBLE PRECISION"#);
+    }
+
+    #[test]
     fn every_printed_expression_parses_back_to_itself() {
         for text in [
             "CASE WHEN a > 1 THEN 'x' WHEN a IS NULL THEN NULL ELSE 'y' END",

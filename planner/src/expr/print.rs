@@ -483,7 +483,8 @@ fn data_type_name(ty: &DataType) -> Result<String, String> {
         DataType::Real => "REAL".into(),
         DataType::Float4 => "FLOAT4".into(),
         DataType::Float8 => "FLOAT8".into(),
-        DataType::Double(ExactNumberInfo::None) => "DOUBLE".into(),
+        // PostgreSQL knows no `DOUBLE`: both engines read `DOUBLE PRECISION`.
+        DataType::Double(ExactNumberInfo::None) => "DOUBLE PRECISION".into(),
         DataType::DoublePrecision => "DOUBLE PRECISION".into(),
         DataType::Float(ExactNumberInfo::None) => "FLOAT".into(),
         DataType::Numeric(info) => format!("NUMERIC{}", precision(info)),
@@ -500,7 +501,9 @@ fn data_type_name(ty: &DataType) -> Result<String, String> {
         DataType::Timestamp(None, TimezoneInfo::WithTimeZone) => "TIMESTAMP WITH TIME ZONE".into(),
         DataType::Custom(name, modifiers) if modifiers.is_empty() => {
             let type_name = function_name(name)?;
-            if ["geometry", "timestamptz", "double", "float"]
+            if type_name.eq_ignore_ascii_case("double") {
+                "DOUBLE PRECISION".into()
+            } else if ["geometry", "timestamptz", "float"]
                 .contains(&type_name.to_ascii_lowercase().as_str())
             {
                 type_name

@@ -65,6 +65,8 @@ pub struct ClassifyOp {
     pub output: String,
     /// A colour per class, from a named scheme, into a text field.
     pub colors: Option<ClassColors>,
+    /// A field given, on every row, how many classes the breaks made.
+    pub count: Option<String>,
 }
 
 /// The colours of a classification: one of the scheme's colours per class (as many as there

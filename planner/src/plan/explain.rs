@@ -95,7 +95,7 @@ fn describe_op(op: &Operator) -> String {
         Operator::Clean(c) => format!("{name} {}", c.describe()),
         Operator::LineClean(n) => format!("{name} {}", n.describe()),
         Operator::Classify(c) => format!(
-            "{name} field={} method={} classes={} output={}{}",
+            "{name} field={} method={} classes={} output={}{}{}",
             c.field,
             c.method.as_str(),
             c.classes,
@@ -108,6 +108,10 @@ fn describe_op(op: &Operator) -> String {
                     if k.reverse { " reversed" } else { "" },
                     k.field
                 ))
+                .unwrap_or_default(),
+            c.count
+                .as_ref()
+                .map(|f| format!(" count={f}"))
                 .unwrap_or_default()
         ),
         Operator::Map(map) => {

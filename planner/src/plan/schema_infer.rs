@@ -233,6 +233,9 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
             if let Some(colors) = &classify.colors {
                 schema.set(&colors.field, FieldType::Text);
             }
+            if let Some(count) = &classify.count {
+                schema.set(count, FieldType::Integer);
+            }
             Some(schema)
         }
         Operator::SpatialAggregate(aggregate) => {

@@ -10,6 +10,7 @@ pub fn translator(name: &str) -> Option<Translator> {
     Some(match name {
         "classify" => classify,
         "choropleth" => choropleth,
+        "graduated_size" => graduated_size,
         "head_tail_breaks" => head_tail_breaks,
         _ => return None,
     })
@@ -76,6 +77,92 @@ fn choropleth(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
          dataframe, not columns: no file keeps them, and geomill does not make them",
     );
     classify(args, scope, out);
+}
+
+/// A native column the translation counts classes into for a moment.
+const COUNT: &str = "__geomill_gispulse_class_count";
+
+/// GISPulse's `graduated_size`: the classes of `classify` (no colour), and a marker size per
+/// class, from `size_range[0]` for the lowest to `size_range[1]` for the highest, spaced
+/// evenly (`linear`) or by the square root (`sqrt`) of the class's place; the middle size
+/// when there is one class. Native `graduated_size` sizes by the value itself, another rule.
+fn graduated_size(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let Some(field) = args.string("field") else {
+        args.problem("field", "is required");
+        return;
+    };
+    let Some(method) = native_method(args, "method") else {
+        args.value("breaks");
+        args.value("std_multiplier");
+        return;
+    };
+    let bins = args.integer("bins").unwrap_or(5);
+    if !(2..=32).contains(&bins) {
+        args.problem("bins", "must be from 2 to 32 (native classify's range)");
+        return;
+    }
+    let range = match args.value("size_range") {
+        None => Some((4.0, 20.0)),
+        Some(Value::Array(pair)) if pair.len() == 2 => pair[0].as_f64().zip(pair[1].as_f64()),
+        Some(_) => None,
+    };
+    let Some((small, large)) = range.filter(|(a, b)| *a > 0.0 && a < b && b.is_finite()) else {
+        args.problem(
+            "size_range",
+            "must be [smallest, largest]: two positive sizes, the first below the second",
+        );
+        return;
+    };
+    let scaling = args.string("scaling").unwrap_or_else(|| "linear".into());
+    let root = match scaling.as_str() {
+        "linear" => false,
+        "sqrt" => true,
+        _ => {
+            args.problem(
+                "scaling",
+                format!("{scaling:?} is not supported yet (linear and sqrt are; log needs Python's log1p)"),
+            );
+            return;
+        }
+    };
+    let class = args.string("class_col").unwrap_or_else(|| "class".into());
+    let size = args
+        .string("size_col")
+        .unwrap_or_else(|| "marker_size".into());
+    let (Ok(small_sql), Ok(large_sql)) = (
+        crate::sql::quote::number(small),
+        crate::sql::quote::number(large),
+    ) else {
+        return;
+    };
+    let middle = crate::sql::quote::number((small + large) / 2.0).unwrap_or_default();
+    let (scratch, count) = (ident(SCRATCH), ident(COUNT));
+    // Python's arithmetic: t = (class - 1) / (n - 1), then s_min + t * (s_max - s_min).
+    let t = format!("CAST({scratch} AS DOUBLE PRECISION) / ({count} - 1)");
+    let place = if root { format!("sqrt({t})") } else { t };
+    let sized = format!(
+        "CASE WHEN {scratch} IS NULL THEN NULL WHEN {count} <= 1 THEN {middle} \
+         ELSE {small_sql} + {place} * ({large_sql} - {small_sql}) END"
+    );
+    out.main(
+        "classify",
+        params([
+            ("field", json!(field)),
+            ("method", json!(method)),
+            ("classes", json!(bins)),
+            ("output", json!(SCRATCH)),
+            ("count_field", json!(COUNT)),
+        ]),
+    );
+    out.main(
+        "calculate",
+        params([(
+            "expressions",
+            json!({size.clone(): sized}),
+        )]),
+    );
+    numbered_from_one(out, &class, Some(Value::Null), None);
+    out.main("drop_field", params([("fields", json!([COUNT]))]));
 }
 
 /// GISPulse's classification method in `key` (quantile by default) as the native method
