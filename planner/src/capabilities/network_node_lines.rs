@@ -19,8 +19,21 @@ use crate::plan::operator::{LineCleanOp, Operator};
 /// and empty geometries, lines of length 0 and geometries other than lines pass through
 /// unchanged. Computed as SQL on both engines (and on the SQL engine in native and hybrid
 /// modes).
+///
+/// With `pieces: true` (GISPulse's answer): the GEOS union of every non-empty geometry, in row
+/// order, as a new table of its parts (a LineString each; a result other than lines one row),
+/// `id` from 0 in GEOS's order, no attributes, each piece once. Runs on the native backend.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct NetworkNodeLines {
+    /// `true`: a new table of the pieces GEOS gives for the whole layer (`id` from 0 in GEOS's
+    /// order and the geometry, no attributes), as GISPulse answers; default `false`.
+    #[serde(default)]
+    pub pieces: bool,
+    /// Work in this projected CRS (`"EPSG:3857"`; `"auto"` or `"auto:angular"`: GISPulse v2's
+    /// choice): the lines are transformed to it, cleaned there, and transformed back. Default:
+    /// the data's CRS.
+    #[serde(default)]
+    pub work_crs: Option<String>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -33,7 +46,17 @@ impl CapabilityParams for NetworkNodeLines {
         &self.common
     }
 
-    fn lower(&self, _ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        Ok(vec![Operator::LineClean(LineCleanOp::NodeLines)])
+    fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        let op = if self.pieces {
+            LineCleanOp::Rebuilt { merge: false }
+        } else {
+            LineCleanOp::NodeLines
+        };
+        super::work_crs::within(
+            self.work_crs.as_deref(),
+            super::work_crs::Output::Geometry,
+            ctx,
+            |_| Ok(vec![Operator::LineClean(op)]),
+        )
     }
 }

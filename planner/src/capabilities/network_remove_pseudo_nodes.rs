@@ -20,12 +20,26 @@ use crate::plan::operator::{LineCleanOp, Operator};
 /// each other (a ring) is not merged with itself. Rows not merged, NULL and empty geometries
 /// and geometries other than lines pass through unchanged. Runs on the native backend on
 /// every engine.
+///
+/// With `pieces: true` (GISPulse's answer): every line part of the layer, in row order, merged
+/// by GEOS's LineMerger (at every point two ends meet, whatever the attributes; lines merged
+/// with nothing come out too) as a new table: `id` from 0 in GEOS's order and the line, no
+/// attributes. A geometry other than a line is an error.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct NetworkRemovePseudoNodes {
     /// Fields whose values must be equal for two lines to be merged (default: none, every
     /// pseudo node is removed).
     #[serde(default)]
     pub fields: Vec<String>,
+    /// `true`: a new table of the pieces GEOS gives for the whole layer (`id` from 0 in GEOS's
+    /// order and the geometry, no attributes), as GISPulse answers; default `false`.
+    #[serde(default)]
+    pub pieces: bool,
+    /// Work in this projected CRS (`"EPSG:3857"`; `"auto"` or `"auto:angular"`: GISPulse v2's
+    /// choice): the lines are transformed to it, cleaned there, and transformed back. Default:
+    /// the data's CRS.
+    #[serde(default)]
+    pub work_crs: Option<String>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -40,8 +54,24 @@ impl CapabilityParams for NetworkRemovePseudoNodes {
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
         require_columns(ctx.input, &self.fields, ctx.at("fields"))?;
-        Ok(vec![Operator::LineClean(LineCleanOp::RemovePseudoNodes {
-            fields: self.fields.clone(),
-        })])
+        if self.pieces && !self.fields.is_empty() {
+            return Err(vec![Problem::new(
+                ctx.at("fields"),
+                "pieces merges whatever the attributes: leave fields out",
+            )]);
+        }
+        let op = if self.pieces {
+            LineCleanOp::Rebuilt { merge: true }
+        } else {
+            LineCleanOp::RemovePseudoNodes {
+                fields: self.fields.clone(),
+            }
+        };
+        super::work_crs::within(
+            self.work_crs.as_deref(),
+            super::work_crs::Output::Geometry,
+            ctx,
+            |_| Ok(vec![Operator::LineClean(op)]),
+        )
     }
 }

@@ -3,7 +3,10 @@
 //! Each keeps the input's columns; node_lines and remove_duplicates are SQL on both engines,
 //! the others run on the native backend on every engine.
 
-use crate::schema::Schema;
+use crate::schema::{Column, FieldType, GEOM, Schema};
+
+/// The field numbering [`LineCleanOp::Rebuilt`]'s parts.
+pub const REBUILT_ID: &str = "id";
 
 /// Where `network_snap_endpoints` moves an endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +38,11 @@ pub enum LineCleanOp {
     RemovePseudoNodes { fields: Vec<String> },
     /// Dangling ends extended along their last segment up to `max_distance` onto a line.
     ExtendDangles { max_distance: f64 },
+    /// Every non-empty geometry of the layer made one GEOS result, as GISPulse makes it: with
+    /// `merge`, the lines merged at every node two of them meet at (GEOS's LineMerger, whatever
+    /// the attributes), else their union noded where they cross (GEOS's UnaryUnion). A new
+    /// table of its parts in GEOS's order: `id` from 0 and the geometry, no attributes.
+    Rebuilt { merge: bool },
     /// Lines equal to an earlier line (either direction; coordinates on a grid of `tolerance`
     /// when it is > 0) dropped; earlier by `order_by`, then the geometry's WKB, then the other
     /// attributes.
@@ -47,7 +55,22 @@ pub enum LineCleanOp {
 impl LineCleanOp {
     /// The output schema: the input's.
     pub fn output_schema(&self, input: &Schema) -> Schema {
-        input.clone()
+        match self {
+            Self::Rebuilt { .. } => Schema {
+                columns: vec![
+                    Column {
+                        name: REBUILT_ID.to_owned(),
+                        ty: FieldType::Integer,
+                    },
+                    Column {
+                        name: GEOM.to_owned(),
+                        ty: FieldType::Geometry,
+                    },
+                ],
+                crs: input.crs.clone(),
+            },
+            _ => input.clone(),
+        }
     }
 
     /// The columns the operator names.
@@ -66,6 +89,7 @@ impl LineCleanOp {
             Self::SnapEndpoints { .. }
                 | Self::RemovePseudoNodes { .. }
                 | Self::ExtendDangles { .. }
+                | Self::Rebuilt { .. }
         )
     }
 
@@ -77,6 +101,8 @@ impl LineCleanOp {
                 target.as_str()
             ),
             Self::NodeLines => "node_lines".to_owned(),
+            Self::Rebuilt { merge: true } => "line_merge_of_layer".to_owned(),
+            Self::Rebuilt { merge: false } => "unary_union_of_layer".to_owned(),
             Self::RemovePseudoNodes { fields } => {
                 format!("remove_pseudo_nodes fields=[{}]", fields.join(", "))
             }

@@ -5,6 +5,7 @@
 
 mod dangles;
 mod pseudo;
+mod rebuilt;
 mod snap;
 
 use std::sync::Arc;
@@ -218,6 +219,7 @@ pub fn clean(layer: &Layer, op: &LineCleanOp) -> Result<Layer, NativeError> {
             let (keep, geometries) = pseudo::remove_pseudo_nodes(&network, layer, fields)?;
             network.write(layer, &keep, &geometries)
         }
+        LineCleanOp::Rebuilt { merge } => rebuilt::rebuilt(layer, &network, *merge),
         LineCleanOp::NodeLines | LineCleanOp::RemoveDuplicates { .. } => {
             Err(NativeError::Unsupported(op.describe()))
         }

@@ -7,6 +7,7 @@ mod attributes;
 mod bivariate;
 mod checks;
 mod classes;
+mod cleaning;
 mod clusters;
 mod diff;
 mod geometry;
@@ -120,6 +121,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         .or_else(|| polygons::translator(name))
         .or_else(|| bivariate::translator(name))
         .or_else(|| network::translator(name))
+        .or_else(|| cleaning::translator(name))
 }
 
 /// GISPulse type names (`add_field`'s `dtype`, `cast_field`'s `casts`) as native field types.
