@@ -434,7 +434,10 @@ pub fn classify(layer: &Layer, op: &ClassifyOp) -> Result<Layer, NativeError> {
             arrays.push(Arc::new(colors));
         }
         if op.count.is_some() {
-            arrays.push(Arc::new(Int64Array::from(vec![bins.len() as i64; values.len()])));
+            arrays.push(Arc::new(Int64Array::from(vec![
+                bins.len() as i64;
+                values.len()
+            ])));
         }
         arrays
     })

@@ -74,7 +74,14 @@ pub fn scale(layer: &Layer, op: &ScaleOp) -> Result<Layer, NativeError> {
         ScaleKind::Categories {
             max_classes,
             colors,
-        } => categories(layer, op, &outputs, *max_classes as usize, colors.as_ref()),
+            first_seen,
+        } => categories(
+            layer,
+            op,
+            &outputs,
+            (*max_classes as usize, *first_seen),
+            colors.as_ref(),
+        ),
         ScaleKind::Bivariate {
             other,
             method,
@@ -287,7 +294,7 @@ fn categories(
     layer: &Layer,
     op: &ScaleOp,
     outputs: &[(String, DataType)],
-    max_classes: usize,
+    (max_classes, first_seen): (usize, bool),
     colors: Option<&ClassColors>,
 ) -> Result<Layer, NativeError> {
     let index = layer.column_index(&op.field)?;
@@ -335,7 +342,12 @@ fn categories(
             }
         }
     }
-    counts.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.order(&b.0)));
+    // `counts` is in first-seen order, which a stable sort keeps among equal counts.
+    if first_seen {
+        counts.sort_by_key(|c| std::cmp::Reverse(c.2));
+    } else {
+        counts.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.order(&b.0)));
+    }
     let named = if counts.len() > max_classes {
         max_classes - 1
     } else {

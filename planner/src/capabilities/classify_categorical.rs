@@ -10,7 +10,8 @@ use crate::error::Problem;
 use crate::plan::operator::{ClassColors, Operator, ScaleKind, ScaleOp};
 
 /// One class per distinct value of `field` (any type): `<output>` numbers the values from the
-/// most frequent (0) down, equal counts ordered by value, and `<output>_label` is the value as
+/// most frequent (0) down, equal counts ordered by value (or as first seen: `ties`), and
+/// `<output>_label` is the value as
 /// text. Past `max_classes` − 1 values, the rest share the last class, labelled `other`. With
 /// `palette`, `color` gets one colour per class (a qualitative ColorBrewer scheme such as
 /// `Set2` suits categories). NULL values stay unclassified (NULL in every field). Runs on the
@@ -27,12 +28,27 @@ pub struct ClassifyCategorical {
     /// A colour scheme for the classes (none by default).
     #[serde(default)]
     pub palette: Option<String>,
+    /// How equal counts are ordered: `value` (default) or `first_seen` (the order the values
+    /// first appear in, as pandas' `value_counts`).
+    #[serde(default)]
+    pub ties: CategoryTies,
     /// The name of the class field (default `class`).
     #[serde(default = "default_output")]
     #[schemars(length(min = 1))]
     pub output: String,
     #[serde(flatten)]
     pub common: CommonParams,
+}
+
+/// How `classify_categorical` orders values of equal counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CategoryTies {
+    /// By value (numbers, else text).
+    #[default]
+    Value,
+    /// In the order the values first appear.
+    FirstSeen,
 }
 
 fn default_max_classes() -> u32 {
@@ -67,6 +83,7 @@ impl CapabilityParams for ClassifyCategorical {
                     reverse: false,
                     field: "color".into(),
                 }),
+                first_seen: self.ties == CategoryTies::FirstSeen,
             },
             output: self.output.clone(),
         })])

@@ -580,8 +580,13 @@ mod tests {
 
     #[test]
     fn a_double_cast_is_printed_as_both_engines_read_it() {
-        let sql = SqlExpr::parse("CAST(a AS DOUBLE) + a::double").unwrap().to_sql();
-        assert_eq!(sql, r#"CAST("a" AS DOUBLE PRECISION) + "a"::DOUBLE PRECISION"#);
+        let sql = SqlExpr::parse("CAST(a AS DOUBLE) + a::double")
+            .unwrap()
+            .to_sql();
+        assert_eq!(
+            sql,
+            r#"CAST("a" AS DOUBLE PRECISION) + "a"::DOUBLE PRECISION"#
+        );
     }
 
     #[test]

@@ -140,12 +140,15 @@ pub enum ScaleKind {
         method: NormalizeMethod,
         equal_value: f64,
     },
-    /// A class per distinct value, the most frequent first (ties by value); past
+    /// A class per distinct value, the most frequent first (ties by value, or as first seen); past
     /// `max_classes` − 1 values the rest share a last class labelled `other`. Adds
     /// `<output>_label` (the value as text, or `other`) and optionally a colour.
     Categories {
         max_classes: u32,
         colors: Option<ClassColors>,
+        /// Equal counts in the order the values first appear (pandas' `value_counts`), not
+        /// by value.
+        first_seen: bool,
     },
     /// A colour interpolated along a scheme between the layer's minimum and maximum.
     ColorRamp { scheme: String, reverse: bool },
@@ -250,9 +253,15 @@ impl ScaleOp {
                 }
                 text
             }
-            ScaleKind::Categories { max_classes, .. } => {
-                format!("categories of {} (at most {max_classes})", self.field)
-            }
+            ScaleKind::Categories {
+                max_classes,
+                first_seen,
+                ..
+            } => format!(
+                "categories of {} (at most {max_classes}{})",
+                self.field,
+                if *first_seen { ", ties first seen" } else { "" }
+            ),
             ScaleKind::ColorRamp { scheme, reverse } => format!(
                 "colour ramp {scheme}{} over {}",
                 if *reverse { " reversed" } else { "" },

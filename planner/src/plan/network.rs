@@ -646,7 +646,11 @@ impl NetworkOp {
             NetworkAnalysis::GraphTree(_) => "spanning_tree_edges (networkx Kruskal)".to_owned(),
             NetworkAnalysis::GraphConnectivity(c) => format!(
                 "connectivity_report {}",
-                if c.per_component { "per_component" } else { "summary" }
+                if c.per_component {
+                    "per_component"
+                } else {
+                    "summary"
+                }
             ),
             NetworkAnalysis::NetworkDbscan(d) => {
                 format!("network_dbscan eps={} min_samples={}", d.eps, d.min_samples)

@@ -30,7 +30,9 @@ pub fn rebuilt(layer: &Layer, network: &LineNetwork, merge: bool) -> Result<Laye
                 GeometryTypes::LineString => shapes.push(g),
                 GeometryTypes::MultiLineString => {
                     for n in 0..g.get_num_geometries().map_err(NativeError::geos)? {
-                        shapes.push(Geom::clone(&g.get_geometry_n(n).map_err(NativeError::geos)?));
+                        shapes.push(Geom::clone(
+                            &g.get_geometry_n(n).map_err(NativeError::geos)?,
+                        ));
                     }
                 }
                 _ => {

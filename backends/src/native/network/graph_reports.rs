@@ -24,7 +24,12 @@ pub fn edge_rows(lines: &Layer, graph: &Graph, edges: &[Pair]) -> Result<Layer, 
         geometry.push(Some(wkb));
     }
     let ids = |end: fn(&Pair) -> usize| {
-        Arc::new(edges.iter().map(|e| Some(end(e) as i64)).collect::<Int64Array>()) as ArrayRef
+        Arc::new(
+            edges
+                .iter()
+                .map(|e| Some(end(e) as i64))
+                .collect::<Int64Array>(),
+        ) as ArrayRef
     };
     let weights: Float64Array = edges.iter().map(|e| Some(graph.edges[e].0)).collect();
     table(
@@ -98,19 +103,30 @@ pub fn connectivity(lines: &Layer, spec: &GraphConnectivity) -> Result<Layer, Na
                 (N_EDGES, ints(&|k| parts[k].1.len() as i64)),
                 (
                     IS_LARGEST,
-                    Arc::new((0..parts.len()).map(|k| Some(k == 0)).collect::<BooleanArray>()),
+                    Arc::new(
+                        (0..parts.len())
+                            .map(|k| Some(k == 0))
+                            .collect::<BooleanArray>(),
+                    ),
                 ),
             ],
             geometry,
         );
     }
     let is_connected = (count > 0).then_some(parts.len() == 1);
-    let largest = parts.iter().map(|(_, edges)| edges.len()).max().unwrap_or(0);
+    let largest = parts
+        .iter()
+        .map(|(_, edges)| edges.len())
+        .max()
+        .unwrap_or(0);
     let one = |value: usize| Arc::new(Int64Array::from(vec![Some(value as i64)])) as ArrayRef;
     table(
         lines,
         vec![
-            (IS_CONNECTED, Arc::new(BooleanArray::from(vec![is_connected]))),
+            (
+                IS_CONNECTED,
+                Arc::new(BooleanArray::from(vec![is_connected])),
+            ),
             (N_COMPONENTS, one(parts.len())),
             (N_NODES, one(count)),
             (N_EDGES, one(graph.order.len())),
@@ -133,8 +149,6 @@ fn hull(graph: &Graph, edges: &[Pair]) -> Result<Option<Vec<u8>>, NativeError> {
     for key in edges {
         crate::wkb::write_line(&graph.edges[key].1, &mut wkb);
     }
-    let shape = to_geos(&wkb, 0)?
-        .convex_hull()
-        .map_err(NativeError::geos)?;
+    let shape = to_geos(&wkb, 0)?.convex_hull().map_err(NativeError::geos)?;
     super::super::geometry_ops::to_wkb(&shape).map(Some)
 }

@@ -7,9 +7,9 @@ use petgraph::unionfind::UnionFind;
 
 use super::super::NativeError;
 use super::super::layer::Layer;
-use super::simple_graph::{EdgeLine, Graph, Pair};
 use super::graph_reports::edge_rows;
 use super::row_points;
+use super::simple_graph::{EdgeLine, Graph, Pair};
 use geomill_planner::plan::network::Steiner;
 
 /// Kruskal's minimum spanning forest of `edges` (`(u, v, cost)`; equal costs in list order).

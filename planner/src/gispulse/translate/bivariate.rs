@@ -60,7 +60,9 @@ fn bivariate_choropleth(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
         return;
     }
     let grid = grid as usize;
-    let name = args.string("palette").unwrap_or_else(|| "BlueOrange".into());
+    let name = args
+        .string("palette")
+        .unwrap_or_else(|| "BlueOrange".into());
     let Some((_, base)) = MATRICES.iter().find(|(known, _)| *known == name) else {
         let known: Vec<&str> = MATRICES.iter().map(|(known, _)| *known).collect();
         args.problem(
@@ -99,7 +101,10 @@ fn bivariate_choropleth(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     for (yi, row) in matrix.iter().enumerate() {
         for (xi, hex) in row.iter().enumerate() {
             let when = format!(" WHEN {y} = {yi} AND {x} = {xi} THEN");
-            cells.push_str(&format!("{when} {}", string(&format!("{}_{}", yi + 1, xi + 1))));
+            cells.push_str(&format!(
+                "{when} {}",
+                string(&format!("{}_{}", yi + 1, xi + 1))
+            ));
             colors.push_str(&format!("{when} {}", string(hex)));
         }
     }
@@ -188,10 +193,16 @@ mod tests {
         assert_eq!(out.steps[1].1["method"], "equal_interval");
         let expressions = &out.steps[2].1["expressions"];
         let cells = expressions["bi_class"].as_str().unwrap();
-        assert!(cells.contains("= 1 AND \"__geomill_gispulse_class_x\" = 0 THEN '2_1'"), "{cells}");
+        assert!(
+            cells.contains("= 1 AND \"__geomill_gispulse_class_x\" = 0 THEN '2_1'"),
+            "{cells}"
+        );
         // A 2×2 grid is the 3×3 matrix's corners.
         let colors = expressions["bi_color"].as_str().unwrap();
-        assert!(colors.contains("= 1 AND \"__geomill_gispulse_class_x\" = 1 THEN '#574249'"), "{colors}");
+        assert!(
+            colors.contains("= 1 AND \"__geomill_gispulse_class_x\" = 1 THEN '#574249'"),
+            "{colors}"
+        );
     }
 
     #[test]
@@ -215,7 +226,8 @@ mod tests {
     fn unknown_palettes_and_methods_are_named() {
         let (problems, _) = translated(json!({"field_x": "a", "field_y": "b", "palette": "Reds"}));
         assert!(problems[0].contains("BluePink"), "{problems:?}");
-        let (problems, _) = translated(json!({"field_x": "a", "field_y": "b", "method_x": "jenks"}));
+        let (problems, _) =
+            translated(json!({"field_x": "a", "field_y": "b", "method_x": "jenks"}));
         assert!(problems[0].contains("jenks"), "{problems:?}");
     }
 }

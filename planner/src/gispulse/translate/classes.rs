@@ -11,6 +11,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "classify" => classify,
         "choropleth" => choropleth,
         "graduated_size" => graduated_size,
+        "classify_categorical" => classify_categorical,
         "head_tail_breaks" => head_tail_breaks,
         _ => return None,
     })
@@ -18,6 +19,9 @@ pub fn translator(name: &str) -> Option<Translator> {
 
 /// A native column the translation uses for a moment.
 const SCRATCH: &str = "__geomill_gispulse_class";
+
+/// The suffixes of native classify's bound fields.
+const BOUNDS: &[&str] = &["_lower", "_upper"];
 
 /// `bins` classes of `field` by `method` (pandas' `qcut` for quantiles, `cut` over equal
 /// widths: the breaks mapclassify computes, upper bounds included), numbered from 1 in
@@ -56,7 +60,7 @@ fn classify(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
             ("output", json!(SCRATCH)),
         ]),
     );
-    numbered_from_one(out, &class, color, palette);
+    numbered_from_one(out, (&class, BOUNDS), color, palette);
 }
 
 /// GISPulse's `choropleth`: `classify` with a palette required (GISPulse's default is the
@@ -77,6 +81,64 @@ fn choropleth(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
          dataframe, not columns: no file keeps them, and geomill does not make them",
     );
     classify(args, scope, out);
+}
+
+/// The most classes native `classify_categorical` makes.
+const MAX_CATEGORIES: i64 = 256;
+
+/// GISPulse's `classify_categorical`: a class per value from 1, the most frequent first and
+/// equal counts as first seen (native `ties: first_seen`); past `max_categories` values the
+/// rest share one more class; a colour per class from a palette list (the class after the
+/// named ones takes the next colour).
+fn classify_categorical(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let Some(field) = args.string("field") else {
+        args.problem("field", "is required");
+        return;
+    };
+    let max_classes = match args.value("max_categories") {
+        None | Some(Value::Null) => {
+            args.note(format!(
+                "values past the {} most frequent share one class here; GISPulse names every value",
+                MAX_CATEGORIES - 1
+            ));
+            MAX_CATEGORIES
+        }
+        Some(value) => match value.as_i64() {
+            Some(m) if (1..MAX_CATEGORIES).contains(&m) => m + 1,
+            _ => {
+                args.problem(
+                    "max_categories",
+                    format!("must be a whole number from 1 to {}", MAX_CATEGORIES - 1),
+                );
+                return;
+            }
+        },
+    };
+    if !args.has("palette") {
+        args.problem(
+            "palette",
+            "GISPulse's default, the named palette Set2, is not supported yet: give a list of colours",
+        );
+        return;
+    }
+    let palette = palette_list(args, "a named palette or a value-to-colour map is not");
+    let Some(palette) = palette else {
+        return;
+    };
+    args.value("other_label");
+    args.note("GISPulse fails when the colour list's length is not the class count; geomill colours the classes it has colours for");
+    let class = args.string("class_col").unwrap_or_else(|| "class".into());
+    let color = args.value("color_col").cloned();
+    out.main(
+        "classify_categorical",
+        params([
+            ("field", json!(field)),
+            ("max_classes", json!(max_classes)),
+            ("ties", json!("first_seen")),
+            ("output", json!(SCRATCH)),
+        ]),
+    );
+    numbered_from_one(out, (&class, &["_label"]), color, Some(palette));
 }
 
 /// A native column the translation counts classes into for a moment.
@@ -156,12 +218,9 @@ fn graduated_size(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     );
     out.main(
         "calculate",
-        params([(
-            "expressions",
-            json!({size.clone(): sized}),
-        )]),
+        params([("expressions", json!({size.clone(): sized}))]),
     );
-    numbered_from_one(out, &class, Some(Value::Null), None);
+    numbered_from_one(out, (&class, BOUNDS), Some(Value::Null), None);
     out.main("drop_field", params([("fields", json!([COUNT]))]));
 }
 
@@ -215,15 +274,15 @@ fn head_tail_breaks(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
             ("output", json!(SCRATCH)),
         ]),
     );
-    numbered_from_one(out, &class, color, palette);
+    numbered_from_one(out, (&class, BOUNDS), color, palette);
 }
 
 /// The native class (from 0, in [`SCRATCH`]) as GISPulse numbers it, from 1 in `class`, and
 /// with a palette list its colour in `color` (GISPulse's `color_col`: default `color`, none
-/// when null); the native class fields dropped.
+/// when null); the native class field and its companions (`suffixes`) dropped.
 fn numbered_from_one(
     out: &mut Emitted,
-    class: &str,
+    (class, suffixes): (&str, &[&str]),
     color: Option<Value>,
     palette: Option<Vec<String>>,
 ) {
@@ -247,11 +306,11 @@ fn numbered_from_one(
         "drop_field",
         params([(
             "fields",
-            json!([
-                SCRATCH,
-                format!("{SCRATCH}_lower"),
-                format!("{SCRATCH}_upper")
-            ]),
+            json!(
+                std::iter::once(SCRATCH.to_owned())
+                    .chain(suffixes.iter().map(|suffix| format!("{SCRATCH}{suffix}")))
+                    .collect::<Vec<_>>()
+            ),
         )]),
     );
 }
@@ -305,7 +364,8 @@ mod tests {
 
     #[test]
     fn a_choropleth_is_a_classification_with_a_palette() {
-        let given = json!({"field": "pop", "bins": 2, "palette": ["#000", "#fff"], "label_fmt": "{lo}"});
+        let given =
+            json!({"field": "pop", "bins": 2, "palette": ["#000", "#fff"], "label_fmt": "{lo}"});
         let given = given.as_object().cloned().unwrap_or_default();
         let mut args = Args::new(&given, "[0].config");
         let reference = |name: &str| name.to_owned();

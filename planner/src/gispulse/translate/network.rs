@@ -31,7 +31,11 @@ fn connectivity_check(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     let per_component = args.bool("return_components").unwrap_or(false);
     let mut native = params([(
         "output",
-        json!(if per_component { "components" } else { "summary" }),
+        json!(if per_component {
+            "components"
+        } else {
+            "summary"
+        }),
     )]);
     if let Some(weight) = args.string("weight_col") {
         args.note("lines of NULL or negative weight_col are left out of the graph here; GISPulse keeps them");

@@ -151,8 +151,14 @@ mod tests {
         assert_eq!(steps, ["area_length", "filter", "drop_field"]);
         assert_eq!(out.steps[0].1["work_crs"], "EPSG:3857");
         let keep = out.steps[1].1["where"].as_str().unwrap();
-        assert!(keep.starts_with("\"__geomill_gispulse_area\" >= 5000000000 AND"), "{keep}");
-        assert!(keep.contains("/ (4 * 3.141592653589793 * NULLIF("), "{keep}");
+        assert!(
+            keep.starts_with("\"__geomill_gispulse_area\" >= 5000000000 AND"),
+            "{keep}"
+        );
+        assert!(
+            keep.contains("/ (4 * 3.141592653589793 * NULLIF("),
+            "{keep}"
+        );
         assert!(keep.ends_with("<= 3"), "{keep}");
     }
 
