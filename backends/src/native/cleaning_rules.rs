@@ -15,19 +15,20 @@ use super::cleaning::{Cleaned, Rows, index, near, polygonal, shared_border, unio
 use super::layer::Layer;
 use geomill_planner::plan::cleaning::OverlapOwner;
 
-/// The row among `candidates` whose geometry covers the longest part of `piece`'s boundary
-/// (the earlier row on equal lengths); `None` when none shares a border of positive length.
-fn longest_border(
+/// The row among `candidates` whose geometry `measure` scores highest against `piece` (the
+/// earlier row on equal scores); `None` when none scores above 0.
+fn best_neighbour(
     piece: &Geometry,
     candidates: &[usize],
     polygons: &[Option<Geometry>],
+    measure: impl Fn(&Geometry, &Geometry) -> Result<f64, NativeError>,
 ) -> Result<Option<usize>, NativeError> {
     let mut best: Option<(usize, f64)> = None;
     for &row in candidates {
         let Some(g) = &polygons[row] else { continue };
-        let length = shared_border(piece, g)?;
-        if length > 0.0 && best.is_none_or(|(_, b)| length > b) {
-            best = Some((row, length));
+        let score = measure(piece, g)?;
+        if score > 0.0 && best.is_none_or(|(_, b)| score > b) {
+            best = Some((row, score));
         }
     }
     Ok(best.map(|(row, _)| row))
@@ -38,28 +39,15 @@ fn longest_border(
 /// neighbours' (GISPulse's measure).
 const CONTACT: f64 = 1e-6;
 
-/// The candidate whose outline runs longest along the gap's: the perimeter of the part of the
-/// gap within [`CONTACT`] of it (about twice the border they share; Shapely's buffer of 16
-/// segments a quarter circle, as GISPulse measures), the earlier row on equal lengths; `None`
-/// when no candidate comes that near.
-fn widest_contact(
-    gap: &Geometry,
-    candidates: &[usize],
-    polygons: &[Option<Geometry>],
-) -> Result<Option<usize>, NativeError> {
-    let mut best: Option<(usize, f64)> = None;
-    for &row in candidates {
-        let Some(g) = &polygons[row] else { continue };
-        let length = g
-            .buffer(CONTACT, 16)
-            .and_then(|near| gap.intersection(&near))
-            .and_then(|strip| strip.length())
-            .map_err(NativeError::geos)?;
-        if length > 0.0 && best.is_none_or(|(_, b)| length > b) {
-            best = Some((row, length));
-        }
-    }
-    Ok(best.map(|(row, _)| row))
+/// How far `neighbour`'s outline runs along `gap`'s: the perimeter of the part of the gap
+/// within [`CONTACT`] of it (about twice the border they share; Shapely's buffer of 16
+/// segments a quarter circle, as GISPulse measures).
+fn contact_length(gap: &Geometry, neighbour: &Geometry) -> Result<f64, NativeError> {
+    neighbour
+        .buffer(CONTACT, 16)
+        .and_then(|near| gap.intersection(&near))
+        .and_then(|strip| strip.length())
+        .map_err(NativeError::geos)
 }
 
 /// Each receiving row's polygon unioned with the pieces given to it.
@@ -136,7 +124,8 @@ pub fn fix_gaps(rows: &Rows, max_area: f64) -> Result<Cleaned, NativeError> {
             if gap.is_empty().map_err(NativeError::geos)? || area > max_area {
                 return Ok(None);
             }
-            let owner = widest_contact(&gap, &near(&tree, &gap, CONTACT)?, &rows.polygons)?;
+            let candidates = near(&tree, &gap, CONTACT)?;
+            let owner = best_neighbour(&gap, &candidates, &rows.polygons, contact_length)?;
             Ok(owner.map(|row| (row, gap)))
         })
         .collect::<Result<_, NativeError>>()?;
@@ -303,7 +292,10 @@ pub fn remove_slivers(
             let Some(g) = &rows.polygons[row] else {
                 return Ok((row, None));
             };
-            Ok((row, longest_border(g, &near(&tree, g, 0.0)?, &receivers)?))
+            Ok((
+                row,
+                best_neighbour(g, &near(&tree, g, 0.0)?, &receivers, shared_border)?,
+            ))
         })
         .collect::<Result<_, NativeError>>()?;
     let mut given = Vec::new();

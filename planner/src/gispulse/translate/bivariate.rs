@@ -165,20 +165,9 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::gispulse::document::Form;
 
     fn translated(given: Value) -> (Vec<String>, Emitted) {
-        let given = given.as_object().cloned().unwrap_or_default();
-        let mut args = Args::new(&given, "[0].config");
-        let reference = |name: &str| name.to_owned();
-        let scope = Scope {
-            form: Form::RulesV1,
-            reference: &reference,
-        };
-        let mut out = Emitted::new("bivariate");
-        bivariate_choropleth(&mut args, &scope, &mut out);
-        let problems = args.problems.iter().map(|p| p.message.clone()).collect();
-        (problems, out)
+        super::super::translated_by(bivariate_choropleth, given)
     }
 
     #[test]

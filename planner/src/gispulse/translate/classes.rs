@@ -320,20 +320,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::gispulse::document::Form;
 
     fn translated(given: Value) -> (Vec<String>, Emitted) {
-        let given = given.as_object().cloned().unwrap_or_default();
-        let mut args = Args::new(&given, "[0].config");
-        let reference = |name: &str| name.to_owned();
-        let scope = Scope {
-            form: Form::RulesV1,
-            reference: &reference,
-        };
-        let mut out = Emitted::new("classes");
-        classify(&mut args, &scope, &mut out);
-        let problems = args.problems.iter().map(|p| p.message.clone()).collect();
-        (problems, out)
+        super::super::translated_by(classify, given)
     }
 
     #[test]
@@ -366,21 +355,10 @@ mod tests {
     fn a_choropleth_is_a_classification_with_a_palette() {
         let given =
             json!({"field": "pop", "bins": 2, "palette": ["#000", "#fff"], "label_fmt": "{lo}"});
-        let given = given.as_object().cloned().unwrap_or_default();
-        let mut args = Args::new(&given, "[0].config");
-        let reference = |name: &str| name.to_owned();
-        let scope = Scope {
-            form: Form::RulesV1,
-            reference: &reference,
-        };
-        let mut out = Emitted::new("choropleth");
-        choropleth(&mut args, &scope, &mut out);
-        assert!(args.problems.is_empty());
+        let (problems, out) = super::super::translated_by(choropleth, given);
+        assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(out.steps[0].1["method"], "qcut");
-        let given = json!({"field": "pop"});
-        let given = given.as_object().cloned().unwrap_or_default();
-        let mut args = Args::new(&given, "[0].config");
-        choropleth(&mut args, &scope, &mut Emitted::new("choropleth"));
-        assert!(args.problems[0].message.contains("YlOrRd"));
+        let (problems, _) = super::super::translated_by(choropleth, json!({"field": "pop"}));
+        assert!(problems[0].contains("YlOrRd"), "{problems:?}");
     }
 }

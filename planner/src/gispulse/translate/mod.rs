@@ -213,3 +213,20 @@ pub fn class_colors(class: &str, first: usize, colors: &[String]) -> String {
         .collect();
     format!("CASE{arms} END")
 }
+
+/// `translator` run on the rules-file step parameters `given` (a reference layer named as
+/// itself): the problems it names and the steps it emits.
+#[cfg(test)]
+pub(crate) fn translated_by(translator: Translator, given: Value) -> (Vec<String>, Emitted) {
+    let given = given.as_object().cloned().unwrap_or_default();
+    let mut args = Args::new(&given, "[0].config");
+    let reference = |name: &str| name.to_owned();
+    let scope = Scope {
+        form: super::document::Form::RulesV1,
+        reference: &reference,
+    };
+    let mut out = Emitted::new("step");
+    translator(&mut args, &scope, &mut out);
+    let problems = args.problems.iter().map(|p| p.message.clone()).collect();
+    (problems, out)
+}

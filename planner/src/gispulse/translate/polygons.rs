@@ -124,20 +124,12 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::gispulse::document::Form;
 
     fn translated(name: &str, given: Value) -> (Vec<String>, Emitted) {
-        let given = given.as_object().cloned().unwrap_or_default();
-        let mut args = Args::new(&given, "[0].config");
-        let reference = |name: &str| name.to_owned();
-        let scope = Scope {
-            form: Form::RulesV1,
-            reference: &reference,
-        };
-        let mut out = Emitted::new("clean");
-        (translator(name).unwrap())(&mut args, &scope, &mut out);
-        let problems = args.problems.iter().map(|p| p.message.clone()).collect();
-        (problems, out)
+        match translator(name) {
+            Some(translate) => super::super::translated_by(translate, given),
+            None => panic!("{name} has no translator here"),
+        }
     }
 
     #[test]
