@@ -10,6 +10,7 @@ use geomill_planner::plan::operator::{ClassMethod, ClassifyOp};
 
 use super::NativeError;
 use super::layer::Layer;
+use super::tessellation::arange;
 
 /// A sum as numpy's `add.reduce` computes it over a contiguous array: pairwise, in blocks of
 /// eight accumulators up to 128 values, halves above (rounding included).
@@ -41,25 +42,6 @@ pub(super) fn numpy_sum(values: &[f64]) -> f64 {
 
 pub(super) fn mean(values: &[f64]) -> f64 {
     numpy_sum(values) / values.len() as f64
-}
-
-/// `numpy.arange(start, stop, step)` as numpy fills it: `ceil((stop - start) / step)` values,
-/// the i-th being `start + i * ((start + step) - start)`.
-fn arange(start: f64, stop: f64, step: f64) -> Vec<f64> {
-    let count = ((stop - start) / step).ceil();
-    if count.is_nan() || count <= 0.0 {
-        return Vec::new();
-    }
-    let delta = (start + step) - start;
-    (0..count as usize)
-        .map(|i| {
-            if i == 0 {
-                start
-            } else {
-                start + i as f64 * delta
-            }
-        })
-        .collect()
 }
 
 /// `scipy.stats.scoreatpercentile(sorted, percent)`: between ranks `i` and `j = i + 1`, the

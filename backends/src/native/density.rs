@@ -109,6 +109,7 @@ pub fn density(
     let lattice = Lattice {
         shape: GridShape::Square,
         size: grid.size,
+        corners: None,
     };
     let bins = Bins::new(&in_plane, kernel.reach());
     let cells: Vec<((i64, i64), f64)> = lattice

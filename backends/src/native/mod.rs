@@ -21,6 +21,7 @@ pub mod dispatch;
 mod enclosing;
 pub mod geometry_ops;
 pub mod grid;
+mod hex_rows;
 pub mod hdbscan;
 pub mod joins;
 pub mod layer;

@@ -10,7 +10,8 @@ use arrow::compute::cast;
 use arrow::datatypes::DataType;
 use geomill_planner::palettes;
 use geomill_planner::plan::operator::{
-    ClassColors, ClassMethod, NormalizeMethod, ScaleKind, ScaleOp,
+    ClassColors, ClassMethod, NormalizeMethod, RampColors, RampPosition, RampScale, ScaleKind,
+    ScaleOp,
 };
 
 use super::classify::{breaks, class_of, mean, numbers, numpy_sum, with_columns};
@@ -59,12 +60,18 @@ pub fn scale(layer: &Layer, op: &ScaleOp) -> Result<Layer, NativeError> {
                 vec![Arc::new(array) as ArrayRef]
             })
         }
-        ScaleKind::ColorRamp { scheme, reverse } => {
+        ScaleKind::ColorRamp { colors, position } => {
             let columns = numbers(layer, &op.field)?;
-            let position = positions(&present(&columns), |v| v);
+            let place = ramp_position(position, &present(&columns));
             let color = |v: f64| {
-                let t = position(v);
-                palettes::at(scheme, if *reverse { 1.0 - t } else { t }).map(palettes::hex)
+                let t = place(v)?;
+                match colors {
+                    RampColors::Scheme { name, reverse } => {
+                        palettes::at(name, if *reverse { 1.0 - t } else { t })
+                    }
+                    RampColors::Stops(stops) => palettes::gispulse::along(stops, t),
+                }
+                .map(palettes::hex)
             };
             with_columns(layer, &outputs, |batch| {
                 let array: StringArray = columns[batch].iter().map(|v| v.and_then(color)).collect();
@@ -268,6 +275,34 @@ fn positions<F: Fn(f64) -> f64>(values: &[f64], f: F) -> impl Fn(f64) -> f64 + u
         } else {
             0.0
         }
+    }
+}
+
+/// A value's position (0 to 1) along a ramp, `None` where it has none (NaN; out of a log or
+/// square-root scale's reach).
+fn ramp_position(position: &RampPosition, values: &[f64]) -> impl Fn(f64) -> Option<f64> + use<> {
+    let [low, high] = position.domain.unwrap_or_else(|| {
+        [
+            values.iter().copied().fold(f64::INFINITY, f64::min),
+            values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        ]
+    });
+    let (scale, equal) = (position.scale, position.equal);
+    move |v: f64| {
+        if v.is_nan() {
+            return None;
+        }
+        if high == low {
+            return Some(equal);
+        }
+        let t = match scale {
+            RampScale::Linear => (v - low) / (high - low),
+            RampScale::Log if v <= 0.0 || low <= 0.0 => return None,
+            RampScale::Log => (v.ln() - low.ln()) / (high.ln() - low.ln()),
+            RampScale::Sqrt if v < 0.0 || low < 0.0 => return None,
+            RampScale::Sqrt => (v.sqrt() - low.sqrt()) / (high.sqrt() - low.sqrt()),
+        };
+        (!t.is_nan()).then(|| t.clamp(0.0, 1.0))
     }
 }
 

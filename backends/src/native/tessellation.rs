@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, BinaryArray, Float64Array, Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
-use geomill_planner::plan::operator::{GridShape, GridSpec};
+use geomill_planner::plan::operator::{GridAnchor, GridShape, GridSpec};
 use geomill_planner::schema::GEOM;
 use geos::Geom;
 use rayon::prelude::*;
@@ -28,9 +28,48 @@ pub const MAX_CELLS: usize = 10_000_000;
 pub(super) struct Lattice {
     pub(super) shape: GridShape,
     pub(super) size: f64,
+    /// Squares anchored at an extent (GISPulse's grid): each column's and row's lower edge.
+    pub(super) corners: Option<[Vec<f64>; 2]>,
+}
+
+/// numpy's `arange(start, stop, step)`: `ceil((stop − start) / step)` values, the i-th
+/// `start + i·((start + step) − start)`.
+#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+pub(super) fn arange(start: f64, stop: f64, step: f64) -> Vec<f64> {
+    let count = ((stop - start) / step).ceil();
+    if !(count > 0.0) {
+        return Vec::new();
+    }
+    let delta = (start + step) - start;
+    (0..count as usize)
+        .map(|i| if i == 0 { start } else { start + i as f64 * delta })
+        .collect()
 }
 
 impl Lattice {
+    /// The lattice of `grid` over `extent` (in the grid's plane).
+    pub(super) fn of(grid: &GridSpec, extent: [f64; 4]) -> Result<Self, NativeError> {
+        let corners = match (grid.anchor, grid.shape) {
+            (GridAnchor::Extent, GridShape::Square) => {
+                let columns = (extent[2] - extent[0]) / grid.size;
+                let rows = (extent[3] - extent[1]) / grid.size;
+                if columns.ceil() * rows.ceil() > MAX_CELLS as f64 {
+                    return Err(too_many(columns.ceil() * rows.ceil()));
+                }
+                Some([
+                    arange(extent[0], extent[2], grid.size),
+                    arange(extent[1], extent[3], grid.size),
+                ])
+            }
+            _ => None,
+        };
+        Ok(Self {
+            shape: grid.shape,
+            size: grid.size,
+            corners,
+        })
+    }
+
     fn half_height(&self) -> f64 {
         self.size * 3_f64.sqrt() / 2.0
     }
@@ -38,6 +77,10 @@ impl Lattice {
     #[allow(clippy::cast_precision_loss)]
     pub(super) fn centre(&self, i: i64, j: i64) -> [f64; 2] {
         let s = self.size;
+        if self.corners.is_some() {
+            let [x0, y0, ..] = self.envelope(i, j);
+            return [x0 + s / 2.0, y0 + s / 2.0];
+        }
         match self.shape {
             GridShape::Square => [(i as f64 + 0.5) * s, (j as f64 + 0.5) * s],
             GridShape::Hexagon => [
@@ -51,6 +94,11 @@ impl Lattice {
     #[allow(clippy::cast_precision_loss)]
     fn envelope(&self, i: i64, j: i64) -> [f64; 4] {
         let s = self.size;
+        if let Some([xs, ys]) = &self.corners {
+            let at = |v: &[f64], k: i64| usize::try_from(k).ok().and_then(|k| v.get(k).copied());
+            let (x, y) = (at(xs, i).unwrap_or(f64::NAN), at(ys, j).unwrap_or(f64::NAN));
+            return [x, y, x + s, y + s];
+        }
         match self.shape {
             GridShape::Square => [
                 i as f64 * s,
@@ -92,6 +140,17 @@ impl Lattice {
     #[allow(clippy::cast_possible_truncation)]
     fn ranges(&self, e: [f64; 4]) -> ([i64; 2], [i64; 2]) {
         let s = self.size;
+        if let Some([xs, ys]) = &self.corners {
+            // A cell more on each side of the estimate, sorted out by `meets`.
+            let range = |v: &[f64], lo: f64, hi: f64| -> [i64; 2] {
+                let (Some(first), Ok(last)) = (v.first(), i64::try_from(v.len())) else {
+                    return [0, -1];
+                };
+                let index = |x: f64| ((x - first) / s).floor().clamp(-1.0, last as f64) as i64;
+                [(index(lo) - 1).max(0), (index(hi) + 1).min(last - 1)]
+            };
+            return (range(xs, e[0], e[2]), range(ys, e[1], e[3]));
+        }
         match self.shape {
             GridShape::Square => (
                 [(e[0] / s).floor() as i64, (e[2] / s).floor() as i64],
@@ -121,18 +180,29 @@ impl Lattice {
 
     /// The cells meeting `extent`, by column then row; an error past [`MAX_CELLS`].
     pub(super) fn cells_over(&self, extent: [f64; 4]) -> Result<Vec<(i64, i64)>, NativeError> {
+        if let Some([xs, ys]) = &self.corners {
+            // Anchored at the extent: every cell of the lattice.
+            let (columns, rows) = (xs.len() as i64, ys.len() as i64);
+            return Ok((0..columns)
+                .flat_map(|i| (0..rows).map(move |j| (i, j)))
+                .collect());
+        }
         let ([i0, i1], [j0, j1]) = self.ranges(extent);
         let count = (i1 - i0 + 1).saturating_mul(j1 - j0 + 1);
         if usize::try_from(count).map_or(true, |c| c > MAX_CELLS) {
-            return Err(NativeError::Input(format!(
-                "the grid would have about {count} cells (at most {MAX_CELLS}): give a larger cell size or a smaller extent"
-            )));
+            return Err(too_many(count as f64));
         }
         Ok((i0..=i1)
             .flat_map(|i| (j0..=j1).map(move |j| (i, j)))
             .filter(|&(i, j)| self.meets(i, j, extent))
             .collect())
     }
+}
+
+fn too_many(count: f64) -> NativeError {
+    NativeError::Input(format!(
+        "the grid would have about {count:.0} cells (at most {MAX_CELLS}): give a larger cell size or a smaller extent"
+    ))
 }
 
 /// Where the grid's plane lies: the layer's CRS, or a local frame in metres.
@@ -279,15 +349,16 @@ fn grid_extent(layer: &Layer, grid: &GridSpec) -> Result<Option<[f64; 4]>, Nativ
 /// The cells of `grid` over the layer's extent (or its bbox); with `touching`, only the
 /// cells that intersect a feature.
 pub fn grid(layer: &Layer, grid: &GridSpec, touching: bool) -> Result<Layer, NativeError> {
-    let lattice = Lattice {
-        shape: grid.shape,
-        size: grid.size,
-    };
     let Some(extent) = grid_extent(layer, grid)? else {
         return cells_layer(layer, Vec::new(), None);
     };
     let plane = Plane::of(grid, extent);
-    let mut cells = lattice.cells_over(plane.envelope(extent))?;
+    let in_plane = plane.envelope(extent);
+    if grid.anchor == GridAnchor::OffsetRows {
+        return offset_rows_grid(layer, &plane, in_plane, grid.size, touching);
+    }
+    let lattice = Lattice::of(grid, in_plane)?;
+    let mut cells = lattice.cells_over(in_plane)?;
     if touching {
         let touched = touched_cells(layer, &lattice, &plane)?;
         cells.retain(|cell| touched.contains(cell));
@@ -295,6 +366,35 @@ pub fn grid(layer: &Layer, grid: &GridSpec, touching: bool) -> Result<Layer, Nat
     let rows = cells
         .into_par_iter()
         .map(|(i, j)| (i, j, plane.polygon(&lattice.ring(i, j))))
+        .collect();
+    cells_layer(layer, rows, None)
+}
+
+/// GISPulse's hexagon rows over `extent` (in the plane); with `touching`, only the cells that
+/// intersect a feature.
+fn offset_rows_grid(
+    layer: &Layer,
+    plane: &Plane,
+    extent: [f64; 4],
+    size: f64,
+    touching: bool,
+) -> Result<Layer, NativeError> {
+    let cells = super::hex_rows::offset_rows(extent, size)?;
+    let polygons: Vec<Vec<u8>> = cells.par_iter().map(|(_, _, ring)| plane.polygon(ring)).collect();
+    let keep: Option<HashSet<usize>> = if touching {
+        let features = feature_envelopes(layer)?;
+        let features: Vec<(usize, &[u8], [f64; 4])> =
+            features.iter().map(|f| (f.row, f.bytes, f.envelope)).collect();
+        Some(super::hex_rows::touched(&polygons, &features)?)
+    } else {
+        None
+    };
+    let rows = cells
+        .into_iter()
+        .zip(polygons)
+        .enumerate()
+        .filter(|(n, _)| keep.as_ref().is_none_or(|k| k.contains(n)))
+        .map(|(_, ((i, j, _), polygon))| (i, j, polygon))
         .collect();
     cells_layer(layer, rows, None)
 }
@@ -375,10 +475,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn cells_anchored_at_the_extent_follow_numpy_arange() {
+        assert_eq!(arange(0.0, 1.0, 0.3), vec![0.0, 0.3, 0.6, 0.8999999999999999]);
+        assert!(arange(2.0, 2.0, 1.0).is_empty());
+        let grid = GridSpec {
+            shape: GridShape::Square,
+            size: 10.0,
+            geodesic: false,
+            bbox: None,
+            anchor: GridAnchor::Extent,
+        };
+        let lattice = Lattice::of(&grid, [3.0, 1.0, 25.0, 11.0]).unwrap();
+        let cells = lattice.cells_over([3.0, 1.0, 25.0, 11.0]).unwrap();
+        // ceil(22 / 10) = 3 columns, ceil(10 / 10) = 1 row, from the corner.
+        assert_eq!(cells, vec![(0, 0), (1, 0), (2, 0)]);
+        assert_eq!(lattice.envelope(2, 0), [23.0, 1.0, 33.0, 11.0]);
+        assert_eq!(lattice.ranges([24.0, 2.0, 40.0, 3.0]), ([1, 2], [0, 0]));
+    }
+
+    #[test]
     fn square_cells_follow_postgis_numbering() {
         let lattice = Lattice {
             shape: GridShape::Square,
             size: 10.0,
+            corners: None,
         };
         let cells = lattice.cells_over([-5.0, 0.0, 12.0, 9.0]).unwrap();
         assert_eq!(cells, [(-1, 0), (0, 0), (1, 0)]);
@@ -390,6 +510,7 @@ mod tests {
         let lattice = Lattice {
             shape: GridShape::Hexagon,
             size: 1.0,
+            corners: None,
         };
         // Odd columns sit half a row up; neighbouring hexagons share an edge.
         let a = lattice.ring(0, 0);
@@ -409,6 +530,7 @@ mod tests {
         let lattice = Lattice {
             shape: GridShape::Square,
             size: 1e-6,
+            corners: None,
         };
         assert!(matches!(
             lattice.cells_over([0.0, 0.0, 10.0, 10.0]),

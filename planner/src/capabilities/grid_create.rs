@@ -7,7 +7,18 @@ use serde::Deserialize;
 use super::checks::{DistanceUnit, resolve_distance};
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{GenerateOp, GridShape, GridSpec, Operator};
+use crate::plan::operator::{GenerateOp, GridAnchor, GridShape, GridSpec, Operator};
+
+/// Where the cells lie.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GridOrigin {
+    /// At multiples of `size` (the default).
+    #[default]
+    Multiples,
+    /// From the extent's lower-left corner (see the capability).
+    Extent,
+}
 
 /// A grid of squares of side `size` over the input layer's extent (or `bbox`), the cells of
 /// PostGIS's `ST_SquareGrid`: cell (i, j) spans `[i·size, (i+1)·size] × [j·size,
@@ -17,6 +28,13 @@ use crate::plan::operator::{GenerateOp, GridShape, GridSpec, Operator};
 /// units; on longitude/latitude the grid is laid in metres in a local azimuthal equidistant
 /// frame around the extent's centre and its vertices carried back to lon/lat; unit `crs` takes
 /// the CRS's own units. Runs on the native backend whatever the engine.
+///
+/// With `origin: extent` (GISPulse's grid) the lattice starts at the extent's lower-left
+/// corner `(x0, y0)`: along x as many cells as numpy's `arange(x0, xmax, size)` has values
+/// (`ceil((xmax − x0) / size)`; none for an extent of no width), cell i from `x0 + i·d` (`d =
+/// (x0 + size) − x0`, numpy's step) to that plus `size`; likewise along y. `i` and `j` count
+/// from 0 at the corner. `work_crs` lays the grid in another projected CRS (the layer carried
+/// there, the cells carried back).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct GridCreate {
     /// The side of a cell.
@@ -31,6 +49,13 @@ pub struct GridCreate {
     /// Keep only the cells that intersect a feature of the layer.
     #[serde(default)]
     pub touching: bool,
+    /// `multiples` (default) or `extent`.
+    #[serde(default)]
+    pub origin: GridOrigin,
+    /// Lay the grid in this projected CRS (`"EPSG:3857"`; `"auto"` or `"auto:angular"`:
+    /// GISPulse v2's choice) and carry the cells back. Default: the data's CRS.
+    #[serde(default)]
+    pub work_crs: Option<String>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -72,6 +97,7 @@ pub(super) fn lower_grid(
         size: resolved.value,
         geodesic: resolved.geodesic,
         bbox,
+        anchor: GridAnchor::Multiples,
     })
 }
 
@@ -84,10 +110,21 @@ impl CapabilityParams for GridCreate {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        let grid = lower_grid(GridShape::Square, self.size, self.unit, self.bbox, ctx, "size")?;
-        Ok(vec![Operator::Generate(GenerateOp::Grid {
-            grid,
-            touching: self.touching,
-        })])
+        super::work_crs::within(
+            self.work_crs.as_deref(),
+            super::work_crs::Output::Geometry,
+            ctx,
+            |ctx| {
+                let mut grid =
+                    lower_grid(GridShape::Square, self.size, self.unit, self.bbox, ctx, "size")?;
+                if let GridOrigin::Extent = self.origin {
+                    grid.anchor = GridAnchor::Extent;
+                }
+                Ok(vec![Operator::Generate(GenerateOp::Grid {
+                    grid,
+                    touching: self.touching,
+                })])
+            },
+        )
     }
 }

@@ -5,7 +5,19 @@ use serde::Deserialize;
 
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{LineCleanOp, Operator};
+use crate::plan::operator::{DangleMethod, LineCleanOp, Operator};
+
+/// How a gap is closed.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CloseBy {
+    /// A dangling end prolonged straight on along its last segment (the default).
+    #[default]
+    Extend,
+    /// Every LineString end (dangling or not) moved onto the nearest point of the nearest
+    /// other feature within `max_distance`, as GISPulse closes gaps.
+    NearestPoint,
+}
 
 /// Extends dangling line ends that fall short of another line (undershoots): a *dangling end*
 /// is the end of a line part (LineStrings and the parts of MultiLineStrings) that no other end
@@ -18,10 +30,25 @@ use crate::plan::operator::{LineCleanOp, Operator};
 /// Attributes and rows are unchanged; NULL and empty geometries and geometries other than
 /// lines pass through unchanged (and are never met). Runs on the native backend on every
 /// engine.
+///
+/// With `method: nearest_point` (GISPulse's rule): each end of each LineString (start, then
+/// end; MultiLineStrings pass through unchanged), whether it dangles or not, is moved onto the
+/// nearest point of the nearest other feature of any geometry type (points and polygons too, as
+/// the input has them) when that distance is more than 0 and at most `max_distance`; an end
+/// already touching another feature stays. Equally near features: the one whose nearest point
+/// comes first by x then y (GISPulse takes the first its R-tree lists).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct NetworkExtendDangles {
     /// The longest extension, in the CRS's units; must be > 0.
     pub max_distance: f64,
+    /// `extend` (default) or `nearest_point`.
+    #[serde(default)]
+    pub method: CloseBy,
+    /// Work in this projected CRS (`"EPSG:3857"`; `"auto"` or `"auto:angular"`: GISPulse v2's
+    /// choice): the lines are transformed to it, cleaned there, and transformed back. Default:
+    /// the data's CRS.
+    #[serde(default)]
+    pub work_crs: Option<String>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -41,8 +68,18 @@ impl CapabilityParams for NetworkExtendDangles {
                 "must be a number greater than 0",
             )]);
         }
-        Ok(vec![Operator::LineClean(LineCleanOp::ExtendDangles {
+        let op = LineCleanOp::ExtendDangles {
             max_distance: self.max_distance,
-        })])
+            method: match self.method {
+                CloseBy::Extend => DangleMethod::Extend,
+                CloseBy::NearestPoint => DangleMethod::NearestPoint,
+            },
+        };
+        super::work_crs::within(
+            self.work_crs.as_deref(),
+            super::work_crs::Output::Geometry,
+            ctx,
+            |_| Ok(vec![Operator::LineClean(op)]),
+        )
     }
 }

@@ -6,7 +6,18 @@ use serde::Deserialize;
 
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{LineCleanOp, Operator, SnapTarget};
+use crate::plan::operator::{LineCleanOp, Operator, SnapRule, SnapTarget};
+
+/// How the ends are grouped.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SnapGrouping {
+    /// Ends in x-then-y order onto kept points (the default).
+    #[default]
+    KeptPoints,
+    /// GISPulse's grid buckets (see the capability).
+    GridBuckets,
+}
 
 /// What an endpoint may be moved onto.
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
@@ -37,6 +48,14 @@ pub enum SnapOnto {
 /// CRS's units (degrees on longitude/latitude). Attributes and rows are unchanged; NULL and
 /// empty geometries and geometries other than lines pass through unchanged (and are never
 /// snapped onto).
+///
+/// With `rule: grid_buckets` (GISPulse's rule): only LineStrings take part (MultiLineStrings
+/// pass through). Their ends are taken in row order (a row's start, then its end); each lies in
+/// the cell (x / tolerance, y / tolerance rounded half to even) of a grid; it joins the first
+/// bucket, of the 3×3 cells around its own (column by column from the west, each from the
+/// south), whose mean position so far is at most `tolerance` away, or else starts a bucket in
+/// its own cell (a bucket already there is emptied: its earlier ends follow the new one).
+/// Every end then moves to the mean of its bucket, so two ends of one line may meet.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct NetworkSnapEndpoints {
     /// The largest distance an end moves, in the CRS's units; must be > 0.
@@ -44,6 +63,14 @@ pub struct NetworkSnapEndpoints {
     /// `endpoints` (default) or `lines`.
     #[serde(default)]
     pub target: SnapOnto,
+    /// `kept_points` (default) or `grid_buckets` (with `target: endpoints`).
+    #[serde(default)]
+    pub rule: SnapGrouping,
+    /// Work in this projected CRS (`"EPSG:3857"`; `"auto"` or `"auto:angular"`: GISPulse v2's
+    /// choice): the lines are transformed to it, cleaned there, and transformed back. Default:
+    /// the data's CRS.
+    #[serde(default)]
+    pub work_crs: Option<String>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -63,12 +90,30 @@ impl CapabilityParams for NetworkSnapEndpoints {
                 "must be a number greater than 0",
             )]);
         }
-        Ok(vec![Operator::LineClean(LineCleanOp::SnapEndpoints {
+        let rule = match self.rule {
+            SnapGrouping::KeptPoints => SnapRule::KeptPoints,
+            SnapGrouping::GridBuckets => SnapRule::GridBuckets,
+        };
+        let target = match self.target {
+            SnapOnto::Endpoints => SnapTarget::Endpoints,
+            SnapOnto::Lines => SnapTarget::Lines,
+        };
+        if rule == SnapRule::GridBuckets && target == SnapTarget::Lines {
+            return Err(vec![Problem::new(
+                ctx.at("target"),
+                "rule grid_buckets snaps ends onto ends only: leave target out or set it to endpoints",
+            )]);
+        }
+        let op = LineCleanOp::SnapEndpoints {
             tolerance: self.tolerance,
-            target: match self.target {
-                SnapOnto::Endpoints => SnapTarget::Endpoints,
-                SnapOnto::Lines => SnapTarget::Lines,
-            },
-        })])
+            target,
+            rule,
+        };
+        super::work_crs::within(
+            self.work_crs.as_deref(),
+            super::work_crs::Output::Geometry,
+            ctx,
+            |_| Ok(vec![Operator::LineClean(op)]),
+        )
     }
 }

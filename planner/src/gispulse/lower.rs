@@ -202,7 +202,10 @@ pub fn lower(document: &GpDocument) -> Result<Lowered, Vec<Problem>> {
             .steps
             .iter()
             .rposition(|(_, _, input)| input.is_none());
-        let mut chain = chain_input.clone();
+        let mut chain = emitted
+            .chain_from
+            .clone()
+            .unwrap_or_else(|| chain_input.clone());
         for (k, (capability, params, input)) in emitted.steps.into_iter().enumerate() {
             let id = if Some(k) == last_main {
                 native.clone()

@@ -150,8 +150,9 @@ pub enum ScaleKind {
         /// by value.
         first_seen: bool,
     },
-    /// A colour interpolated along a scheme between the layer's minimum and maximum.
-    ColorRamp { scheme: String, reverse: bool },
+    /// A colour interpolated along a scheme (or a list of stops) by the value's position
+    /// between the domain's ends.
+    ColorRamp { colors: RampColors, position: RampPosition },
     /// A symbol size between `min` and `max`, linear in the value (or in its square root,
     /// so that a symbol's area follows the value).
     SymbolSize { min: f64, max: f64, sqrt: bool },
@@ -189,6 +190,45 @@ pub enum ScaleKind {
         min_samples: u32,
         geodesic: bool,
     },
+}
+
+/// The colours of a [`ScaleKind::ColorRamp`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum RampColors {
+    /// A named scheme (`palettes::at`), optionally run from its other end.
+    Scheme { name: String, reverse: bool },
+    /// Colours (`0xRRGGBB`) interpolated as GISPulse does (`palettes::gispulse::along`).
+    Stops(Vec<u32>),
+}
+
+/// How a value becomes a position from 0 to 1 along a ramp.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RampPosition {
+    /// The values at 0 and 1; `None`: the layer's minimum and maximum.
+    pub domain: Option<[f64; 2]>,
+    pub scale: RampScale,
+    /// The position of every value when the domain's ends are equal.
+    pub equal: f64,
+}
+
+/// The scale values are positioned on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RampScale {
+    Linear,
+    /// Natural logarithms; values (or a lower end) of 0 or less have no colour.
+    Log,
+    /// Square roots; negative values (or a negative lower end) have no colour.
+    Sqrt,
+}
+
+impl RampScale {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Linear => "linear",
+            Self::Log => "log",
+            Self::Sqrt => "sqrt",
+        }
+    }
 }
 
 /// ST-DBSCAN's time condition: neighbours' `field` values (timestamps, dates or ISO 8601
@@ -262,11 +302,25 @@ impl ScaleOp {
                 self.field,
                 if *first_seen { ", ties first seen" } else { "" }
             ),
-            ScaleKind::ColorRamp { scheme, reverse } => format!(
-                "colour ramp {scheme}{} over {}",
-                if *reverse { " reversed" } else { "" },
-                self.field
-            ),
+            ScaleKind::ColorRamp { colors, position } => {
+                let along = match colors {
+                    RampColors::Scheme { name, reverse } => {
+                        format!("{name}{}", if *reverse { " reversed" } else { "" })
+                    }
+                    RampColors::Stops(stops) => format!("{} stops", stops.len()),
+                };
+                let mut text = format!("colour ramp {along} over {}", self.field);
+                if let Some([low, high]) = position.domain {
+                    text.push_str(&format!(" domain=[{low}, {high}]"));
+                }
+                if position.scale != RampScale::Linear {
+                    text.push_str(&format!(" scale={}", position.scale.as_str()));
+                }
+                if position.equal != 0.0 {
+                    text.push_str(&format!(" equal_position={}", position.equal));
+                }
+                text
+            }
             ScaleKind::SymbolSize { min, max, sqrt } => format!(
                 "symbol size {min}..{max}{} by {}",
                 if *sqrt { " (square root)" } else { "" },

@@ -26,18 +26,57 @@ impl SnapTarget {
     }
 }
 
+/// How `network_snap_endpoints` groups the ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapRule {
+    /// Ends in x-then-y order, each onto the nearest kept point of another feature.
+    KeptPoints,
+    /// GISPulse's rule: LineString ends in row order, bucketed on a grid of the tolerance,
+    /// each joining the first nearby bucket whose mean is within reach, then moved to its
+    /// bucket's mean.
+    GridBuckets,
+}
+
+/// How `network_extend_dangles` closes a gap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DangleMethod {
+    /// A dangling end prolonged along its last segment onto the line it meets.
+    Extend,
+    /// GISPulse's rule: every LineString end moved onto the nearest point of the nearest other
+    /// feature within reach, unless it already touches one.
+    NearestPoint,
+}
+
+/// Which lines `network_remove_duplicates` takes as equal and which it keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DuplicateRule {
+    /// Equal normalized geometry (on a grid of the tolerance); one per group kept by order.
+    Normalized,
+    /// GISPulse's rule: rows in order, each dropped when it equals a kept row within the
+    /// tolerance (vertex by vertex, or as LineStrings by discrete Hausdorff distance); NULL
+    /// and empty geometries dropped.
+    FirstInRowOrder,
+}
+
 /// A cleaning step over every line of the input.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LineCleanOp {
     /// Line endpoints moved onto another line's endpoint (or point) within `tolerance`.
-    SnapEndpoints { tolerance: f64, target: SnapTarget },
+    SnapEndpoints {
+        tolerance: f64,
+        target: SnapTarget,
+        rule: SnapRule,
+    },
     /// Every line split where it crosses or touches another, pieces keeping their line's
     /// attributes.
     NodeLines,
     /// Lines meeting at a node of degree 2 merged (only when `fields` are equal).
     RemovePseudoNodes { fields: Vec<String> },
     /// Dangling ends extended along their last segment up to `max_distance` onto a line.
-    ExtendDangles { max_distance: f64 },
+    ExtendDangles {
+        max_distance: f64,
+        method: DangleMethod,
+    },
     /// Every non-empty geometry of the layer made one GEOS result, as GISPulse makes it: with
     /// `merge`, the lines merged at every node two of them meet at (GEOS's LineMerger, whatever
     /// the attributes), else their union noded where they cross (GEOS's UnaryUnion). A new
@@ -49,6 +88,7 @@ pub enum LineCleanOp {
     RemoveDuplicates {
         tolerance: f64,
         order_by: Vec<String>,
+        rule: DuplicateRule,
     },
 }
 
@@ -90,13 +130,24 @@ impl LineCleanOp {
                 | Self::RemovePseudoNodes { .. }
                 | Self::ExtendDangles { .. }
                 | Self::Rebuilt { .. }
+                | Self::RemoveDuplicates {
+                    rule: DuplicateRule::FirstInRowOrder,
+                    ..
+                }
         )
     }
 
     /// The operator in EXPLAIN text.
     pub fn describe(&self) -> String {
         match self {
-            Self::SnapEndpoints { tolerance, target } => format!(
+            Self::SnapEndpoints {
+                tolerance,
+                rule: SnapRule::GridBuckets,
+                ..
+            } => format!("snap_endpoints tolerance={tolerance} rule=grid_buckets"),
+            Self::SnapEndpoints {
+                tolerance, target, ..
+            } => format!(
                 "snap_endpoints tolerance={tolerance} target={}",
                 target.as_str()
             ),
@@ -106,12 +157,22 @@ impl LineCleanOp {
             Self::RemovePseudoNodes { fields } => {
                 format!("remove_pseudo_nodes fields=[{}]", fields.join(", "))
             }
-            Self::ExtendDangles { max_distance } => {
-                format!("extend_dangles max_distance={max_distance}")
+            Self::ExtendDangles {
+                max_distance,
+                method: DangleMethod::Extend,
+            } => format!("extend_dangles max_distance={max_distance}"),
+            Self::ExtendDangles { max_distance, .. } => {
+                format!("extend_dangles max_distance={max_distance} method=nearest_point")
             }
             Self::RemoveDuplicates {
                 tolerance,
+                rule: DuplicateRule::FirstInRowOrder,
+                ..
+            } => format!("remove_duplicates tolerance={tolerance} rule=first_in_row_order"),
+            Self::RemoveDuplicates {
+                tolerance,
                 order_by,
+                ..
             } => format!(
                 "remove_duplicates tolerance={tolerance} order_by=[{}]",
                 order_by.join(", ")

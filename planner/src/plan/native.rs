@@ -10,7 +10,7 @@
 //! algebra rather than behind a trait the backend implements because plans are made where no
 //! backend is linked (`geomill preview`, the planner's own tests).
 
-use super::line_clean::LineCleanOp;
+use super::line_clean::{DangleMethod, LineCleanOp, SnapRule};
 use super::network::NetworkOp;
 use super::operator::{
     AggFunc, ClassifyOp, CleanOp, GenerateOp, GeoExpr, GeometryAgg, JoinHow, NearestOp,
@@ -309,8 +309,11 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
             "{}: {}",
             n.describe(),
             match n {
+                LineCleanOp::SnapEndpoints { rule: SnapRule::GridBuckets, .. } => "LineString ends in row order hashed into buckets on a grid of the tolerance, each joining the first of the 3x3 nearby buckets whose mean is within reach, then moved to its bucket's mean",
                 LineCleanOp::SnapEndpoints { .. } => "endpoints sorted by x then y, each moved onto the nearest kept endpoint (or line) of another line within the tolerance, found through an R-tree",
                 LineCleanOp::RemovePseudoNodes { .. } => "line ends hashed by their exact coordinates, the lines meeting two at a node grouped and merged by GEOS's line merger",
+                LineCleanOp::ExtendDangles { method: DangleMethod::NearestPoint, .. } => "each LineString end's nearest point on the other features found through an R-tree (GEOS distance), the nearest within reach kept",
+                LineCleanOp::RemoveDuplicates { .. } => "rows in order, each compared with the kept rows whose boxes are within the tolerance (GEOS equals_exact, discrete Hausdorff for LineStrings) through an R-tree",
                 _ => "each dangling end's ray cut by the other lines found through an R-tree, the nearest crossing kept",
             }
         ),

@@ -7,18 +7,20 @@ use crate::expr::SqlExpr;
 use crate::schema::FieldType;
 
 pub use super::classes::{
-    ClassColors, ClassMethod, ClassifyOp, NormalizeMethod, ScaleKind, ScaleOp, TimeGate,
+    ClassColors, ClassMethod, ClassifyOp, NormalizeMethod, RampColors, RampPosition, RampScale,
+    ScaleKind, ScaleOp, TimeGate,
 };
 pub use super::cleaning::{CleanOp, OverlapOwner};
 pub use super::geo_expr::{Family, GeoExpr, MAX_DENSIFIED_VERTICES, OffsetJoin, ShapeExpr};
-pub use super::line_clean::{LineCleanOp, SnapTarget};
+pub use super::line_clean::{DangleMethod, DuplicateRule, LineCleanOp, SnapRule, SnapTarget};
 pub use super::network::{GraphSpec, NetworkAnalysis, NetworkOp};
 pub use super::relational::{
     DiffOp, DuplicateKeys, GeometryCompare, JoinKey, JoinOp, MAX_PIVOT_FOUND_COLUMNS, PivotFunc,
     PivotGeometry, PivotOp, ReshapeOp, TimeDirection, TimeMatch, UnpivotOp,
 };
 pub use super::statistics::{
-    DensityKernel, GenerateOp, GridShape, GridSpec, StatisticKind, StatisticOp, WeightsKind,
+    DensityKernel, GenerateOp, GridAnchor, GridShape, GridSpec, StatisticKind, StatisticOp,
+    WeightsKind,
     WeightsSpec, WeightsTransform,
 };
 pub use super::tessellate::TessellateOp;

@@ -193,6 +193,20 @@ pub struct GridSpec {
     /// The extent covered (`[xmin, ymin, xmax, ymax]` in the layer's CRS); `None`: the input
     /// layer's extent.
     pub bbox: Option<[f64; 4]>,
+    /// Where the lattice of square cells lies.
+    pub anchor: GridAnchor,
+}
+
+/// Where a square grid's lattice lies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GridAnchor {
+    /// Cell (i, j) at multiples of the size, every cell meeting the extent (PostGIS's grids).
+    Multiples,
+    /// Cell (0, 0) at the extent's lower-left corner; along each axis as many cells as
+    /// numpy's `arange(min, max, size)` has values, at those values (GISPulse's grids).
+    Extent,
+    /// Hexagons in GISPulse's rows, which overlap (see `hexgrid_create`'s `layout`).
+    OffsetRows,
 }
 
 /// The kernel of a density estimate; each integrates to 1 over the plane.
@@ -287,7 +301,7 @@ impl GenerateOp {
     pub fn describe(&self) -> String {
         let grid = |g: &GridSpec| {
             format!(
-                "{} grid of {}{}{}",
+                "{} grid of {}{}{}{}",
                 match g.shape {
                     GridShape::Square => "square",
                     GridShape::Hexagon => "hexagon",
@@ -296,7 +310,12 @@ impl GenerateOp {
                 if g.geodesic { " m" } else { "" },
                 g.bbox
                     .map(|b| format!(" over [{}, {}, {}, {}]", b[0], b[1], b[2], b[3]))
-                    .unwrap_or_else(|| " over the layer's extent".to_owned())
+                    .unwrap_or_else(|| " over the layer's extent".to_owned()),
+                match g.anchor {
+                    GridAnchor::Multiples => "",
+                    GridAnchor::Extent => " from its lower-left corner",
+                    GridAnchor::OffsetRows => " in offset rows from its lower-left corner",
+                }
             )
         };
         match self {

@@ -6,7 +6,7 @@ use super::dialect::Dialect;
 use super::quote::{ident, number};
 use super::select::{Input, NEEDS_COLUMNS, columns_with_geom};
 use crate::plan::geo_kinds::{Kind, kind_in};
-use crate::plan::line_clean::LineCleanOp;
+use crate::plan::line_clean::{DuplicateRule, LineCleanOp};
 use crate::schema::{FieldType, GEOM, Schema};
 
 /// How far (relative to the larger side of the lines' extent) a piece's middle may lie from a
@@ -26,6 +26,7 @@ pub fn line_clean_sql(
         LineCleanOp::RemoveDuplicates {
             tolerance,
             order_by,
+            rule: DuplicateRule::Normalized,
         } => remove_duplicates(schema, main.from, *tolerance, order_by, dialect),
         other => Err(format!(
             "{} runs on the native backend (no SQL)",

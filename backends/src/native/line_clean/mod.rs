@@ -1,9 +1,11 @@
 //! Line network cleaning over the whole layer: endpoints snapped together
 //! ([`snap::snap_endpoints`]), pseudo nodes merged away ([`pseudo::remove_pseudo_nodes`]),
-//! dangling ends extended ([`dangles::extend_dangles`]). The lines are read once into
+//! dangling ends extended ([`dangles::extend_dangles`]), and GISPulse's rules for three of them
+//! ([`gispulse_rules`]). The lines are read once into
 //! coordinate lists; NULL, empty and non-line geometries are carried through untouched.
 
 mod dangles;
+mod gispulse_rules;
 mod pseudo;
 mod rebuilt;
 mod snap;
@@ -17,7 +19,7 @@ use rstar::primitives::{GeomWithData, Rectangle};
 use super::NativeError;
 use super::geometry_ops::{to_geos, to_wkb};
 use super::layer::{Layer, Wkb};
-use geomill_planner::plan::line_clean::LineCleanOp;
+use geomill_planner::plan::line_clean::{DangleMethod, DuplicateRule, LineCleanOp, SnapRule};
 
 /// A vertex: x, y and z (0 without Z).
 pub(crate) type Vertex = [f64; 3];
@@ -200,6 +202,9 @@ impl LineNetwork {
     }
 }
 
+/// Rows kept (in input order) and their geometries (WKB, `None` for NULL).
+pub(crate) type KeptRows = (Vec<usize>, Vec<Option<Vec<u8>>>);
+
 /// A row's bounding box in an R-tree.
 pub(crate) type RowBox = GeomWithData<Rectangle<[f64; 2]>, usize>;
 
@@ -207,13 +212,39 @@ pub(crate) type RowBox = GeomWithData<Rectangle<[f64; 2]>, usize>;
 pub fn clean(layer: &Layer, op: &LineCleanOp) -> Result<Layer, NativeError> {
     let network = LineNetwork::read(layer)?;
     match op {
-        LineCleanOp::SnapEndpoints { tolerance, target } => {
+        LineCleanOp::SnapEndpoints {
+            tolerance,
+            rule: SnapRule::GridBuckets,
+            ..
+        } => {
+            let changed = gispulse_rules::snap_by_grid_buckets(&network, *tolerance)?;
+            network.write_lines(layer, &changed)
+        }
+        LineCleanOp::SnapEndpoints {
+            tolerance, target, ..
+        } => {
             let changed = snap::snap_endpoints(&network, *tolerance, *target)?;
             network.write_lines(layer, &changed)
         }
-        LineCleanOp::ExtendDangles { max_distance } => {
-            let changed = dangles::extend_dangles(&network, *max_distance)?;
+        LineCleanOp::ExtendDangles {
+            max_distance,
+            method,
+        } => {
+            let changed = match method {
+                DangleMethod::Extend => dangles::extend_dangles(&network, *max_distance)?,
+                DangleMethod::NearestPoint => {
+                    gispulse_rules::ends_onto_nearest(&network, *max_distance)?
+                }
+            };
             network.write_lines(layer, &changed)
+        }
+        LineCleanOp::RemoveDuplicates {
+            tolerance,
+            rule: DuplicateRule::FirstInRowOrder,
+            ..
+        } => {
+            let (keep, geometries) = gispulse_rules::first_in_row_order(&network, *tolerance)?;
+            network.write(layer, &keep, &geometries)
         }
         LineCleanOp::RemovePseudoNodes { fields } => {
             let (keep, geometries) = pseudo::remove_pseudo_nodes(&network, layer, fields)?;

@@ -8,7 +8,7 @@ use arrow::array::ArrayRef;
 use arrow::compute::SortOptions;
 use arrow::row::{RowConverter, Rows, SortField};
 
-use super::{LineNetwork, Lines, Vertex};
+use super::{KeptRows, LineNetwork, Lines, Vertex};
 use crate::native::NativeError;
 use crate::native::geometry_ops::to_wkb;
 use crate::native::layer::Layer;
@@ -71,9 +71,6 @@ fn single(network: &LineNetwork, row: usize) -> Option<&Vec<Vertex>> {
         _ => None,
     }
 }
-
-/// Rows kept (in input order) and their geometries (WKB, `None` for NULL).
-pub type KeptRows = (Vec<usize>, Vec<Option<Vec<u8>>>);
 
 /// The rows kept (in input order) and their geometries: merged chains in their first line's
 /// row, the other lines of a chain dropped.

@@ -52,6 +52,12 @@ impl<'a> Args<'a> {
         self.given.get(key).filter(|v| !v.is_null())
     }
 
+    /// Whether `key` is given as JSON `null` (which GISPulse may read apart from absent).
+    pub fn is_null(&mut self, key: &str) -> bool {
+        self.read.insert(key.to_owned());
+        self.given.get(key).is_some_and(Value::is_null)
+    }
+
     pub fn has(&self, key: &str) -> bool {
         self.given.get(key).is_some_and(|v| !v.is_null())
     }

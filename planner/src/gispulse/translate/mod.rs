@@ -12,6 +12,7 @@ mod clusters;
 mod diff;
 mod geometry;
 mod graphs;
+mod grids;
 mod locate;
 mod network;
 mod overlay;
@@ -53,6 +54,9 @@ pub struct Emitted {
     pub id: String,
     /// `(capability, params, input)`: `input` `None` continues the step's main chain.
     pub steps: Vec<(String, Map<String, Value>, Option<String>)>,
+    /// Where the main chain starts when not at the step's input (a capability that ignores
+    /// its input and answers over a reference layer).
+    pub chain_from: Option<String>,
 }
 
 impl Emitted {
@@ -60,7 +64,14 @@ impl Emitted {
         Self {
             id: id.to_owned(),
             steps: Vec::new(),
+            chain_from: None,
         }
+    }
+
+    /// Starts the main chain at `source` (a reference layer, or a side step) instead of the
+    /// step's input, which the capability ignores.
+    pub fn main_from(&mut self, source: &str) {
+        self.chain_from = Some(source.to_owned());
     }
 
     /// A step of the main chain (it reads the previous one).
@@ -122,6 +133,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         .or_else(|| bivariate::translator(name))
         .or_else(|| network::translator(name))
         .or_else(|| cleaning::translator(name))
+        .or_else(|| grids::translator(name))
 }
 
 /// GISPulse type names (`add_field`'s `dtype`, `cast_field`'s `casts`) as native field types.

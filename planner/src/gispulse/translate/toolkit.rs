@@ -160,7 +160,7 @@ fn extract_segments(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
         ("field_length", json!("length")),
         ("length_unit", json!("crs")),
     ]);
-    if args.value("crs_meters").is_some_and(Value::is_null) {
+    if args.is_null("crs_meters") {
         args.note("measures length in the layer's own units (GISPulse's crs_meters: null)");
     } else {
         measure.insert("work_crs".into(), work_crs(args, scope));
