@@ -269,6 +269,27 @@ def connectivity_by_networkx(lines, _, params):
                             geometry=[hull(graph)], crs=work.crs)
 
 
+def shortest_path_by_networkx(lines, _, params):
+    """`shortest_path` by networkx's `shortest_path` (bidirectional Dijkstra) over GISPulse's
+    graph, between the nodes nearest the start and end points (Shapely distances): a row per
+    edge, `path_order` from 0 and the edge's part."""
+    import networkx as nx
+
+    graph, number, _, work, angular = gispulse_graph(lines, params)
+    points = [shapely.Point(key) for key in number]
+
+    def nearest(x, y):
+        here = shapely.Point(x, y)
+        return min(range(len(points)), key=lambda n: here.distance(points[n]))
+
+    start = nearest(params.get("start_x", 0.0), params.get("start_y", 0.0))
+    end = nearest(params.get("end_x", 0.0), params.get("end_y", 0.0))
+    nodes = nx.shortest_path(graph, start, end, weight="weight") if start != end else [start]
+    parts = [graph.edges[u, v]["part"] for u, v in zip(nodes, nodes[1:])]
+    answer = gpd.GeoDataFrame({"path_order": list(range(len(parts)))}, geometry=parts, crs=work.crs)
+    return answer.to_crs(lines.crs) if angular else answer
+
+
 # The independent definitions of capabilities: for the cases GISPulse answers wrongly
 # (`gispulse_wrong`), and for the cases checked against a library too (`reference`).
 REFERENCES = {"line_locate_point": locate_along_nearest_line,
@@ -276,7 +297,8 @@ REFERENCES = {"line_locate_point": locate_along_nearest_line,
               "steiner_tree": steiner_by_networkx,
               "community_detection": communities_by_networkx,
               "mst": mst_by_networkx,
-              "connectivity_check": connectivity_by_networkx}
+              "connectivity_check": connectivity_by_networkx,
+              "shortest_path": shortest_path_by_networkx}
 
 
 def reference_answer(case, layers):

@@ -23,7 +23,7 @@ pub(super) fn offset_rows(extent: [f64; 4], size: f64) -> Result<Vec<Cell>, Nati
     let h = 3_f64.sqrt() * size;
     let step = 1.5 * size;
     let estimate = ((ymax - ymin) / h + 2.0) * ((xmax - xmin) / step + 2.0);
-    if !(estimate <= MAX_CELLS as f64) {
+    if estimate.is_nan() || estimate > MAX_CELLS as f64 {
         return Err(too_many());
     }
     // numpy's linspace(0, 2π, 7)[:-1]: k · (2π / 6).

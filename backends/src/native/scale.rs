@@ -148,14 +148,37 @@ pub fn scale(layer: &Layer, op: &ScaleOp) -> Result<Layer, NativeError> {
             min_cluster_size,
             min_samples,
             geodesic,
-        } => clustered(layer, &outputs, |points| {
+            probability,
+        } => {
             let (size, samples) = (*min_cluster_size as usize, *min_samples as usize);
-            if *geodesic {
-                hdbscan::hdbscan_haversine(points, size, samples)
+            let points = clusters::points(layer)?;
+            let present: Vec<[f64; 2]> = points.iter().flatten().flatten().copied().collect();
+            let found = if *geodesic {
+                hdbscan::hdbscan_haversine(&present, size, samples)
             } else {
-                hdbscan::hdbscan(points, size, samples)
+                hdbscan::hdbscan(&present, size, samples)
+            };
+            let (mut labels, mut chances) =
+                (found.labels.into_iter(), found.probabilities.into_iter());
+            let mut columns: Vec<(Int64Array, Float64Array)> = Vec::with_capacity(points.len());
+            for batch in &points {
+                let mut label = Vec::with_capacity(batch.len());
+                let mut chance = Vec::with_capacity(batch.len());
+                for p in batch {
+                    label.push(p.and_then(|_| labels.next()));
+                    chance.push(p.and_then(|_| chances.next()));
+                }
+                columns.push((label.into(), chance.into()));
             }
-        }),
+            with_columns(layer, &outputs, |batch| {
+                let (label, chance) = &columns[batch];
+                let mut out = vec![Arc::new(label.clone()) as ArrayRef];
+                if probability.is_some() {
+                    out.push(Arc::new(chance.clone()) as ArrayRef);
+                }
+                out
+            })
+        }
     }
 }
 

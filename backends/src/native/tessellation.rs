@@ -37,7 +37,7 @@ pub(super) struct Lattice {
 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
 pub(super) fn arange(start: f64, stop: f64, step: f64) -> Vec<f64> {
     let count = ((stop - start) / step).ceil();
-    if !(count > 0.0) {
+    if count.is_nan() || count <= 0.0 {
         return Vec::new();
     }
     let delta = (start + step) - start;

@@ -16,7 +16,10 @@ use crate::schema::GEOM;
 /// numbers the clusters from 0; −1 is noise; NULL a NULL or empty geometry. The labels equal
 /// scikit-learn's `HDBSCAN(min_cluster_size, min_samples)` on the same points. Distances are
 /// the layer's coordinates' on projected data, great-circle metres on longitude/latitude (the
-/// clusters do not depend on the unit). Runs on the native backend whatever the engine.
+/// clusters do not depend on the unit). `probability` adds each point's membership
+/// probability as scikit-learn's `probabilities_` (0 for noise). `work_crs` clusters the
+/// points in another projected CRS (Euclidean there, as GISPulse clusters in `crs_meters`).
+/// Runs on the native backend whatever the engine.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ClusterHdbscan {
     /// The smallest group of points that counts as a cluster (default 5, at most 10000).
@@ -32,6 +35,13 @@ pub struct ClusterHdbscan {
     #[serde(default = "default_output")]
     #[schemars(length(min = 1))]
     pub output: String,
+    /// A field for each point's membership probability (default: none).
+    #[serde(default)]
+    pub probability: Option<String>,
+    /// Cluster the points in this projected CRS (`"EPSG:3857"`; `"auto"` or `"auto:angular"`:
+    /// GISPulse v2's choice). Default: the data's CRS.
+    #[serde(default)]
+    pub work_crs: Option<String>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -59,15 +69,28 @@ impl CapabilityParams for ClusterHdbscan {
         if min_samples == 0 {
             return Err(vec![Problem::new(ctx.at("min_samples"), "must be at least 1")]);
         }
-        let geodesic = measures_geodesic(ctx);
-        Ok(vec![Operator::Scale(ScaleOp {
-            field: GEOM.to_owned(),
-            kind: ScaleKind::Hdbscan {
-                min_cluster_size: self.min_cluster_size,
-                min_samples,
-                geodesic,
+        if self.probability.as_deref() == Some(self.output.as_str()) {
+            return Err(vec![Problem::new(
+                ctx.at("probability"),
+                "must differ from output",
+            )]);
+        }
+        super::work_crs::within(
+            self.work_crs.as_deref(),
+            super::work_crs::Output::Geometry,
+            ctx,
+            |ctx| {
+                Ok(vec![Operator::Scale(ScaleOp {
+                    field: GEOM.to_owned(),
+                    kind: ScaleKind::Hdbscan {
+                        min_cluster_size: self.min_cluster_size,
+                        min_samples,
+                        geodesic: measures_geodesic(ctx),
+                        probability: self.probability.clone(),
+                    },
+                    output: self.output.clone(),
+                })])
             },
-            output: self.output.clone(),
-        })])
+        )
     }
 }

@@ -189,6 +189,9 @@ pub enum ScaleKind {
         min_cluster_size: u32,
         min_samples: u32,
         geodesic: bool,
+        /// A field given each point's membership probability (scikit-learn's
+        /// `probabilities_`; 0 for noise).
+        probability: Option<String>,
     },
 }
 
@@ -257,6 +260,13 @@ impl ScaleOp {
             ScaleKind::Normalize { .. } | ScaleKind::SymbolSize { .. } => {
                 vec![(self.output.clone(), FieldType::Double)]
             }
+            ScaleKind::Hdbscan {
+                probability: Some(probability),
+                ..
+            } => vec![
+                (self.output.clone(), FieldType::Integer),
+                (probability.clone(), FieldType::Double),
+            ],
             ScaleKind::KMeans { .. } | ScaleKind::Dbscan { .. } | ScaleKind::Hdbscan { .. } => {
                 vec![(self.output.clone(), FieldType::Integer)]
             }
@@ -351,6 +361,7 @@ impl ScaleOp {
                 min_cluster_size,
                 min_samples,
                 geodesic,
+                ..
             } => format!(
                 "HDBSCAN of the points{}, min_cluster_size={min_cluster_size}, min_samples={min_samples}",
                 if *geodesic {

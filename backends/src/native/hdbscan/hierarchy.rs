@@ -20,8 +20,27 @@ struct Row {
     size: usize,
 }
 
-/// Steps 3 to 8 of the parent module's documentation: from the spanning tree to the labels.
-pub(super) fn labels_from_mst(n: usize, mst: &[Edge], min_cluster_size: usize) -> Vec<i64> {
+/// Each point's label (−1 noise) and its membership probability, as scikit-learn's
+/// `labels_` and `probabilities_`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clustering {
+    pub labels: Vec<i64>,
+    pub probabilities: Vec<f64>,
+}
+
+impl Clustering {
+    /// `n` points of noise.
+    pub fn noise(n: usize) -> Self {
+        Self {
+            labels: vec![-1; n],
+            probabilities: vec![0.0; n],
+        }
+    }
+}
+
+/// Steps 3 to 9 of the parent module's documentation: from the spanning tree to the labels
+/// and probabilities.
+pub(super) fn labels_from_mst(n: usize, mst: &[Edge], min_cluster_size: usize) -> Clustering {
     let mut ordered = mst.to_vec();
     // Stable: equal weights keep Prim's order (step 3); NaN sorts last, as NumPy sorts it.
     ordered.sort_by(|a, b| {
@@ -32,7 +51,59 @@ pub(super) fn labels_from_mst(n: usize, mst: &[Edge], min_cluster_size: usize) -
     let merges = single_linkage(n, &ordered);
     let rows = condense(n, &merges, min_cluster_size);
     let selected = excess_of_mass(n, &rows);
-    label_points(n, &rows, &selected)
+    let labels = label_points(n, &rows, &selected);
+    let probabilities = probabilities(n, &rows, &selected, &labels);
+    Clustering {
+        labels,
+        probabilities,
+    }
+}
+
+/// Each cluster's largest lambda as scikit-learn's `max_lambdas` finds it: over each run of
+/// consecutive condensed-tree rows of one parent, the last run of a parent winning.
+fn max_lambdas(n: usize, rows: &[Row]) -> Vec<f64> {
+    let clusters = rows.iter().map(|r| r.parent - n + 1).max().unwrap_or(0);
+    let mut deaths = vec![0.0; clusters];
+    let Some(first) = rows.first() else {
+        return deaths;
+    };
+    let (mut parent, mut largest) = (first.parent, first.lambda);
+    for row in &rows[1..] {
+        if row.parent == parent {
+            // Cython's max of two doubles: the second unless the first is greater.
+            largest = if largest > row.lambda { largest } else { row.lambda };
+        } else {
+            deaths[parent - n] = largest;
+            parent = row.parent;
+            largest = row.lambda;
+        }
+    }
+    deaths[parent - n] = largest;
+    deaths
+}
+
+/// Each point's probability as scikit-learn's `get_probabilities`: 0 for noise; else the
+/// lambda it left the tree at, capped by its cluster's largest lambda, over that largest
+/// lambda (1 when that is 0 or the point's lambda is infinite).
+fn probabilities(n: usize, rows: &[Row], selected: &[bool], labels: &[i64]) -> Vec<f64> {
+    let deaths = max_lambdas(n, rows);
+    let kept: Vec<usize> = (0..selected.len()).filter(|&c| selected[c]).collect();
+    let mut result = vec![0.0; n];
+    for row in rows.iter().filter(|r| r.child < n) {
+        let Some(&cluster) = usize::try_from(labels[row.child])
+            .ok()
+            .and_then(|label| kept.get(label))
+        else {
+            continue;
+        };
+        let largest = deaths.get(cluster).copied().unwrap_or(0.0);
+        result[row.child] = if largest == 0.0 || row.lambda.is_infinite() {
+            1.0
+        } else {
+            row.lambda.min(largest) / largest
+        };
+    }
+    result
 }
 
 /// The single-linkage tree of the ordered edges, as scikit-learn's `make_single_linkage`.

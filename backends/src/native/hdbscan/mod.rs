@@ -47,6 +47,11 @@
 //!    condensed tree, kept clusters numbered 0, 1, … in ascending cluster number; points
 //!    with no kept cluster above them are noise (−1). A point that leaves a cluster at the
 //!    cluster's birth lambda still belongs to it.
+//! 9. **Probabilities** (scikit-learn's `get_probabilities`): each cluster's largest lambda is
+//!    the largest over the *last* run of consecutive condensed-tree rows it is the parent of
+//!    (scikit-learn's `max_lambdas` reads the rows so); a clustered point's probability is the
+//!    lambda it left the tree at, capped by its cluster's, over its cluster's (1 when that is
+//!    0 or the point's lambda is infinite); noise 0.
 //!
 //! Degenerate inputs, which scikit-learn rejects, are answered rather than refused: no
 //! points give no labels, a single point is noise, `min_cluster_size` below 2 counts as 2,
@@ -67,6 +72,7 @@ mod reachability;
 
 use core_distances::{KdTree, brute_core_distances};
 use haversine::Sphere;
+pub use hierarchy::Clustering;
 use hierarchy::labels_from_mst;
 use prim::prim_mst;
 use reachability::{ByDistance, Euclidean};
@@ -83,10 +89,10 @@ use reachability::{ByDistance, Euclidean};
 /// point at the top. Steps that must examine many points are spread over the rayon thread
 /// pool. See the module documentation for the remaining steps and for degenerate
 /// parameters.
-pub fn hdbscan(points: &[[f64; 2]], min_cluster_size: usize, min_samples: usize) -> Vec<i64> {
+pub fn hdbscan(points: &[[f64; 2]], min_cluster_size: usize, min_samples: usize) -> Clustering {
     let n = points.len();
     let Some((min_cluster_size, min_samples)) = parameters(n, min_cluster_size, min_samples) else {
-        return vec![-1; n];
+        return Clustering::noise(n);
     };
     let tree = KdTree::new(points);
     let core = tree.core_distances(min_samples);
@@ -108,9 +114,9 @@ pub fn hdbscan_by<D: Fn(usize, usize) -> f64 + Sync>(
     distance: D,
     min_cluster_size: usize,
     min_samples: usize,
-) -> Vec<i64> {
+) -> Clustering {
     let Some((min_cluster_size, min_samples)) = parameters(n, min_cluster_size, min_samples) else {
-        return vec![-1; n];
+        return Clustering::noise(n);
     };
     let core = brute_core_distances(n, &distance, min_samples);
     let order: Vec<usize> = (0..n).collect();
@@ -130,10 +136,10 @@ pub fn hdbscan_haversine(
     points: &[[f64; 2]],
     min_cluster_size: usize,
     min_samples: usize,
-) -> Vec<i64> {
+) -> Clustering {
     let n = points.len();
     let Some((min_cluster_size, min_samples)) = parameters(n, min_cluster_size, min_samples) else {
-        return vec![-1; n];
+        return Clustering::noise(n);
     };
     let sphere = Sphere::new(points);
     let core = sphere.core_distances(min_samples);
@@ -182,24 +188,42 @@ mod tests {
         let mut expected = vec![0; 16];
         expected.extend([1; 16]);
         expected.extend([0, -1]);
-        assert_eq!(hdbscan(&points, 5, 3), expected);
+        assert_eq!(hdbscan(&points, 5, 3).labels, expected);
+    }
+
+    #[test]
+    fn probabilities_match_scikit_learn() {
+        // scikit-learn 1.9's HDBSCAN(min_cluster_size=5, min_samples=4) probabilities_.
+        let mut points = lattice(0.0);
+        points.extend(lattice(7.5));
+        points.extend([[4.0, 9.0], [-6.0, -6.0], [3.5, 1.5], [1.5, 1.5]]);
+        let found = hdbscan(&points, 5, 4);
+        let corner = 0.7071067811865475;
+        let lattice_probabilities = [
+            corner, 1.0, 1.0, corner, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, corner, 1.0, 1.0,
+            corner,
+        ];
+        let mut expected: Vec<f64> = lattice_probabilities.repeat(2);
+        expected.extend([0.0, 0.0, 0.6324555320336759, 1.0]);
+        assert_eq!(found.probabilities, expected);
+        assert_eq!(&found.labels[32..], &[-1, -1, 0, 0]);
     }
 
     #[test]
     fn identical_points_are_noise() {
         // One cluster only, and the root cannot be selected.
         let points = vec![[1.0, 2.0]; 20];
-        assert_eq!(hdbscan(&points, 5, 3), vec![-1; 20]);
+        assert_eq!(hdbscan(&points, 5, 3).labels, vec![-1; 20]);
     }
 
     #[test]
     fn degenerate_inputs() {
-        assert!(hdbscan(&[], 5, 5).is_empty());
-        assert_eq!(hdbscan(&[[0.0, 0.0]], 5, 5), vec![-1]);
+        assert!(hdbscan(&[], 5, 5).labels.is_empty());
+        assert_eq!(hdbscan(&[[0.0, 0.0]], 5, 5).labels, vec![-1]);
         let points = [[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]];
-        assert_eq!(hdbscan(&points, 2, 4), vec![-1; 3]);
+        assert_eq!(hdbscan(&points, 2, 4).labels, vec![-1; 3]);
         assert_eq!(
-            hdbscan_by(3, |i, j| (i as f64 - j as f64).abs(), 0, 0),
+            hdbscan_by(3, |i, j| (i as f64 - j as f64).abs(), 0, 0).labels,
             vec![-1; 3]
         );
     }
@@ -253,6 +277,6 @@ mod tests {
         let expected = [
             1, -1, 0, 0, 0, 2, 2, 1, 2, 2, 0, 1, 0, 1, 0, 1, 1, 1, 1, 2, 1, 1, 1,
         ];
-        assert_eq!(hdbscan_haversine(&points, 3, 4), expected);
+        assert_eq!(hdbscan_haversine(&points, 3, 4).labels, expected);
     }
 }

@@ -10,6 +10,7 @@ mod graph_reports;
 mod graph_table;
 mod network_dbscan;
 mod planarize;
+mod point_route;
 mod reach;
 mod routes;
 mod search;
@@ -53,6 +54,7 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         NetworkAnalysis::Steiner(spec) => return steiner::steiner(lines, layer(1)?, spec),
         NetworkAnalysis::Communities(spec) => return communities::communities(lines, spec),
         NetworkAnalysis::GraphTree(spec) => return graph_reports::spanning_edges(lines, spec),
+        NetworkAnalysis::GraphRoute(spec) => return point_route::route(lines, spec),
         NetworkAnalysis::GraphConnectivity(spec) => {
             return graph_reports::connectivity(lines, spec);
         }
@@ -97,7 +99,8 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         | NetworkAnalysis::Steiner(_)
         | NetworkAnalysis::Communities(_)
         | NetworkAnalysis::GraphTree(_)
-        | NetworkAnalysis::GraphConnectivity(_) => Err(NativeError::Unsupported(op.describe())),
+        | NetworkAnalysis::GraphConnectivity(_)
+        | NetworkAnalysis::GraphRoute(_) => Err(NativeError::Unsupported(op.describe())),
     }
 }
 

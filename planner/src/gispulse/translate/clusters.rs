@@ -1,6 +1,7 @@
 //! GISPulse's clustering onto the native one: DBSCAN over the centroids in `crs_meters`
 //! (EPSG:3857 in rules files), `eps` in that CRS's units, the labels in `cluster_col`; ST-DBSCAN
-//! with its time window in seconds; DBSCAN along a line network.
+//! with its time window in seconds; DBSCAN along a line network; HDBSCAN with its
+//! probabilities.
 
 use serde_json::json;
 
@@ -11,6 +12,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "cluster_dbscan" => cluster_dbscan,
         "cluster_st_dbscan" => cluster_st_dbscan,
         "cluster_network_dbscan" => cluster_network_dbscan,
+        "cluster_hdbscan" => cluster_hdbscan,
         _ => return None,
     })
 }
@@ -42,6 +44,37 @@ fn cluster_dbscan(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
             ("work_crs", crs),
         ]),
     );
+}
+
+/// scikit-learn's `HDBSCAN` of the centroids in `crs_meters`: labels in `cluster_col`,
+/// probabilities in `probability_col` (none when null).
+fn cluster_hdbscan(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let size = args.integer("min_cluster_size").unwrap_or(5);
+    if size < 2 {
+        args.problem("min_cluster_size", "must be at least 2");
+        return;
+    }
+    let mut native = params([("min_cluster_size", json!(size))]);
+    if let Some(samples) = args.integer("min_samples") {
+        native.insert("min_samples".into(), json!(samples));
+    }
+    if args.f64("cluster_selection_epsilon").unwrap_or(0.0) != 0.0 {
+        args.problem(
+            "cluster_selection_epsilon",
+            "a distance below which clusters are not split is not supported yet (0 is)",
+        );
+    }
+    let column = args.string("cluster_col").unwrap_or_else(|| "cluster".into());
+    native.insert("output".into(), json!(column));
+    if !args.is_null("probability_col") {
+        let probability = args
+            .string("probability_col")
+            .unwrap_or_else(|| "cluster_probability".into());
+        native.insert("probability".into(), json!(probability));
+    }
+    native.insert("work_crs".into(), super::geometry::work_crs(args, scope));
+    args.note("GISPulse fails when min_samples exceeds the number of points; geomill calls every point noise");
+    out.main("cluster_hdbscan", native);
 }
 
 /// ST-DBSCAN as GISPulse runs it: scikit-learn's `DBSCAN` over distances in `crs_meters` (`eps_m`

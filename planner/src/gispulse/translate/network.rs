@@ -1,6 +1,7 @@
-//! GISPulse's network analyses that read its networkx graph in the layer's own units (`mst`,
-//! `connectivity_check`: GISPulse never reprojects for them) onto the native options answering
-//! over the same graph.
+//! GISPulse's network analyses that read its networkx graph onto the native options answering
+//! over the same graph: `mst` and `connectivity_check` in the layer's own units (GISPulse
+//! never reprojects for them), `shortest_path` between two points (reprojected by GISPulse
+//! only when the lines are in longitude/latitude).
 
 use serde_json::json;
 
@@ -10,6 +11,7 @@ pub fn translator(name: &str) -> Option<Translator> {
     Some(match name {
         "mst" => mst,
         "connectivity_check" => connectivity_check,
+        "shortest_path" => shortest_path,
         _ => return None,
     })
 }
@@ -42,4 +44,25 @@ fn connectivity_check(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
         native.insert("cost_field".into(), json!(weight));
     }
     out.main("connectivity_check", native);
+}
+
+/// The path between the nodes nearest two points, one row per edge in path order (native
+/// `origin_point` and `destination_point`); `crs_meters` only for lon/lat lines, as GISPulse.
+fn shortest_path(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let mut point = |x: &str, y: &str| [args.f64(x).unwrap_or(0.0), args.f64(y).unwrap_or(0.0)];
+    let from = point("start_x", "start_y");
+    let to = point("end_x", "end_y");
+    let crs = args
+        .string("crs_meters")
+        .map_or_else(|| "EPSG:3857".to_owned(), |c| c.replacen("epsg:", "EPSG:", 1));
+    let mut native = params([
+        ("origin_point", json!(from)),
+        ("destination_point", json!(to)),
+        ("work_crs", json!(format!("angular:{crs}"))),
+    ]);
+    if let Some(weight) = args.string("weight_col") {
+        native.insert("cost_field".into(), json!(weight));
+    }
+    args.note("of equal-cost paths geomill gives the one Dijkstra from the start settles first, networkx's bidirectional search may give another; an empty network is an error in GISPulse, no rows here");
+    out.main("shortest_path", native);
 }

@@ -196,3 +196,19 @@ pub struct Components {
     pub component: String,
     pub size: String,
 }
+
+/// The least-cost path over the network built as [`NetworkDbscan`]'s (GISPulse's
+/// `shortest_path`), from the node nearest `from` to the node nearest `to` (points in the
+/// lines' CRS; of equally near nodes either may be taken, as in GISPulse). One row per edge in path order:
+/// `path_order` from 0 and the edge's line part as stored. No rows when the two points share
+/// a node or no path links them; equal-cost paths: the one Dijkstra from `from` settles first
+/// (networkx's bidirectional search may take another of the same cost).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphRoute {
+    pub weight: Option<String>,
+    pub from: [f64; 2],
+    pub to: [f64; 2],
+}
+
+/// The field numbering [`GraphRoute`]'s edges.
+pub const PATH_ORDER: &str = "path_order";

@@ -132,6 +132,8 @@ pub enum NetworkAnalysis {
     /// How the network holds together, in one row or a row per part: see
     /// [`GraphConnectivity`].
     GraphConnectivity(GraphConnectivity),
+    /// The path between two points over the network, edge by edge: see [`GraphRoute`].
+    GraphRoute(GraphRoute),
 }
 
 /// Field names of the analyses' outputs.
@@ -298,6 +300,10 @@ impl NetworkOp {
                 columns.push(column(GEOM, FieldType::Geometry));
                 table(columns)
             }
+            NetworkAnalysis::GraphRoute(_) => table(vec![
+                column(graph_tools::PATH_ORDER, FieldType::Integer),
+                column(GEOM, FieldType::Geometry),
+            ]),
             NetworkAnalysis::Steiner(_) | NetworkAnalysis::GraphTree(_) => table(vec![
                 column("u", FieldType::Integer),
                 column("v", FieldType::Integer),
@@ -349,6 +355,7 @@ impl NetworkOp {
             | NetworkAnalysis::Communities(_)
             | NetworkAnalysis::GraphTree(_)
             | NetworkAnalysis::GraphConnectivity(_)
+            | NetworkAnalysis::GraphRoute(_)
             | NetworkAnalysis::PointTree { .. } => 1,
         }
     }
@@ -379,6 +386,7 @@ impl NetworkOp {
             NetworkAnalysis::Communities(c) => fields.extend(c.weight.iter().cloned()),
             NetworkAnalysis::GraphTree(t) => fields.extend(t.weight.iter().cloned()),
             NetworkAnalysis::GraphConnectivity(c) => fields.extend(c.weight.iter().cloned()),
+            NetworkAnalysis::GraphRoute(r) => fields.extend(r.weight.iter().cloned()),
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
             | NetworkAnalysis::Components(_) => {}
@@ -401,6 +409,7 @@ impl NetworkOp {
                         | NetworkAnalysis::Planarize(_)
                         | NetworkAnalysis::GraphTree(_)
                         | NetworkAnalysis::GraphConnectivity(_)
+                        | NetworkAnalysis::GraphRoute(_)
                 ) =>
             {
                 "pgRouting joins equal end points only, not rounded or near ones"
@@ -453,6 +462,10 @@ impl NetworkOp {
             NetworkAnalysis::Steiner(_) => "steiner_tree (Mehlhorn)".to_owned(),
             NetworkAnalysis::Communities(_) => "greedy_modularity_communities".to_owned(),
             NetworkAnalysis::GraphTree(_) => "spanning_tree_edges (networkx Kruskal)".to_owned(),
+            NetworkAnalysis::GraphRoute(r) => format!(
+                "route_between_points from=[{}, {}] to=[{}, {}] (networkx graph)",
+                r.from[0], r.from[1], r.to[0], r.to[1]
+            ),
             NetworkAnalysis::GraphConnectivity(c) => format!(
                 "connectivity_report {}",
                 if c.per_component {
