@@ -18,7 +18,8 @@ fails (equal empty answers prove nothing). A case where GISPulse itself is wrong
 last step computed by `REFERENCES[capability]` with Shapely, on the inputs GISPulse's earlier
 steps give), and GISPulse's own answer must still differ from that reference, so that the
 list of such cases stays true. A case saying `gispulse_unavailable` (why: a capability
-GISPulse reserves to its licensed Pro tier) is compared with that reference alone.
+GISPulse reserves to its licensed Pro tier) is compared with that reference alone, as is a
+case saying `reference_only` (why: GISPulse's answer depends on the CPU it runs on).
 A case saying `reference` (what the reference is) is compared
 with both: GISPulse and its last step's `REFERENCES` definition (networkx, for instance).
 A case's `differs_on` ({engine: why}) lists engines known to answer otherwise; their
@@ -290,6 +291,35 @@ def shortest_path_by_networkx(lines, _, params):
     return answer.to_crs(lines.crs) if angular else answer
 
 
+def hdbscan_by_scikit_learn(layer, _, params):
+    """`cluster_hdbscan` by scikit-learn's HDBSCAN pipeline (`mst_from_data_matrix`,
+    `tree_to_labels`: labels and probabilities) on the centroids in `crs_meters`, with the tie
+    rule geomill documents (equal spanning-tree weights in Prim's order): `HDBSCAN().fit` sorts
+    them with a plain `np.argsort`, whose tie order differs from CPU to CPU."""
+    from sklearn.cluster._hdbscan._linkage import make_single_linkage, mst_from_data_matrix
+    from sklearn.cluster._hdbscan._tree import tree_to_labels
+    from sklearn.metrics import DistanceMetric
+    from sklearn.neighbors import NearestNeighbors
+
+    work = layer.to_crs(params.get("crs_meters", "EPSG:3857")) if layer.crs is not None else layer
+    centres = work.geometry.centroid
+    X = np.ascontiguousarray(np.column_stack([centres.x, centres.y]), dtype=np.float64)
+    size = params.get("min_cluster_size", 5)
+    samples = params.get("min_samples") or size
+    metric = DistanceMetric.get_metric("euclidean")
+    _, neighbours = NearestNeighbors(n_neighbors=samples).fit(X).kneighbors(X, samples)
+    far = X[neighbours[:, -1]]
+    core = np.array([metric.pairwise(X[i:i + 1], far[i:i + 1])[0, 0] for i in range(len(X))])
+    tree = mst_from_data_matrix(X, core, metric, 1.0)
+    tree = tree[np.argsort(tree["distance"], kind="stable")]
+    labels, probabilities = tree_to_labels(make_single_linkage(tree), size, "eom", False, 0.0, None)
+    answer = layer.copy()
+    answer[params.get("cluster_col", "cluster")] = labels.astype(np.int64)
+    if params.get("probability_col", "cluster_probability"):
+        answer[params.get("probability_col", "cluster_probability")] = probabilities.astype(float)
+    return answer
+
+
 # The independent definitions of capabilities: for the cases GISPulse answers wrongly
 # (`gispulse_wrong`), and for the cases checked against a library too (`reference`).
 REFERENCES = {"line_locate_point": locate_along_nearest_line,
@@ -298,7 +328,8 @@ REFERENCES = {"line_locate_point": locate_along_nearest_line,
               "community_detection": communities_by_networkx,
               "mst": mst_by_networkx,
               "connectivity_check": connectivity_by_networkx,
-              "shortest_path": shortest_path_by_networkx}
+              "shortest_path": shortest_path_by_networkx,
+              "cluster_hdbscan": hdbscan_by_scikit_learn}
 
 
 def reference_answer(case, layers):
@@ -309,8 +340,11 @@ def reference_answer(case, layers):
     head = dict(document, steps=document["steps"][:-1])
     frame = read_layer(layers[case["input"]])
     refs = {name: read_layer(path) for name, path in layers.items()}
-    with contextlib.redirect_stdout(sys.stderr):
-        named = run_gispulse(head, frame.copy(), {k: v.copy() for k, v in refs.items()}, every_step=True)
+    if head["steps"]:
+        with contextlib.redirect_stdout(sys.stderr):
+            named = run_gispulse(head, frame.copy(), {k: v.copy() for k, v in refs.items()}, every_step=True)
+    else:  # GISPulse refuses a pipeline of no step: the last step reads the layers themselves
+        named = dict(refs, input=frame)
     params = last.get("params", last.get("config", {}))
     reference = named.get(params.get("ref_layer"))
     answer = REFERENCES[last["capability"]](named[last.get("input", "input")], reference, params)
@@ -342,6 +376,19 @@ def same(a, b):
     return a == b
 
 
+def sort_key(value):
+    """A cell's place in the rows' order: missing first, then numbers by value (to 6
+    significant digits, and 0 below the comparison's absolute tolerance, so that the last bits
+    two libraries differ in do not reorder the rows), then text."""
+    value = comparable(value)
+    if value is None:
+        return (0, 0.0, "")
+    if isinstance(value, (bool, float)):
+        number = float(value)
+        return (1, 0.0 if abs(number) < 1e-9 else float(f"{number:.6g}"), "")
+    return (2, 0.0, value)
+
+
 def ordered(frame, key):
     """Rows in a defined order: by the key columns, else by every attribute; rows equal there
     (or a layer of geometries only) by where each geometry lies and its size."""
@@ -355,7 +402,7 @@ def ordered(frame, key):
                          (shapes.area + shapes.length).fillna(0).to_numpy().round(6)))
     else:
         place = [()] * len(frame)
-    sortable = frame[columns].map(lambda v: (0, "") if comparable(v) is None else (1, repr(comparable(v))))
+    sortable = frame[columns].map(sort_key)
     order = sorted(range(len(frame)), key=lambda i: (tuple(sortable.iloc[i]), place[i]))
     return frame.iloc[order].reset_index(drop=True)
 
@@ -421,7 +468,8 @@ def main():
         cases.add(entry["case"])
         try:
             # GISPulse's Pro capabilities do not run without its licence: the reference only.
-            theirs = reference_answer(case, layers) if case.get("gispulse_unavailable") else gispulse_answer(case, layers)
+            alone = case.get("gispulse_unavailable") or case.get("reference_only")
+            theirs = reference_answer(case, layers) if alone else gispulse_answer(case, layers)
         except Exception as error:  # GISPulse itself failed: the case is wrong
             problems.append(f"{label}: GISPulse fails: {type(error).__name__}: {error}")
             continue

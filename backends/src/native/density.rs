@@ -1,15 +1,16 @@
 //! The kernel density of a layer's points at the centres of a square grid's cells
-//! ([`super::tessellation`]'s grids): points binned by the kernel's reach, cells in parallel.
+//! ([`super::tessellation`]'s grids), or at the nodes of GISPulse's grid: points binned by the
+//! kernel's reach, cells in parallel.
 
 use std::collections::HashMap;
 use std::f64::consts::PI;
 
 use arrow::array::{Array, Float64Array};
-use geomill_planner::plan::operator::{DensityKernel, GridShape, GridSpec};
+use geomill_planner::plan::operator::{DensityKernel, GridAnchor, GridShape, GridSpec};
 use rayon::prelude::*;
 
 use super::layer::Layer;
-use super::tessellation::{Lattice, Plane, cells_layer};
+use super::tessellation::{Lattice, Plane, arange, cells_layer, layer_extent};
 use super::{NativeError, classify, clusters};
 
 /// What a density kernel needs: its shape, bandwidth and how far it reaches.
@@ -17,15 +18,23 @@ use super::{NativeError, classify, clusters};
 struct Kernel {
     kind: DensityKernel,
     bandwidth: f64,
+    /// The gaussian summed as far as it is not 0 in floating point, not cut at 8 bandwidths.
+    uncut: bool,
 }
+
+/// Bandwidths past which the gaussian `e^(−u²/2)` is 0 in double precision (`e^(−760.5)`).
+const GAUSSIAN_ZERO: f64 = 39.0;
 
 impl Kernel {
     /// The distance past which the kernel is 0 (the gaussian: taken as 0 past 8 bandwidths,
-    /// where it is below 10⁻¹⁴ of its peak).
+    /// where it is below 10⁻¹⁴ of its peak, unless `uncut`).
     fn reach(self) -> f64 {
         match self.kind {
+            DensityKernel::Gaussian if self.uncut => GAUSSIAN_ZERO * self.bandwidth,
             DensityKernel::Gaussian => 8.0 * self.bandwidth,
-            DensityKernel::Quartic | DensityKernel::Epanechnikov => self.bandwidth,
+            DensityKernel::Quartic | DensityKernel::Epanechnikov | DensityKernel::Tophat => {
+                self.bandwidth
+            }
         }
     }
 
@@ -33,7 +42,9 @@ impl Kernel {
     fn margin(self) -> f64 {
         match self.kind {
             DensityKernel::Gaussian => 3.0 * self.bandwidth,
-            DensityKernel::Quartic | DensityKernel::Epanechnikov => self.bandwidth,
+            DensityKernel::Quartic | DensityKernel::Epanechnikov | DensityKernel::Tophat => {
+                self.bandwidth
+            }
         }
     }
 
@@ -44,6 +55,7 @@ impl Kernel {
         let k = match self.kind {
             DensityKernel::Quartic if u2 < 1.0 => 3.0 / PI * (1.0 - u2) * (1.0 - u2),
             DensityKernel::Epanechnikov if u2 < 1.0 => 2.0 / PI * (1.0 - u2),
+            DensityKernel::Tophat if u2 < 1.0 => 1.0 / PI,
             DensityKernel::Gaussian => (-u2 / 2.0).exp() / (2.0 * PI),
             _ => 0.0,
         };
@@ -51,21 +63,30 @@ impl Kernel {
     }
 }
 
+/// How a density is estimated: the kernel, its bandwidth, the weight field, whether cells
+/// of density 0 are kept and whether it is divided by the total weight.
+pub struct Estimate<'a> {
+    pub kind: DensityKernel,
+    pub bandwidth: f64,
+    pub weight: Option<&'a str>,
+    pub keep_empty: bool,
+    pub normalize: bool,
+}
+
 /// The kernel density of the layer's points (centroids of other geometries) at each cell
 /// centre of a square grid over the points' extent grown by the kernel's margin (or over
-/// the grid's bbox); cells of density 0 dropped unless `keep_empty`.
-pub fn density(
-    layer: &Layer,
-    grid: &GridSpec,
-    kind: DensityKernel,
-    bandwidth: f64,
-    weight: Option<&str>,
-    keep_empty: bool,
-) -> Result<Layer, NativeError> {
-    let kernel = Kernel { kind, bandwidth };
+/// the grid's bbox); cells of density 0 dropped unless `keep_empty`. With the grid anchored
+/// as GISPulse's nodes, at those nodes as points instead (see [`at_nodes`]).
+pub fn density(layer: &Layer, grid: &GridSpec, estimate: &Estimate<'_>) -> Result<Layer, NativeError> {
+    let nodes = grid.anchor == GridAnchor::PaddedNodes;
+    let kernel = Kernel {
+        kind: estimate.kind,
+        bandwidth: estimate.bandwidth,
+        uncut: nodes,
+    };
     let points = clusters::points(layer)?;
     let weights: Option<Vec<Float64Array>> =
-        weight.map(|w| classify::numbers(layer, w)).transpose()?;
+        estimate.weight.map(|w| classify::numbers(layer, w)).transpose()?;
     let mut located: Vec<([f64; 2], f64)> = Vec::new();
     for (batch, rows) in points.iter().enumerate() {
         for (row, point) in rows.iter().enumerate() {
@@ -80,6 +101,15 @@ pub fn density(
                 located.push((*p, w));
             }
         }
+    }
+    if estimate.normalize {
+        let total: f64 = located.iter().map(|(_, w)| w).sum();
+        for (_, w) in &mut located {
+            *w /= total;
+        }
+    }
+    if nodes {
+        return at_nodes(layer, grid, kernel, &located);
     }
     let Some(extent) = grid.bbox.or_else(|| {
         located
@@ -112,6 +142,7 @@ pub fn density(
         corners: None,
     };
     let bins = Bins::new(&in_plane, kernel.reach());
+    let keep_empty = estimate.keep_empty;
     let cells: Vec<((i64, i64), f64)> = lattice
         .cells_over(cover)?
         .into_par_iter()
@@ -126,6 +157,54 @@ pub fn density(
     let (rows, densities): (Vec<_>, Vec<_>) = cells
         .into_par_iter()
         .map(|((i, j), d)| ((i, j, plane.polygon(&lattice.ring(i, j))), d))
+        .unzip();
+    cells_layer(layer, rows, Some(densities))
+}
+
+/// The density at GISPulse's nodes, as points: along each axis numpy's `arange(min − h, max +
+/// h + size, size)` over the extent of the layer's geometries (h the bandwidth), rows from
+/// the south, every node kept.
+fn at_nodes(
+    layer: &Layer,
+    grid: &GridSpec,
+    kernel: Kernel,
+    located: &[([f64; 2], f64)],
+) -> Result<Layer, NativeError> {
+    let Some(extent) = layer_extent(layer)? else {
+        return cells_layer(layer, Vec::new(), Some(Vec::new()));
+    };
+    let plane = Plane::of(grid, extent);
+    let [x0, y0, x1, y1] = plane.envelope(extent);
+    let h = kernel.bandwidth;
+    let (x0, y0, x1, y1) = (x0 - h, y0 - h, x1 + h, y1 + h);
+    let columns = ((x1 + grid.size - x0) / grid.size).ceil();
+    let rows = ((y1 + grid.size - y0) / grid.size).ceil();
+    let count = columns * rows;
+    if count.is_nan() || count > super::tessellation::MAX_CELLS as f64 {
+        return Err(NativeError::Input(format!(
+            "the grid would have about {count:.0} nodes (at most {}): give a larger cell size",
+            super::tessellation::MAX_CELLS
+        )));
+    }
+    let xs = arange(x0, x1 + grid.size, grid.size);
+    let ys = arange(y0, y1 + grid.size, grid.size);
+    let in_plane: Vec<([f64; 2], f64)> =
+        located.iter().map(|(p, w)| (plane.forward(*p), *w)).collect();
+    let bins = Bins::new(&in_plane, kernel.reach());
+    let nodes: Vec<(i64, i64, [f64; 2])> = ys
+        .iter()
+        .enumerate()
+        .flat_map(|(j, &y)| xs.iter().enumerate().map(move |(i, &x)| (i as i64, j as i64, [x, y])))
+        .collect();
+    let (rows, densities): (Vec<_>, Vec<_>) = nodes
+        .into_par_iter()
+        .map(|(i, j, at)| {
+            let d = bins.density(at, kernel, &in_plane);
+            let [x, y] = plane.inverse(at);
+            let mut wkb = Vec::with_capacity(21);
+            crate::wkb::write_point(x, y, &mut wkb);
+            ((i, j, wkb), d)
+        })
         .unzip();
     cells_layer(layer, rows, Some(densities))
 }
@@ -180,10 +259,12 @@ mod tests {
             DensityKernel::Quartic,
             DensityKernel::Gaussian,
             DensityKernel::Epanechnikov,
+            DensityKernel::Tophat,
         ] {
             let kernel = Kernel {
                 kind,
                 bandwidth: 2.0,
+                uncut: false,
             };
             let step = 0.01;
             let mut total = 0.0;

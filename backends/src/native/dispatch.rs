@@ -102,13 +102,17 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
             bandwidth,
             weight,
             keep_empty,
+            normalize,
         }) => density::density(
             main()?,
             grid,
-            *kernel,
-            *bandwidth,
-            weight.as_deref(),
-            *keep_empty,
+            &density::Estimate {
+                kind: *kernel,
+                bandwidth: *bandwidth,
+                weight: weight.as_deref(),
+                keep_empty: *keep_empty,
+                normalize: *normalize,
+            },
         ),
         NativeKernel::Generate(GenerateOp::Neighbours { weights, id_field }) => {
             statistics::neighbours_table(main()?, weights, id_field.as_deref())

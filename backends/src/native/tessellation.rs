@@ -234,7 +234,7 @@ impl Plane {
         }
     }
 
-    fn inverse(&self, p: [f64; 2]) -> [f64; 2] {
+    pub(super) fn inverse(&self, p: [f64; 2]) -> [f64; 2] {
         match self {
             Self::Crs => p,
             Self::Frame(frame) => {
@@ -284,7 +284,7 @@ impl Plane {
 }
 
 /// The envelope of every non-empty geometry of `layer` (`None` when it has none).
-fn layer_extent(layer: &Layer) -> Result<Option<[f64; 4]>, NativeError> {
+pub(super) fn layer_extent(layer: &Layer) -> Result<Option<[f64; 4]>, NativeError> {
     let envelopes = feature_envelopes(layer)?;
     Ok(envelopes.into_iter().map(|f| f.envelope).reduce(|a, b| {
         [

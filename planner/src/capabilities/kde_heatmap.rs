@@ -7,7 +7,18 @@ use super::checks::{DistanceUnit, require_columns, resolve_distance};
 use super::grid_create::lower_grid;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{DensityKernel, GenerateOp, GridShape, Operator};
+use crate::plan::operator::{DensityKernel, GenerateOp, GridAnchor, GridShape, Operator};
+
+/// Where the density is sampled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Sample {
+    /// At the centre of each cell of the grid (the default).
+    #[default]
+    Cells,
+    /// At the nodes of GISPulse's grid, as points (see the capability).
+    Nodes,
+}
 
 /// The kernel's shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
@@ -20,6 +31,8 @@ pub enum KernelParam {
     Gaussian,
     /// `2/π (1 − u²)` inside the bandwidth.
     Epanechnikov,
+    /// `1/π` inside the bandwidth (a disc).
+    Tophat,
 }
 
 /// A heatmap: the kernel density estimate of the points (centroids of other geometries) at
@@ -33,6 +46,14 @@ pub enum KernelParam {
 /// local azimuthal equidistant frame around the extent's centre and distances are measured in
 /// that frame. Cells of zero density are dropped unless `keep_empty`. Columns: `cell_id`, `i`,
 /// `j`, `density`, `geom`. Runs on the native backend whatever the engine.
+///
+/// With `sample: nodes` (GISPulse's grid): the density at points, the nodes `(x_i, y_j)` of
+/// numpy's `arange(min − h, max + h + cell_size, cell_size)` along each axis over the extent
+/// of the geometries (not of their centroids), every node kept (`i`, `j` from 0 at the
+/// lower-left one), and a gaussian kernel not cut (it is summed as far as it is not 0).
+/// `normalize` divides by the points' total weight (their count without `weight`): scikit-
+/// learn's `KernelDensity(bandwidth, kernel)` density, which integrates to 1. `work_crs`
+/// estimates in another projected CRS and carries the result back.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct KdeHeatmap {
     /// The kernel's radius (quartic, epanechnikov) or standard deviation (gaussian).
@@ -55,6 +76,16 @@ pub struct KdeHeatmap {
     /// Keep the cells whose density is 0.
     #[serde(default)]
     pub keep_empty: bool,
+    /// `cells` (default) or `nodes`.
+    #[serde(default)]
+    pub sample: Sample,
+    /// Divide by the points' total weight.
+    #[serde(default)]
+    pub normalize: bool,
+    /// Estimate in this projected CRS (`"EPSG:3857"`; `"auto"` or `"auto:angular"`: GISPulse
+    /// v2's choice) and carry the result back. Default: the data's CRS.
+    #[serde(default)]
+    pub work_crs: Option<String>,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -77,19 +108,41 @@ impl CapabilityParams for KdeHeatmap {
         if let Some(weight) = &self.weight {
             require_columns(ctx.input, std::slice::from_ref(weight), ctx.at("weight"))?;
         }
+        super::work_crs::within(
+            self.work_crs.as_deref(),
+            super::work_crs::Output::Geometry,
+            ctx,
+            |ctx| self.density(ctx),
+        )
+    }
+}
+
+impl KdeHeatmap {
+    fn density(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
         let bandwidth = resolve_distance(self.bandwidth, self.unit, ctx, "bandwidth")?;
         let cell = self.cell_size.unwrap_or(self.bandwidth / 4.0);
-        let grid = lower_grid(GridShape::Square, cell, self.unit, self.bbox, ctx, "cell_size")?;
+        let mut grid = lower_grid(GridShape::Square, cell, self.unit, self.bbox, ctx, "cell_size")?;
+        if self.sample == Sample::Nodes {
+            if self.bbox.is_some() {
+                return Err(vec![Problem::new(
+                    ctx.at("bbox"),
+                    "sample nodes lays its grid over the layer's extent: leave bbox out",
+                )]);
+            }
+            grid.anchor = GridAnchor::PaddedNodes;
+        }
         Ok(vec![Operator::Generate(GenerateOp::Density {
             grid,
             kernel: match self.kernel {
                 KernelParam::Quartic => DensityKernel::Quartic,
                 KernelParam::Gaussian => DensityKernel::Gaussian,
                 KernelParam::Epanechnikov => DensityKernel::Epanechnikov,
+                KernelParam::Tophat => DensityKernel::Tophat,
             },
             bandwidth: bandwidth.value,
             weight: self.weight.clone(),
-            keep_empty: self.keep_empty,
+            keep_empty: self.keep_empty || self.sample == Sample::Nodes,
+            normalize: self.normalize,
         })])
     }
 }

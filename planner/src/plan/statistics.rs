@@ -207,6 +207,9 @@ pub enum GridAnchor {
     Extent,
     /// Hexagons in GISPulse's rows, which overlap (see `hexgrid_create`'s `layout`).
     OffsetRows,
+    /// A density's nodes as GISPulse samples them (see `kde_heatmap`'s `sample`): points at
+    /// numpy's `arange(min − h, max + h + size, size)` along each axis, h the bandwidth.
+    PaddedNodes,
 }
 
 /// The kernel of a density estimate; each integrates to 1 over the plane.
@@ -218,6 +221,8 @@ pub enum DensityKernel {
     Gaussian,
     /// `2/π (1 − u²)` within the bandwidth.
     Epanechnikov,
+    /// `1/π` within the bandwidth (a disc).
+    Tophat,
 }
 
 impl DensityKernel {
@@ -226,6 +231,7 @@ impl DensityKernel {
             Self::Quartic => "quartic",
             Self::Gaussian => "gaussian",
             Self::Epanechnikov => "epanechnikov",
+            Self::Tophat => "tophat",
         }
     }
 }
@@ -245,6 +251,9 @@ pub enum GenerateOp {
         weight: Option<String>,
         /// Keep cells whose density is 0.
         keep_empty: bool,
+        /// Divided by the points' total weight (scikit-learn's `KernelDensity`): a density
+        /// that integrates to 1.
+        normalize: bool,
     },
     /// One row per (feature, neighbour) pair, and one per island with no neighbour.
     Neighbours {
@@ -315,6 +324,7 @@ impl GenerateOp {
                     GridAnchor::Multiples => "",
                     GridAnchor::Extent => " from its lower-left corner",
                     GridAnchor::OffsetRows => " in offset rows from its lower-left corner",
+                    GridAnchor::PaddedNodes => ", sampled at its nodes from a bandwidth beyond the extent",
                 }
             )
         };
@@ -333,9 +343,11 @@ impl GenerateOp {
                 kernel,
                 bandwidth,
                 weight,
+                normalize,
                 ..
             } => format!(
-                "{} kernel density, bandwidth {bandwidth}{}{}, on a {}",
+                "{}{} kernel density, bandwidth {bandwidth}{}{}, on a {}",
+                if *normalize { "normalised " } else { "" },
                 kernel.as_str(),
                 if g.geodesic { " m" } else { "" },
                 weight

@@ -55,6 +55,7 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         NetworkAnalysis::Communities(spec) => return communities::communities(lines, spec),
         NetworkAnalysis::GraphTree(spec) => return graph_reports::spanning_edges(lines, spec),
         NetworkAnalysis::GraphRoute(spec) => return point_route::route(lines, spec),
+        NetworkAnalysis::GraphReach(spec) => return point_route::reach(lines, spec),
         NetworkAnalysis::GraphConnectivity(spec) => {
             return graph_reports::connectivity(lines, spec);
         }
@@ -100,7 +101,8 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         | NetworkAnalysis::Communities(_)
         | NetworkAnalysis::GraphTree(_)
         | NetworkAnalysis::GraphConnectivity(_)
-        | NetworkAnalysis::GraphRoute(_) => Err(NativeError::Unsupported(op.describe())),
+        | NetworkAnalysis::GraphRoute(_)
+        | NetworkAnalysis::GraphReach(_) => Err(NativeError::Unsupported(op.describe())),
     }
 }
 

@@ -2,7 +2,8 @@
 //! the lower-left corner of the reference layer's extent (squares: `origin: extent`;
 //! hexagons: GISPulse's overlapping rows, `layout: offset_rows`) in `crs_meters`, over the
 //! reference layer (GISPulse ignores the step's input), or over `bounds` in `crs_meters`;
-//! `row`/`col` in GISPulse's row-major order.
+//! `row`/`col` in GISPulse's row-major order; and its `kde_heatmap`, scikit-learn's
+//! normalised density at the nodes of its grid (`sample: nodes`, `normalize`).
 
 use serde_json::{Value, json};
 
@@ -13,6 +14,7 @@ pub fn translator(name: &str) -> Option<Translator> {
     Some(match name {
         "grid_create" => grid_create,
         "hexgrid_create" => hexgrid_create,
+        "kde_heatmap" => kde_heatmap,
         _ => return None,
     })
 }
@@ -23,6 +25,39 @@ fn grid_create(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
 
 fn hexgrid_create(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
     grid(args, scope, out, ("hexgrid_create", "layout", "offset_rows"));
+}
+
+/// scikit-learn's `KernelDensity` of the centroids in `crs_meters` at the nodes of GISPulse's
+/// grid: points with `density`.
+fn kde_heatmap(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let bandwidth = args.f64("bandwidth").unwrap_or(100.0);
+    let cell = args.f64("cell_size").unwrap_or(50.0);
+    for (key, value) in [("bandwidth", bandwidth), ("cell_size", cell)] {
+        if value <= 0.0 {
+            args.problem(key, "must be greater than 0");
+            return;
+        }
+    }
+    let kernel = args.string("kernel").unwrap_or_else(|| "gaussian".into());
+    if !["gaussian", "tophat", "epanechnikov"].contains(&kernel.as_str()) {
+        args.problem("kernel", format!("{kernel:?}: expected gaussian, tophat or epanechnikov"));
+        return;
+    }
+    let mut native = params([
+        ("bandwidth", json!(bandwidth)),
+        ("cell_size", json!(cell)),
+        ("unit", json!("crs")),
+        ("kernel", json!(kernel)),
+        ("sample", json!("nodes")),
+        ("normalize", json!(true)),
+    ]);
+    if let Some(weight) = args.string("weight_field") {
+        native.insert("weight".into(), json!(weight));
+        args.note("GISPulse fails on a NULL weight; geomill counts it 0");
+    }
+    native.insert("work_crs".into(), work_crs(args, scope));
+    out.main("kde_heatmap", native);
+    out.main("drop_field", params([("fields", json!(["cell_id", "i", "j"]))]));
 }
 
 /// The native grid `capability` with its GISPulse `option: value`.

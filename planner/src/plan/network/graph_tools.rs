@@ -212,3 +212,21 @@ pub struct GraphRoute {
 
 /// The field numbering [`GraphRoute`]'s edges.
 pub const PATH_ORDER: &str = "path_order";
+
+/// What the network built as [`NetworkDbscan`]'s reaches from the node nearest `from`
+/// (GISPulse's `isochrone` from a point): a node is reached within a budget when its least
+/// cost is at most the budget, and an edge when either of its nodes is. With `buffer`, one row
+/// per budget (ascending) reaching an edge: `cost` (the budget) and the union of every reached
+/// edge's line buffered by `buffer` (GEOS, 16 segments a quarter circle). Without, one row per
+/// edge reached within the first budget, in the order networkx lists the graph's edges:
+/// `cost` (the edge's own cost) and its line part. Budgets all 0 reach nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphReach {
+    pub weight: Option<String>,
+    pub from: [f64; 2],
+    pub budgets: Vec<f64>,
+    pub buffer: Option<f64>,
+}
+
+/// The cost field of [`GraphReach`]'s rows.
+pub const REACH_COST: &str = "cost";

@@ -134,6 +134,8 @@ pub enum NetworkAnalysis {
     GraphConnectivity(GraphConnectivity),
     /// The path between two points over the network, edge by edge: see [`GraphRoute`].
     GraphRoute(GraphRoute),
+    /// What the network reaches from a point within budgets: see [`GraphReach`].
+    GraphReach(GraphReach),
 }
 
 /// Field names of the analyses' outputs.
@@ -304,6 +306,10 @@ impl NetworkOp {
                 column(graph_tools::PATH_ORDER, FieldType::Integer),
                 column(GEOM, FieldType::Geometry),
             ]),
+            NetworkAnalysis::GraphReach(_) => table(vec![
+                column(graph_tools::REACH_COST, FieldType::Double),
+                column(GEOM, FieldType::Geometry),
+            ]),
             NetworkAnalysis::Steiner(_) | NetworkAnalysis::GraphTree(_) => table(vec![
                 column("u", FieldType::Integer),
                 column("v", FieldType::Integer),
@@ -356,6 +362,7 @@ impl NetworkOp {
             | NetworkAnalysis::GraphTree(_)
             | NetworkAnalysis::GraphConnectivity(_)
             | NetworkAnalysis::GraphRoute(_)
+            | NetworkAnalysis::GraphReach(_)
             | NetworkAnalysis::PointTree { .. } => 1,
         }
     }
@@ -387,6 +394,7 @@ impl NetworkOp {
             NetworkAnalysis::GraphTree(t) => fields.extend(t.weight.iter().cloned()),
             NetworkAnalysis::GraphConnectivity(c) => fields.extend(c.weight.iter().cloned()),
             NetworkAnalysis::GraphRoute(r) => fields.extend(r.weight.iter().cloned()),
+            NetworkAnalysis::GraphReach(r) => fields.extend(r.weight.iter().cloned()),
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
             | NetworkAnalysis::Components(_) => {}
@@ -410,6 +418,7 @@ impl NetworkOp {
                         | NetworkAnalysis::GraphTree(_)
                         | NetworkAnalysis::GraphConnectivity(_)
                         | NetworkAnalysis::GraphRoute(_)
+                        | NetworkAnalysis::GraphReach(_)
                 ) =>
             {
                 "pgRouting joins equal end points only, not rounded or near ones"
@@ -462,6 +471,13 @@ impl NetworkOp {
             NetworkAnalysis::Steiner(_) => "steiner_tree (Mehlhorn)".to_owned(),
             NetworkAnalysis::Communities(_) => "greedy_modularity_communities".to_owned(),
             NetworkAnalysis::GraphTree(_) => "spanning_tree_edges (networkx Kruskal)".to_owned(),
+            NetworkAnalysis::GraphReach(r) => format!(
+                "reach_from_point from=[{}, {}] budgets={:?}{} (networkx graph)",
+                r.from[0],
+                r.from[1],
+                r.budgets,
+                r.buffer.map(|b| format!(" buffer={b}")).unwrap_or_default()
+            ),
             NetworkAnalysis::GraphRoute(r) => format!(
                 "route_between_points from=[{}, {}] to=[{}, {}] (networkx graph)",
                 r.from[0], r.from[1], r.to[0], r.to[1]
