@@ -291,6 +291,32 @@ def shortest_path_by_networkx(lines, _, params):
     return answer.to_crs(lines.crs) if angular else answer
 
 
+def isochrone_by_networkx(lines, _, params):
+    """`isochrone` from a point by networkx's `multi_source_dijkstra_path_length` over
+    GISPulse's graph in the lines' own units: an edge is reached when either node is within the
+    budget; a row per budget with the Shapely union of the reached edges buffered by
+    `max(edge_buffer_m, 1)`, or with `dissolve` false a row per reached edge and its cost."""
+    import networkx as nx
+
+    graph, number, _, work, _ = gispulse_graph(lines, params, reproject=False)
+    points = [shapely.Point(key) for key in number]
+    here = shapely.Point(params.get("start_x", 0.0), params.get("start_y", 0.0))
+    start = min(range(len(points)), key=lambda n: here.distance(points[n]))
+    budgets = sorted({float(b) for b in params.get("cost_budgets") or [params.get("cost_budget", 1000.0)]})
+    costs = nx.multi_source_dijkstra_path_length(graph, {start}, cutoff=budgets[-1], weight="weight")
+
+    def reached(budget):
+        within = {n for n, c in costs.items() if c <= budget}
+        return [(data["part"], data["weight"]) for u, v, data in graph.edges(data=True) if u in within or v in within]
+
+    if not params.get("dissolve", True):
+        edges = reached(budgets[0])
+        return gpd.GeoDataFrame({"cost": [c for _, c in edges]}, geometry=[p for p, _ in edges], crs=work.crs)
+    width = max(params.get("edge_buffer_m", 30.0), 1.0)
+    rows = [(b, shapely.union_all([p.buffer(width) for p, _ in reached(b)])) for b in budgets if reached(b)]
+    return gpd.GeoDataFrame({"cost_budget": [b for b, _ in rows]}, geometry=[g for _, g in rows], crs=work.crs)
+
+
 def hdbscan_by_scikit_learn(layer, _, params):
     """`cluster_hdbscan` by scikit-learn's HDBSCAN pipeline (`mst_from_data_matrix`,
     `tree_to_labels`: labels and probabilities) on the centroids in `crs_meters`, with the tie
@@ -329,7 +355,8 @@ REFERENCES = {"line_locate_point": locate_along_nearest_line,
               "mst": mst_by_networkx,
               "connectivity_check": connectivity_by_networkx,
               "shortest_path": shortest_path_by_networkx,
-              "cluster_hdbscan": hdbscan_by_scikit_learn}
+              "cluster_hdbscan": hdbscan_by_scikit_learn,
+              "isochrone": isochrone_by_networkx}
 
 
 def reference_answer(case, layers):

@@ -77,7 +77,11 @@ pub struct Estimate<'a> {
 /// centre of a square grid over the points' extent grown by the kernel's margin (or over
 /// the grid's bbox); cells of density 0 dropped unless `keep_empty`. With the grid anchored
 /// as GISPulse's nodes, at those nodes as points instead (see [`at_nodes`]).
-pub fn density(layer: &Layer, grid: &GridSpec, estimate: &Estimate<'_>) -> Result<Layer, NativeError> {
+pub fn density(
+    layer: &Layer,
+    grid: &GridSpec,
+    estimate: &Estimate<'_>,
+) -> Result<Layer, NativeError> {
     let nodes = grid.anchor == GridAnchor::PaddedNodes;
     let kernel = Kernel {
         kind: estimate.kind,
@@ -85,8 +89,10 @@ pub fn density(layer: &Layer, grid: &GridSpec, estimate: &Estimate<'_>) -> Resul
         uncut: nodes,
     };
     let points = clusters::points(layer)?;
-    let weights: Option<Vec<Float64Array>> =
-        estimate.weight.map(|w| classify::numbers(layer, w)).transpose()?;
+    let weights: Option<Vec<Float64Array>> = estimate
+        .weight
+        .map(|w| classify::numbers(layer, w))
+        .transpose()?;
     let mut located: Vec<([f64; 2], f64)> = Vec::new();
     for (batch, rows) in points.iter().enumerate() {
         for (row, point) in rows.iter().enumerate() {
@@ -188,13 +194,19 @@ fn at_nodes(
     }
     let xs = arange(x0, x1 + grid.size, grid.size);
     let ys = arange(y0, y1 + grid.size, grid.size);
-    let in_plane: Vec<([f64; 2], f64)> =
-        located.iter().map(|(p, w)| (plane.forward(*p), *w)).collect();
+    let in_plane: Vec<([f64; 2], f64)> = located
+        .iter()
+        .map(|(p, w)| (plane.forward(*p), *w))
+        .collect();
     let bins = Bins::new(&in_plane, kernel.reach());
     let nodes: Vec<(i64, i64, [f64; 2])> = ys
         .iter()
         .enumerate()
-        .flat_map(|(j, &y)| xs.iter().enumerate().map(move |(i, &x)| (i as i64, j as i64, [x, y])))
+        .flat_map(|(j, &y)| {
+            xs.iter()
+                .enumerate()
+                .map(move |(i, &x)| (i as i64, j as i64, [x, y]))
+        })
         .collect();
     let (rows, densities): (Vec<_>, Vec<_>) = nodes
         .into_par_iter()

@@ -85,10 +85,9 @@ pub(super) fn touched(
             let feature = to_geos(bytes, *row)?;
             let prepared = feature.to_prepared_geom().map_err(NativeError::geos)?;
             let mut hits = Vec::new();
-            for entry in index.locate_in_envelope_intersecting(&AABB::from_corners(
-                [e[0], e[1]],
-                [e[2], e[3]],
-            )) {
+            for entry in index
+                .locate_in_envelope_intersecting(&AABB::from_corners([e[0], e[1]], [e[2], e[3]]))
+            {
                 let cell = to_geos(&cells[entry.data], entry.data)?;
                 if prepared.intersects(&cell).map_err(NativeError::geos)? {
                     hits.push(entry.data);

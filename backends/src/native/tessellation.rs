@@ -34,7 +34,11 @@ pub(super) struct Lattice {
 
 /// numpy's `arange(start, stop, step)`: `ceil((stop − start) / step)` values, the i-th
 /// `start + i·((start + step) − start)`.
-#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
 pub(super) fn arange(start: f64, stop: f64, step: f64) -> Vec<f64> {
     let count = ((stop - start) / step).ceil();
     if count.is_nan() || count <= 0.0 {
@@ -42,7 +46,13 @@ pub(super) fn arange(start: f64, stop: f64, step: f64) -> Vec<f64> {
     }
     let delta = (start + step) - start;
     (0..count as usize)
-        .map(|i| if i == 0 { start } else { start + i as f64 * delta })
+        .map(|i| {
+            if i == 0 {
+                start
+            } else {
+                start + i as f64 * delta
+            }
+        })
         .collect()
 }
 
@@ -380,11 +390,16 @@ fn offset_rows_grid(
     touching: bool,
 ) -> Result<Layer, NativeError> {
     let cells = super::hex_rows::offset_rows(extent, size)?;
-    let polygons: Vec<Vec<u8>> = cells.par_iter().map(|(_, _, ring)| plane.polygon(ring)).collect();
+    let polygons: Vec<Vec<u8>> = cells
+        .par_iter()
+        .map(|(_, _, ring)| plane.polygon(ring))
+        .collect();
     let keep: Option<HashSet<usize>> = if touching {
         let features = feature_envelopes(layer)?;
-        let features: Vec<(usize, &[u8], [f64; 4])> =
-            features.iter().map(|f| (f.row, f.bytes, f.envelope)).collect();
+        let features: Vec<(usize, &[u8], [f64; 4])> = features
+            .iter()
+            .map(|f| (f.row, f.bytes, f.envelope))
+            .collect();
         Some(super::hex_rows::touched(&polygons, &features)?)
     } else {
         None
@@ -476,7 +491,10 @@ mod tests {
 
     #[test]
     fn cells_anchored_at_the_extent_follow_numpy_arange() {
-        assert_eq!(arange(0.0, 1.0, 0.3), vec![0.0, 0.3, 0.6, 0.8999999999999999]);
+        assert_eq!(
+            arange(0.0, 1.0, 0.3),
+            vec![0.0, 0.3, 0.6, 0.8999999999999999]
+        );
         assert!(arange(2.0, 2.0, 1.0).is_empty());
         let grid = GridSpec {
             shape: GridShape::Square,

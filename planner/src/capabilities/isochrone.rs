@@ -132,7 +132,7 @@ impl CapabilityParams for Isochrone {
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
         if let Some(from) = self.origin_point {
-            return self.from_point(ctx, from);
+            return self.reach_from_point(ctx, from);
         }
         let mut problems = self.band_problems(ctx, false);
         let (Some(_), Some(origin_id)) = (&self.origins, &self.origin_id) else {
@@ -163,7 +163,7 @@ impl CapabilityParams for Isochrone {
 
 impl Isochrone {
     /// GISPulse's form: what its networkx graph reaches from one point.
-    fn from_point(
+    fn reach_from_point(
         &self,
         ctx: &LowerContext<'_>,
         from: [f64; 2],

@@ -52,18 +52,22 @@ const OWN_TABLES: &[&str] = &[
 /// `n` colours of GISPulse's palette `name` (matched without regard to case), or why not.
 pub fn colors(name: &str, n: usize) -> Result<Vec<u32>, String> {
     if n < 2 {
-        return Err(format!("a palette of {n} colours: GISPulse needs at least 2"));
+        return Err(format!(
+            "a palette of {n} colours: GISPulse needs at least 2"
+        ));
     }
     let Some((known, sizes)) = KEPT.iter().find(|(s, _)| s.eq_ignore_ascii_case(name)) else {
-        return Err(
-            if OWN_TABLES.iter().any(|s| s.eq_ignore_ascii_case(name)) {
-                format!("GISPulse's {name} is its own colour table, not known here: give the colours as a list, or a ColorBrewer name")
-            } else {
-                format!("unknown palette {name:?}")
-            },
-        );
+        return Err(if OWN_TABLES.iter().any(|s| s.eq_ignore_ascii_case(name)) {
+            format!(
+                "GISPulse's {name} is its own colour table, not known here: give the colours as a list, or a ColorBrewer name"
+            )
+        } else {
+            format!("unknown palette {name:?}")
+        });
     };
-    let set = |size: usize| super::colors(known, size).ok_or_else(|| format!("{known} has no set of {size}"));
+    let set = |size: usize| {
+        super::colors(known, size).ok_or_else(|| format!("{known} has no set of {size}"))
+    };
     if sizes.contains(&n) {
         return set(n);
     }
@@ -124,8 +128,14 @@ mod tests {
 
     #[test]
     fn kept_sizes_are_colorbrewer_sets() {
-        assert_eq!(colors("YlOrRd", 3).unwrap(), vec![0xffeda0, 0xfeb24c, 0xf03b20]);
-        assert_eq!(colors("ylorrd", 9).unwrap(), super::super::colors("YlOrRd", 9).unwrap());
+        assert_eq!(
+            colors("YlOrRd", 3).unwrap(),
+            vec![0xffeda0, 0xfeb24c, 0xf03b20]
+        );
+        assert_eq!(
+            colors("ylorrd", 9).unwrap(),
+            super::super::colors("YlOrRd", 9).unwrap()
+        );
     }
 
     #[test]
@@ -147,7 +157,11 @@ mod tests {
 
     #[test]
     fn gispulse_tables_are_refused_by_name() {
-        assert!(colors("Viridis", 5).unwrap_err().contains("own colour table"));
+        assert!(
+            colors("Viridis", 5)
+                .unwrap_err()
+                .contains("own colour table")
+        );
         assert!(colors("Nope", 5).unwrap_err().contains("unknown"));
         assert!(colors("Blues", 1).is_err());
     }

@@ -3,8 +3,8 @@
 //! 3 to 9 (up to 12) colours, and matplotlib's perceptually uniform ramps (viridis, magma,
 //! inferno, plasma; CC0) as 256 steps. Colours are `0xRRGGBB`.
 
-pub mod gispulse;
 mod diverging;
+pub mod gispulse;
 mod qualitative;
 mod ramps;
 mod sequential;

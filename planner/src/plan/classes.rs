@@ -152,7 +152,10 @@ pub enum ScaleKind {
     },
     /// A colour interpolated along a scheme (or a list of stops) by the value's position
     /// between the domain's ends.
-    ColorRamp { colors: RampColors, position: RampPosition },
+    ColorRamp {
+        colors: RampColors,
+        position: RampPosition,
+    },
     /// A symbol size between `min` and `max`, linear in the value (or in its square root,
     /// so that a symbol's area follows the value).
     SymbolSize { min: f64, max: f64, sqrt: bool },

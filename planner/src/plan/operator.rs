@@ -20,8 +20,7 @@ pub use super::relational::{
 };
 pub use super::statistics::{
     DensityKernel, GenerateOp, GridAnchor, GridShape, GridSpec, StatisticKind, StatisticOp,
-    WeightsKind,
-    WeightsSpec, WeightsTransform,
+    WeightsKind, WeightsSpec, WeightsTransform,
 };
 pub use super::tessellate::TessellateOp;
 pub use super::validate::{ValidateCheck, ValidateOp};

@@ -324,7 +324,8 @@ impl GenerateOp {
                     GridAnchor::Multiples => "",
                     GridAnchor::Extent => " from its lower-left corner",
                     GridAnchor::OffsetRows => " in offset rows from its lower-left corner",
-                    GridAnchor::PaddedNodes => ", sampled at its nodes from a bandwidth beyond the extent",
+                    GridAnchor::PaddedNodes =>
+                        ", sampled at its nodes from a bandwidth beyond the extent",
                 }
             )
         };

@@ -71,7 +71,11 @@ fn max_lambdas(n: usize, rows: &[Row]) -> Vec<f64> {
     for row in &rows[1..] {
         if row.parent == parent {
             // Cython's max of two doubles: the second unless the first is greater.
-            largest = if largest > row.lambda { largest } else { row.lambda };
+            largest = if largest > row.lambda {
+                largest
+            } else {
+                row.lambda
+            };
         } else {
             deaths[parent - n] = largest;
             parent = row.parent;

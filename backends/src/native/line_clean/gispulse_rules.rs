@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use geos::{Geom, Geometry};
 use rayon::prelude::*;
-use rstar::{AABB, RTree};
 use rstar::primitives::{GeomWithData, Rectangle};
+use rstar::{AABB, RTree};
 
 use super::{KeptRows, LineNetwork, Lines, RowBox};
 use crate::native::cleaning::bounds;
@@ -212,10 +212,7 @@ fn same(g: &Geometry, kept: &Geometry, tolerance: f64) -> Result<bool, NativeErr
 /// `remove_duplicates` with `rule: first_in_row_order`: the rows kept, in order, and their
 /// geometries. NULL and empty geometries are dropped; every other row is kept unless it equals
 /// a row kept before it.
-pub fn first_in_row_order(
-    network: &LineNetwork,
-    tolerance: f64,
-) -> Result<KeptRows, NativeError> {
+pub fn first_in_row_order(network: &LineNetwork, tolerance: f64) -> Result<KeptRows, NativeError> {
     let features = features(network)?;
     let mut kept_index: RTree<RowBox> = RTree::new();
     let (mut keep, mut geometries) = (Vec::new(), Vec::new());

@@ -44,7 +44,11 @@ pub fn route(lines: &Layer, spec: &GraphRoute) -> Result<Layer, NativeError> {
         geometry.push(Some(wkb));
     }
     let order: Int64Array = (0..geometry.len()).map(|n| i64::try_from(n).ok()).collect();
-    table(lines, vec![(PATH_ORDER, Arc::new(order) as ArrayRef)], geometry)
+    table(
+        lines,
+        vec![(PATH_ORDER, Arc::new(order) as ArrayRef)],
+        geometry,
+    )
 }
 
 /// The line part of edge `pair` as WKB.
@@ -106,5 +110,9 @@ pub fn reach(lines: &Layer, spec: &GraphReach) -> Result<Layer, NativeError> {
         }
     }
     let cost: Float64Array = cost.into_iter().map(Some).collect();
-    table(lines, vec![(REACH_COST, Arc::new(cost) as ArrayRef)], geometry)
+    table(
+        lines,
+        vec![(REACH_COST, Arc::new(cost) as ArrayRef)],
+        geometry,
+    )
 }

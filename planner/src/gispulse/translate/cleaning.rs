@@ -48,7 +48,9 @@ fn network_extend_dangles(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emit
         ("method", json!("nearest_point")),
     ]);
     in_crs_meters(&mut native, args, scope);
-    args.note("equally near features: the nearest point first by x then y (GISPulse: its R-tree's order)");
+    args.note(
+        "equally near features: the nearest point first by x then y (GISPulse: its R-tree's order)",
+    );
     out.main("network_extend_dangles", native);
 }
 

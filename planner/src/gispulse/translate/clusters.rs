@@ -64,7 +64,9 @@ fn cluster_hdbscan(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
             "a distance below which clusters are not split is not supported yet (0 is)",
         );
     }
-    let column = args.string("cluster_col").unwrap_or_else(|| "cluster".into());
+    let column = args
+        .string("cluster_col")
+        .unwrap_or_else(|| "cluster".into());
     native.insert("output".into(), json!(column));
     if !args.is_null("probability_col") {
         let probability = args

@@ -24,7 +24,12 @@ fn grid_create(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
 }
 
 fn hexgrid_create(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
-    grid(args, scope, out, ("hexgrid_create", "layout", "offset_rows"));
+    grid(
+        args,
+        scope,
+        out,
+        ("hexgrid_create", "layout", "offset_rows"),
+    );
 }
 
 /// scikit-learn's `KernelDensity` of the centroids in `crs_meters` at the nodes of GISPulse's
@@ -40,7 +45,10 @@ fn kde_heatmap(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
     }
     let kernel = args.string("kernel").unwrap_or_else(|| "gaussian".into());
     if !["gaussian", "tophat", "epanechnikov"].contains(&kernel.as_str()) {
-        args.problem("kernel", format!("{kernel:?}: expected gaussian, tophat or epanechnikov"));
+        args.problem(
+            "kernel",
+            format!("{kernel:?}: expected gaussian, tophat or epanechnikov"),
+        );
         return;
     }
     let mut native = params([
@@ -57,7 +65,10 @@ fn kde_heatmap(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
     }
     native.insert("work_crs".into(), work_crs(args, scope));
     out.main("kde_heatmap", native);
-    out.main("drop_field", params([("fields", json!(["cell_id", "i", "j"]))]));
+    out.main(
+        "drop_field",
+        params([("fields", json!(["cell_id", "i", "j"]))]),
+    );
 }
 
 /// The native grid `capability` with its GISPulse `option: value`.
@@ -91,17 +102,24 @@ fn grid(
         let bounds = match args.value("bounds") {
             Some(Value::Array(b)) if b.len() == 4 && b.iter().all(Value::is_number) => b.clone(),
             Some(other) => {
-                args.problem("bounds", format!("expected [minx, miny, maxx, maxy], got {other}"));
+                args.problem(
+                    "bounds",
+                    format!("expected [minx, miny, maxx, maxy], got {other}"),
+                );
                 return;
             }
             None => {
-                args.problem("ref_layer", "GISPulse needs a reference layer (ref_layer) or bounds");
+                args.problem(
+                    "ref_layer",
+                    "GISPulse needs a reference layer (ref_layer) or bounds",
+                );
                 return;
             }
         };
-        let crs = args
-            .string("crs_meters")
-            .map_or_else(|| "EPSG:3857".to_owned(), |c| c.replacen("epsg:", "EPSG:", 1));
+        let crs = args.string("crs_meters").map_or_else(
+            || "EPSG:3857".to_owned(),
+            |c| c.replacen("epsg:", "EPSG:", 1),
+        );
         if crs.starts_with("auto") {
             args.problem("crs_meters", "bounds need a named CRS");
             return;

@@ -1,7 +1,8 @@
 //! GISPulse's network analyses that read its networkx graph onto the native options answering
 //! over the same graph: `mst` and `connectivity_check` in the layer's own units (GISPulse
 //! never reprojects for them), `shortest_path` between two points (reprojected by GISPulse
-//! only when the lines are in longitude/latitude).
+//! only when the lines are in longitude/latitude), `isochrone` from a point (never
+//! reprojected).
 
 use serde_json::json;
 
@@ -12,6 +13,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "mst" => mst,
         "connectivity_check" => connectivity_check,
         "shortest_path" => shortest_path,
+        "isochrone" => isochrone,
         _ => return None,
     })
 }
@@ -52,9 +54,10 @@ fn shortest_path(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     let mut point = |x: &str, y: &str| [args.f64(x).unwrap_or(0.0), args.f64(y).unwrap_or(0.0)];
     let from = point("start_x", "start_y");
     let to = point("end_x", "end_y");
-    let crs = args
-        .string("crs_meters")
-        .map_or_else(|| "EPSG:3857".to_owned(), |c| c.replacen("epsg:", "EPSG:", 1));
+    let crs = args.string("crs_meters").map_or_else(
+        || "EPSG:3857".to_owned(),
+        |c| c.replacen("epsg:", "EPSG:", 1),
+    );
     let mut native = params([
         ("origin_point", json!(from)),
         ("destination_point", json!(to)),
@@ -65,4 +68,65 @@ fn shortest_path(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     }
     args.note("of equal-cost paths geomill gives the one Dijkstra from the start settles first, networkx's bidirectional search may give another; an empty network is an error in GISPulse, no rows here");
     out.main("shortest_path", native);
+}
+
+/// What the network reaches from the node nearest a point (GISPulse's point mode, in the
+/// lines' own units): one row per budget, the union of the reached edges buffered by
+/// `max(edge_buffer_m, 1)` with `cost_budget`; or, with `dissolve: false`, the reached edges
+/// with their own `cost` (native `origin_point`, `output: buffers | edges`).
+fn isochrone(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    if args.has("ref_layer") {
+        args.problem(
+            "ref_layer",
+            "the batch mode (sources in the step's input, the network in ref_layer) is not supported yet: give start_x and start_y over the network",
+        );
+        return;
+    }
+    let from = [
+        args.f64("start_x").unwrap_or(0.0),
+        args.f64("start_y").unwrap_or(0.0),
+    ];
+    let mut budgets: Vec<f64> = match args.value("cost_budgets") {
+        Some(serde_json::Value::Array(items)) if !items.is_empty() => {
+            items.iter().filter_map(serde_json::Value::as_f64).collect()
+        }
+        _ => vec![args.f64("cost_budget").unwrap_or(1000.0)],
+    };
+    budgets.sort_by(f64::total_cmp);
+    budgets.dedup();
+    if budgets.iter().any(|b| *b < 0.0) {
+        args.problem("cost_budget", "must be at least 0");
+        return;
+    }
+    let dissolve = args.bool("dissolve").unwrap_or(true);
+    if args.has("cost_budgets") && !dissolve {
+        args.problem(
+            "dissolve",
+            "cost_budgets needs dissolve true (GISPulse refuses it)",
+        );
+        return;
+    }
+    let buffer = args.f64("edge_buffer_m").unwrap_or(30.0).max(1.0);
+    args.value("crs_meters");
+    args.note("GISPulse's point mode never reprojects: costs and the buffer are in the lines' own units, crs_meters is not read");
+    let mut native = params([
+        ("origin_point", json!(from)),
+        ("bands", json!(budgets)),
+        ("output", json!(if dissolve { "buffers" } else { "edges" })),
+    ]);
+    if dissolve {
+        native.insert("buffer".into(), json!(buffer));
+    } else {
+        args.value("edge_buffer_m");
+    }
+    if let Some(weight) = args.string("weight_col") {
+        native.insert("cost_field".into(), json!(weight));
+    }
+    out.main("isochrone", native);
+    if dissolve {
+        out.main(
+            "rename_field",
+            params([("fields", json!({"cost": "cost_budget"}))]),
+        );
+    }
 }

@@ -87,13 +87,22 @@ fn continuous_ramp(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
             if colors.len() != count {
                 args.problem(
                     "palette",
-                    format!("needs {count} colours (GISPulse's stops), got {}", colors.len()),
+                    format!(
+                        "needs {count} colours (GISPulse's stops), got {}",
+                        colors.len()
+                    ),
                 );
             }
-            colors.iter().filter_map(|c| c.as_str().map(str::to_owned)).collect()
+            colors
+                .iter()
+                .filter_map(|c| c.as_str().map(str::to_owned))
+                .collect()
         }
         Some(other) => {
-            args.problem("palette", format!("expected a name or a list of colours, got {other}"));
+            args.problem(
+                "palette",
+                format!("expected a name or a list of colours, got {other}"),
+            );
             return;
         }
     };
@@ -101,7 +110,10 @@ fn continuous_ramp(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
         ("field", json!(field)),
         ("stops", json!(stops)),
         ("equal_position", json!(0.5)),
-        ("output", json!(args.string("color_col").unwrap_or_else(|| "color".into()))),
+        (
+            "output",
+            json!(args.string("color_col").unwrap_or_else(|| "color".into())),
+        ),
     ]);
     match args.value("domain") {
         None => {}
@@ -109,11 +121,17 @@ fn continuous_ramp(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
         Some(Value::Array(ends)) if ends.len() == 2 && ends.iter().all(Value::is_number) => {
             native.insert("domain".into(), json!(ends));
         }
-        Some(other) => args.problem("domain", format!("must be \"auto\" or [vmin, vmax], got {other}")),
+        Some(other) => args.problem(
+            "domain",
+            format!("must be \"auto\" or [vmin, vmax], got {other}"),
+        ),
     }
     let scaling = args.string("scaling").unwrap_or_else(|| "linear".into());
     if !["linear", "log", "sqrt"].contains(&scaling.as_str()) {
-        args.problem("scaling", format!("{scaling:?}: expected one of linear, log, sqrt"));
+        args.problem(
+            "scaling",
+            format!("{scaling:?}: expected one of linear, log, sqrt"),
+        );
     }
     native.insert("scale".into(), json!(scaling));
     args.note("colours are written as lowercase #rrggbb (GISPulse writes a listed stop as given)");
