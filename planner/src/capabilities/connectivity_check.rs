@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::checks::{check_new_field, require_columns};
+use super::checks::check_new_field;
 use super::network_graph::{GraphParams, network_step};
 use super::{CapabilityParams, CommonParams, Group, LowerContext, Tier};
 use crate::error::Problem;
@@ -76,20 +76,9 @@ impl CapabilityParams for ConnectivityCheck {
 impl ConnectivityCheck {
     /// `output: summary` or `components`: a table over GISPulse's graph.
     fn report(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        let mut problems = match &self.graph.cost_field {
-            Some(cost) => {
-                require_columns(ctx.input, std::slice::from_ref(cost), ctx.at("cost_field"))
-                    .err()
-                    .unwrap_or_default()
-            }
-            None => Vec::new(),
-        };
-        if self.graph.directed || self.graph.oneway_field.is_some() {
-            problems.push(Problem::new(
-                ctx.at("output"),
-                "summary and components read the undirected graph: directed and oneway_field do not apply",
-            ));
-        }
+        let problems =
+            self.graph
+                .simple_graph_problems(ctx, "output", "summary and components read");
         if !problems.is_empty() {
             return Err(problems);
         }

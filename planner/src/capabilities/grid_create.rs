@@ -101,6 +101,22 @@ pub(super) fn lower_grid(
     })
 }
 
+/// The grid step of both grid capabilities: the grid `lay` plans (in the work CRS when one is
+/// given, the cells carried back), with `touching`.
+pub(super) fn grid_step(
+    ctx: &LowerContext<'_>,
+    work_crs: Option<&str>,
+    touching: bool,
+    lay: impl FnOnce(&LowerContext<'_>) -> Result<GridSpec, Vec<Problem>>,
+) -> Result<Vec<Operator>, Vec<Problem>> {
+    super::work_crs::within(work_crs, super::work_crs::Output::Geometry, ctx, |ctx| {
+        Ok(vec![Operator::Generate(GenerateOp::Grid {
+            grid: lay(ctx)?,
+            touching,
+        })])
+    })
+}
+
 impl CapabilityParams for GridCreate {
     const NAME: &'static str = "grid_create";
     const GROUP: Group = Group::Statistics;
@@ -110,21 +126,13 @@ impl CapabilityParams for GridCreate {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        super::work_crs::within(
-            self.work_crs.as_deref(),
-            super::work_crs::Output::Geometry,
-            ctx,
-            |ctx| {
-                let mut grid =
-                    lower_grid(GridShape::Square, self.size, self.unit, self.bbox, ctx, "size")?;
-                if let GridOrigin::Extent = self.origin {
-                    grid.anchor = GridAnchor::Extent;
-                }
-                Ok(vec![Operator::Generate(GenerateOp::Grid {
-                    grid,
-                    touching: self.touching,
-                })])
-            },
-        )
+        grid_step(ctx, self.work_crs.as_deref(), self.touching, |ctx| {
+            let mut grid =
+                lower_grid(GridShape::Square, self.size, self.unit, self.bbox, ctx, "size")?;
+            if let GridOrigin::Extent = self.origin {
+                grid.anchor = GridAnchor::Extent;
+            }
+            Ok(grid)
+        })
     }
 }

@@ -4,10 +4,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::checks::DistanceUnit;
-use super::grid_create::lower_grid;
+use super::grid_create::{grid_step, lower_grid};
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{GenerateOp, GridAnchor, GridShape, Operator};
+use crate::plan::operator::{GridAnchor, GridShape, Operator};
 
 /// How the hexagons are laid out.
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
@@ -67,21 +67,13 @@ impl CapabilityParams for HexgridCreate {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        super::work_crs::within(
-            self.work_crs.as_deref(),
-            super::work_crs::Output::Geometry,
-            ctx,
-            |ctx| {
-                let mut grid =
-                    lower_grid(GridShape::Hexagon, self.size, self.unit, self.bbox, ctx, "size")?;
-                if let HexLayout::OffsetRows = self.layout {
-                    grid.anchor = GridAnchor::OffsetRows;
-                }
-                Ok(vec![Operator::Generate(GenerateOp::Grid {
-                    grid,
-                    touching: self.touching,
-                })])
-            },
-        )
+        grid_step(ctx, self.work_crs.as_deref(), self.touching, |ctx| {
+            let mut grid =
+                lower_grid(GridShape::Hexagon, self.size, self.unit, self.bbox, ctx, "size")?;
+            if let HexLayout::OffsetRows = self.layout {
+                grid.anchor = GridAnchor::OffsetRows;
+            }
+            Ok(grid)
+        })
     }
 }

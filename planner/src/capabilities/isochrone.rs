@@ -3,7 +3,6 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::checks::require_columns;
 use super::network_graph::{GraphParams, check_points, network_step};
 use super::{CapabilityParams, CommonParams, Group, LowerContext, Tier};
 use crate::error::Problem;
@@ -178,17 +177,11 @@ impl Isochrone {
         if !from.iter().all(|v| v.is_finite()) {
             problems.push(Problem::new(ctx.at("origin_point"), "must be two finite numbers"));
         }
-        if let Some(cost) = &self.graph.cost_field
-            && let Err(found) = require_columns(ctx.input, std::slice::from_ref(cost), ctx.at("cost_field"))
-        {
-            problems.extend(found);
-        }
-        if self.graph.directed || self.graph.oneway_field.is_some() {
-            problems.push(Problem::new(
-                ctx.at("origin_point"),
-                "reaching from a point runs on the undirected graph: directed and oneway_field do not apply",
-            ));
-        }
+        problems.extend(self.graph.simple_graph_problems(
+            ctx,
+            "origin_point",
+            "reaching from a point runs on",
+        ));
         let buffer = match (self.output, self.buffer) {
             (IsochroneOutput::Buffers, Some(b)) if b.is_finite() && b > 0.0 => Some(b),
             (IsochroneOutput::Buffers, _) => {

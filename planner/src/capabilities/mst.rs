@@ -75,18 +75,7 @@ impl CapabilityParams for Mst {
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
         match (self.of, &self.id_field) {
             (MstOf::Edges, _) => {
-                let mut problems = match &self.graph.cost_field {
-                    Some(cost) => require_columns(ctx.input, std::slice::from_ref(cost), ctx.at("cost_field"))
-                        .err()
-                        .unwrap_or_default(),
-                    None => Vec::new(),
-                };
-                if self.graph.directed || self.graph.oneway_field.is_some() {
-                    problems.push(Problem::new(
-                        ctx.at("of"),
-                        "edges spans the undirected graph: directed and oneway_field do not apply",
-                    ));
-                }
+                let problems = self.graph.simple_graph_problems(ctx, "of", "edges spans");
                 if !problems.is_empty() {
                     return Err(problems);
                 }

@@ -29,6 +29,32 @@ pub struct GraphParams {
 }
 
 impl GraphParams {
+    /// Problems with these parameters for GISPulse's networkx graph (undirected, an edge's
+    /// cost its `cost_field` value or its planar length): the cost field must exist, and
+    /// directions do not apply (said at `param`: what the step does on that graph, `reads`).
+    pub fn simple_graph_problems(
+        &self,
+        ctx: &LowerContext<'_>,
+        param: &str,
+        reads: &str,
+    ) -> Vec<Problem> {
+        let mut problems = match &self.cost_field {
+            Some(cost) => {
+                require_columns(ctx.input, std::slice::from_ref(cost), ctx.at("cost_field"))
+                    .err()
+                    .unwrap_or_default()
+            }
+            None => Vec::new(),
+        };
+        if self.directed || self.oneway_field.is_some() {
+            problems.push(Problem::new(
+                ctx.at(param),
+                format!("{reads} the undirected graph: directed and oneway_field do not apply"),
+            ));
+        }
+        problems
+    }
+
     /// The graph over the main input, or what is wrong with the parameters.
     pub fn graph(&self, ctx: &LowerContext<'_>) -> Result<GraphSpec, Vec<Problem>> {
         let mut problems = Vec::new();

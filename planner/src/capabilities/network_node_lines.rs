@@ -52,11 +52,6 @@ impl CapabilityParams for NetworkNodeLines {
         } else {
             LineCleanOp::NodeLines
         };
-        super::work_crs::within(
-            self.work_crs.as_deref(),
-            super::work_crs::Output::Geometry,
-            ctx,
-            |_| Ok(vec![Operator::LineClean(op)]),
-        )
+        super::work_crs::operator_within(self.work_crs.as_deref(), ctx, Operator::LineClean(op))
     }
 }

@@ -67,11 +67,6 @@ impl CapabilityParams for NetworkRemovePseudoNodes {
                 fields: self.fields.clone(),
             }
         };
-        super::work_crs::within(
-            self.work_crs.as_deref(),
-            super::work_crs::Output::Geometry,
-            ctx,
-            |_| Ok(vec![Operator::LineClean(op)]),
-        )
+        super::work_crs::operator_within(self.work_crs.as_deref(), ctx, Operator::LineClean(op))
     }
 }

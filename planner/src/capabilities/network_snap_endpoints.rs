@@ -109,11 +109,6 @@ impl CapabilityParams for NetworkSnapEndpoints {
             target,
             rule,
         };
-        super::work_crs::within(
-            self.work_crs.as_deref(),
-            super::work_crs::Output::Geometry,
-            ctx,
-            |_| Ok(vec![Operator::LineClean(op)]),
-        )
+        super::work_crs::operator_within(self.work_crs.as_deref(), ctx, Operator::LineClean(op))
     }
 }

@@ -3,7 +3,6 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::checks::require_columns;
 use super::network_graph::{GraphParams, RouteEnds, network_step};
 use super::{CapabilityParams, CommonParams, Group, LowerContext, Tier};
 use crate::error::Problem;
@@ -100,18 +99,9 @@ impl ShortestPath {
         from: [f64; 2],
         to: [f64; 2],
     ) -> Result<Vec<Operator>, Vec<Problem>> {
-        let mut problems = match &self.graph.cost_field {
-            Some(cost) => require_columns(ctx.input, std::slice::from_ref(cost), ctx.at("cost_field"))
-                .err()
-                .unwrap_or_default(),
-            None => Vec::new(),
-        };
-        if self.graph.directed || self.graph.oneway_field.is_some() {
-            problems.push(Problem::new(
-                ctx.at("origin_point"),
-                "routes between points run on the undirected graph: directed and oneway_field do not apply",
-            ));
-        }
+        let mut problems =
+            self.graph
+                .simple_graph_problems(ctx, "origin_point", "routes between points run on");
         for (param, point) in [("origin_point", from), ("destination_point", to)] {
             if !point.iter().all(|v| v.is_finite()) {
                 problems.push(Problem::new(ctx.at(param), "must be two finite numbers"));

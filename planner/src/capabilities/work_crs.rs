@@ -28,6 +28,15 @@ pub enum Output {
     Measures,
 }
 
+/// [`within`] for a step of one operator that makes new geometry.
+pub fn operator_within(
+    work_crs: Option<&str>,
+    ctx: &LowerContext<'_>,
+    operator: Operator,
+) -> Result<Vec<Operator>, Vec<Problem>> {
+    within(work_crs, Output::Geometry, ctx, |_| Ok(vec![operator]))
+}
+
 /// [`within`] for a step that searches a second layer (nearest features, lines to locate
 /// along): `lower` is also given the transform that brings the second layer's geometries into
 /// the work CRS (`(from, to)`; none without a work CRS or when the two CRSs agree).
