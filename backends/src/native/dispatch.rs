@@ -10,7 +10,7 @@ use super::layer::{Layer, Wkb};
 use super::stage::NativeNode;
 use super::{
     NativeError, aggregate, classify, cleaning, density, diagrams, geometry_ops, joins, line_clean,
-    network, numpy_sample, overlay, pivot, scale, statistics, tessellation, wkb,
+    network, numpy_sample, overlay, pivot, scale, statistics, tessellation, validation, wkb,
 };
 
 /// The WKB type codes a kernel's input may hold.
@@ -122,5 +122,6 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
         NativeKernel::Clean(c) => cleaning::clean(main()?, c),
         NativeKernel::LineClean(n) => line_clean::clean(main()?, n),
         NativeKernel::Pivot(p) => pivot::pivot(main()?, p),
+        NativeKernel::Validate(v) => validation::validate(main()?, v),
     }
 }

@@ -42,6 +42,7 @@ pub mod stage;
 pub mod statistics;
 pub mod tessellation;
 mod times;
+pub mod validation;
 pub mod weights;
 
 use rayon::prelude::*;

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::checks::require_columns;
-use super::validation_key::feature_key;
+use super::validation_key::report_key;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
 use crate::plan::operator::{Operator, ValidateCheck, ValidateOp};
@@ -22,13 +22,17 @@ use crate::schema::{FieldType, GEOM};
 /// is not one of the listed values: compared as numbers when the field is numeric and every
 /// value listed is a number, otherwise as text); `unique` (the value is on more than one row:
 /// every such row is reported). NULL values break only `not_null`. `key` defaults to the
-/// input's first integer field. With `summary: true` the output is one row per (problem,
+/// input's first integer field; with `position_key: true` features are identified by their
+/// 0-based position in the input instead. With `summary: true` the output is one row per (problem,
 /// field) with its `count`, without geometry.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct AttributeValidation {
     /// The field identifying features (default: the input's first integer field).
     #[serde(default)]
     pub key: Option<String>,
+    /// Identify features by their 0-based row position in the input instead of a key field.
+    #[serde(default)]
+    pub position_key: bool,
     /// The rules, one entry per field.
     #[schemars(length(min = 1))]
     pub rules: Vec<FieldRules>,
@@ -152,7 +156,7 @@ impl CapabilityParams for AttributeValidation {
                 problems.extend(found);
             }
         }
-        let key = match feature_key(self.key.as_deref(), ctx) {
+        let key = match report_key(self.key.as_deref(), self.position_key, ctx) {
             Ok(key) => Some(key),
             Err(found) => {
                 problems.extend(found);

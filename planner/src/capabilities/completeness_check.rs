@@ -6,6 +6,7 @@ use serde::Deserialize;
 use super::attribute_join::join_keys;
 use super::checks::require_columns;
 use super::validation_key::feature_key;
+use crate::plan::validate::FeatureKey;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
 use crate::plan::operator::{Operator, ValidateCheck, ValidateOp};
@@ -132,7 +133,7 @@ impl CapabilityParams for CompletenessCheck {
             },
         };
         Ok(vec![Operator::Validate(ValidateOp {
-            key,
+            key: FeatureKey::Field(key),
             check: ValidateCheck::Completeness(check),
             summary: self.summary,
         })])

@@ -1,9 +1,27 @@
-//! The field identifying features in a validation report (`key`), and its default.
+//! The field identifying features in a validation report (`key`), and its default; or the
+//! rows' positions (`position_key`).
 
 use super::LowerContext;
 use super::checks::require_columns;
 use crate::error::Problem;
+use crate::plan::validate::FeatureKey;
 use crate::schema::{FieldType, GEOM};
+
+/// The rows' 0-based positions with `position_key`, else [`feature_key`].
+pub fn report_key(
+    key: Option<&str>,
+    position_key: bool,
+    ctx: &LowerContext<'_>,
+) -> Result<FeatureKey, Vec<Problem>> {
+    match (key, position_key) {
+        (Some(_), true) => Err(vec![Problem::new(
+            ctx.at("position_key"),
+            "features are identified by key or by position_key, not both: leave one out",
+        )]),
+        (None, true) => Ok(FeatureKey::Position),
+        (key, false) => feature_key(key, ctx).map(FeatureKey::Field),
+    }
+}
 
 /// `key` as given, else the input's first integer field; a problem when neither is known.
 pub fn feature_key(key: Option<&str>, ctx: &LowerContext<'_>) -> Result<String, Vec<Problem>> {

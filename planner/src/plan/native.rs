@@ -18,6 +18,7 @@ use super::operator::{
     SpatialJoinOp, SpatialPredicate, StatisticOp, ValueExpr,
 };
 use super::tessellate::TessellateOp;
+use super::validate::{ValidateCheck, ValidateOp};
 use crate::schema::FieldType;
 use crate::sql::Dialect;
 
@@ -87,6 +88,8 @@ pub enum NativeKernel<'a> {
     LineClean(&'a LineCleanOp),
     /// Rows to columns, one per value found in the data.
     Pivot(&'a PivotOp),
+    /// A validation report in input order with GEOS's predicates.
+    Validate(&'a ValidateOp),
 }
 
 /// A pivot whose columns are the values found in the data (no SQL: a query's columns are
@@ -111,6 +114,7 @@ pub fn native_only(op: &Operator) -> bool {
             | Operator::Clean(_)
             | Operator::NumpySample(_)
     ) || matches!(op, Operator::LineClean(n) if n.native_only())
+        || matches!(op, Operator::Validate(v) if v.native_only())
         || found_pivot(op).is_some()
 }
 
@@ -182,6 +186,7 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
         Operator::Clean(c) => Ok(NativeKernel::Clean(c)),
         Operator::LineClean(n) if n.native_only() => Ok(NativeKernel::LineClean(n)),
         Operator::LineClean(_) => decline("(SQL: noding and deduplicating run on the SQL engine)"),
+        Operator::Validate(v) if v.native_only() => Ok(NativeKernel::Validate(v)),
         Operator::Map(_) if is_relational(op) => decline(RELATIONAL),
         Operator::Map(map) => {
             let all_native = !map.set.is_empty()
@@ -315,6 +320,15 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
                 LineCleanOp::ExtendDangles { method: DangleMethod::NearestPoint, .. } => "each LineString end's nearest point on the other features found through an R-tree (GEOS distance), the nearest within reach kept",
                 LineCleanOp::RemoveDuplicates { .. } => "rows in order, each compared with the kept rows whose boxes are within the tolerance (GEOS equals_exact, discrete Hausdorff for LineStrings) through an R-tree",
                 _ => "each dangling end's ray cut by the other lines found through an R-tree, the nearest crossing kept",
+            }
+        ),
+        NativeKernel::Validate(v) => format!(
+            "{}: {}",
+            v.describe(),
+            match &v.check {
+                ValidateCheck::Duplicates { tolerance, .. } if *tolerance > 0.0 => "rows in order, each unclaimed row claiming the later unclaimed rows within the tolerance (GEOS distance) found through an R-tree",
+                ValidateCheck::Duplicates { .. } => "rows in order, each geometry's well-known text (16 decimals, trimmed) looked up among the earlier ones in a hash map",
+                _ => "rows in order through GEOS's isValid and isSimple, then the polygons' pairs whose boxes meet (an R-tree) tested by GEOS's overlaps",
             }
         ),
         NativeKernel::Classify(c) => format!(

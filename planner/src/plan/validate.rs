@@ -19,11 +19,33 @@ pub const REASON: &str = "reason";
 /// The summary's column counting the problems of a kind.
 pub const COUNT: &str = "count";
 
+/// The column numbering the input's rows from 0 when features are identified by position.
+pub const POSITION: &str = "geomill_position";
+
+/// How the report identifies features.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FeatureKey {
+    /// By a field's value.
+    Field(String),
+    /// By the row's 0-based position in the input, in the order it is read.
+    Position,
+}
+
+impl FeatureKey {
+    /// The key's column: the field, or [`POSITION`] numbered onto the input.
+    pub fn column(&self) -> &str {
+        match self {
+            Self::Field(name) => name,
+            Self::Position => POSITION,
+        }
+    }
+}
+
 /// Report the problems `check` finds, each with the feature's `key`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValidateOp {
-    /// The field identifying features in the report.
-    pub key: String,
+    /// How features are identified in the report.
+    pub key: FeatureKey,
     pub check: ValidateCheck,
     /// One row per (problem, field) with its count instead of one row per problem.
     pub summary: bool,
@@ -38,14 +60,42 @@ pub enum ValidateCheck {
     Topology {
         checks: Vec<TopologyProblem>,
         tolerance: f64,
+        predicates: TopologyPredicates,
     },
     /// Features whose geometry equals another's (normalised) or, with a `tolerance`, lies
-    /// within it of another's (discrete Hausdorff distance).
-    Duplicates { tolerance: f64 },
+    /// within it of another's (discrete Hausdorff distance); or as `rule` says.
+    Duplicates { tolerance: f64, rule: DuplicateMatch },
     /// Values breaking rules, field by field.
     Attributes { rules: Vec<AttributeRule> },
     /// What the input lacks against a reference layer (the operator's second input).
     Completeness(Completeness),
+}
+
+/// Which predicates `topology_check` applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyPredicates {
+    /// geomill's: invalid geometries located at the point GEOS names, self-intersection of
+    /// lines, overlaps of valid polygons' interiors (containment included), the polygonal part
+    /// of the intersection.
+    Geomill,
+    /// Shapely's, as a GeoPandas script applies them: `is_valid` (the whole feature
+    /// reported), `is_simple` on every geometry type, `overlaps` between polygons valid or
+    /// not (neither containing the other) with their full intersection and its area.
+    Shapely,
+}
+
+/// Which features `duplicate_geometry` pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DuplicateMatch {
+    /// Every pair of duplicates, on the lower key; normalised geometry or Hausdorff distance.
+    Normalized,
+    /// Rows in input order, each duplicate reported once against the first it duplicates:
+    /// with no tolerance, the first row whose geometry prints the same well-known text (no
+    /// normalisation, empty geometries included); with a tolerance, each row not yet claimed
+    /// claims every later unclaimed row within it by minimum distance.
+    FirstInRowOrder,
 }
 
 /// How the input is checked against the reference layer.
@@ -132,9 +182,26 @@ pub enum AllowedValue {
 }
 
 impl ValidateOp {
+    /// Whether only the native backend computes the check (input order, Shapely's predicates).
+    pub fn native_only(&self) -> bool {
+        matches!(
+            self.check,
+            ValidateCheck::Topology {
+                predicates: TopologyPredicates::Shapely,
+                ..
+            } | ValidateCheck::Duplicates {
+                rule: DuplicateMatch::FirstInRowOrder,
+                ..
+            }
+        )
+    }
+
     /// The input columns the operator names.
     pub fn reads(&self) -> Vec<String> {
-        let mut names = vec![self.key.clone(), GEOM.to_owned()];
+        let mut names = vec![GEOM.to_owned()];
+        if let FeatureKey::Field(key) = &self.key {
+            names.push(key.clone());
+        }
         match &self.check {
             ValidateCheck::Attributes { rules } => {
                 names.extend(rules.iter().map(|r| r.field.clone()));
@@ -167,9 +234,12 @@ impl ValidateOp {
 
     /// The key's type in `input` (unknown without its schema).
     pub fn key_type(&self, input: Option<&Schema>) -> FieldType {
-        input
-            .and_then(|s| s.columns.iter().find(|c| c.name == self.key))
-            .map_or(FieldType::Unknown, |c| c.ty)
+        match &self.key {
+            FeatureKey::Field(key) => input
+                .and_then(|s| s.columns.iter().find(|c| &c.name == key))
+                .map_or(FieldType::Unknown, |c| c.ty),
+            FeatureKey::Position => FieldType::Integer,
+        }
     }
 
     /// The report's columns: the problems, or their counts.
@@ -205,15 +275,29 @@ impl ValidateOp {
     /// The operator in EXPLAIN text.
     pub fn describe(&self) -> String {
         let check = match &self.check {
-            ValidateCheck::Topology { checks, tolerance } => format!(
-                "topology [{}] tolerance={tolerance}",
+            ValidateCheck::Topology {
+                checks,
+                tolerance,
+                predicates,
+            } => format!(
+                "topology [{}] tolerance={tolerance}{}",
                 checks
                     .iter()
                     .map(|c| c.as_str())
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
+                match predicates {
+                    TopologyPredicates::Geomill => "",
+                    TopologyPredicates::Shapely => " predicates=shapely",
+                }
             ),
-            ValidateCheck::Duplicates { tolerance } => format!("duplicates tolerance={tolerance}"),
+            ValidateCheck::Duplicates { tolerance, rule } => format!(
+                "duplicates tolerance={tolerance}{}",
+                match rule {
+                    DuplicateMatch::Normalized => "",
+                    DuplicateMatch::FirstInRowOrder => " rule=first_in_row_order",
+                }
+            ),
             ValidateCheck::Attributes { rules } => format!(
                 "attributes [{}]",
                 rules
@@ -231,9 +315,12 @@ impl ValidateOp {
                 min_fraction,
             }) => format!("completeness coverage ref_key={ref_key} min_fraction={min_fraction}"),
         };
+        let key = match &self.key {
+            FeatureKey::Field(key) => key.as_str(),
+            FeatureKey::Position => "(position)",
+        };
         format!(
-            "{check} key={}{}",
-            self.key,
+            "{check} key={key}{}",
             if self.summary { " summary" } else { "" }
         )
     }

@@ -487,6 +487,14 @@ pub fn select(
         Operator::LineClean(n) => line_clean_sql(n, main, dialect)?,
         Operator::Diff(d) => diff_sql(d, main, need_other()?, dialect)?,
         Operator::RankIn(r) => rank_in_sql(r, main, need_other()?, dialect)?,
+        Operator::Validate(v) if v.native_only() => native_only(
+            main.from,
+            dialect,
+            &format!(
+                "{} runs on the native backend: it follows the input's row order and GEOS's predicates",
+                v.describe()
+            ),
+        ),
         Operator::Validate(v) => validate_sql(v, main, other, dialect)?,
         Operator::Aggregate(a) => {
             let mut items: Vec<String> = a.group_by.iter().map(|c| ident(c)).collect();

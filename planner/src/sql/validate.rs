@@ -8,8 +8,8 @@ use super::select::Input;
 use super::validate_completeness::completeness_sql;
 use super::validate_topology::topology_sql;
 use crate::plan::validate::{
-    AllowedValue, AttributeRule, COUNT, FEATURE, FIELD, PROBLEM, REASON, RELATED, ValidateCheck,
-    ValidateOp,
+    AllowedValue, AttributeRule, COUNT, FEATURE, FIELD, FeatureKey, POSITION,
+    PROBLEM, REASON, RELATED, ValidateCheck, ValidateOp,
 };
 use crate::schema::{FieldType, GEOM, Schema};
 
@@ -87,15 +87,35 @@ pub fn validate_sql(
     reference: Option<Input<'_>>,
     dialect: Dialect,
 ) -> Result<String, String> {
+    let numbered;
+    let input = match op.key {
+        FeatureKey::Field(_) => input,
+        FeatureKey::Position => {
+            numbered = format!(
+                "(SELECT t.*, CAST(row_number() OVER () - 1 AS BIGINT) AS {} FROM {} AS t)",
+                ident(POSITION),
+                input.from
+            );
+            Input {
+                from: &numbered,
+                schema: input.schema,
+            }
+        }
+    };
     let ctx = Context {
         input,
-        key: &op.key,
+        key: op.key.column(),
         key_type: op.key_type(input.schema),
         dialect,
     };
     let (ctes, parts) = match &op.check {
-        ValidateCheck::Topology { checks, tolerance } => topology_sql(&ctx, checks, *tolerance)?,
-        ValidateCheck::Duplicates { tolerance } => {
+        _ if op.native_only() => {
+            return Err(format!("{} runs on the native backend", op.describe()));
+        }
+        ValidateCheck::Topology {
+            checks, tolerance, ..
+        } => topology_sql(&ctx, checks, *tolerance)?,
+        ValidateCheck::Duplicates { tolerance, .. } => {
             (Vec::new(), vec![duplicates_sql(&ctx, *tolerance)?])
         }
         ValidateCheck::Attributes { rules } => (Vec::new(), attributes_sql(&ctx, rules)?),
@@ -286,10 +306,11 @@ fn allowed_condition(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::validate::DuplicateMatch;
 
     fn op(check: ValidateCheck, summary: bool) -> ValidateOp {
         ValidateOp {
-            key: "id".into(),
+            key: FeatureKey::Field("id".into()),
             check,
             summary,
         }
@@ -305,7 +326,10 @@ mod tests {
 
     #[test]
     fn near_duplicates_use_each_engines_hausdorff_distance() {
-        let near = op(ValidateCheck::Duplicates { tolerance: 0.5 }, false);
+        let near = op(ValidateCheck::Duplicates {
+                tolerance: 0.5,
+                rule: DuplicateMatch::Normalized,
+            }, false);
         let postgis = sql(&near, Dialect::Postgis);
         assert!(
             postgis.contains("ST_HausdorffDistance(a.\"geom\", b.\"geom\") <= 0.5"),
@@ -317,7 +341,13 @@ mod tests {
             "{duckdb}"
         );
         let exact = sql(
-            &op(ValidateCheck::Duplicates { tolerance: 0.0 }, false),
+            &op(
+                ValidateCheck::Duplicates {
+                    tolerance: 0.0,
+                    rule: DuplicateMatch::Normalized,
+                },
+                false,
+            ),
             Dialect::Duckdb,
         );
         assert!(

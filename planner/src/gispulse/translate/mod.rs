@@ -21,6 +21,7 @@ mod reshape;
 mod scales;
 mod temporal;
 mod toolkit;
+mod validation;
 mod weights;
 
 pub use args::Args;
@@ -134,6 +135,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         .or_else(|| network::translator(name))
         .or_else(|| cleaning::translator(name))
         .or_else(|| grids::translator(name))
+        .or_else(|| validation::translator(name))
 }
 
 /// GISPulse type names (`add_field`'s `dtype`, `cast_field`'s `casts`) as native field types.
