@@ -74,6 +74,12 @@ impl CapabilityParams for DuplicateGeometry {
             )]);
         }
         let key = report_key(self.key.as_deref(), self.position_key, ctx)?;
+        if self.summary && self.rule == DuplicateMatch::FirstInRowOrder {
+            return Err(vec![Problem::new(
+                ctx.at("summary"),
+                "summary is not available with this rule: count the report's rows instead",
+            )]);
+        }
         Ok(vec![Operator::Validate(ValidateOp {
             key,
             check: ValidateCheck::Duplicates {

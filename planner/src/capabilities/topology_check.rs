@@ -87,6 +87,12 @@ impl CapabilityParams for TopologyCheck {
             )]);
         }
         let key = report_key(self.key.as_deref(), self.position_key, ctx)?;
+        if self.summary && self.predicates == TopologyPredicates::Shapely {
+            return Err(vec![Problem::new(
+                ctx.at("summary"),
+                "summary is not available with this rule: count the report's rows instead",
+            )]);
+        }
         let mut checks = Vec::new();
         let shapely_has = |c: &TopologyProblem| {
             !matches!(c, TopologyProblem::Gap | TopologyProblem::Dangle)

@@ -16,6 +16,8 @@ pub const PROBLEM: &str = "problem";
 pub const FIELD: &str = "field";
 /// The output's column explaining the problem.
 pub const REASON: &str = "reason";
+/// The column of Python-rule reports holding the offending value as Python prints it.
+pub const VALUE: &str = "value";
 /// The summary's column counting the problems of a kind.
 pub const COUNT: &str = "count";
 
@@ -67,6 +69,8 @@ pub enum ValidateCheck {
     Duplicates { tolerance: f64, rule: DuplicateMatch },
     /// Values breaking rules, field by field.
     Attributes { rules: Vec<AttributeRule> },
+    /// Values breaking rules as a Python script checks them, value by value.
+    PythonAttributes { rules: Vec<PythonRule> },
     /// What the input lacks against a reference layer (the operator's second input).
     Completeness(Completeness),
 }
@@ -174,6 +178,63 @@ pub struct AttributeRule {
     pub unique: bool,
 }
 
+/// The Python class a value must be of, by the names a Python script gives (`int` accepts
+/// booleans too, `float` integers and booleans, as Python's `isinstance` does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PythonType {
+    Int,
+    Integer,
+    Float,
+    Number,
+    Str,
+    String,
+    Bool,
+    Boolean,
+}
+
+impl PythonType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Int => "int",
+            Self::Integer => "integer",
+            Self::Float => "float",
+            Self::Number => "number",
+            Self::Str => "str",
+            Self::String => "string",
+            Self::Bool => "bool",
+            Self::Boolean => "boolean",
+        }
+    }
+
+    /// Whether a value of Python class `class` (`int`, `float`, `str`, `bool`) is one.
+    pub fn accepts(self, class: &str) -> bool {
+        match self {
+            Self::Int | Self::Integer => matches!(class, "int" | "bool"),
+            Self::Float | Self::Number => matches!(class, "float" | "int" | "bool"),
+            Self::Str | Self::String => class == "str",
+            Self::Bool | Self::Boolean => class == "bool",
+        }
+    }
+}
+
+/// One field's rules as a Python script checks them: NULL (`None`, NaN) breaks only
+/// `nullable: false`; a value of another class breaks `type` and nothing else; `min`/`max`
+/// bound numbers or a text's length; `pattern` fully matches texts; `allowed` by Python's `in`.
+/// Bounds and allowed values keep their JSON form, as the reasons print them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PythonRule {
+    pub field: String,
+    /// The field is not in the input: every feature breaks the rule (`missing_column`).
+    pub missing: bool,
+    pub class: Option<PythonType>,
+    pub nullable: bool,
+    pub min: Option<serde_json::Number>,
+    pub max: Option<serde_json::Number>,
+    pub pattern: Option<String>,
+    pub allowed: Option<Vec<serde_json::Value>>,
+}
+
 /// One allowed value of a field.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AllowedValue {
@@ -186,10 +247,12 @@ impl ValidateOp {
     pub fn native_only(&self) -> bool {
         matches!(
             self.check,
-            ValidateCheck::Topology {
-                predicates: TopologyPredicates::Shapely,
-                ..
-            } | ValidateCheck::Duplicates {
+            ValidateCheck::PythonAttributes { .. }
+                | ValidateCheck::Topology {
+                    predicates: TopologyPredicates::Shapely,
+                    ..
+                }
+                | ValidateCheck::Duplicates {
                 rule: DuplicateMatch::FirstInRowOrder,
                 ..
             }
@@ -205,6 +268,9 @@ impl ValidateOp {
         match &self.check {
             ValidateCheck::Attributes { rules } => {
                 names.extend(rules.iter().map(|r| r.field.clone()));
+            }
+            ValidateCheck::PythonAttributes { rules } => {
+                names.extend(rules.iter().filter(|r| !r.missing).map(|r| r.field.clone()));
             }
             ValidateCheck::Completeness(c) => names.push(c.ref_key().to_owned()),
             _ => {}
@@ -259,15 +325,19 @@ impl ValidateOp {
             };
         }
         let key = self.key_type(input);
+        let mut columns = vec![
+            column(FEATURE, key),
+            column(RELATED, self.related_type(input, other)),
+            column(PROBLEM, FieldType::Text),
+            column(FIELD, FieldType::Text),
+        ];
+        if matches!(self.check, ValidateCheck::PythonAttributes { .. }) {
+            columns.push(column(VALUE, FieldType::Text));
+        }
+        columns.push(column(REASON, FieldType::Text));
+        columns.push(column(GEOM, FieldType::Geometry));
         Schema {
-            columns: vec![
-                column(FEATURE, key),
-                column(RELATED, self.related_type(input, other)),
-                column(PROBLEM, FieldType::Text),
-                column(FIELD, FieldType::Text),
-                column(REASON, FieldType::Text),
-                column(GEOM, FieldType::Geometry),
-            ],
+            columns,
             crs: input.and_then(|s| s.crs.clone()),
         }
     }
@@ -297,6 +367,14 @@ impl ValidateOp {
                     DuplicateMatch::Normalized => "",
                     DuplicateMatch::FirstInRowOrder => " rule=first_in_row_order",
                 }
+            ),
+            ValidateCheck::PythonAttributes { rules } => format!(
+                "attributes as Python checks them [{}]",
+                rules
+                    .iter()
+                    .map(|r| r.field.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             ValidateCheck::Attributes { rules } => format!(
                 "attributes [{}]",

@@ -119,6 +119,9 @@ pub fn validate_sql(
             (Vec::new(), vec![duplicates_sql(&ctx, *tolerance)?])
         }
         ValidateCheck::Attributes { rules } => (Vec::new(), attributes_sql(&ctx, rules)?),
+        ValidateCheck::PythonAttributes { .. } => {
+            return Err("attribute rules as Python checks them run on the native backend".into());
+        }
         ValidateCheck::Completeness(check) => {
             let reference = reference.ok_or("completeness_check needs its ref_layer")?;
             let related = op.related_type(input.schema, reference.schema);

@@ -29,6 +29,8 @@ pub(super) fn first_in_row_order(rows: &Rows, tolerance: f64) -> Result<Vec<Prob
             Some(&earlier) => problems.push(Problem {
                 feature: row,
                 related: Some(earlier),
+                field: None,
+                value: None,
                 problem: "duplicate",
                 reason: format!("the geometry prints as row {earlier}'s does"),
                 geom: rows.wkb[row].clone(),
@@ -82,7 +84,9 @@ fn claimed_within(
                 problems.push(Problem {
                     feature: j,
                     related: Some(i),
-                    problem: "near_duplicate",
+                    field: None,
+                value: None,
+                problem: "near_duplicate",
                     reason: format!("the geometry lies {distance} from row {i}'s"),
                     geom: rows.wkb[j].clone(),
                 });

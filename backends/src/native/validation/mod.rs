@@ -1,9 +1,12 @@
 //! Validation reports computed natively: rows read in input order, checked with GEOS's own
-//! predicates ([`topology::shapely_topology`]) or paired as GeoPandas scripts pair duplicates
-//! ([`duplicates::first_in_row_order`]); the report has the columns of every validation step
-//! (`feature`, `related`, `problem`, `field`, `reason`, `geom`).
+//! predicates ([`topology::shapely_topology`]), paired as GeoPandas scripts pair duplicates
+//! ([`duplicates::first_in_row_order`]) or with attribute values read as Python reads them
+//! ([`python_rules::python_rules`]); the report has the columns of every validation step
+//! (`feature`, `related`, `problem`, `field`, `reason`, `geom`; Python's rules add `value`).
 
 mod duplicates;
+mod python_rules;
+mod python_text;
 mod topology;
 
 use std::sync::Arc;
@@ -16,7 +19,7 @@ use super::NativeError;
 use super::geometry_ops::to_geos;
 use super::layer::{Layer, Wkb};
 use geomill_planner::plan::validate::{
-    DuplicateMatch, FEATURE, FIELD, FeatureKey, PROBLEM, REASON, RELATED, TopologyPredicates,
+    DuplicateMatch, FEATURE, FIELD, FeatureKey, PROBLEM, REASON, RELATED, TopologyPredicates, VALUE,
     ValidateCheck, ValidateOp,
 };
 use geomill_planner::schema::GEOM;
@@ -26,6 +29,10 @@ struct Problem {
     feature: usize,
     related: Option<usize>,
     problem: &'static str,
+    /// The field an attribute problem is about.
+    field: Option<String>,
+    /// The offending value as text (Python's rules only).
+    value: Option<String>,
     reason: String,
     geom: Option<Vec<u8>>,
 }
@@ -76,6 +83,7 @@ pub fn validate(layer: &Layer, op: &ValidateOp) -> Result<Layer, NativeError> {
             predicates: TopologyPredicates::Shapely,
             ..
         } => topology::shapely_topology(&rows, checks)?,
+        ValidateCheck::PythonAttributes { rules } => python_rules::python_rules(layer, &rows, rules)?,
         _ => {
             return Err(NativeError::Unsupported(format!(
                 "{} (SQL: it runs on the SQL engine)",
@@ -83,7 +91,8 @@ pub fn validate(layer: &Layer, op: &ValidateOp) -> Result<Layer, NativeError> {
             )));
         }
     };
-    report(layer, &rows, &op.key, &problems)
+    let with_value = matches!(op.check, ValidateCheck::PythonAttributes { .. });
+    report(layer, &rows, &op.key, &problems, with_value)
 }
 
 /// The problems as a layer, features named by `key`.
@@ -92,6 +101,7 @@ fn report(
     rows: &Rows,
     key: &FeatureKey,
     problems: &[Problem],
+    with_value: bool,
 ) -> Result<Layer, NativeError> {
     let keys = |pick: &dyn Fn(&Problem) -> Option<usize>| -> Result<ArrayRef, NativeError> {
         match key {
@@ -114,27 +124,32 @@ fn report(
     let texts = |pick: &dyn Fn(&Problem) -> Option<&str>| -> ArrayRef {
         Arc::new(problems.iter().map(pick).collect::<StringArray>())
     };
-    let columns: Vec<ArrayRef> = vec![
+    let mut fields = vec![
+        Field::new(FEATURE, feature.data_type().clone(), true),
+        Field::new(RELATED, related.data_type().clone(), true),
+        Field::new(PROBLEM, DataType::Utf8, true),
+        Field::new(FIELD, DataType::Utf8, true),
+    ];
+    let mut columns: Vec<ArrayRef> = vec![
         feature,
         related,
         texts(&|p| Some(p.problem)),
-        texts(&|_| None),
-        texts(&|p| Some(p.reason.as_str())),
-        Arc::new(
-            problems
-                .iter()
-                .map(|p| p.geom.as_deref())
-                .collect::<BinaryArray>(),
-        ),
+        texts(&|p| p.field.as_deref()),
     ];
-    let schema = Arc::new(Schema::new(vec![
-        Field::new(FEATURE, columns[0].data_type().clone(), true),
-        Field::new(RELATED, columns[1].data_type().clone(), true),
-        Field::new(PROBLEM, DataType::Utf8, true),
-        Field::new(FIELD, DataType::Utf8, true),
-        Field::new(REASON, DataType::Utf8, true),
-        Field::new(GEOM, DataType::Binary, true),
-    ]));
+    if with_value {
+        fields.push(Field::new(VALUE, DataType::Utf8, true));
+        columns.push(texts(&|p| p.value.as_deref()));
+    }
+    fields.push(Field::new(REASON, DataType::Utf8, true));
+    columns.push(texts(&|p| Some(p.reason.as_str())));
+    fields.push(Field::new(GEOM, DataType::Binary, true));
+    columns.push(Arc::new(
+        problems
+            .iter()
+            .map(|p| p.geom.as_deref())
+            .collect::<BinaryArray>(),
+    ));
+    let schema = Arc::new(Schema::new(fields));
     let batch = RecordBatch::try_new(schema.clone(), columns).map_err(NativeError::arrow)?;
     Layer::new(schema, vec![batch], GEOM, layer.crs.clone())
 }

@@ -25,6 +25,8 @@ pub(super) fn shapely_topology(
             feature,
             related: None,
             problem,
+            field: None,
+            value: None,
             reason,
             geom,
         });
@@ -108,6 +110,8 @@ fn overlaps(geometries: &[Option<Geometry>]) -> Result<Vec<Problem>, NativeError
             problems.push(Problem {
                 feature: i,
                 related: Some(j),
+                field: None,
+                value: None,
                 problem: "overlap",
                 reason: format!("the polygons overlap (area={area:.6})"),
                 geom: Some(to_wkb(&shared)?),

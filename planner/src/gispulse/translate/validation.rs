@@ -1,6 +1,7 @@
-//! GISPulse's `topology_check` and `duplicate_geometry` onto the native reports with Shapely's
-//! predicates and the first-in-row-order rule, features named by `id_col` or else by their
-//! row position (GISPulse's fresh pandas index), the report's columns renamed as GISPulse's.
+//! GISPulse's `topology_check`, `duplicate_geometry` and `attribute_validation` onto the
+//! native reports with Shapely's predicates, the first-in-row-order rule and rules as Python
+//! checks them, features named by `id_col` or else by their row position (GISPulse's fresh
+//! pandas index), the report's columns renamed as GISPulse's.
 
 use serde_json::{Map, Value, json};
 
@@ -10,6 +11,7 @@ pub fn translator(name: &str) -> Option<Translator> {
     Some(match name {
         "topology_check" => topology_check,
         "duplicate_geometry" => duplicate_geometry,
+        "attribute_validation" => attribute_validation,
         _ => return None,
     })
 }
@@ -96,5 +98,103 @@ fn duplicate_geometry(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     out.main(
         "select_columns",
         params([("fields", json!(["feature_id", "duplicate_of"]))]),
+    );
+}
+
+/// One column's GISPulse rules as a native rule with `rules_as: python`; `None` after a
+/// problem.
+fn python_rule(args: &mut Args<'_>, column: &str, given: &Value) -> Option<Value> {
+    let at = format!("schema.{column}");
+    let Some(given) = given.as_object() else {
+        args.problem(&at, "must be an object of rules");
+        return None;
+    };
+    let mut rule = params([("field", json!(column))]);
+    for (name, value) in given {
+        let fine = match (name.as_str(), value) {
+            ("type", Value::String(t)) => {
+                rule.insert("type".into(), json!(t.to_lowercase()));
+                true
+            }
+            ("nullable", Value::Bool(nullable)) => {
+                rule.insert("not_null".into(), json!(!nullable));
+                true
+            }
+            ("min" | "max", Value::Number(_)) => {
+                rule.insert(name.clone(), value.clone());
+                true
+            }
+            ("pattern", Value::String(_)) => {
+                rule.insert("regex".into(), value.clone());
+                true
+            }
+            ("allowed", Value::Array(items))
+                if items
+                    .iter()
+                    .all(|i| i.is_number() || i.is_string() || i.is_boolean()) =>
+            {
+                rule.insert("allowed".into(), value.clone());
+                true
+            }
+            ("type" | "nullable" | "min" | "max" | "pattern" | "allowed", _) => {
+                args.problem(
+                    &format!("{at}.{name}"),
+                    "is not of the kind GISPulse reads (type and pattern texts, nullable a boolean, min and max numbers, allowed a list of numbers, texts and booleans)",
+                );
+                false
+            }
+            _ => {
+                args.problem(
+                    &format!("{at}.{name}"),
+                    "is not a rule GISPulse checks (type, nullable, min, max, pattern, allowed)",
+                );
+                false
+            }
+        };
+        if !fine {
+            return None;
+        }
+    }
+    Some(Value::Object(rule))
+}
+
+fn attribute_validation(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
+    let Some(schema) = args.object("schema") else {
+        args.problem("schema", "is required: an object of rules per column");
+        return;
+    };
+    if schema.is_empty() {
+        args.problem("schema", "is empty: there is nothing to check");
+        return;
+    }
+    let mut rules = Vec::new();
+    for (column, given) in schema {
+        match python_rule(args, column, given) {
+            Some(rule) => rules.push(rule),
+            None => return,
+        }
+    }
+    args.note("attribute_validation: patterns are read by Rust's regex (Python's re syntax without look-around or back-references)");
+    let mut native = params([("rules_as", json!("python")), ("rules", json!(rules))]);
+    feature_key(args, &mut native);
+    out.main("attribute_validation", native);
+    out.main(
+        "calculate",
+        params([(
+            "expressions",
+            json!({
+                "feature_id": "\"feature\"",
+                "column": "\"field\"",
+                "rule": "\"problem\"",
+                "description": "\"reason\"",
+            }),
+        )]),
+    );
+    out.main(
+        "select_columns",
+        params([(
+            "fields",
+            json!(["feature_id", "column", "rule", "value", "description"]),
+        )]),
     );
 }
