@@ -96,16 +96,24 @@ fn claimed_within(
     Ok(problems)
 }
 
-/// A number as GEOS's WKT writer prints it with full precision and trimming: fixed notation
-/// to 16 decimals, trailing zeros dropped, for magnitudes from 1e-4 below 1e17; otherwise
-/// the shortest scientific form. Negative zero prints as `0`.
+/// A number as GEOS's WKT writer prints it with full precision and trimming: for magnitudes
+/// from 1e-4 below 1e17 the shortest round-trip digits in fixed notation, rounded to 16
+/// decimals when they run longer; otherwise the shortest scientific form. Negative zero
+/// prints as `0`.
 fn wkt_number(v: f64, out: &mut String) {
     let magnitude = v.abs();
     if v == 0.0 {
         out.push('0');
     } else if (1e-4..1e17).contains(&magnitude) {
-        let fixed = format!("{v:.16}");
-        out.push_str(fixed.trim_end_matches('0').trim_end_matches('.'));
+        // The shortest round-trip digits, rounded to 16 decimals when they run longer.
+        let shortest = format!("{v}");
+        let decimals = shortest.split_once('.').map_or(0, |(_, f)| f.len());
+        if decimals > 16 {
+            let fixed = format!("{v:.16}");
+            out.push_str(fixed.trim_end_matches('0').trim_end_matches('.'));
+        } else {
+            out.push_str(&shortest);
+        }
     } else {
         let _ = write!(out, "{v:e}");
     }
