@@ -71,5 +71,6 @@ mod styles;
 mod triggers_persistent;
 mod triggers_postgis;
 mod url_guard;
+mod validation_row_order;
 mod validation_toolkit;
 mod vector_diff;

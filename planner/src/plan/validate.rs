@@ -66,7 +66,10 @@ pub enum ValidateCheck {
     },
     /// Features whose geometry equals another's (normalised) or, with a `tolerance`, lies
     /// within it of another's (discrete Hausdorff distance); or as `rule` says.
-    Duplicates { tolerance: f64, rule: DuplicateMatch },
+    Duplicates {
+        tolerance: f64,
+        rule: DuplicateMatch,
+    },
     /// Values breaking rules, field by field.
     Attributes { rules: Vec<AttributeRule> },
     /// Values breaking rules as a Python script checks them, value by value.
@@ -253,9 +256,9 @@ impl ValidateOp {
                     ..
                 }
                 | ValidateCheck::Duplicates {
-                rule: DuplicateMatch::FirstInRowOrder,
-                ..
-            }
+                    rule: DuplicateMatch::FirstInRowOrder,
+                    ..
+                }
         )
     }
 

@@ -8,8 +8,8 @@ use super::select::Input;
 use super::validate_completeness::completeness_sql;
 use super::validate_topology::topology_sql;
 use crate::plan::validate::{
-    AllowedValue, AttributeRule, COUNT, FEATURE, FIELD, FeatureKey, POSITION,
-    PROBLEM, REASON, RELATED, ValidateCheck, ValidateOp,
+    AllowedValue, AttributeRule, COUNT, FEATURE, FIELD, FeatureKey, POSITION, PROBLEM, REASON,
+    RELATED, ValidateCheck, ValidateOp,
 };
 use crate::schema::{FieldType, GEOM, Schema};
 
@@ -329,10 +329,13 @@ mod tests {
 
     #[test]
     fn near_duplicates_use_each_engines_hausdorff_distance() {
-        let near = op(ValidateCheck::Duplicates {
+        let near = op(
+            ValidateCheck::Duplicates {
                 tolerance: 0.5,
                 rule: DuplicateMatch::Normalized,
-            }, false);
+            },
+            false,
+        );
         let postgis = sql(&near, Dialect::Postgis);
         assert!(
             postgis.contains("ST_HausdorffDistance(a.\"geom\", b.\"geom\") <= 0.5"),

@@ -85,8 +85,8 @@ fn claimed_within(
                     feature: j,
                     related: Some(i),
                     field: None,
-                value: None,
-                problem: "near_duplicate",
+                    value: None,
+                    problem: "near_duplicate",
                     reason: format!("the geometry lies {distance} from row {i}'s"),
                     geom: rows.wkb[j].clone(),
                 });

@@ -19,8 +19,8 @@ use super::NativeError;
 use super::geometry_ops::to_geos;
 use super::layer::{Layer, Wkb};
 use geomill_planner::plan::validate::{
-    DuplicateMatch, FEATURE, FIELD, FeatureKey, PROBLEM, REASON, RELATED, TopologyPredicates, VALUE,
-    ValidateCheck, ValidateOp,
+    DuplicateMatch, FEATURE, FIELD, FeatureKey, PROBLEM, REASON, RELATED, TopologyPredicates,
+    VALUE, ValidateCheck, ValidateOp,
 };
 use geomill_planner::schema::GEOM;
 
@@ -83,7 +83,9 @@ pub fn validate(layer: &Layer, op: &ValidateOp) -> Result<Layer, NativeError> {
             predicates: TopologyPredicates::Shapely,
             ..
         } => topology::shapely_topology(&rows, checks)?,
-        ValidateCheck::PythonAttributes { rules } => python_rules::python_rules(layer, &rows, rules)?,
+        ValidateCheck::PythonAttributes { rules } => {
+            python_rules::python_rules(layer, &rows, rules)?
+        }
         _ => {
             return Err(NativeError::Unsupported(format!(
                 "{} (SQL: it runs on the SQL engine)",
@@ -113,8 +115,10 @@ fn report(
             )),
             FeatureKey::Field(name) => {
                 let column = rows.batch.column(layer.column_index(name)?);
-                let indices: UInt64Array =
-                    problems.iter().map(|p| pick(p).map(|row| row as u64)).collect();
+                let indices: UInt64Array = problems
+                    .iter()
+                    .map(|p| pick(p).map(|row| row as u64))
+                    .collect();
                 arrow::compute::take(column, &indices, None).map_err(NativeError::arrow)
             }
         }

@@ -73,11 +73,13 @@ impl PyValue {
 
 /// A field's values as pandas reads them (`None` for a missing value), and how pandas prints
 /// a missing value there.
-fn values(batch: &RecordBatch, index: usize, field: &str) -> Result<(Vec<Option<PyValue>>, &'static str), NativeError> {
+fn values(
+    batch: &RecordBatch,
+    index: usize,
+    field: &str,
+) -> Result<(Vec<Option<PyValue>>, &'static str), NativeError> {
     let column = batch.column(index);
-    let cast = |to: &DataType| {
-        arrow::compute::cast(column, to).map_err(NativeError::arrow)
-    };
+    let cast = |to: &DataType| arrow::compute::cast(column, to).map_err(NativeError::arrow);
     let any_null = column.null_count() > 0;
     let ty = column.data_type();
     let read = match ty {
@@ -98,7 +100,13 @@ fn values(batch: &RecordBatch, index: usize, field: &str) -> Result<(Vec<Option<
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
             let texts = cast(&DataType::Utf8)?;
             let texts = texts.as_string::<i32>();
-            (texts.iter().map(|v| v.map(|t| PyValue::Text(t.to_owned()))).collect(), "nan")
+            (
+                texts
+                    .iter()
+                    .map(|v| v.map(|t| PyValue::Text(t.to_owned())))
+                    .collect(),
+                "nan",
+            )
         }
         DataType::Boolean => {
             let bools = column.as_boolean();

@@ -24,10 +24,7 @@ pub(super) fn float_repr(v: f64) -> String {
         let text = if point <= 0 {
             format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
         } else if point as usize >= digits.len() {
-            format!(
-                "{digits}{}.0",
-                "0".repeat(point as usize - digits.len())
-            )
+            format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
         } else {
             let (whole, fraction) = digits.split_at(point as usize);
             format!("{whole}.{fraction}")

@@ -40,7 +40,12 @@ pub(super) fn shapely_topology(
         };
         let feature = || rows.wkb[row].clone();
         if asked(TopologyProblem::EmptyGeometry) && g.is_empty().map_err(NativeError::geos)? {
-            found(row, "empty_geometry", "the geometry is empty".into(), feature());
+            found(
+                row,
+                "empty_geometry",
+                "the geometry is empty".into(),
+                feature(),
+            );
         }
         if asked(TopologyProblem::Invalid) && !g.is_valid() {
             let reason = g.is_valid_reason().map_err(NativeError::geos)?;
