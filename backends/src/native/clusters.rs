@@ -165,6 +165,27 @@ pub fn kmeans(
     labels
 }
 
+/// Each point's distance to the mean of its cluster's points.
+pub fn distances_to_centres(points: &[[f64; 2]], labels: &[usize]) -> Vec<f64> {
+    let k = labels.iter().max().map_or(0, |m| m + 1);
+    let mut sums = vec![[0.0, 0.0]; k];
+    let mut counts = vec![0_usize; k];
+    for (p, &l) in points.iter().zip(labels) {
+        sums[l][0] += p[0];
+        sums[l][1] += p[1];
+        counts[l] += 1;
+    }
+    points
+        .iter()
+        .zip(labels)
+        .map(|(p, &l)| {
+            let n = counts[l] as f64;
+            let (dx, dy) = (p[0] - sums[l][0] / n, p[1] - sums[l][1] / n);
+            dx.hypot(dy)
+        })
+        .collect()
+}
+
 /// The Earth's mean radius (m): great-circle distances are measured on this sphere, as
 /// scikit-learn's `haversine` metric times it.
 pub const EARTH_RADIUS: f64 = 6_371_008.8;

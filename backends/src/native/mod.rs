@@ -24,6 +24,7 @@ pub mod grid;
 pub mod hdbscan;
 mod hex_rows;
 pub mod joins;
+mod kmeans_sklearn;
 pub mod layer;
 pub mod line_clean;
 pub mod measures;

@@ -60,6 +60,13 @@ impl Mt19937 {
         y ^ (y >> 18)
     }
 
+    /// Uniform in [0, 1) with 53 random bits (NumPy's legacy `random_sample`).
+    pub fn random_sample(&mut self) -> f64 {
+        let a = f64::from(self.next_u32() >> 5);
+        let b = f64::from(self.next_u32() >> 6);
+        (a * 67_108_864.0 + b) / 9_007_199_254_740_992.0
+    }
+
     /// Uniform in `0..=max` (`max` < 2^32): outputs masked to the smallest all-ones mask
     /// covering `max`, redrawn while above it (NumPy's legacy `random_interval`).
     pub fn interval(&mut self, max: u32) -> u32 {

@@ -10,13 +10,13 @@ use arrow::compute::cast;
 use arrow::datatypes::DataType;
 use geomill_planner::palettes;
 use geomill_planner::plan::operator::{
-    ClassColors, ClassMethod, NormalizeMethod, RampColors, RampPosition, RampScale, ScaleKind,
+    ClassColors, ClassMethod, KMeansMethod, NormalizeMethod, RampColors, RampPosition, RampScale, ScaleKind,
     ScaleOp,
 };
 
 use super::classify::{breaks, class_of, mean, numbers, numpy_sum, with_columns};
 use super::layer::Layer;
-use super::{NativeError, clusters, hdbscan};
+use super::{NativeError, clusters, hdbscan, kmeans_sklearn};
 
 /// Computes `op` over `layer`.
 pub fn scale(layer: &Layer, op: &ScaleOp) -> Result<Layer, NativeError> {
@@ -108,13 +108,40 @@ pub fn scale(layer: &Layer, op: &ScaleOp) -> Result<Layer, NativeError> {
             k,
             seed,
             max_iter,
+            method: KMeansMethod::ScikitLearn,
+            distance,
+            ..
+        } => {
+            let points = clusters::points(layer)?;
+            let present: Vec<[f64; 2]> = points.iter().flatten().flatten().copied().collect();
+            let seed = u32::try_from(*seed)
+                .map_err(|_| NativeError::Input("NumPy's seeds are below 2^32".into()))?;
+            let fitted = kmeans_sklearn::kmeans(&present, *k as usize, seed, *max_iter as usize);
+            labelled_with(
+                layer,
+                &outputs,
+                &points,
+                fitted.labels,
+                distance.as_ref().map(|_| fitted.distances),
+            )
+        }
+        ScaleKind::KMeans {
+            k,
+            seed,
+            max_iter,
             init,
-        } => clustered(layer, &outputs, |points| {
-            clusters::kmeans(points, *k as usize, init, *seed, *max_iter as usize)
-                .into_iter()
-                .map(|c| c as i64)
-                .collect()
-        }),
+            distance,
+            ..
+        } => {
+            let points = clusters::points(layer)?;
+            let present: Vec<[f64; 2]> = points.iter().flatten().flatten().copied().collect();
+            let labels = clusters::kmeans(&present, *k as usize, init, *seed, *max_iter as usize);
+            let distances = distance
+                .as_ref()
+                .map(|_| clusters::distances_to_centres(&present, &labels));
+            let labels = labels.into_iter().map(|c| c as i64).collect();
+            labelled_with(layer, &outputs, &points, labels, distances)
+        }
         ScaleKind::Dbscan {
             eps,
             min_samples,
@@ -158,28 +185,39 @@ pub fn scale(layer: &Layer, op: &ScaleOp) -> Result<Layer, NativeError> {
             } else {
                 hdbscan::hdbscan(&present, size, samples)
             };
-            let (mut labels, mut chances) =
-                (found.labels.into_iter(), found.probabilities.into_iter());
-            let mut columns: Vec<(Int64Array, Float64Array)> = Vec::with_capacity(points.len());
-            for batch in &points {
-                let mut label = Vec::with_capacity(batch.len());
-                let mut chance = Vec::with_capacity(batch.len());
-                for p in batch {
-                    label.push(p.and_then(|_| labels.next()));
-                    chance.push(p.and_then(|_| chances.next()));
-                }
-                columns.push((label.into(), chance.into()));
-            }
-            with_columns(layer, &outputs, |batch| {
-                let (label, chance) = &columns[batch];
-                let mut out = vec![Arc::new(label.clone()) as ArrayRef];
-                if probability.is_some() {
-                    out.push(Arc::new(chance.clone()) as ArrayRef);
-                }
-                out
-            })
+            labelled_with(
+                layer,
+                &outputs,
+                &points,
+                found.labels,
+                probability.as_ref().map(|_| found.probabilities),
+            )
         }
     }
+}
+
+/// The layer with each row's `labels` and, when given, `values` (one per row that has a point,
+/// in order; NULL for the other rows) as the `outputs` columns.
+fn labelled_with(
+    layer: &Layer,
+    outputs: &[(String, DataType)],
+    points: &[Vec<Option<[f64; 2]>>],
+    labels: Vec<i64>,
+    values: Option<Vec<f64>>,
+) -> Result<Layer, NativeError> {
+    let mut labels = labels.into_iter();
+    let mut numbers = values.as_ref().map(|v| v.iter().copied());
+    let mut columns: Vec<Vec<ArrayRef>> = Vec::with_capacity(points.len());
+    for batch in points {
+        let label: Int64Array = batch.iter().map(|p| p.and_then(|_| labels.next())).collect();
+        let mut out = vec![Arc::new(label) as ArrayRef];
+        if let Some(numbers) = numbers.as_mut() {
+            let value: Float64Array = batch.iter().map(|p| p.and_then(|_| numbers.next())).collect();
+            out.push(Arc::new(value) as ArrayRef);
+        }
+        columns.push(out);
+    }
+    with_columns(layer, outputs, |batch| columns[batch].clone())
 }
 
 /// Each row's cluster from `cluster` (given the points of the rows that have one, in order);

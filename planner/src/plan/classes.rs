@@ -170,12 +170,15 @@ pub enum ScaleKind {
         color_field: String,
     },
     /// k-means clusters of the features' points (centroids for other geometries): Lloyd's
-    /// iterations from `init` when given, else from k-means++ seeded by `seed`.
+    /// iterations from `init` when given, else from k-means++ seeded by `seed`; or as
+    /// `method` says. `distance`: a field given each point's distance to its centre.
     KMeans {
         k: u32,
         seed: u64,
         max_iter: u32,
         init: Vec<[f64; 2]>,
+        method: KMeansMethod,
+        distance: Option<String>,
     },
     /// DBSCAN clusters of the features' points, `eps` in the layer's units (in metres of
     /// great-circle distance when `geodesic`); −1 for noise. With `time`, two points are
@@ -196,6 +199,17 @@ pub enum ScaleKind {
         /// `probabilities_`; 0 for noise).
         probability: Option<String>,
     },
+}
+
+/// How `cluster_kmeans` seeds and stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum KMeansMethod {
+    /// k-means++ seeded by SplitMix64, Lloyd's iterations until no point changes cluster.
+    Lloyd,
+    /// scikit-learn's `KMeans(random_state=seed, n_init="auto")`: greedy k-means++ from
+    /// NumPy's MT19937, centred points, its tolerance and empty-cluster rules.
+    ScikitLearn,
 }
 
 /// The colours of a [`ScaleKind::ColorRamp`].
@@ -264,11 +278,15 @@ impl ScaleOp {
                 vec![(self.output.clone(), FieldType::Double)]
             }
             ScaleKind::Hdbscan {
-                probability: Some(probability),
+                probability: Some(extra),
+                ..
+            }
+            | ScaleKind::KMeans {
+                distance: Some(extra),
                 ..
             } => vec![
                 (self.output.clone(), FieldType::Integer),
-                (probability.clone(), FieldType::Double),
+                (extra.clone(), FieldType::Double),
             ],
             ScaleKind::KMeans { .. } | ScaleKind::Dbscan { .. } | ScaleKind::Hdbscan { .. } => {
                 vec![(self.output.clone(), FieldType::Integer)]
@@ -339,9 +357,17 @@ impl ScaleOp {
                 if *sqrt { " (square root)" } else { "" },
                 self.field
             ),
-            ScaleKind::KMeans { k, seed, init, .. } => format!(
+            ScaleKind::KMeans {
+                k,
+                seed,
+                init,
+                method,
+                ..
+            } => format!(
                 "k-means of the points, k={k}, {}",
-                if init.is_empty() {
+                if *method == KMeansMethod::ScikitLearn {
+                    format!("as scikit-learn with random_state {seed}")
+                } else if init.is_empty() {
                     format!("k-means++ seed {seed}")
                 } else {
                     "given initial centres".to_owned()

@@ -7,7 +7,8 @@ use crate::expr::SqlExpr;
 use crate::schema::FieldType;
 
 pub use super::classes::{
-    ClassColors, ClassMethod, ClassifyOp, NormalizeMethod, RampColors, RampPosition, RampScale,
+    ClassColors, ClassMethod, ClassifyOp, KMeansMethod, NormalizeMethod, RampColors, RampPosition,
+    RampScale,
     ScaleKind, ScaleOp, TimeGate,
 };
 pub use super::cleaning::{CleanOp, OverlapOwner};

@@ -13,6 +13,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "cluster_st_dbscan" => cluster_st_dbscan,
         "cluster_network_dbscan" => cluster_network_dbscan,
         "cluster_hdbscan" => cluster_hdbscan,
+        "cluster_kmeans" => cluster_kmeans,
         _ => return None,
     })
 }
@@ -77,6 +78,39 @@ fn cluster_hdbscan(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
     native.insert("work_crs".into(), super::geometry::work_crs(args, scope));
     args.note("GISPulse fails when min_samples exceeds the number of points; geomill calls every point noise");
     out.main("cluster_hdbscan", native);
+}
+
+/// scikit-learn's `KMeans(k, random_state, n_init="auto")` of the centroids in `crs_meters`:
+/// labels in `cluster_col`, distances to the centres in `distance_col` (none when null).
+fn cluster_kmeans(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let k = args.integer("k").unwrap_or(5);
+    if k < 1 {
+        args.problem("k", "must be at least 1");
+        return;
+    }
+    let seed = args.integer("random_state").unwrap_or(42);
+    if u32::try_from(seed).is_err() {
+        args.problem("random_state", "must be from 0 to 2^32 - 1 (NumPy's seeds)");
+        return;
+    }
+    let column = args
+        .string("cluster_col")
+        .unwrap_or_else(|| "cluster".into());
+    let mut native = params([
+        ("k", json!(k)),
+        ("method", json!("scikit_learn")),
+        ("seed", json!(seed)),
+        ("output", json!(column)),
+    ]);
+    if !args.is_null("distance_col") {
+        let distance = args
+            .string("distance_col")
+            .unwrap_or_else(|| "cluster_dist".into());
+        native.insert("distance".into(), json!(distance));
+    }
+    native.insert("work_crs".into(), super::geometry::work_crs(args, scope));
+    args.note("GISPulse fails on a NULL or empty geometry; geomill leaves its cluster NULL");
+    out.main("cluster_kmeans", native);
 }
 
 /// ST-DBSCAN as GISPulse runs it: scikit-learn's `DBSCAN` over distances in `crs_meters` (`eps_m`
