@@ -2,7 +2,9 @@
 //! Earth cities uploaded as a Shapefile, clustered through `/api/pipelines/execute` on every
 //! engine mode, and each city's cluster compared with scikit-learn's on the same coordinates
 //! (great-circle distances for DBSCAN in metres and for HDBSCAN on lon/lat: scikit-learn's
-//! `haversine` metric).
+//! `haversine` metric). `method: scikit_learn` is compared with `KMeans(random_state=seed,
+//! n_init="auto")` itself, labels and distances, on the cities and on the 10,000-odd vertices
+//! of the countries (uploaded as a Shapefile too: Lloyd's steps over many chunks).
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
@@ -33,7 +35,22 @@ async fn clusters_equal_scikit_learn() {
     let files: Vec<(&str, Vec<u8>)> = files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
     let (status, dataset) = call(&state, multipart("/datasets/upload", &files, None)).await;
     assert_eq!(status, StatusCode::CREATED, "{dataset}");
-    let id = dataset["id"].as_str().unwrap();
+    let id = dataset["id"].as_str().unwrap().to_owned();
+    let countries: Vec<(String, Vec<u8>)> = ["shp", "shx", "dbf", "prj", "cpg"]
+        .iter()
+        .filter_map(|ext| {
+            let name = format!("naturalearth_lowres.{ext}");
+            let bytes = std::fs::read(shared(&format!("naturalearth_lowres/{name}"))).ok()?;
+            Some((name, bytes))
+        })
+        .collect();
+    let countries: Vec<(&str, Vec<u8>)> = countries
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.clone()))
+        .collect();
+    let (status, dataset) = call(&state, multipart("/datasets/upload", &countries, None)).await;
+    assert_eq!(status, StatusCode::CREATED, "{dataset}");
+    let countries = dataset["id"].as_str().unwrap().to_owned();
     let init = json!([
         [-100.0, 40.0],
         [-60.0, -15.0],
@@ -56,10 +73,32 @@ async fn clusters_equal_scikit_learn() {
             ),
             ("hdbscan", json!({"min_cluster_size": 5})),
             ("hdbscan", json!({"min_cluster_size": 8, "min_samples": 3})),
+            (
+                "kmeans",
+                json!({"k": 8, "method": "scikit_learn", "seed": 3, "distance": "dist"}),
+            ),
+            (
+                "kmeans",
+                json!({"k": 12, "method": "scikit_learn", "seed": 42, "distance": "dist",
+                    "vertices": true}),
+            ),
         ] {
             let capability = format!("cluster_{kind}");
-            let request = json!({"dataset_id": id, "engine": engine, "pipeline": {"name": "c",
-                "steps": [{"id": "c", "capability": capability, "params": params}]}});
+            let mut steps = vec![json!({"id": "c", "capability": capability, "params": params})];
+            let mut dataset = &id;
+            if params["vertices"] == json!(true) {
+                dataset = &countries;
+                steps.insert(
+                    0,
+                    json!({"id": "v", "capability": "extract_vertices", "params": {}}),
+                );
+                steps[1]["params"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("vertices");
+            }
+            let request = json!({"dataset_id": dataset, "engine": engine, "pipeline": {"name": "c",
+                "steps": steps}});
             let (status, run) = call(&state, post("/api/pipelines/execute", &request)).await;
             assert_eq!(status, StatusCode::OK, "{engine} {kind}: {run}");
             let mut case = params.clone();

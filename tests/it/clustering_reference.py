@@ -49,6 +49,8 @@ def hdbscan_labels(X, metric, min_cluster_size, min_samples=None):
 
 def labels_of(xy, case):
     """scikit-learn's labels of the points `xy` (longitude and latitude, or planar) for a case."""
+    if case["kind"] == "kmeans" and case.get("method") == "scikit_learn":
+        return KMeans(n_clusters=case["k"], random_state=case["seed"], n_init="auto").fit(xy)
     if case["kind"] == "kmeans":
         init = np.array(case["init"], dtype="float64")
         return KMeans(n_clusters=len(init), init=init, n_init=1, algorithm="lloyd",
@@ -77,10 +79,17 @@ for case in cases:
     frame = gpd.read_file(case["path"])
     xy = np.column_stack([frame.geometry.x.to_numpy(), frame.geometry.y.to_numpy()])
     ours = frame["cluster"].to_numpy()
-    label = f'{case["engine"]} {case["kind"]}'
+    label = f'{case["engine"]} {case["kind"]} {case.get("k", "")}'
     parameters = {k: case.get(k) for k in ("kind", "init", "eps", "unit", "min_samples",
                                             "min_cluster_size", "metric")}
-    theirs = remembered("labels", lambda: labels_of(xy, case), xy, parameters)
+    if case.get("method") == "scikit_learn":
+        fitted = labels_of(xy, case)
+        theirs = fitted.labels_
+        distances = np.linalg.norm(xy - fitted.cluster_centers_[theirs], axis=1)
+        if not np.allclose(frame["dist"].to_numpy(), distances, rtol=1e-9, atol=1e-9):
+            problems.append(f"{label} scikit_learn: distances differ")
+    else:
+        theirs = remembered("labels", lambda: labels_of(xy, case), xy, parameters)
     if not np.array_equal(ours, theirs):
         bad = int(np.sum(ours != theirs))
         problems.append(f"{label} {case.get('min_cluster_size', '')}: {bad} of {len(ours)} "

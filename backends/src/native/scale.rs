@@ -10,8 +10,8 @@ use arrow::compute::cast;
 use arrow::datatypes::DataType;
 use geomill_planner::palettes;
 use geomill_planner::plan::operator::{
-    ClassColors, ClassMethod, KMeansMethod, NormalizeMethod, RampColors, RampPosition, RampScale, ScaleKind,
-    ScaleOp,
+    ClassColors, ClassMethod, KMeansMethod, NormalizeMethod, RampColors, RampPosition, RampScale,
+    ScaleKind, ScaleOp,
 };
 
 use super::classify::{breaks, class_of, mean, numbers, numpy_sum, with_columns};
@@ -209,10 +209,16 @@ fn labelled_with(
     let mut numbers = values.as_ref().map(|v| v.iter().copied());
     let mut columns: Vec<Vec<ArrayRef>> = Vec::with_capacity(points.len());
     for batch in points {
-        let label: Int64Array = batch.iter().map(|p| p.and_then(|_| labels.next())).collect();
+        let label: Int64Array = batch
+            .iter()
+            .map(|p| p.and_then(|_| labels.next()))
+            .collect();
         let mut out = vec![Arc::new(label) as ArrayRef];
         if let Some(numbers) = numbers.as_mut() {
-            let value: Float64Array = batch.iter().map(|p| p.and_then(|_| numbers.next())).collect();
+            let value: Float64Array = batch
+                .iter()
+                .map(|p| p.and_then(|_| numbers.next()))
+                .collect();
             out.push(Arc::new(value) as ArrayRef);
         }
         columns.push(out);

@@ -202,7 +202,9 @@ pub enum ScaleKind {
 }
 
 /// How `cluster_kmeans` seeds and stops.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum KMeansMethod {
     /// k-means++ seeded by SplitMix64, Lloyd's iterations until no point changes cluster.

@@ -8,8 +8,7 @@ use crate::schema::FieldType;
 
 pub use super::classes::{
     ClassColors, ClassMethod, ClassifyOp, KMeansMethod, NormalizeMethod, RampColors, RampPosition,
-    RampScale,
-    ScaleKind, ScaleOp, TimeGate,
+    RampScale, ScaleKind, ScaleOp, TimeGate,
 };
 pub use super::cleaning::{CleanOp, OverlapOwner};
 pub use super::geo_expr::{Family, GeoExpr, MAX_DENSIFIED_VERTICES, OffsetJoin, ShapeExpr};
