@@ -12,8 +12,8 @@ use crate::plan::validate::{TopologyPredicates, TopologyProblem};
 /// Report the input's geometry and topology problems as a layer, one row per problem:
 /// `feature` (the `key` of the feature at fault; NULL for a gap), `related` (the other
 /// feature's key for an overlap, else NULL), `problem`, `field` (always NULL here), `reason`
-/// and `geom` locating the problem. Problems (`checks`, default all; an empty list checks nothing):
-/// `null_geometry` (geometry NULL), `empty_geometry` (the empty geometry),
+/// and `geom` locating the problem. Problems (`checks`, default all; an empty list checks
+/// nothing): `null_geometry` (geometry NULL), `empty_geometry` (the empty geometry),
 /// `invalid` (GEOS's validity reason, the text of PostGIS's `ST_IsValidReason` and Shapely's
 /// `is_valid_reason`, e.g. `Self-intersection[10 5]`, GEOS 3.11 on every engine; the point the
 /// reason names), `self_intersection` (a LineString or MultiLineString that is not simple: it
