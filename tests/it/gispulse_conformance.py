@@ -317,6 +317,57 @@ def isochrone_by_networkx(lines, _, params):
     return gpd.GeoDataFrame({"cost_budget": [b for b, _ in rows]}, geometry=[g for _, g in rows], crs=work.crs)
 
 
+def od_matrix_by_networkx(lines, points, params):
+    """`od_matrix` by networkx's `single_source_dijkstra` (with `max_distance` as cutoff) over
+    GISPulse's graph in the lines' own units, between every two rows of the reference layer
+    placed on their nearest nodes (Shapely distances): rows origin-major, ids by
+    `origin_id_col` or by position, the path's edges merged into one line, each edge turned to
+    start at the node it leaves; `include_missing` adds each row with itself and the pairs not
+    reached, with the origin's geometry."""
+    import networkx as nx
+
+    graph, number, _, _, _ = gispulse_graph(lines, params, reproject=False)
+    keys = list(number)
+    nodes = [shapely.Point(key) for key in keys]
+
+    def nearest(shape):
+        if shape is None or shape.is_empty:
+            return None
+        here = shape if shape.geom_type == "Point" else shape.centroid
+        return min(range(len(nodes)), key=lambda n: here.distance(nodes[n]))
+
+    places = [nearest(shape) for shape in points.geometry]
+    id_col = params.get("origin_id_col")
+    ids = list(points[id_col]) if id_col else list(range(len(points)))
+    missing = params.get("include_missing", False)
+    rows = []
+    for i, start in enumerate(places):
+        own = points.geometry.iloc[i]
+        lengths, paths = ({}, {}) if start is None else nx.single_source_dijkstra(
+            graph, start, weight="weight", cutoff=params.get("max_distance"))
+        for j, end in enumerate(places):
+            if i == j:
+                if missing:
+                    rows.append((ids[i], ids[j], 0.0, 0, own))
+                continue
+            if end is not None and end in lengths:
+                path = paths[end]
+                coords = []
+                for u, v in zip(path, path[1:]):
+                    part = list(graph.edges[u, v]["part"].coords)
+                    if math.dist(part[-1], keys[u]) < math.dist(part[0], keys[u]):
+                        part.reverse()
+                    for c in part:
+                        if not coords or coords[-1] != c:
+                            coords.append(c)
+                shape = shapely.LineString(coords) if len(path) > 1 else own
+                rows.append((ids[i], ids[j], float(lengths[end]), len(path) - 1, shape))
+            elif missing:
+                rows.append((ids[i], ids[j], None, 0, own))
+    return gpd.GeoDataFrame(rows, columns=["origin_id", "destination_id", "cost", "n_edges", "geometry"],
+                            geometry="geometry", crs=lines.crs)
+
+
 def hdbscan_by_scikit_learn(layer, _, params):
     """`cluster_hdbscan` by scikit-learn's HDBSCAN pipeline (`mst_from_data_matrix`,
     `tree_to_labels`: labels and probabilities) on the centroids in `crs_meters`, with the tie
@@ -356,7 +407,8 @@ REFERENCES = {"line_locate_point": locate_along_nearest_line,
               "connectivity_check": connectivity_by_networkx,
               "shortest_path": shortest_path_by_networkx,
               "cluster_hdbscan": hdbscan_by_scikit_learn,
-              "isochrone": isochrone_by_networkx}
+              "isochrone": isochrone_by_networkx,
+              "od_matrix": od_matrix_by_networkx}
 
 
 def reference_answer(case, layers):

@@ -10,6 +10,7 @@ mod graph_reports;
 mod graph_table;
 mod network_dbscan;
 mod planarize;
+mod point_matrix;
 mod point_route;
 mod reach;
 mod routes;
@@ -56,6 +57,9 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         NetworkAnalysis::GraphTree(spec) => return graph_reports::spanning_edges(lines, spec),
         NetworkAnalysis::GraphRoute(spec) => return point_route::route(lines, spec),
         NetworkAnalysis::GraphReach(spec) => return point_route::reach(lines, spec),
+        NetworkAnalysis::GraphMatrix(spec) => {
+            return point_matrix::matrix(lines, layer(1)?, spec);
+        }
         NetworkAnalysis::GraphConnectivity(spec) => {
             return graph_reports::connectivity(lines, spec);
         }
@@ -102,7 +106,8 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         | NetworkAnalysis::GraphTree(_)
         | NetworkAnalysis::GraphConnectivity(_)
         | NetworkAnalysis::GraphRoute(_)
-        | NetworkAnalysis::GraphReach(_) => Err(NativeError::Unsupported(op.describe())),
+        | NetworkAnalysis::GraphReach(_)
+        | NetworkAnalysis::GraphMatrix(_) => Err(NativeError::Unsupported(op.describe())),
     }
 }
 

@@ -2,6 +2,7 @@
 //! over the same graph: `mst` and `connectivity_check` in the layer's own units (GISPulse
 //! never reprojects for them), `shortest_path` between two points (reprojected by GISPulse
 //! only when the lines are in longitude/latitude), `isochrone` from a point (never
+//! reprojected), `od_matrix` between every two rows of the reference layer (never
 //! reprojected).
 
 use serde_json::json;
@@ -14,6 +15,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "connectivity_check" => connectivity_check,
         "shortest_path" => shortest_path,
         "isochrone" => isochrone,
+        "od_matrix" => od_matrix,
         _ => return None,
     })
 }
@@ -129,4 +131,61 @@ fn isochrone(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
             params([("fields", json!({"cost": "cost_budget"}))]),
         );
     }
+}
+
+/// The symmetric matrix between every two rows of `ref_layer` over the network, in the lines'
+/// own units (native `points`, `point_id`, `max_cost`, `include_missing`); ids by the rows'
+/// positions unless `origin_id_col` is given.
+fn od_matrix(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    if !args.is_null("destinations_layer") && args.has("destinations_layer") {
+        args.problem(
+            "destinations_layer",
+            "GISPulse's documents cannot hand it a destinations layer: the matrix is the reference layer's with itself",
+        );
+        return;
+    }
+    let Some(points) = super::reference_layer(args, scope, out, false) else {
+        return;
+    };
+    let origin_id = args.string("origin_id_col");
+    let destination_id = args.string("destination_id_col");
+    if origin_id.as_deref().unwrap_or("id") != destination_id.as_deref().unwrap_or("id") {
+        args.problem(
+            "destination_id_col",
+            "must name the same field as origin_id_col: origins and destinations are one layer",
+        );
+        return;
+    }
+    let mut native = params([("points", json!(points))]);
+    match origin_id {
+        Some(id) => {
+            native.insert("point_id".into(), json!(id));
+        }
+        None => args.note("od_matrix: rows are named by position (GISPulse names them by a field called id when the reference layer has one: give origin_id_col)"),
+    }
+    if let Some(weight) = args.string("weight_col") {
+        native.insert("cost_field".into(), json!(weight));
+    }
+    if let Some(limit) = args.f64("max_distance") {
+        native.insert("max_cost".into(), json!(limit));
+    }
+    if args.bool("include_missing").unwrap_or(false) {
+        native.insert("include_missing".into(), json!(true));
+    }
+    args.note("od_matrix: each path's edges are merged into one line, each edge turned to start at the node it leaves (GISPulse compares the edge's first vertex with the node rounded to 6 decimals and reverses almost every edge); a NULL or empty reference geometry has no node here (no path), where GISPulse fails");
+    out.main("od_matrix", native);
+    out.main(
+        "calculate",
+        params([(
+            "expressions",
+            json!({"origin_id": "\"origin\"", "destination_id": "\"destination\"", "n_edges": "\"edges\""}),
+        )]),
+    );
+    out.main(
+        "select_columns",
+        params([(
+            "fields",
+            json!(["origin_id", "destination_id", "cost", "n_edges"]),
+        )]),
+    );
 }

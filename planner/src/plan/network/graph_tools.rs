@@ -210,6 +210,23 @@ pub struct GraphRoute {
     pub to: [f64; 2],
 }
 
+/// The least-cost paths over the network built as [`NetworkDbscan`]'s between every two
+/// rows of a point layer (GISPulse's symmetric `od_matrix`): each point (a centroid for other
+/// geometries) starts at its nearest node; per origin row, Dijkstra up to `max_cost`, then one
+/// row per other destination row reached: `origin` and `destination` (the `id` field's
+/// values, or the rows' positions from 0), `cost`, `edges` (the path's edge count) and the
+/// path (its edges' line parts merged into one line; the origin's own geometry when both
+/// share a node). With `include_missing`, a row for an origin and itself too (cost 0, no
+/// edge) and for each destination not reached (cost NULL, no edge), both with the origin's
+/// geometry. Rows by origin, then destination.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphMatrix {
+    pub weight: Option<String>,
+    pub id: Option<String>,
+    pub max_cost: Option<f64>,
+    pub include_missing: bool,
+}
+
 /// The field numbering [`GraphRoute`]'s edges.
 pub const PATH_ORDER: &str = "path_order";
 

@@ -136,6 +136,8 @@ pub enum NetworkAnalysis {
     GraphRoute(GraphRoute),
     /// What the network reaches from a point within budgets: see [`GraphReach`].
     GraphReach(GraphReach),
+    /// The paths between every two rows of a point layer: see [`GraphMatrix`].
+    GraphMatrix(GraphMatrix),
 }
 
 /// Field names of the analyses' outputs.
@@ -302,6 +304,19 @@ impl NetworkOp {
                 columns.push(column(GEOM, FieldType::Geometry));
                 table(columns)
             }
+            NetworkAnalysis::GraphMatrix(m) => {
+                let id = m
+                    .id
+                    .as_ref()
+                    .map_or(FieldType::Integer, |id| type_in(second, id));
+                table(vec![
+                    column(ORIGIN, id),
+                    column(DESTINATION, id),
+                    column(COST, FieldType::Double),
+                    column(EDGES, FieldType::Integer),
+                    column(GEOM, FieldType::Geometry),
+                ])
+            }
             NetworkAnalysis::GraphRoute(_) => table(vec![
                 column(graph_tools::PATH_ORDER, FieldType::Integer),
                 column(GEOM, FieldType::Geometry),
@@ -352,6 +367,7 @@ impl NetworkOp {
             | NetworkAnalysis::SplitAtPoints(_)
             | NetworkAnalysis::SnapToLines(_)
             | NetworkAnalysis::NetworkDbscan(_)
+            | NetworkAnalysis::GraphMatrix(_)
             | NetworkAnalysis::Steiner(_) => 2,
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
@@ -394,6 +410,7 @@ impl NetworkOp {
             NetworkAnalysis::GraphTree(t) => fields.extend(t.weight.iter().cloned()),
             NetworkAnalysis::GraphConnectivity(c) => fields.extend(c.weight.iter().cloned()),
             NetworkAnalysis::GraphRoute(r) => fields.extend(r.weight.iter().cloned()),
+            NetworkAnalysis::GraphMatrix(m) => fields.extend(m.weight.iter().chain(&m.id).cloned()),
             NetworkAnalysis::GraphReach(r) => fields.extend(r.weight.iter().cloned()),
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
@@ -419,6 +436,7 @@ impl NetworkOp {
                         | NetworkAnalysis::GraphConnectivity(_)
                         | NetworkAnalysis::GraphRoute(_)
                         | NetworkAnalysis::GraphReach(_)
+                        | NetworkAnalysis::GraphMatrix(_)
                 ) =>
             {
                 "pgRouting joins equal end points only, not rounded or near ones"
@@ -477,6 +495,16 @@ impl NetworkOp {
                 r.from[1],
                 r.budgets,
                 r.buffer.map(|b| format!(" buffer={b}")).unwrap_or_default()
+            ),
+            NetworkAnalysis::GraphMatrix(m) => format!(
+                "matrix_between_rows{}{} (networkx graph)",
+                m.max_cost
+                    .map_or_else(String::new, |c| format!(" max_cost={c}")),
+                if m.include_missing {
+                    " include_missing"
+                } else {
+                    ""
+                }
             ),
             NetworkAnalysis::GraphRoute(r) => format!(
                 "route_between_points from=[{}, {}] to=[{}, {}] (networkx graph)",
