@@ -16,6 +16,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "shortest_path" => shortest_path,
         "isochrone" => isochrone,
         "od_matrix" => od_matrix,
+        "network_allocation" => network_allocation,
         _ => return None,
     })
 }
@@ -187,5 +188,18 @@ fn od_matrix(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
             "fields",
             json!(["origin_id", "destination_id", "cost", "n_edges"]),
         )]),
+    );
+}
+
+/// GISPulse's `network_allocation` takes its network and hubs as in-memory GeoDataFrames
+/// (`network_gdf`, `hubs_gdf`) that no document can give: GISPulse cannot run it from one, so
+/// a document naming it is refused with the native capability to use instead.
+fn network_allocation(args: &mut Args<'_>, _: &Scope<'_>, _: &mut Emitted) {
+    for known in ["hub_id_col", "max_cost", "weight_col", "crs_meters", "ref_layer"] {
+        args.value(known);
+    }
+    args.problem(
+        "network_gdf",
+        "GISPulse 2.2.3 runs network_allocation only on in-memory GeoDataFrames (network_gdf, hubs_gdf), which no document can give, so no GISPulse document runs it: use geomill's network_allocation (the network as input, facilities and facility_id)",
     );
 }
