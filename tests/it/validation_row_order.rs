@@ -4,8 +4,8 @@
 //! quotes, floats with NaN) uploaded as a GeoPackage, then `topology_check` with
 //! `predicates: shapely`, `duplicate_geometry` with `rule: first_in_row_order` and
 //! `attribute_validation` with `rules_as: python`, features named by `position_key`, through
-//! `/api/pipelines/execute` on the embedded and PostGIS engines; `position_key` on geomill's
-//! own (SQL) topology checks too.
+//! `/api/pipelines/execute` on every engine mode; `position_key` on geomill's own (SQL)
+//! topology checks too.
 
 use serde_json::{Value, json};
 
@@ -176,7 +176,7 @@ print("\n".join(problems) or f"compared {len(cases)} cases")
 "##;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn row_order_reports_equal_a_geopandas_script_on_both_engines() {
+async fn row_order_reports_equal_a_geopandas_script_on_every_engine() {
     let (dir, state, _) = countries_on_every_engine("validation_rows").await;
     let made = dir.path().display().to_string();
     run_python(MADE, &[&made]);
@@ -223,7 +223,7 @@ async fn row_order_reports_equal_a_geopandas_script_on_both_engines() {
     ];
     let mut manifest = Vec::new();
     for (capability, kind, params, least) in &runs {
-        for engine in ["embedded", "postgis"] {
+        for engine in ["embedded", "postgis", "native", "hybrid"] {
             let steps = json!([{"id": "report", "capability": capability, "params": params}]);
             let path = run(&state, &shapes, engine, steps).await;
             manifest.push(

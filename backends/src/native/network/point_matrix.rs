@@ -24,7 +24,10 @@ struct Pair {
 }
 
 /// The nodes from the search's source to `to`, following each node's predecessor.
-fn path_to(reached: &std::collections::HashMap<usize, (f64, usize, usize)>, to: usize) -> Vec<usize> {
+fn path_to(
+    reached: &std::collections::HashMap<usize, (f64, usize, usize)>,
+    to: usize,
+) -> Vec<usize> {
     let mut nodes = vec![to];
     let mut at = to;
     while reached[&at].2 != at {

@@ -195,7 +195,13 @@ fn od_matrix(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
 /// (`network_gdf`, `hubs_gdf`) that no document can give: GISPulse cannot run it from one, so
 /// a document naming it is refused with the native capability to use instead.
 fn network_allocation(args: &mut Args<'_>, _: &Scope<'_>, _: &mut Emitted) {
-    for known in ["hub_id_col", "max_cost", "weight_col", "crs_meters", "ref_layer"] {
+    for known in [
+        "hub_id_col",
+        "max_cost",
+        "weight_col",
+        "crs_meters",
+        "ref_layer",
+    ] {
         args.value(known);
     }
     args.problem(

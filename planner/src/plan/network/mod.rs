@@ -305,10 +305,9 @@ impl NetworkOp {
                 table(columns)
             }
             NetworkAnalysis::GraphMatrix(m) => {
-                let id = m
-                    .id
-                    .as_ref()
-                    .map_or(FieldType::Integer, |id| type_in(second, id));
+                let id =
+                    m.id.as_ref()
+                        .map_or(FieldType::Integer, |id| type_in(second, id));
                 table(vec![
                     column(ORIGIN, id),
                     column(DESTINATION, id),
