@@ -10,9 +10,10 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 
 use crate::common;
+use common::call;
 use common::post_json as post;
 use common::real::run_python;
-use common::{call, multipart, shared};
+use common::uploads::upload_shapefile;
 
 /// Compares each result (`[{path, kind, ...}]`) with scikit-learn; prints one line per
 /// difference.
@@ -24,33 +25,8 @@ async fn clusters_equal_scikit_learn() {
     let mut config = geomill::config::Config::with_data_dir(dir.path().join("data"));
     config.postgis_dsn = Some(common::postgis::fresh_database("clusters").await);
     let state = geomill::state::AppState::open(config).unwrap();
-    let files: Vec<(String, Vec<u8>)> = ["shp", "shx", "dbf", "prj", "cpg"]
-        .iter()
-        .filter_map(|ext| {
-            let name = format!("naturalearth_cities.{ext}");
-            let bytes = std::fs::read(shared(&format!("naturalearth_cities/{name}"))).ok()?;
-            Some((name, bytes))
-        })
-        .collect();
-    let files: Vec<(&str, Vec<u8>)> = files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
-    let (status, dataset) = call(&state, multipart("/datasets/upload", &files, None)).await;
-    assert_eq!(status, StatusCode::CREATED, "{dataset}");
-    let id = dataset["id"].as_str().unwrap().to_owned();
-    let countries: Vec<(String, Vec<u8>)> = ["shp", "shx", "dbf", "prj", "cpg"]
-        .iter()
-        .filter_map(|ext| {
-            let name = format!("naturalearth_lowres.{ext}");
-            let bytes = std::fs::read(shared(&format!("naturalearth_lowres/{name}"))).ok()?;
-            Some((name, bytes))
-        })
-        .collect();
-    let countries: Vec<(&str, Vec<u8>)> = countries
-        .iter()
-        .map(|(n, b)| (n.as_str(), b.clone()))
-        .collect();
-    let (status, dataset) = call(&state, multipart("/datasets/upload", &countries, None)).await;
-    assert_eq!(status, StatusCode::CREATED, "{dataset}");
-    let countries = dataset["id"].as_str().unwrap().to_owned();
+    let id = upload_shapefile(&state, "naturalearth_cities").await;
+    let countries = upload_shapefile(&state, "naturalearth_lowres").await;
     let init = json!([
         [-100.0, 40.0],
         [-60.0, -15.0],

@@ -12,6 +12,7 @@ mod network_layer;
 mod overlay;
 pub mod quote;
 mod relational;
+mod row_order;
 mod script;
 pub mod select;
 mod tessellate;

@@ -12,6 +12,13 @@ pub async fn upload(state: &geomill::state::AppState, files: &[(&str, Vec<u8>)])
     dataset["id"].as_str().unwrap().to_owned()
 }
 
+/// The shared Shapefile `stem` uploaded; answers the dataset's id.
+pub async fn upload_shapefile(state: &geomill::state::AppState, stem: &str) -> String {
+    let files = shapefile(stem);
+    let files: Vec<(&str, Vec<u8>)> = files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
+    upload(state, &files).await
+}
+
 pub fn shapefile(stem: &str) -> Vec<(String, Vec<u8>)> {
     ["shp", "shx", "dbf", "prj", "cpg"]
         .iter()

@@ -50,19 +50,15 @@ fn completeness_check(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     }
     out.main("describe", describe);
     let ratio = "CAST(\"nulls\" AS FLOAT8) / NULLIF(\"count\" + \"nulls\", 0)";
-    out.main(
-        "calculate",
-        params([(
-            "expressions",
-            json!({
-                "column": "\"field\"",
-                "total": "\"count\" + \"nulls\"",
-                "null_count": "\"nulls\"",
-                "null_ratio": format!("coalesce({}, 0.0)", half_to_even(ratio, 6)),
-                "is_complete": format!("coalesce({ratio}, 0.0) <= {threshold}"),
-                "coverage_ratio": "CAST(NULL AS FLOAT8)",
-            }),
-        )]),
+    out.columns_as(
+        json!({
+            "column": "\"field\"",
+            "total": "\"count\" + \"nulls\"",
+            "null_count": "\"nulls\"",
+            "null_ratio": format!("coalesce({}, 0.0)", half_to_even(ratio, 6)),
+            "is_complete": format!("coalesce({ratio}, 0.0) <= {threshold}"),
+            "coverage_ratio": "CAST(NULL AS FLOAT8)",
+        }),
+        REPORT,
     );
-    out.main("select_columns", params([("fields", json!(REPORT))]));
 }

@@ -102,6 +102,13 @@ impl Emitted {
         self.main("sort", params([("by", json!(keys))]));
     }
 
+    /// GISPulse's columns over the main chain: each computed by its expression in
+    /// `expressions` (an object), then only `fields` kept (and the geometry).
+    pub fn columns_as(&mut self, expressions: Value, fields: &[&str]) {
+        self.main("calculate", params([("expressions", expressions)]));
+        self.main("select_columns", params([("fields", json!(fields))]));
+    }
+
     /// A step reading `input` outside the main chain; answers its id.
     pub fn side(&mut self, capability: &str, params: Map<String, Value>, input: &str) -> String {
         let id = format!("{}__{}", self.id, self.steps.len());

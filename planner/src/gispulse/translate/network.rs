@@ -175,19 +175,9 @@ fn od_matrix(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
     }
     args.note("od_matrix: each path's edges are merged into one line, each edge turned to start at the node it leaves (GISPulse compares the edge's first vertex with the node rounded to 6 decimals and reverses almost every edge); a NULL or empty reference geometry has no node here (no path), where GISPulse fails");
     out.main("od_matrix", native);
-    out.main(
-        "calculate",
-        params([(
-            "expressions",
-            json!({"origin_id": "\"origin\"", "destination_id": "\"destination\"", "n_edges": "\"edges\""}),
-        )]),
-    );
-    out.main(
-        "select_columns",
-        params([(
-            "fields",
-            json!(["origin_id", "destination_id", "cost", "n_edges"]),
-        )]),
+    out.columns_as(
+        json!({"origin_id": "\"origin\"", "destination_id": "\"destination\"", "n_edges": "\"edges\""}),
+        &["origin_id", "destination_id", "cost", "n_edges"],
     );
 }
 

@@ -51,11 +51,8 @@ fn topology_check(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     out.main("topology_check", native);
     let feature = "CAST(\"feature\" AS TEXT)";
     let related = "CAST(\"related\" AS TEXT)";
-    out.main(
-        "calculate",
-        params([(
-            "expressions",
-            json!({
+    out.columns_as(
+        json!({
                 "feature_id": format!("CASE WHEN \"problem\" = 'overlap' THEN {feature} || '+' || {related} ELSE {feature} END"),
                 "issue_type": "CASE WHEN \"problem\" = 'invalid' THEN 'invalid_geometry' ELSE \"problem\" END",
                 "description": format!(
@@ -65,11 +62,7 @@ fn topology_check(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
                      ELSE 'Features ' || {feature} || ' and ' || {related} || ' ' || replace(\"reason\", 'the polygons ', '') || '.' END"
                 ),
             }),
-        )]),
-    );
-    out.main(
-        "select_columns",
-        params([("fields", json!(["feature_id", "issue_type", "description"]))]),
+        &["feature_id", "issue_type", "description"],
     );
 }
 
@@ -88,16 +81,9 @@ fn duplicate_geometry(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     ]);
     feature_key(args, &mut native);
     out.main("duplicate_geometry", native);
-    out.main(
-        "calculate",
-        params([(
-            "expressions",
-            json!({"feature_id": "\"feature\"", "duplicate_of": "\"related\""}),
-        )]),
-    );
-    out.main(
-        "select_columns",
-        params([("fields", json!(["feature_id", "duplicate_of"]))]),
+    out.columns_as(
+        json!({"feature_id": "\"feature\"", "duplicate_of": "\"related\""}),
+        &["feature_id", "duplicate_of"],
     );
 }
 
@@ -178,23 +164,13 @@ fn attribute_validation(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     let mut native = params([("rules_as", json!("python")), ("rules", json!(rules))]);
     feature_key(args, &mut native);
     out.main("attribute_validation", native);
-    out.main(
-        "calculate",
-        params([(
-            "expressions",
-            json!({
-                "feature_id": "\"feature\"",
-                "column": "\"field\"",
-                "rule": "\"problem\"",
-                "description": "\"reason\"",
-            }),
-        )]),
-    );
-    out.main(
-        "select_columns",
-        params([(
-            "fields",
-            json!(["feature_id", "column", "rule", "value", "description"]),
-        )]),
+    out.columns_as(
+        json!({
+            "feature_id": "\"feature\"",
+            "column": "\"field\"",
+            "rule": "\"problem\"",
+            "description": "\"reason\"",
+        }),
+        &["feature_id", "column", "rule", "value", "description"],
     );
 }
