@@ -368,6 +368,48 @@ def od_matrix_by_networkx(lines, points, params):
                             geometry="geometry", crs=lines.crs)
 
 
+def allocation_by_networkx(points, _, params):
+    """`network_allocation` by networkx's `single_source_dijkstra_path_length` from each hub
+    (with `max_cost` as cutoff) over GISPulse's graph of `network_gdf`, every layer in
+    `crs_meters` when in lon/lat: hubs and points at their nearest nodes (Shapely distances,
+    a centroid for other geometries), each node kept by the first hub at its least cost; hubs
+    named by `hub_id_col` (else their row position)."""
+    import networkx as nx
+
+    graph, number, _, _, _ = gispulse_graph(params["network_gdf"], params)
+    crs = params.get("crs_meters", "EPSG:3857")
+    nodes = [shapely.Point(key) for key in number]
+
+    def metric(layer):
+        return layer.to_crs(crs) if layer.crs is not None and not layer.crs.is_projected else layer
+
+    def nearest(shape):
+        if shape is None or shape.is_empty or not nodes:
+            return None
+        here = shape if shape.geom_type == "Point" else shape.centroid
+        return min(range(len(nodes)), key=lambda n: here.distance(nodes[n]))
+
+    hubs = metric(params["hubs_gdf"])
+    id_col = params.get("hub_id_col", "id")
+    best = {}
+    for row, shape in enumerate(hubs.geometry):
+        start = nearest(shape)
+        if start is None:
+            continue
+        hub = hubs[id_col].iloc[row] if id_col in hubs.columns else row
+        lengths = nx.single_source_dijkstra_path_length(
+            graph, start, cutoff=params.get("max_cost"), weight="weight")
+        for node, cost in lengths.items():
+            if node not in best or cost < best[node][1]:
+                best[node] = (hub, cost)
+    found = [best.get(nearest(shape)) for shape in metric(points).geometry]
+    answer = points.copy()
+    answer["allocated_hub_id"] = [f[0] if f else None for f in found]
+    answer["allocation_cost"] = [f[1] if f else math.nan for f in found]
+    answer["allocated"] = [f is not None for f in found]
+    return answer
+
+
 def hdbscan_by_scikit_learn(layer, _, params):
     """`cluster_hdbscan` by scikit-learn's HDBSCAN pipeline (`mst_from_data_matrix`,
     `tree_to_labels`: labels and probabilities) on the centroids in `crs_meters`, with the tie
@@ -408,7 +450,8 @@ REFERENCES = {"line_locate_point": locate_along_nearest_line,
               "shortest_path": shortest_path_by_networkx,
               "cluster_hdbscan": hdbscan_by_scikit_learn,
               "isochrone": isochrone_by_networkx,
-              "od_matrix": od_matrix_by_networkx}
+              "od_matrix": od_matrix_by_networkx,
+              "network_allocation": allocation_by_networkx}
 
 
 def reference_answer(case, layers):
@@ -425,6 +468,9 @@ def reference_answer(case, layers):
     else:  # GISPulse refuses a pipeline of no step: the last step reads the layers themselves
         named = dict(refs, input=frame)
     params = last.get("params", last.get("config", {}))
+    # geomill's form of network_allocation names its network and hubs layers (`*_gdf`).
+    params = dict(params, **{key: named[value] for key, value in params.items()
+                             if key.endswith("_gdf") and isinstance(value, str)})
     reference = named.get(params.get("ref_layer"))
     answer = REFERENCES[last["capability"]](named[last.get("input", "input")], reference, params)
     return gpd.GeoDataFrame(answer).rename_geometry("geom")

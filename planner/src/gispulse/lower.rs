@@ -60,7 +60,8 @@ pub fn layer_of(path: &str) -> String {
 }
 
 /// The order GISPulse runs a graph pipeline's steps in: Kahn's algorithm with a FIFO queue,
-/// seeded with the steps reading no other step, in document order.
+/// seeded with the steps reading no other step, in document order (a step named by a
+/// `*_gdf` parameter counting as read, as geomill reads those names).
 fn graph_order(steps: &[GpStep]) -> Vec<usize> {
     let index: BTreeMap<&str, usize> = steps
         .iter()
@@ -78,12 +79,19 @@ fn graph_order(steps: &[GpStep]) -> Vec<usize> {
             .into_iter()
             .flatten()
             .filter_map(Value::as_str);
+        // geomill's form of network_allocation names its network and hubs (`*_gdf`).
+        let named_frames = step
+            .params
+            .iter()
+            .filter(|(key, _)| key.ends_with("_gdf"))
+            .filter_map(|(_, value)| value.as_str());
         for parent in step
             .input
             .as_deref()
             .into_iter()
             .chain(reference)
             .chain(references)
+            .chain(named_frames)
         {
             if let Some(&p) = index.get(parent).filter(|&&p| p != i) {
                 children[p].push(i);

@@ -10,6 +10,7 @@ mod graph_reports;
 mod graph_table;
 mod network_dbscan;
 mod planarize;
+mod point_allocation;
 mod point_matrix;
 mod point_route;
 mod reach;
@@ -66,6 +67,9 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         NetworkAnalysis::NetworkDbscan(spec) => {
             return network_dbscan::network_dbscan(lines, layer(1)?, spec);
         }
+        NetworkAnalysis::GraphAllocation(spec) => {
+            return point_allocation::allocate(lines, layer(1)?, layer(2)?, spec);
+        }
         _ => {}
     }
     let network = Network::build(lines, &op.graph)?;
@@ -107,7 +111,8 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         | NetworkAnalysis::GraphConnectivity(_)
         | NetworkAnalysis::GraphRoute(_)
         | NetworkAnalysis::GraphReach(_)
-        | NetworkAnalysis::GraphMatrix(_) => Err(NativeError::Unsupported(op.describe())),
+        | NetworkAnalysis::GraphMatrix(_)
+        | NetworkAnalysis::GraphAllocation(_) => Err(NativeError::Unsupported(op.describe())),
     }
 }
 

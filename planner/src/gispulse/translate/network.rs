@@ -3,7 +3,8 @@
 //! never reprojects for them), `shortest_path` between two points (reprojected by GISPulse
 //! only when the lines are in longitude/latitude), `isochrone` from a point (never
 //! reprojected), `od_matrix` between every two rows of the reference layer (never
-//! reprojected).
+//! reprojected), `network_allocation` of the input's points to hubs (layers named in the
+//! document, reprojected when in longitude/latitude).
 
 use serde_json::json;
 
@@ -181,21 +182,70 @@ fn od_matrix(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
     );
 }
 
-/// GISPulse's `network_allocation` takes its network and hubs as in-memory GeoDataFrames
-/// (`network_gdf`, `hubs_gdf`) that no document can give: GISPulse cannot run it from one, so
-/// a document naming it is refused with the native capability to use instead.
-fn network_allocation(args: &mut Args<'_>, _: &Scope<'_>, _: &mut Emitted) {
-    for known in [
-        "hub_id_col",
-        "max_cost",
-        "weight_col",
-        "crs_meters",
-        "ref_layer",
-    ] {
-        args.value(known);
+/// GISPulse's `network_allocation` with its network and hubs named as layers: GISPulse itself
+/// takes them only as in-memory GeoDataFrames (`network_gdf`, `hubs_gdf`) that no document can
+/// give, so geomill reads those two parameters as the names of reference layers or steps.
+/// Native `network` mode: the layers in `crs_meters` (EPSG:3857 by default) when in
+/// longitude/latitude, as GISPulse reprojects each angular layer; hubs by `hub_id_col` (`id`);
+/// the answer's `allocated_hub_id`, `allocation_cost` and `allocated`.
+fn network_allocation(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let layer = |args: &mut Args<'_>, key: &str| match args.string(key) {
+        Some(name) => Some((scope.reference)(&name)),
+        None => {
+            args.problem(
+                key,
+                "name the layer (a ref_layers entry or a step): GISPulse 2.2.3 takes it only as an in-memory GeoDataFrame, geomill by name",
+            );
+            None
+        }
+    };
+    let network = layer(args, "network_gdf");
+    let hubs = layer(args, "hubs_gdf");
+    let hub_id = args.string("hub_id_col").unwrap_or_else(|| "id".into());
+    let max_cost = args.f64("max_cost");
+    let weight = args.string("weight_col");
+    let crs = args.string("crs_meters").map_or_else(
+        || "EPSG:3857".to_owned(),
+        |c| c.replacen("epsg:", "EPSG:", 1),
+    );
+    let (Some(network), Some(hubs)) = (network, hubs) else {
+        return;
+    };
+    let mut in_crs = |source: &str| {
+        out.side(
+            "reproject",
+            params([("to", json!(crs)), ("only_lon_lat", json!(true))]),
+            source,
+        )
+    };
+    let network = in_crs(&network);
+    let hubs = in_crs(&hubs);
+    let mut native = params([
+        ("network", json!(network)),
+        ("facilities", json!(hubs)),
+        ("facility_id", json!(hub_id)),
+        ("work_crs", json!(format!("angular:{crs}"))),
+    ]);
+    if let Some(limit) = max_cost {
+        native.insert("max_cost".into(), json!(limit));
     }
-    args.problem(
-        "network_gdf",
-        "GISPulse 2.2.3 runs network_allocation only on in-memory GeoDataFrames (network_gdf, hubs_gdf), which no document can give, so no GISPulse document runs it: use geomill's network_allocation (the network as input, facilities and facility_id)",
+    if let Some(weight) = weight {
+        native.insert("cost_field".into(), json!(weight));
+    }
+    args.note("network_allocation: a hubs layer without hub_id_col is refused here, where GISPulse names each hub by its row position; a hub of another geometry than a point sits at its centroid here, where GISPulse fails; network lines of NULL or negative weight_col are left out of the graph");
+    out.main("network_allocation", native);
+    out.main(
+        "rename_field",
+        params([(
+            "fields",
+            json!({"facility": "allocated_hub_id", "cost": "allocation_cost"}),
+        )]),
+    );
+    out.main(
+        "calculate",
+        params([(
+            "expressions",
+            json!({"allocated": "\"allocation_cost\" IS NOT NULL"}),
+        )]),
     );
 }

@@ -80,6 +80,21 @@ pub struct NetworkDbscan {
     pub output: String,
 }
 
+/// Each point (first input; a geometry other than a point by its centroid) allocated to a
+/// facility (third input) over the network (second input) built as [`NetworkDbscan`]'s, as
+/// GISPulse's `network_allocation` does: every facility with a geometry sits on the node
+/// nearest it, every node takes the facility reaching it at the least cost within `max_cost`
+/// (default: any), equal costs going to the facility listed first; each point takes the
+/// allocation of the node nearest it: `facility` (the `facility_id` field's value) and `cost`
+/// (the node's least cost; both NULL when no facility reaches the node, or for a point with
+/// no geometry). Every point is kept with its attributes and geometry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphAllocation {
+    pub weight: Option<String>,
+    pub facility_id: String,
+    pub max_cost: Option<f64>,
+}
+
 /// Most lines one point is snapped to.
 pub const MAX_SNAP_CANDIDATES: u32 = 100;
 

@@ -138,6 +138,9 @@ pub enum NetworkAnalysis {
     GraphReach(GraphReach),
     /// The paths between every two rows of a point layer: see [`GraphMatrix`].
     GraphMatrix(GraphMatrix),
+    /// The first input's points allocated to facilities (third input) over the network of the
+    /// second: see [`GraphAllocation`]. (The points come first here.)
+    GraphAllocation(GraphAllocation),
 }
 
 /// Field names of the analyses' outputs.
@@ -316,6 +319,10 @@ impl NetworkOp {
                     column(GEOM, FieldType::Geometry),
                 ])
             }
+            NetworkAnalysis::GraphAllocation(a) => with(vec![
+                column(FACILITY, type_in(third, &a.facility_id)),
+                column(COST, FieldType::Double),
+            ]),
             NetworkAnalysis::GraphRoute(_) => table(vec![
                 column(graph_tools::PATH_ORDER, FieldType::Integer),
                 column(GEOM, FieldType::Geometry),
@@ -360,7 +367,9 @@ impl NetworkOp {
     /// How many inputs the analysis reads: the lines and its point layers.
     pub fn arity(&self) -> usize {
         match self.analysis {
-            NetworkAnalysis::OdMatrix { .. } | NetworkAnalysis::ShortestPath { .. } => 3,
+            NetworkAnalysis::OdMatrix { .. }
+            | NetworkAnalysis::ShortestPath { .. }
+            | NetworkAnalysis::GraphAllocation(_) => 3,
             NetworkAnalysis::Isochrone { .. }
             | NetworkAnalysis::Allocation { .. }
             | NetworkAnalysis::SplitAtPoints(_)
@@ -411,6 +420,9 @@ impl NetworkOp {
             NetworkAnalysis::GraphRoute(r) => fields.extend(r.weight.iter().cloned()),
             NetworkAnalysis::GraphMatrix(m) => fields.extend(m.weight.iter().chain(&m.id).cloned()),
             NetworkAnalysis::GraphReach(r) => fields.extend(r.weight.iter().cloned()),
+            NetworkAnalysis::GraphAllocation(a) => {
+                fields.extend(a.weight.iter().chain([&a.facility_id]).cloned());
+            }
             NetworkAnalysis::Connectivity
             | NetworkAnalysis::SpanningTree
             | NetworkAnalysis::Components(_) => {}
@@ -436,6 +448,7 @@ impl NetworkOp {
                         | NetworkAnalysis::GraphRoute(_)
                         | NetworkAnalysis::GraphReach(_)
                         | NetworkAnalysis::GraphMatrix(_)
+                        | NetworkAnalysis::GraphAllocation(_)
                 ) =>
             {
                 "pgRouting joins equal end points only, not rounded or near ones"
@@ -504,6 +517,11 @@ impl NetworkOp {
                 } else {
                     ""
                 }
+            ),
+            NetworkAnalysis::GraphAllocation(a) => format!(
+                "allocate_points{} (networkx graph)",
+                a.max_cost
+                    .map_or_else(String::new, |c| format!(" max_cost={c}"))
             ),
             NetworkAnalysis::GraphRoute(r) => format!(
                 "route_between_points from=[{}, {}] to=[{}, {}] (networkx graph)",
