@@ -198,4 +198,31 @@ impl AppState {
     pub fn embedded(&self) -> Arc<EmbeddedEngine> {
         Arc::clone(&self.inner.embedded)
     }
+
+    /// The engine that runs pipelines in `mode`: DuckDB for `embedded` and `native`, PostGIS
+    /// for `postgis` and `hybrid` (a 422 when the server has no PostGIS).
+    pub fn run_engine(
+        &self,
+        mode: geomill_planner::optimizer::EngineMode,
+    ) -> Result<Arc<dyn geomill_backends::executor::Engine>, crate::error::ApiError> {
+        use geomill_backends::executor::{EmbeddedRuns, PostgisRuns};
+        if !mode.on_postgis() {
+            return Ok(Arc::new(EmbeddedRuns {
+                engine: self.embedded(),
+                store: self.store(),
+                counts_each_step: mode == geomill_planner::optimizer::EngineMode::Embedded,
+            }));
+        }
+        let postgis = self.postgis().cloned().ok_or_else(|| {
+            crate::error::ApiError::unprocessable(format!(
+                "engine \"{}\" needs GEOMILL_POSTGIS_DSN, which this server was started without",
+                mode.as_str()
+            ))
+        })?;
+        Ok(Arc::new(PostgisRuns {
+            postgis,
+            embedded: self.embedded(),
+            store: self.store(),
+        }))
+    }
 }

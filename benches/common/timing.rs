@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use geomill_backends::duckdb::{EmbeddedEngine, Interrupter};
-use geomill_backends::executor::{ScriptStep, run_embedded};
+use geomill_backends::duckdb::EmbeddedEngine;
+use geomill_backends::executor::{Cancel, ScriptStep, run_embedded};
 use geomill_backends::postgis::PostgisEngine;
 
 /// A number from the environment variable `name`, or `default`.
@@ -81,30 +81,22 @@ pub fn run_duckdb(
     result: &str,
     limit: Duration,
 ) -> Timing {
-    let interrupter = Arc::new(Interrupter::default());
+    let cancel = Arc::new(Cancel::default());
     let watchdog = {
-        let interrupter = interrupter.clone();
+        let cancel = cancel.clone();
         std::thread::spawn(move || {
             let start = Instant::now();
-            while start.elapsed() < limit && !interrupter.is_interrupted() {
+            while start.elapsed() < limit && !cancel.is_cancelled() {
                 std::thread::sleep(Duration::from_millis(20));
             }
-            interrupter.interrupt();
+            cancel.cancel();
         })
     };
     let start = Instant::now();
-    let outcome = run_embedded(
-        engine,
-        &[],
-        steps,
-        result,
-        None,
-        &|_, _| {},
-        Some(&interrupter),
-    );
+    let outcome = run_embedded(engine, &[], steps, result, None, &|_, _| {}, Some(&cancel));
     let took = start.elapsed();
     let stopped = took >= limit;
-    interrupter.interrupt();
+    cancel.cancel();
     let _ = watchdog.join();
     match outcome {
         Ok(_) => Timing::Took(took),

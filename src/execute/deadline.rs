@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use geomill_backends::duckdb::Interrupter;
+use geomill_backends::executor::Cancel;
 use serde_json::json;
 use tokio::task::JoinHandle;
 
@@ -20,24 +20,24 @@ const STOP_GRACE: Duration = Duration::from_secs(30);
 /// A run in flight, spawned so that it can be stopped from outside.
 pub(crate) type RunHandle = JoinHandle<Result<Execution, ApiError>>;
 
-/// Starts `request` with an interrupter of its own (answered with the run).
-pub(crate) fn spawn_run(state: &AppState, request: RunRequest) -> (RunHandle, Arc<Interrupter>) {
-    let interrupter = request.interrupter.clone().unwrap_or_default();
+/// Starts `request` with a cancel of its own (answered with the run).
+pub(crate) fn spawn_run(state: &AppState, request: RunRequest) -> (RunHandle, Arc<Cancel>) {
+    let cancel = request.cancel.clone().unwrap_or_default();
     let request = RunRequest {
-        interrupter: Some(interrupter.clone()),
+        cancel: Some(cancel.clone()),
         ..request
     };
     let state = state.clone();
     let run = tokio::spawn(async move { super::run(&state, request).await });
-    (run, interrupter)
+    (run, cancel)
 }
 
-/// Interrupts the run until it returns, or [`STOP_GRACE`] has passed (answers whether it
+/// Cancels the run until it returns, or [`STOP_GRACE`] has passed (answers whether it
 /// returned).
-pub(crate) async fn stop_run(run: &mut RunHandle, interrupter: &Interrupter) -> bool {
+pub(crate) async fn stop_run(run: &mut RunHandle, cancel: &Cancel) -> bool {
     let deadline = tokio::time::Instant::now() + STOP_GRACE;
     loop {
-        interrupter.interrupt();
+        cancel.cancel();
         tokio::select! {
             _ = &mut *run => return true,
             () = tokio::time::sleep(Duration::from_millis(100)) => {}
@@ -54,12 +54,12 @@ pub async fn run_within(
     request: RunRequest,
     time_out: Duration,
 ) -> Result<Execution, ApiError> {
-    let (mut run, interrupter) = spawn_run(state, request);
+    let (mut run, cancel) = spawn_run(state, request);
     tokio::select! {
         joined = &mut run => return joined.unwrap_or_else(|e| Err(ApiError::internal(&e))),
         () = tokio::time::sleep(time_out) => {}
     }
-    if !stop_run(&mut run, &interrupter).await {
+    if !stop_run(&mut run, &cancel).await {
         tracing::error!("a timed-out pipeline run did not return within the grace period");
     }
     let seconds = time_out.as_secs();

@@ -1,22 +1,22 @@
 //! Running a pipeline: its sources bound to stored layers, planned with their real schemas and
-//! strict run variables, exports confined to the data directory, executed on DuckDB (or handed
-//! to the PostGIS run), the result written as a GeoPackage under a temporary name and renamed.
+//! strict run variables, exports confined to the data directory, emitted in the dialect of the
+//! engine the request names and handed to it through the one run seam
+//! ([`geomill_backends::executor::Engine`]), the result written as a GeoPackage under a
+//! temporary name and renamed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
 use axum::http::StatusCode;
 use geomill_backends::BackendError;
-use geomill_backends::executor::{
-    ExportTarget, PostgisRun, PostgisSource, run_embedded, run_postgis, steps_of,
-};
-use geomill_backends::store::{Binding, DatasetRecord, LayerRecord, StoreLocation};
+use geomill_backends::executor::{Cancel, CompiledRun, Progress, ResultSink, StatementRun};
+use geomill_backends::store::{Binding, DatasetRecord, LayerRecord};
 use geomill_planner::optimizer::EngineMode;
 use geomill_planner::plan::lower::DEFAULT_INPUT;
 use geomill_planner::plan::operator::Operator;
 use geomill_planner::schema::Catalog;
 use geomill_planner::spec::Vars;
-use geomill_planner::sql::{Dialect, emit};
+use geomill_planner::sql::emit;
 use geomill_planner::{compile, document_sources};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -112,11 +112,11 @@ pub struct RunRequest {
     /// (debugging) instead of the optimised plan.
     pub step_by_step: bool,
     /// Told (statements done, statements) as the run goes.
-    pub progress: Option<std::sync::Arc<dyn Fn(usize, usize) + Send + Sync>>,
+    pub progress: Option<Progress>,
     /// The id the run's result is filed under (default: a new one).
     pub job_id: Option<String>,
-    /// Stops the run from outside (cancel, time-out).
-    pub interrupter: Option<std::sync::Arc<geomill_backends::duckdb::Interrupter>>,
+    /// Stops the run from outside (cancel, time-out), whatever the engine.
+    pub cancel: Option<std::sync::Arc<Cancel>>,
     /// The engine that runs the statements.
     pub engine: EngineMode,
 }
@@ -253,64 +253,40 @@ pub(crate) async fn stored_catalog(
     Ok((bindings, catalog))
 }
 
-/// Where each source of a PostGIS run comes from: in persistent mode the stored layer's own
-/// table in the same database, else its rows in the embedded database.
-fn postgis_sources(state: &AppState, bindings: &[Binding]) -> Vec<(String, PostgisSource)> {
-    let store = state.store();
-    let location = store.location();
-    bindings
-        .iter()
-        .map(|b| {
-            let source = if location.is_postgis() {
-                PostgisSource::InPlace {
-                    table: StoreLocation::postgis_table(&b.layer.table_name),
-                }
-            } else {
-                PostgisSource::Embedded {
-                    rows: location.layer_rows(&b.layer.table_name),
-                    srid: b.layer.epsg_code(),
-                }
-            };
-            (b.source.clone(), source)
-        })
-        .collect()
+/// A run's failure as the client sees it: a stop, or an engine unavailable (PostgreSQL gone),
+/// is mapped as engine failures are (503); any other failure fails the run (422 with the job's
+/// id), naming the engine.
+fn run_failed(error: BackendError, job_id: &str, engine: &str) -> ApiError {
+    let reason = match error {
+        stopped @ (BackendError::Interrupted { .. } | BackendError::Unavailable { .. }) => {
+            return ApiError::from(stopped);
+        }
+        BackendError::Query { reason, .. } => reason,
+        other => other.to_string(),
+    };
+    ApiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "execution_failed",
+        format!("the pipeline failed on {engine}: {reason}"),
+    )
+    .with_detail(json!({ "job_id": job_id, "status": "FAILED" }))
 }
 
-/// A run's failure as the client sees it: a statement the engine refused fails the run (422
-/// with the job's id), and so does any other failure of the embedded engine; a stop, or
-/// PostgreSQL unreachable in a PostGIS run, is mapped as engine failures are (503).
-fn run_failed(error: BackendError, job_id: &str, on_postgis: bool) -> ApiError {
-    let failed = |reason: String| {
-        let on = if on_postgis { " on PostGIS" } else { "" };
-        ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "execution_failed",
-            format!("the pipeline failed{on}: {reason}"),
-        )
-        .with_detail(json!({ "job_id": job_id, "status": "FAILED" }))
-    };
-    match error {
-        BackendError::Query { reason, .. } => failed(reason),
-        stopped @ BackendError::Interrupted { .. } => ApiError::from(stopped),
-        other if on_postgis => ApiError::from(other),
-        other => failed(other.to_string()),
+impl From<StatementRun> for StatementReport {
+    fn from(run: StatementRun) -> Self {
+        Self {
+            steps: run.steps,
+            relation: run.relation,
+            rows: run.rows,
+            sql: run.sql,
+        }
     }
 }
 
-/// Plans and runs `request`.
+/// Plans and runs `request` on the engine it names.
 pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, ApiError> {
-    let engine = state.embedded();
-    let postgis = if request.engine.on_postgis() {
-        Some(state.postgis().cloned().ok_or_else(|| {
-            ApiError::unprocessable(format!(
-                "engine \"{}\" needs GEOMILL_POSTGIS_DSN, which this server was started without",
-                request.engine.as_str()
-            ))
-        })?)
-    } else {
-        None
-    };
-    if request.engine != EngineMode::Embedded && request.step_by_step {
+    let engine = state.run_engine(request.engine)?;
+    if request.step_by_step && !engine.counts_each_step() {
         return Err(ApiError::unprocessable(
             "step-by-step runs are for the embedded engine; leave out engine or use \"embedded\"",
         ));
@@ -338,7 +314,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
     };
     let planned = compile(&request.document, &catalog, &strict, request.engine)?;
     let step_by_step = request.step_by_step;
-    let mut optimized = planned
+    let mut plan = planned
         .into_iter()
         .next()
         .map(|p| if step_by_step { p.plan } else { p.optimized })
@@ -354,7 +330,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         .clone()
         .unwrap_or_else(|| data_dir.join("outputs").join(&job_id));
     let mut outputs = Vec::new();
-    for node in optimized.graph.node_weights_mut() {
+    for node in plan.graph.node_weights_mut() {
         if let Operator::Export(export) = &mut node.op {
             let path = confined(&outputs_root, &export.destination).ok_or_else(|| {
                 ApiError::unprocessable(format!(
@@ -366,17 +342,8 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
             outputs.push(export.destination.clone());
         }
     }
-    let dialect = if postgis.is_some() {
-        Dialect::Postgis
-    } else {
-        Dialect::Duckdb
-    };
-    let script = emit(&optimized, dialect)?;
-    let result = script
-        .result
-        .clone()
-        .ok_or_else(|| ApiError::internal(&"the plan has no result"))?;
-    let steps_executed = optimized
+    let script = emit(&plan, engine.dialect())?;
+    let steps_executed = plan
         .graph
         .node_weights()
         .filter(|n| !n.step.is_empty())
@@ -398,106 +365,40 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
     }
     let partial = results_dir.join("result.partial.gpkg");
     let final_path = results_dir.join("result.gpkg");
-    let mut statements = steps_of(&optimized, &script);
-    if step_by_step {
-        for step in &mut statements {
-            step.count = step.makes.clone();
-        }
-    }
-    let partial_text = partial.display().to_string();
-    let progress: std::sync::Arc<dyn Fn(usize, usize) + Send + Sync> = request
-        .progress
-        .clone()
-        .unwrap_or_else(|| std::sync::Arc::new(|_, _| {}));
-    if let Some(postgis) = &postgis {
-        let result_rows = run_postgis(PostgisRun {
-            postgis,
-            embedded: engine,
-            job_id: &job_id,
-            sources: postgis_sources(state, &bindings),
-            steps: statements,
-            result,
-            result_crs: optimized
-                .result
-                .and_then(|index| optimized.node(index))
-                .and_then(|node| node.schema.as_ref())
-                .and_then(|schema| schema.crs.clone()),
-            exports: export_targets(&optimized),
-            result_file: partial_text,
-            interrupter: request.interrupter.clone(),
-        })
-        .await;
-        let (result_rows, native) = match result_rows {
-            Ok(outcome) => outcome,
-            Err(error) => {
-                let _ = tokio::fs::remove_dir_all(&results_dir).await;
-                return Err(run_failed(error, &job_id, true));
-            }
-        };
-        tokio::fs::rename(&partial, &final_path)
-            .await
-            .map_err(|e| ApiError::internal(&e))?;
-        crate::styles::result_style::style_result(state, &optimized, &final_path).await;
-        return Ok(Execution {
-            statements: None,
-            native: native.into_iter().map(NativeStageReport::from).collect(),
-            job_id,
-            status: "COMPLETED",
-            steps_executed,
-            result_path: final_path.display().to_string(),
-            result_features: result_rows,
-            outputs,
-        });
-    }
-    let interrupter = request.interrupter.clone();
-    let views = state.store().source_views(&bindings);
-    let result_crs = optimized
-        .result
-        .and_then(|index| optimized.node(index))
-        .and_then(|node| node.schema.as_ref())
-        .and_then(|schema| schema.crs.clone());
-    let run = tokio::task::spawn_blocking(move || {
-        run_embedded(
-            &engine,
-            &views,
-            &statements,
-            &result,
-            Some(geomill_backends::executor::ResultFile {
-                path: &partial_text,
-                crs: result_crs.as_deref(),
-            }),
-            progress.as_ref(),
-            interrupter.as_deref(),
-        )
-    })
-    .await
-    .map_err(|e| ApiError::internal(&e))?;
-    let outcome = match run {
+    let compiled = CompiledRun {
+        job_id: job_id.clone(),
+        plan: plan.clone(),
+        script,
+        sources: bindings,
+        sink: ResultSink {
+            path: partial.clone(),
+        },
+        count_each_step: step_by_step,
+        cancel: request.cancel.clone().unwrap_or_default(),
+        progress: request
+            .progress
+            .clone()
+            .unwrap_or_else(|| std::sync::Arc::new(|_, _| {})),
+    };
+    let outcome = match engine.run(compiled).await {
         Ok(outcome) => outcome,
         Err(error) => {
             let _ = tokio::fs::remove_dir_all(&results_dir).await;
-            return Err(run_failed(error, &job_id, false));
+            return Err(run_failed(error, &job_id, engine.name()));
         }
     };
     tokio::fs::rename(&partial, &final_path)
         .await
         .map_err(|e| ApiError::internal(&e))?;
-    crate::styles::result_style::style_result(state, &optimized, &final_path).await;
-    let statements = step_by_step.then(|| {
-        script
-            .statements
-            .iter()
-            .zip(&outcome.rows_after)
-            .map(|(s, rows)| StatementReport {
-                steps: s.steps.clone(),
-                relation: s.relation.clone(),
-                rows: *rows,
-                sql: s.sql.clone(),
-            })
-            .collect()
-    });
+    crate::styles::result_style::style_result(state, &plan, &final_path).await;
     Ok(Execution {
-        statements,
+        statements: step_by_step.then(|| {
+            outcome
+                .statements
+                .into_iter()
+                .map(StatementReport::from)
+                .collect()
+        }),
         native: outcome
             .native
             .into_iter()
@@ -510,29 +411,6 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         result_features: outcome.result_rows,
         outputs,
     })
-}
-
-/// The files a plan's export steps write, with the table each one reads.
-fn export_targets(plan: &geomill_planner::plan::Plan) -> Vec<ExportTarget> {
-    let Some(order) = plan.topological() else {
-        return Vec::new();
-    };
-    order
-        .into_iter()
-        .filter_map(|index| {
-            let node = plan.node(index)?;
-            let Operator::Export(export) = &node.op else {
-                return None;
-            };
-            let input = plan.node(plan.inputs(index).into_iter().next()?)?;
-            Some(ExportTarget {
-                relation: input.relation.clone(),
-                crs: input.schema.as_ref().and_then(|schema| schema.crs.clone()),
-                destination: export.destination.clone(),
-                format: export.format,
-            })
-        })
-        .collect()
 }
 
 #[cfg(test)]

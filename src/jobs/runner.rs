@@ -260,7 +260,7 @@ async fn attempt(
         engine,
         ..RunRequest::default()
     };
-    let (mut run, interrupter) = crate::execute::spawn_run(state, request);
+    let (mut run, cancel) = crate::execute::spawn_run(state, request);
     let timeout = Duration::from_secs(u64::try_from(job.timeout_s).unwrap_or(1));
     let outcome = tokio::select! {
         joined = &mut run => {
@@ -271,7 +271,7 @@ async fn attempt(
     };
     // Stop the engine and wait for the attempt to give its connection back (and remove its
     // partial result).
-    if !crate::execute::stop_run(&mut run, &interrupter).await {
+    if !crate::execute::stop_run(&mut run, &cancel).await {
         tracing::error!(job = %job.id, "a stopped job did not return within the grace period");
     }
     outcome

@@ -1,6 +1,7 @@
 //! The dependency rules of the code, read from the sources: engines never import one another
-//! (nor the executor or the store), the store never imports the executor, and no module of the
-//! app outside `src/api` imports the HTTP layer (but the command line's `serve`, which starts it).
+//! (nor the executor or the store), the store never imports the executor, no module of the
+//! app outside `src/api` imports the HTTP layer (but the command line's `serve`, which starts
+//! it), and a run reaches every engine through the one run seam (`executor::Engine`).
 
 use std::path::{Path, PathBuf};
 
@@ -79,4 +80,54 @@ fn only_the_command_line_reaches_into_the_http_layer() {
         }
     }
     assert!(offences.is_empty(), "{offences:#?}");
+}
+
+/// The words that would mean the app's run path knows which engine it runs on.
+const ENGINE_WORDS: [&str; 12] = [
+    "postgis",
+    "Postgis",
+    "PostGIS",
+    "duckdb",
+    "Duckdb",
+    "DuckDB",
+    "EngineMode::",
+    "Dialect::",
+    "hybrid",
+    "native::",
+    "run_embedded",
+    "run_postgis",
+];
+
+#[test]
+fn the_run_path_has_no_engine_specific_branch() {
+    let words: Vec<String> = ENGINE_WORDS.iter().map(|w| (*w).to_owned()).collect();
+    let offences = naming(&repo().join("src/execute/run.rs"), &words);
+    assert!(offences.is_empty(), "{offences:#?}");
+}
+
+#[test]
+fn every_engine_answers_through_the_run_seam() {
+    // The app never walks an engine's statements itself: only the seam's implementations,
+    // which the app picks in one place (`AppState::run_engine`), do.
+    let walks = ["run_embedded(", "run_postgis(", "HybridRun {"].map(str::to_owned);
+    let mut offences = Vec::new();
+    for file in sources(&repo().join("src")) {
+        offences.extend(naming(&file, &walks));
+    }
+    assert!(offences.is_empty(), "{offences:#?}");
+    let implementations: Vec<String> = sources(&repo().join("backends/src/executor"))
+        .iter()
+        .flat_map(|file| naming(file, &["impl Engine for ".to_owned()]))
+        .collect();
+    for engine in ["EmbeddedRuns", "PostgisRuns"] {
+        assert!(
+            implementations.iter().any(|line| line.contains(engine)),
+            "{engine} does not implement the run seam: {implementations:#?}"
+        );
+    }
+    let state = std::fs::read_to_string(repo().join("src/state.rs")).unwrap();
+    assert!(
+        state.contains("pub fn run_engine("),
+        "the app picks engines in one place"
+    );
 }

@@ -60,45 +60,6 @@ pub(crate) fn count_rows(
         .map_err(|e| run_error(&count, &e))
 }
 
-/// Stops a running script from another thread: before its next statement, and during one
-/// through DuckDB's interrupt. Call [`Interrupter::interrupt`] again until the run returns: an
-/// interrupt that lands between two statements is otherwise only seen at the next one.
-#[derive(Default)]
-pub struct Interrupter {
-    stopped: std::sync::atomic::AtomicBool,
-    handle: std::sync::Mutex<Option<std::sync::Arc<duckdb::InterruptHandle>>>,
-}
-
-impl std::fmt::Debug for Interrupter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Interrupter")
-            .field("stopped", &self.is_interrupted())
-            .finish_non_exhaustive()
-    }
-}
-
-impl Interrupter {
-    pub fn interrupt(&self) {
-        self.stopped
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-        if let Ok(handle) = self.handle.lock()
-            && let Some(handle) = handle.as_ref()
-        {
-            handle.interrupt();
-        }
-    }
-
-    pub fn is_interrupted(&self) -> bool {
-        self.stopped.load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    pub(crate) fn attach(&self, connection: &duckdb::Connection) {
-        if let Ok(mut handle) = self.handle.lock() {
-            *handle = Some(connection.interrupt_handle());
-        }
-    }
-}
-
 pub(crate) fn run_error(sql: &str, error: &duckdb::Error) -> BackendError {
     BackendError::Query {
         engine: ENGINE,

@@ -4,24 +4,31 @@
 //! connection), then the result counted and written as a GeoPackage.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use duckdb::Connection;
 use geomill_planner::schema::GEOM;
 use geomill_planner::sql::quote::{ident, string};
 
 use super::arrow::{query_layer_on, store_layer_on};
-use super::steps::{RunOutcome, ScriptStep};
+use super::cancel::Cancel;
+use super::engine::{
+    CompiledRun, Engine, EngineFuture, EngineOutcome, blocking, counted, result_crs, result_table,
+};
+use super::steps::{RunOutcome, ScriptStep, steps_of};
 use super::walk::{TableEngine, walk};
 use crate::BackendError;
-use crate::duckdb::{EmbeddedEngine, Interrupter, SourceView, count_rows, run_error};
+use crate::duckdb::{EmbeddedEngine, SourceView, count_rows, run_error};
 use crate::native::{Layer, NativeError};
+use crate::store::Store;
+use geomill_planner::sql::Dialect;
 
 const ENGINE: &str = "duckdb";
 
 /// The run's connection as the walk sees it.
 struct EmbeddedTables<'a> {
     connection: Connection,
-    interrupter: Option<&'a Interrupter>,
+    cancel: Option<&'a Cancel>,
     /// Where native stages write the files DuckDB reads their results from.
     scratch: PathBuf,
     /// For each step, the rows of the table it made, when asked to count.
@@ -84,7 +91,7 @@ impl TableEngine for EmbeddedTables<'_> {
     }
 
     fn stopped(&self) -> bool {
-        self.interrupter.is_some_and(Interrupter::is_interrupted)
+        self.cancel.is_some_and(Cancel::is_cancelled)
     }
 }
 
@@ -99,7 +106,7 @@ pub struct ResultFile<'a> {
 /// Runs `statements` after binding `views`, on a connection of its own; `result` is the
 /// table to count and, with `result_file`, to write as a GeoPackage. `progress` hears
 /// (statements done, statements) before each statement; a statement with a table to count has
-/// that table's rows counted after it. `interrupter`, when given, can stop the run from another
+/// that table's rows counted after it. `cancel`, when given, can stop the run from another
 /// thread.
 pub fn run_embedded(
     engine: &EmbeddedEngine,
@@ -108,18 +115,18 @@ pub fn run_embedded(
     result: &str,
     result_file: Option<ResultFile<'_>>,
     progress: &(dyn Fn(usize, usize) + Send + Sync),
-    interrupter: Option<&Interrupter>,
+    cancel: Option<&Cancel>,
 ) -> Result<RunOutcome, BackendError> {
     let connection = engine.run_connection(views)?;
-    if let Some(interrupter) = interrupter {
-        interrupter.attach(&connection);
+    if let Some(cancel) = cancel {
+        cancel.attach_duckdb(&connection);
     }
     let scratch = result_file
         .and_then(|f| Path::new(f.path).parent())
         .map_or_else(std::env::temp_dir, Path::to_path_buf);
     let mut tables = EmbeddedTables {
         connection,
-        interrupter,
+        cancel,
         scratch,
         rows_after: Vec::with_capacity(statements.len()),
     };
@@ -164,4 +171,67 @@ pub fn run_embedded(
         rows_after: tables.rows_after,
         native,
     })
+}
+
+/// Engines `embedded` and `native` behind the run seam: the script walked on a DuckDB
+/// connection of the run's own, the stored layers bound as views.
+pub struct EmbeddedRuns {
+    pub engine: Arc<EmbeddedEngine>,
+    pub store: Arc<Store>,
+    /// Runs the plan as lowered with each statement counted (engine `embedded` only).
+    pub counts_each_step: bool,
+}
+
+impl Engine for EmbeddedRuns {
+    fn name(&self) -> &'static str {
+        "the embedded engine"
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Duckdb
+    }
+
+    fn counts_each_step(&self) -> bool {
+        self.counts_each_step
+    }
+
+    fn run(&self, run: CompiledRun) -> EngineFuture<'_> {
+        Box::pin(async move {
+            let engine = Arc::clone(&self.engine);
+            let views = self.store.source_views(&run.sources);
+            blocking(ENGINE, move || {
+                let result = result_table(&run.script)?;
+                let mut statements = steps_of(&run.plan, &run.script);
+                if run.count_each_step {
+                    for step in &mut statements {
+                        step.count = step.makes.clone();
+                    }
+                }
+                let path = run.sink.path.display().to_string();
+                let crs = result_crs(&run.plan);
+                let outcome = run_embedded(
+                    &engine,
+                    &views,
+                    &statements,
+                    &result,
+                    Some(ResultFile {
+                        path: &path,
+                        crs: crs.as_deref(),
+                    }),
+                    run.progress.as_ref(),
+                    Some(&run.cancel),
+                )?;
+                Ok(EngineOutcome {
+                    result_rows: outcome.result_rows,
+                    native: outcome.native,
+                    statements: if run.count_each_step {
+                        counted(&run.script, &outcome.rows_after)
+                    } else {
+                        Vec::new()
+                    },
+                })
+            })
+            .await
+        })
+    }
 }

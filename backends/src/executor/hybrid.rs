@@ -12,6 +12,7 @@ use geomill_planner::sql::quote::ident;
 use tokio::runtime::Handle;
 
 use super::arrow::{store_layer, table_layer};
+use super::cancel::Cancel;
 use super::steps::{NativeStepReport, ScriptStep};
 use super::walk::{TableEngine, walk};
 use crate::BackendError;
@@ -20,9 +21,6 @@ use crate::native::{Layer, NativeError};
 use crate::postgis::PostgisEngine;
 
 const ENGINE: &str = "postgis";
-
-/// Whether the run should stop (asked while SQL runs and between stages).
-pub type Stop = Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// Where and how a run on PostGIS executes.
 pub struct HybridRun<'a> {
@@ -58,7 +56,7 @@ struct PostgisTables {
     pending: Vec<ScriptStep>,
     /// Embedded tables made to move layers, dropped after each stage.
     moved: Mutex<Vec<String>>,
-    stop: Stop,
+    cancel: Arc<Cancel>,
     runtime: Handle,
 }
 
@@ -83,8 +81,8 @@ impl PostgisTables {
             .flat_map(|s| s.parts.iter().cloned())
             .collect();
         self.pending.clear();
-        let stop = Arc::clone(&self.stop);
-        let stop = move || stop();
+        let cancel = Arc::clone(&self.cancel);
+        let stop = move || cancel.is_cancelled();
         self.runtime.block_on(
             self.postgis
                 .run_script(&self.schema, &statements, keep, &stop),
@@ -185,7 +183,7 @@ impl TableEngine for PostgisTables {
     }
 
     fn stopped(&self) -> bool {
-        (self.stop)()
+        self.cancel.is_cancelled()
     }
 }
 
@@ -197,7 +195,7 @@ impl HybridRun<'_> {
         &self,
         steps: &[ScriptStep],
         keep: &[(String, String)],
-        stop: Stop,
+        cancel: Arc<Cancel>,
     ) -> Result<HybridOutcome, BackendError> {
         let mut tables = PostgisTables {
             postgis: self.postgis.clone(),
@@ -208,11 +206,11 @@ impl HybridRun<'_> {
             local: Vec::new(),
             pending: Vec::new(),
             moved: Mutex::default(),
-            stop,
+            cancel,
             runtime: Handle::current(),
         };
         let steps = steps.to_vec();
-        super::postgis_run::blocking(move || {
+        super::engine::blocking(ENGINE, move || {
             let walked = walk(&mut tables, &steps, &|_, _| {});
             tables.drop_moved();
             walked.map(|native| HybridOutcome {

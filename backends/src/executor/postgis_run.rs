@@ -11,11 +11,19 @@ use geomill_planner::plan::operator::ExportFormat;
 use geomill_planner::sql::quote::{ident, string};
 use geomill_planner::sql::{FgbIndex, duckdb_copy};
 
+use super::cancel::Cancel;
+use super::engine::{
+    CompiledRun, Engine, EngineFuture, EngineOutcome, blocking, result_crs, result_table,
+};
 use super::hybrid::{HybridOutcome, HybridRun};
-use super::steps::{NativeStepReport, ScriptStep};
+use super::steps::{NativeStepReport, ScriptStep, steps_of};
 use crate::BackendError;
-use crate::duckdb::{EmbeddedEngine, Interrupter};
+use crate::duckdb::EmbeddedEngine;
 use crate::postgis::PostgisEngine;
+use crate::store::{Binding, Store, StoreLocation};
+use geomill_planner::plan::Plan;
+use geomill_planner::plan::operator::Operator;
+use geomill_planner::sql::Dialect;
 
 const ENGINE: &str = "postgis";
 
@@ -59,7 +67,7 @@ pub struct PostgisRun<'a> {
     /// Where the result GeoPackage is written.
     pub result_file: String,
     /// Stops the run from outside (cancel, time-out).
-    pub interrupter: Option<Arc<Interrupter>>,
+    pub cancel: Arc<Cancel>,
 }
 
 /// A source copied into the run's scratch schema as `source`, indexed like a copied layer.
@@ -79,19 +87,6 @@ fn scratch_schema(job_id: &str) -> String {
     format!("geomill_run_{}", job_id.replace('-', ""))
 }
 
-/// Runs `work` on a blocking thread (DuckDB and the kernels never run on the async threads).
-pub(super) async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, BackendError> + Send + 'static,
-) -> Result<T, BackendError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| BackendError::Query {
-            engine: ENGINE,
-            reason: format!("the run's worker thread failed: {e}"),
-            sql: String::new(),
-        })?
-}
-
 /// Runs the steps on PostGIS and writes the result (and the exports); answers the result's
 /// row count and how the native stages ran.
 pub async fn run_postgis(
@@ -109,11 +104,7 @@ async fn run_in(
     run: &PostgisRun<'_>,
     schema: &str,
 ) -> Result<(i64, Vec<NativeStepReport>), BackendError> {
-    let stopped = || {
-        run.interrupter
-            .as_deref()
-            .is_some_and(Interrupter::is_interrupted)
-    };
+    let stopped = || run.cancel.is_cancelled();
     let dsn = run.postgis.dsn().to_owned();
     for (name, source) in &run.sources {
         if stopped() {
@@ -128,8 +119,10 @@ async fn run_in(
             PostgisSource::Embedded { rows, srid } => {
                 let (engine, dsn, schema) = (run.embedded.clone(), dsn.clone(), schema.to_owned());
                 let (name, rows, srid) = (name.clone(), rows.clone(), *srid);
-                blocking(move || engine.copy_to_postgis(&dsn, &rows, (&schema, &name), srid))
-                    .await?;
+                blocking(ENGINE, move || {
+                    engine.copy_to_postgis(&dsn, &rows, (&schema, &name), srid)
+                })
+                .await?;
             }
         }
     }
@@ -187,7 +180,7 @@ async fn write_results(
             .map(|(_, table)| table.clone());
         let (engine, dsn, scratch) = (run.embedded.clone(), dsn.clone(), scratch.clone());
         let schema = schema.to_owned();
-        let rows = blocking(move || match here {
+        let rows = blocking(ENGINE, move || match here {
             Some(table) => {
                 let rows = engine.query_i64(&format!("SELECT count(*) FROM {}", ident(&table)))?;
                 engine.execute_batch(&copy(&table)).map(|()| rows)
@@ -220,7 +213,7 @@ async fn drop_local_tables(run: &PostgisRun<'_>, local: &[(String, String)]) {
     for table in tables {
         let engine = run.embedded.clone();
         let drop = format!("DROP TABLE IF EXISTS {}", ident(&table));
-        if let Err(error) = blocking(move || engine.execute_batch(&drop)).await {
+        if let Err(error) = blocking(ENGINE, move || engine.execute_batch(&drop)).await {
             tracing::warn!(%error, table, "a hybrid run's local result table was not dropped");
         }
     }
@@ -232,12 +225,6 @@ async fn run_steps(
     schema: &str,
     keep: &[(String, String)],
 ) -> Result<HybridOutcome, BackendError> {
-    let interrupter = run.interrupter.clone();
-    let stopped: super::hybrid::Stop = Arc::new(move || {
-        interrupter
-            .as_deref()
-            .is_some_and(Interrupter::is_interrupted)
-    });
     let scratch = Path::new(&run.result_file)
         .parent()
         .map_or_else(std::env::temp_dir, Path::to_path_buf);
@@ -247,6 +234,95 @@ async fn run_steps(
         schema,
         scratch: &scratch,
     }
-    .run_steps(&run.steps, keep, stopped)
+    .run_steps(&run.steps, keep, Arc::clone(&run.cancel))
     .await
+}
+
+/// Engines `postgis` and `hybrid` behind the run seam: the sources brought into the run's
+/// scratch schema, the script run there (native stages between, in hybrid runs).
+pub struct PostgisRuns {
+    pub postgis: PostgisEngine,
+    pub embedded: Arc<EmbeddedEngine>,
+    pub store: Arc<Store>,
+}
+
+impl Engine for PostgisRuns {
+    fn name(&self) -> &'static str {
+        "PostGIS"
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgis
+    }
+
+    fn counts_each_step(&self) -> bool {
+        false
+    }
+
+    fn run(&self, run: CompiledRun) -> EngineFuture<'_> {
+        Box::pin(async move {
+            let (result_rows, native) = run_postgis(PostgisRun {
+                postgis: &self.postgis,
+                embedded: Arc::clone(&self.embedded),
+                job_id: &run.job_id,
+                sources: sources(self.store.location(), &run.sources),
+                steps: steps_of(&run.plan, &run.script),
+                result: result_table(&run.script)?,
+                result_crs: result_crs(&run.plan),
+                exports: export_targets(&run.plan),
+                result_file: run.sink.path.display().to_string(),
+                cancel: Arc::clone(&run.cancel),
+            })
+            .await?;
+            Ok(EngineOutcome {
+                result_rows,
+                native,
+                statements: Vec::new(),
+            })
+        })
+    }
+}
+
+/// Where each source of a PostGIS run comes from: in persistent mode the stored layer's own
+/// table in the same database, else its rows in the embedded database.
+fn sources(location: &StoreLocation, bindings: &[Binding]) -> Vec<(String, PostgisSource)> {
+    bindings
+        .iter()
+        .map(|b| {
+            let source = if location.is_postgis() {
+                PostgisSource::InPlace {
+                    table: StoreLocation::postgis_table(&b.layer.table_name),
+                }
+            } else {
+                PostgisSource::Embedded {
+                    rows: location.layer_rows(&b.layer.table_name),
+                    srid: b.layer.epsg_code(),
+                }
+            };
+            (b.source.clone(), source)
+        })
+        .collect()
+}
+
+/// The files a plan's export steps write, with the table each one reads.
+fn export_targets(plan: &Plan) -> Vec<ExportTarget> {
+    let Some(order) = plan.topological() else {
+        return Vec::new();
+    };
+    order
+        .into_iter()
+        .filter_map(|index| {
+            let node = plan.node(index)?;
+            let Operator::Export(export) = &node.op else {
+                return None;
+            };
+            let input = plan.node(plan.inputs(index).into_iter().next()?)?;
+            Some(ExportTarget {
+                relation: input.relation.clone(),
+                crs: input.schema.as_ref().and_then(|schema| schema.crs.clone()),
+                destination: export.destination.clone(),
+                format: export.format,
+            })
+        })
+        .collect()
 }
