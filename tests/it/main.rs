@@ -31,6 +31,7 @@ mod common;
 mod diagram_toolkit;
 mod distance_rings;
 mod docs_browser;
+mod docs_links;
 mod engines_equivalence;
 mod events_ws;
 mod exploded_toolkit;
