@@ -94,9 +94,11 @@ fn run_hybrid(
     steps: &[ScriptStep],
     limit: Duration,
 ) -> Timing {
+    let (cancel, watchdog) = timing::cancel_after(limit);
     let start = Instant::now();
-    let stop = std::sync::Arc::new(move || start.elapsed() >= limit);
-    let outcome = runtime.block_on(hybrid.run_steps(steps, &[], stop));
+    let outcome = runtime.block_on(hybrid.run_steps(steps, &[], cancel.clone()));
+    cancel.cancel();
+    let _ = watchdog.join();
     match outcome {
         Ok(outcome) if outcome.native.iter().any(|r| r.declined.is_some()) => {
             Timing::Failed(format!("a kernel declined: {:?}", outcome.native))

@@ -73,14 +73,9 @@ pub fn statements(script: &str) -> Vec<String> {
         .collect()
 }
 
-/// Runs `steps` (the last creating table `result`) on DuckDB, interrupted once `limit` has
-/// passed.
-pub fn run_duckdb(
-    engine: &EmbeddedEngine,
-    steps: &[ScriptStep],
-    result: &str,
-    limit: Duration,
-) -> Timing {
+/// A run's cancel, cancelled once `limit` has passed (or when cancelled first), and the
+/// watchdog thread doing it (join it after cancelling).
+pub fn cancel_after(limit: Duration) -> (Arc<Cancel>, std::thread::JoinHandle<()>) {
     let cancel = Arc::new(Cancel::default());
     let watchdog = {
         let cancel = cancel.clone();
@@ -92,6 +87,18 @@ pub fn run_duckdb(
             cancel.cancel();
         })
     };
+    (cancel, watchdog)
+}
+
+/// Runs `steps` (the last creating table `result`) on DuckDB, interrupted once `limit` has
+/// passed.
+pub fn run_duckdb(
+    engine: &EmbeddedEngine,
+    steps: &[ScriptStep],
+    result: &str,
+    limit: Duration,
+) -> Timing {
+    let (cancel, watchdog) = cancel_after(limit);
     let start = Instant::now();
     let outcome = run_embedded(engine, &[], steps, result, None, &|_, _| {}, Some(&cancel));
     let took = start.elapsed();
