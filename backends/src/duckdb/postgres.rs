@@ -78,6 +78,12 @@ impl EmbeddedEngine {
             "CREATE SCHEMA IF NOT EXISTS {}; DROP TABLE IF EXISTS {qualified}",
             ident(schema)
         ))?;
+        // The attached catalog's schema list may have been read (by this run or one at the
+        // same moment) before the schema existed: read afresh, or the CREATE below cannot
+        // find it.
+        connection
+            .execute_batch("CALL pg_clear_cache()")
+            .map_err(query_error("CALL pg_clear_cache()"))?;
         let create = format!(
             "CREATE TABLE {}.{qualified} AS SELECT * FROM ({select})",
             ident(&pg.alias)
