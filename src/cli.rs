@@ -35,7 +35,7 @@ pub enum Command {
         #[arg(long, value_name = "[NAME=]PATH")]
         input: Vec<String>,
         /// The engine that runs the pipeline (postgis and hybrid need GEOMILL_POSTGIS_DSN).
-        #[arg(long, default_value = "embedded", value_parser = ["embedded", "native", "postgis", "hybrid"])]
+        #[arg(long, default_value = "embedded", value_parser = ["embedded", "native", "postgis", "hybrid", "distributed"])]
         engine: String,
         /// Run-time variable for placeholders such as {date} in output paths: NAME=VALUE.
         #[arg(long = "var", value_name = "NAME=VALUE")]
@@ -66,12 +66,25 @@ pub enum Command {
         #[arg(long = "var", value_name = "NAME=VALUE")]
         vars: Vec<String>,
     },
+    /// Serve a cluster's scheduler (engine `distributed`): executors register with it, servers
+    /// send it plans (GEOMILL_BALLISTA_URL=df://HOST:PORT).
+    Scheduler {
+        /// Address to listen on (keep it on a private network: whoever reaches it runs plans).
+        #[arg(long, default_value = "127.0.0.1:50050")]
+        bind: std::net::SocketAddr,
+        /// Seconds without a heartbeat before an executor is taken as lost (its tasks re-run).
+        #[arg(long, default_value_t = 20)]
+        executor_timeout: u64,
+    },
+    /// Run one executor of a cluster: it registers with the scheduler and runs geomill's
+    /// kernels on the parts of staged layers.
+    Executor(Box<crate::cluster_cli::ExecutorArgs>),
     /// Print the logical plan before and after optimisation and the SQL the planner emits.
     Preview {
         /// The document (JSON).
         file: PathBuf,
         /// The engine to plan for (its SQL dialect; native and hybrid mark the native steps).
-        #[arg(long, default_value = "duckdb", value_parser = ["duckdb", "embedded", "native", "postgis", "hybrid"])]
+        #[arg(long, default_value = "duckdb", value_parser = ["duckdb", "embedded", "native", "postgis", "hybrid", "distributed"])]
         engine: String,
         /// Layer schemas ({"sources": {name: {columns, crs}}}): PostGIS SQL needs them.
         #[arg(long)]
@@ -119,6 +132,11 @@ pub fn main() -> ExitCode {
             catalog,
             vars,
         } => crate::plan_cli::preview(&file, &engine, catalog.as_deref(), &vars),
+        Command::Scheduler {
+            bind,
+            executor_timeout,
+        } => crate::cluster_cli::scheduler(bind, executor_timeout),
+        Command::Executor(args) => crate::cluster_cli::executor(*args),
     }
 }
 

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use geomill_planner::optimizer::EngineMode;
 
 /// The engines `GEOMILL_ENGINE` names, as clap lists them.
-const ENGINE_NAMES: [&str; 4] = ["embedded", "native", "postgis", "hybrid"];
+const ENGINE_NAMES: [&str; 5] = ["embedded", "native", "postgis", "hybrid", "distributed"];
 
 /// `GEOMILL_ENGINE`'s parser: one of [`ENGINE_NAMES`], as the planner's [`EngineMode`].
 fn engine_parser() -> impl TypedValueParser<Value = EngineMode> {
@@ -51,6 +51,16 @@ pub struct Config {
     /// e.g. `postgresql://user:pass@localhost:5432/geomill`.
     #[arg(long, env = "GEOMILL_POSTGIS_DSN")]
     pub postgis_dsn: Option<String>,
+    /// The Ballista scheduler of a cluster (`df://host:50050`): offers `engine: "distributed"`.
+    #[arg(long, env = "GEOMILL_BALLISTA_URL")]
+    pub ballista_url: Option<String>,
+    /// Where distributed runs stage layers for the cluster: the same path on this server and
+    /// on every executor (a shared mount). Default: `<data dir>/distributed`.
+    #[arg(long, env = "GEOMILL_DISTRIBUTED_DIR")]
+    pub distributed_dir: Option<PathBuf>,
+    /// How many parts (cluster tasks) a distributed run splits a staged layer into.
+    #[arg(long, env = "GEOMILL_DISTRIBUTED_PARTS", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub distributed_parts: u16,
     /// Redis URL (`redis://host:port`) for shared rate-limit storage; checked by /health.
     #[arg(long, env = "GEOMILL_REDIS_URL")]
     pub redis_url: Option<String>,
@@ -117,6 +127,12 @@ pub enum ConfigError {
         "GEOMILL_ENGINE={engine} needs GEOMILL_POSTGIS_DSN (a postgresql:// connection string)"
     )]
     MissingDsn { engine: &'static str },
+    #[error(
+        "GEOMILL_ENGINE=distributed needs GEOMILL_BALLISTA_URL (df://host:port of a scheduler)"
+    )]
+    MissingCluster,
+    #[error("GEOMILL_BALLISTA_URL must look like df://host:port, got {0:?}")]
+    BadClusterUrl(String),
     #[error("GEOMILL_POSTGIS_DSN must start with postgres:// or postgresql://, got {0:?}")]
     BadDsn(String),
     #[error("GEOMILL_REDIS_URL must look like redis://host[:port], got {0:?}")]
@@ -144,6 +160,9 @@ impl Config {
             data_dir: data_dir.into(),
             engine: EngineMode::Embedded,
             postgis_dsn: None,
+            ballista_url: None,
+            distributed_dir: None,
+            distributed_parts: 8,
             redis_url: None,
             log_filter: "info".into(),
             log_format: LogFormat::Text,
@@ -178,6 +197,14 @@ impl Config {
             return Err(ConfigError::MissingDsn {
                 engine: self.engine.as_str(),
             });
+        }
+        if self.engine == EngineMode::Distributed && self.ballista_url.is_none() {
+            return Err(ConfigError::MissingCluster);
+        }
+        if let Some(url) = &self.ballista_url
+            && !url.starts_with("df://")
+        {
+            return Err(ConfigError::BadClusterUrl(url.clone()));
         }
         if let Some(dsn) = &self.postgis_dsn
             && !(dsn.starts_with("postgres://") || dsn.starts_with("postgresql://"))

@@ -5,6 +5,7 @@ pub mod api;
 pub mod auth;
 pub mod blocking;
 pub mod cli;
+pub mod cluster_cli;
 pub mod config;
 pub mod cql2;
 pub mod datasets;

@@ -99,7 +99,7 @@ pub fn preview(file: &Path, engine: &str, catalog: Option<&Path>, vars: &[String
     };
     let Some(mode) = EngineMode::parse(engine) else {
         return unusable(&format!(
-            "--engine must be duckdb, embedded, native, postgis or hybrid, got {engine:?}"
+            "--engine must be duckdb, embedded, native, postgis, hybrid or distributed, got {engine:?}"
         ));
     };
     let dialect = mode.dialect();

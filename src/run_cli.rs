@@ -205,7 +205,7 @@ pub fn main(
     let Some(engine) = EngineMode::parse(engine) else {
         return fail(
             2,
-            &format!("--engine {engine}: use embedded, native, postgis or hybrid"),
+            &format!("--engine {engine}: use embedded, native, postgis, hybrid or distributed"),
         );
     };
     let mut config = Config::with_data_dir(std::env::temp_dir());
@@ -219,6 +219,19 @@ pub fn main(
                 );
             }
         }
+    }
+    if engine == EngineMode::Distributed {
+        // The cluster's scheduler, and the directory its executors read staged layers from.
+        let url = std::env::var("GEOMILL_BALLISTA_URL").ok();
+        let shared = std::env::var_os("GEOMILL_DISTRIBUTED_DIR");
+        let (Some(url), Some(shared)) = (url.filter(|u| u.starts_with("df://")), shared) else {
+            return fail(
+                2,
+                "--engine distributed needs GEOMILL_BALLISTA_URL (df://host:port) and GEOMILL_DISTRIBUTED_DIR",
+            );
+        };
+        config.ballista_url = Some(url);
+        config.distributed_dir = Some(PathBuf::from(shared));
     }
     let scratch = std::env::temp_dir().join(format!("geomill-run-{}", uuid::Uuid::new_v4()));
     config.data_dir = scratch.clone();

@@ -200,17 +200,31 @@ impl AppState {
     }
 
     /// The engine that runs pipelines in `mode`: DuckDB for `embedded` and `native`, PostGIS
-    /// for `postgis` and `hybrid` (a 422 when the server has no PostGIS).
+    /// for `postgis` and `hybrid` (a 422 when the server has no PostGIS), DuckDB and the cluster
+    /// for `distributed` (a 422 when the server has none).
     pub fn run_engine(
         &self,
         mode: geomill_planner::optimizer::EngineMode,
     ) -> Result<Arc<dyn geomill_backends::executor::Engine>, crate::error::ApiError> {
         use geomill_backends::executor::{EmbeddedRuns, PostgisRuns};
+        use geomill_planner::optimizer::EngineMode;
+        if mode == EngineMode::Distributed {
+            let cluster = self.cluster().ok_or_else(|| {
+                crate::error::ApiError::unprocessable(
+                    "engine \"distributed\" needs GEOMILL_BALLISTA_URL (a cluster's scheduler), which this server was started without",
+                )
+            })?;
+            return Ok(Arc::new(geomill_distributed::DistributedRuns {
+                engine: self.embedded(),
+                store: self.store(),
+                cluster,
+            }));
+        }
         if !mode.on_postgis() {
             return Ok(Arc::new(EmbeddedRuns {
                 engine: self.embedded(),
                 store: self.store(),
-                counts_each_step: mode == geomill_planner::optimizer::EngineMode::Embedded,
+                counts_each_step: mode == EngineMode::Embedded,
             }));
         }
         let postgis = self.postgis().cloned().ok_or_else(|| {
@@ -224,5 +238,19 @@ impl AppState {
             embedded: self.embedded(),
             store: self.store(),
         }))
+    }
+
+    /// The cluster of the distributed engine (`GEOMILL_BALLISTA_URL`), if the server has one.
+    pub fn cluster(&self) -> Option<geomill_distributed::ClusterSettings> {
+        let config = self.config();
+        let url = config.ballista_url.clone()?;
+        Some(geomill_distributed::ClusterSettings {
+            url,
+            shared_dir: config
+                .distributed_dir
+                .clone()
+                .unwrap_or_else(|| config.data_dir.join("distributed")),
+            parts: usize::from(config.distributed_parts),
+        })
     }
 }

@@ -1,6 +1,7 @@
 //! What the engine benchmarks share: settings from the environment, a run's outcome, the
 //! median of runs, a DuckDB script stopped at a time limit, and a table cell with its ratio.
 
+use geomill_backends::executor::RunControl;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -100,7 +101,17 @@ pub fn run_duckdb(
 ) -> Timing {
     let (cancel, watchdog) = cancel_after(limit);
     let start = Instant::now();
-    let outcome = run_embedded(engine, &[], steps, result, None, &|_, _| {}, Some(&cancel));
+    let outcome = run_embedded(
+        engine,
+        &[],
+        steps,
+        result,
+        None,
+        &RunControl {
+            cancel: Some(&cancel),
+            ..RunControl::plain()
+        },
+    );
     let took = start.elapsed();
     let stopped = took >= limit;
     cancel.cancel();

@@ -29,7 +29,8 @@ pub struct Health {
 }
 
 /// Each component is `ok` or `unavailable`. `redis` is only checked when `GEOMILL_REDIS_URL`
-/// (or a `redis://` GEOMILL_RATE_LIMIT_STORAGE) is set, and `postgis` when `GEOMILL_POSTGIS_DSN` is; without their setting they read
+/// (or a `redis://` GEOMILL_RATE_LIMIT_STORAGE) is set, `postgis` when `GEOMILL_POSTGIS_DSN`
+/// is and `cluster` when `GEOMILL_BALLISTA_URL` is; without their setting they read
 /// `unavailable` and do not degrade the service.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Components {
@@ -39,6 +40,9 @@ pub struct Components {
     pub postgis: ComponentState,
     pub redis: ComponentState,
     pub disk: ComponentState,
+    /// The distributed engine's cluster (`GEOMILL_BALLISTA_URL`): `ok` when its scheduler
+    /// answers with at least one executor registered; `unavailable` without the setting.
+    pub cluster: ComponentState,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
@@ -78,15 +82,21 @@ pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>)
             Ok(crate::auth::rate_limit::Storage::Redis(url)) => Some(url),
             _ => None,
         });
-    let (database, disk, redis, postgis) = tokio::join!(
+    let (database, disk, redis, postgis, cluster) = tokio::join!(
         check_database(&state),
         check_disk(&config.data_dir, config.min_free_disk_mb),
         check_redis(redis_url.as_deref()),
         check_postgis(&state),
+        check_cluster(config.ballista_url.as_deref()),
     );
     let redis_required = redis_url.is_some();
     let postgis_required = state.postgis().is_some();
-    let healthy = database && disk && (redis || !redis_required) && (postgis || !postgis_required);
+    let cluster_required = config.ballista_url.is_some();
+    let healthy = database
+        && disk
+        && (redis || !redis_required)
+        && (postgis || !postgis_required)
+        && (cluster || !cluster_required);
     let report = Health {
         status: if healthy { "ok" } else { "degraded" },
         version: crate::VERSION,
@@ -96,6 +106,7 @@ pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>)
             postgis: postgis.into(),
             redis: redis.into(),
             disk: disk.into(),
+            cluster: cluster.into(),
         },
     };
     let status = if healthy {
@@ -122,6 +133,34 @@ async fn check_database(state: &AppState) -> bool {
         }
         Err(_) => {
             tracing::warn!("health: database check timed out");
+            false
+        }
+    }
+}
+
+/// The cluster's scheduler (`df://host:port`) lists at least one executor (its REST API, on
+/// the same port).
+async fn check_cluster(url: Option<&str>) -> bool {
+    let Some(address) = url.and_then(|u| u.strip_prefix("df://")) else {
+        return false;
+    };
+    let executors = async {
+        let response = reqwest::Client::new()
+            .get(format!("http://{address}/api/executors"))
+            .timeout(CHECK_TIMEOUT)
+            .send()
+            .await
+            .ok()?;
+        let listed: serde_json::Value = response.json().await.ok()?;
+        listed.as_array().map(Vec::len)
+    };
+    match executors.await {
+        Some(n) if n > 0 => true,
+        found => {
+            tracing::warn!(
+                ?found,
+                "health: the cluster has no executor or does not answer"
+            );
             false
         }
     }

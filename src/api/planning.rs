@@ -35,7 +35,7 @@ impl PreviewOptions {
         let name = engine.unwrap_or(state.config().engine.as_str());
         let mode = EngineMode::parse(name).ok_or_else(|| {
             ApiError::bad_request(format!(
-                "engine must be duckdb, embedded, native, postgis or hybrid, got {name:?}"
+                "engine must be duckdb, embedded, native, postgis, hybrid or distributed, got {name:?}"
             ))
         })?;
         let dialect = mode.dialect();

@@ -83,7 +83,7 @@ fn only_the_command_line_reaches_into_the_http_layer() {
 }
 
 /// The words that would mean the app's run path knows which engine it runs on.
-const ENGINE_WORDS: [&str; 12] = [
+const ENGINE_WORDS: [&str; 14] = [
     "postgis",
     "Postgis",
     "PostGIS",
@@ -96,6 +96,8 @@ const ENGINE_WORDS: [&str; 12] = [
     "native::",
     "run_embedded",
     "run_postgis",
+    "distributed",
+    "Distributed",
 ];
 
 #[test]
@@ -117,9 +119,10 @@ fn every_engine_answers_through_the_run_seam() {
     assert!(offences.is_empty(), "{offences:#?}");
     let implementations: Vec<String> = sources(&repo().join("backends/src/executor"))
         .iter()
+        .chain(&sources(&repo().join("distributed/src")))
         .flat_map(|file| naming(file, &["impl Engine for ".to_owned()]))
         .collect();
-    for engine in ["EmbeddedRuns", "PostgisRuns"] {
+    for engine in ["EmbeddedRuns", "PostgisRuns", "DistributedRuns"] {
         assert!(
             implementations.iter().any(|line| line.contains(engine)),
             "{engine} does not implement the run seam: {implementations:#?}"

@@ -9,6 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
 use crate::common;
+use geomill_backends::executor::RunControl;
 
 use common::compare::{differences, rows};
 use common::golden::statements;
@@ -277,8 +278,7 @@ fn run_to_table(duck: &EmbeddedEngine, steps: &[ScriptStep], result: &str, table
             path: &file,
             crs: None,
         }),
-        &|_, _| {},
-        None,
+        &RunControl::plain(),
     )
     .unwrap_or_else(|e| panic!("{table}: {e}"));
     duck.execute_batch(&format!(

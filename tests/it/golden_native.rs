@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
 use crate::common;
+use geomill_backends::executor::RunControl;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -80,8 +81,7 @@ pub(crate) fn run(
                 path: &job_file.display().to_string(),
                 crs: None,
             }),
-            &|_, _| {},
-            None,
+            &RunControl::plain(),
         )
         .unwrap_or_else(|e| panic!("{mode:?}: {e}"));
         engine

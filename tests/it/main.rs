@@ -30,6 +30,7 @@ mod collect_parts;
 mod common;
 mod diagram_toolkit;
 mod distance_rings;
+mod distributed_engine;
 mod docs_browser;
 mod docs_links;
 mod engines_equivalence;

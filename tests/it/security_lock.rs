@@ -5,6 +5,7 @@
 
 use geomill::config::Config;
 use geomill::state::AppState;
+use geomill_backends::executor::RunControl;
 use geomill_backends::executor::{ScriptStep, run_embedded};
 
 /// Runs `sql` as a step of an embedded run on `state`'s engine, followed by a step making the
@@ -25,8 +26,7 @@ fn run(state: &AppState, sql: &str) -> Result<(), String> {
         &steps,
         "done",
         None,
-        &|_, _| {},
-        None,
+        &RunControl::plain(),
     )
     .map(|_| ())
     .map_err(|e| e.to_string())

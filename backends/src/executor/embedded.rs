@@ -19,6 +19,7 @@ use super::steps::{RunOutcome, ScriptStep, steps_of};
 use super::walk::{TableEngine, walk};
 use crate::BackendError;
 use crate::duckdb::{EmbeddedEngine, SourceView, count_rows, run_error};
+use crate::native::stage::{NodeRunner, OnThisMachine};
 use crate::native::{Layer, NativeError};
 use crate::store::Store;
 use geomill_planner::sql::Dialect;
@@ -103,8 +104,29 @@ pub struct ResultFile<'a> {
     pub crs: Option<&'a str>,
 }
 
-/// Runs `statements` after binding `views`, on a connection of its own; `result` is the
-/// table to count and, with `result_file`, to write as a GeoPackage. `progress` hears
+/// How a run's walk is done: who computes native stages' nodes, who hears progress, what can
+/// stop it.
+#[derive(Clone, Copy)]
+pub struct RunControl<'a> {
+    pub nodes: &'a dyn NodeRunner,
+    pub progress: &'a (dyn Fn(usize, usize) + Send + Sync),
+    pub cancel: Option<&'a Cancel>,
+}
+
+impl RunControl<'static> {
+    /// Every node on this machine, nobody told, nothing to stop it.
+    pub fn plain() -> Self {
+        Self {
+            nodes: &OnThisMachine,
+            progress: &|_, _| {},
+            cancel: None,
+        }
+    }
+}
+
+/// Runs `statements` after binding `views`, on a connection of its own, native stages' nodes
+/// computed by `control.nodes`; `result` is the table to count and, with `result_file`, to
+/// write as a GeoPackage. `control.progress` hears
 /// (statements done, statements) before each statement; a statement with a table to count has
 /// that table's rows counted after it. `cancel`, when given, can stop the run from another
 /// thread.
@@ -114,9 +136,13 @@ pub fn run_embedded(
     statements: &[ScriptStep],
     result: &str,
     result_file: Option<ResultFile<'_>>,
-    progress: &(dyn Fn(usize, usize) + Send + Sync),
-    cancel: Option<&Cancel>,
+    control: &RunControl<'_>,
 ) -> Result<RunOutcome, BackendError> {
+    let RunControl {
+        nodes,
+        progress,
+        cancel,
+    } = *control;
     let connection = engine.run_connection(views)?;
     if let Some(cancel) = cancel {
         cancel.attach_duckdb(&connection);
@@ -130,7 +156,7 @@ pub fn run_embedded(
         scratch,
         rows_after: Vec::with_capacity(statements.len()),
     };
-    let native = walk(&mut tables, statements, progress)?;
+    let native = walk(&mut tables, statements, nodes, progress)?;
     let count = format!("SELECT count(*) FROM {}", ident(result));
     let result_rows: i64 = tables
         .connection
@@ -196,42 +222,59 @@ impl Engine for EmbeddedRuns {
     }
 
     fn run(&self, run: CompiledRun) -> EngineFuture<'_> {
-        Box::pin(async move {
-            let engine = Arc::clone(&self.engine);
-            let views = self.store.source_views(&run.sources);
-            blocking(ENGINE, move || {
-                let result = result_table(&run.script)?;
-                let mut statements = steps_of(&run.plan, &run.script);
-                if run.count_each_step {
-                    for step in &mut statements {
-                        step.count = step.makes.clone();
-                    }
-                }
-                let path = run.sink.path.display().to_string();
-                let crs = result_crs(&run.plan);
-                let outcome = run_embedded(
-                    &engine,
-                    &views,
-                    &statements,
-                    &result,
-                    Some(ResultFile {
-                        path: &path,
-                        crs: crs.as_deref(),
-                    }),
-                    run.progress.as_ref(),
-                    Some(&run.cancel),
-                )?;
-                Ok(EngineOutcome {
-                    result_rows: outcome.result_rows,
-                    native: outcome.native,
-                    statements: if run.count_each_step {
-                        counted(&run.script, &outcome.rows_after)
-                    } else {
-                        Vec::new()
-                    },
-                })
-            })
-            .await
-        })
+        let views = self.store.source_views(&run.sources);
+        Box::pin(run_on_connection(
+            Arc::clone(&self.engine),
+            views,
+            run,
+            Arc::new(OnThisMachine),
+        ))
     }
+}
+
+/// Runs `run` on a DuckDB connection of its own with `views` bound (the walk of engines
+/// `embedded` and `native`, and the coordinator's part of a distributed run), native stages'
+/// nodes computed by `nodes`; the result written to the run's sink.
+pub async fn run_on_connection(
+    engine: Arc<EmbeddedEngine>,
+    views: Vec<SourceView>,
+    run: CompiledRun,
+    nodes: Arc<dyn NodeRunner + Send + Sync>,
+) -> Result<EngineOutcome, BackendError> {
+    blocking(ENGINE, move || {
+        let result = result_table(&run.script)?;
+        let mut statements = steps_of(&run.plan, &run.script);
+        if run.count_each_step {
+            for step in &mut statements {
+                step.count = step.makes.clone();
+            }
+        }
+        let path = run.sink.path.display().to_string();
+        let crs = result_crs(&run.plan);
+        let outcome = run_embedded(
+            &engine,
+            &views,
+            &statements,
+            &result,
+            Some(ResultFile {
+                path: &path,
+                crs: crs.as_deref(),
+            }),
+            &RunControl {
+                nodes: nodes.as_ref(),
+                progress: run.progress.as_ref(),
+                cancel: Some(&run.cancel),
+            },
+        )?;
+        Ok(EngineOutcome {
+            result_rows: outcome.result_rows,
+            native: outcome.native,
+            statements: if run.count_each_step {
+                counted(&run.script, &outcome.rows_after)
+            } else {
+                Vec::new()
+            },
+        })
+    })
+    .await
 }

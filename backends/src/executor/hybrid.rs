@@ -17,6 +17,7 @@ use super::steps::{NativeStepReport, ScriptStep};
 use super::walk::{TableEngine, walk};
 use crate::BackendError;
 use crate::duckdb::EmbeddedEngine;
+use crate::native::stage::OnThisMachine;
 use crate::native::{Layer, NativeError};
 use crate::postgis::PostgisEngine;
 
@@ -211,7 +212,7 @@ impl HybridRun<'_> {
         };
         let steps = steps.to_vec();
         super::engine::blocking(ENGINE, move || {
-            let walked = walk(&mut tables, &steps, &|_, _| {});
+            let walked = walk(&mut tables, &steps, &OnThisMachine, &|_, _| {});
             tables.drop_moved();
             walked.map(|native| HybridOutcome {
                 native,

@@ -20,7 +20,7 @@ mod walk;
 
 pub use arrow::{query_layer, store_layer, table_layer};
 pub use cancel::Cancel;
-pub use embedded::{EmbeddedRuns, ResultFile, run_embedded};
+pub use embedded::{EmbeddedRuns, ResultFile, RunControl, run_embedded, run_on_connection};
 pub use engine::{
     CompiledRun, Engine, EngineFuture, EngineOutcome, Progress, ResultSink, StatementRun,
 };

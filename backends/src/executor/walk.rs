@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::steps::{NativeStepReport, ScriptStep};
 use crate::BackendError;
-use crate::native::stage::{StageTimings, compute};
+use crate::native::stage::{NodeRunner, StageTimings, compute};
 use crate::native::{Layer, NativeError};
 
 /// The engine that holds a run's tables (DuckDB for `embedded` and `native` runs, PostGIS for
@@ -38,11 +38,12 @@ pub trait TableEngine {
 }
 
 /// Walks `steps` on `engine`, telling `progress` (steps done, steps) before each one; the
-/// steps held back are run before each native stage and at the end ([`TableEngine::finish`]).
-/// Answers how each native stage ran.
+/// steps held back are run before each native stage and at the end ([`TableEngine::finish`]);
+/// the nodes of native stages are computed by `nodes`. Answers how each native stage ran.
 pub fn walk(
     engine: &mut dyn TableEngine,
     steps: &[ScriptStep],
+    nodes: &dyn NodeRunner,
     progress: &(dyn Fn(usize, usize) + Send + Sync),
 ) -> Result<Vec<NativeStepReport>, BackendError> {
     let interrupted = |engine: &dyn TableEngine| BackendError::Interrupted {
@@ -64,7 +65,7 @@ pub fn walk(
         }
         let mut timings = StageTimings::default();
         let read = |table: &str, crs: Option<String>| engine.read_layer(table, crs);
-        match compute(stage, &read, &mut timings) {
+        match compute(stage, &read, nodes, &mut timings) {
             Ok(layer) => {
                 let storing = Instant::now();
                 let last = steps[done + 1..].iter().all(|s| s.makes.is_none());

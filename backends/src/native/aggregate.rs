@@ -36,38 +36,66 @@ enum Values {
     Float(Vec<Float64Array>),
 }
 
-fn values(points: &Layer, item: &AggItem) -> Result<Values, NativeError> {
+/// What an aggregate reads of the points: rows, non-NULL values of any type, or numbers it
+/// accumulates as integers or floats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    Rows,
+    Present,
+    Int,
+    Float,
+}
+
+/// How `item` reads a layer of `schema`: the column's position and kind (no position for
+/// `count(*)`); declined for `first` and for sums of non-numbers.
+pub fn value_kind(
+    schema: &Schema,
+    item: &AggItem,
+) -> Result<(Option<usize>, ValueKind), NativeError> {
     let Some(column) = &item.column else {
-        return Ok(Values::Rows);
+        return Ok((None, ValueKind::Rows));
     };
-    let index = points
-        .schema
-        .index_of(column)
-        .map_err(|_| NativeError::Column {
-            column: column.clone(),
-            problem: "is not in the joined layer".into(),
-        })?;
-    let ty = points.schema.field(index).data_type();
+    let index = schema.index_of(column).map_err(|_| NativeError::Column {
+        column: column.clone(),
+        problem: "is not in the joined layer".into(),
+    })?;
+    let ty = schema.field(index).data_type();
     if item.func == AggFunc::First {
         return Err(NativeError::Unsupported(format!("first({column})")));
     }
-    if item.func == AggFunc::Count && !ty.is_integer() && !ty.is_floating() {
-        let arrays = points
-            .batches
-            .iter()
-            .map(|b| b.column(index).clone())
-            .collect();
-        return Ok(Values::Present(arrays));
-    }
-    let to = if ty.is_integer() {
-        DataType::Int64
+    let kind = if item.func == AggFunc::Count && !ty.is_integer() && !ty.is_floating() {
+        ValueKind::Present
+    } else if ty.is_integer() {
+        ValueKind::Int
     } else if ty.is_floating() || item.func == AggFunc::Count {
-        DataType::Float64
+        ValueKind::Float
     } else {
         return Err(NativeError::Unsupported(format!(
             "{}({column}) of a {ty} column",
             item.func.sql()
         )));
+    };
+    Ok((Some(index), kind))
+}
+
+fn values(points: &Layer, item: &AggItem) -> Result<Values, NativeError> {
+    let (index, kind) = value_kind(&points.schema, item)?;
+    let Some(index) = index else {
+        return Ok(Values::Rows);
+    };
+    let column = item.column.clone().unwrap_or_default();
+    let to = match kind {
+        ValueKind::Rows => return Ok(Values::Rows),
+        ValueKind::Present => {
+            let arrays = points
+                .batches
+                .iter()
+                .map(|b| b.column(index).clone())
+                .collect();
+            return Ok(Values::Present(arrays));
+        }
+        ValueKind::Int => DataType::Int64,
+        ValueKind::Float => DataType::Float64,
     };
     let cast_all = |batch: &RecordBatch| {
         cast(batch.column(index), &to).map_err(|e| NativeError::Column {
@@ -90,8 +118,8 @@ fn values(points: &Layer, item: &AggItem) -> Result<Values, NativeError> {
 }
 
 /// One aggregate's running state for one polygon.
-#[derive(Clone, Copy)]
-struct Acc {
+#[derive(Debug, Clone, Copy)]
+pub struct Acc {
     n: i64,
     int_sum: i128,
     float_sum: f64,
@@ -116,6 +144,29 @@ impl Default for Acc {
 }
 
 impl Acc {
+    /// The state of `n` values (or rows) counted elsewhere, of integers summing to `sum`
+    /// between `min` and `max`.
+    pub fn of_ints(n: i64, sum: i128, min: i64, max: i64) -> Self {
+        Self {
+            n,
+            int_sum: sum,
+            int_min: min,
+            int_max: max,
+            ..Self::default()
+        }
+    }
+
+    /// The state of `n` floats summing to `sum` between `min` and `max` (or of `n` rows).
+    pub fn of_floats(n: i64, sum: f64, min: f64, max: f64) -> Self {
+        Self {
+            n,
+            float_sum: sum,
+            min,
+            max,
+            ..Self::default()
+        }
+    }
+
     fn merge(&mut self, o: &Acc) {
         self.n += o.n;
         self.int_sum += o.int_sum;
@@ -183,7 +234,11 @@ pub fn spatial_aggregate(
                 Ok(a)
             },
         )?;
-    finish(polygons, aggregates, &columns, &totals)
+    let ints: Vec<bool> = columns
+        .iter()
+        .map(|c| matches!(c, Values::Int(_)))
+        .collect();
+    aggregated_polygons(polygons, aggregates, &ints, &totals)
 }
 
 /// The rows whose polygon holds `(x, y)`, with the location (best of a row's parts).
@@ -234,9 +289,8 @@ fn add(acc: &mut Acc, column: &Values, batch: usize, i: usize) {
     }
 }
 
-/// The output column of one aggregate over all polygon rows.
-fn output(func: AggFunc, column: &Values, accs: impl Iterator<Item = Acc>) -> ArrayRef {
-    let int = matches!(column, Values::Int(_));
+/// The output column of one aggregate over all polygon rows (`int`: of integer values).
+fn output(func: AggFunc, int: bool, accs: impl Iterator<Item = Acc>) -> ArrayRef {
     match func {
         AggFunc::Count => Arc::new(accs.map(|a| Some(a.n)).collect::<Int64Array>()),
         AggFunc::Sum if int => Arc::new(
@@ -280,11 +334,12 @@ fn output(func: AggFunc, column: &Values, accs: impl Iterator<Item = Acc>) -> Ar
     }
 }
 
-/// The polygons' batches with one column appended per aggregate.
-fn finish(
+/// The polygons' batches with one column appended per aggregate, from each polygon row's
+/// states (`totals[row * aggregates + a]`); `ints[a]`: aggregate `a` reads integers.
+pub fn aggregated_polygons(
     polygons: &Layer,
     aggregates: &[AggItem],
-    columns: &[Values],
+    ints: &[bool],
     totals: &[Acc],
 ) -> Result<Layer, NativeError> {
     let n_aggs = aggregates.len();
@@ -295,9 +350,9 @@ fn finish(
     for (k, batch) in polygons.batches.iter().enumerate() {
         let rows = first_row..first_row + batch.num_rows();
         let mut arrays = batch.columns().to_vec();
-        for (a, (item, column)) in aggregates.iter().zip(columns).enumerate() {
+        for (a, (item, int)) in aggregates.iter().zip(ints).enumerate() {
             let accs = rows.clone().map(|r| totals[r * n_aggs + a]);
-            let array = output(item.func, column, accs);
+            let array = output(item.func, *int, accs);
             if k == 0 {
                 fields.push(Arc::new(Field::new(
                     &item.output,
@@ -314,8 +369,8 @@ fn finish(
         first_row = rows.end;
     }
     if polygons.batches.is_empty() {
-        for (item, column) in aggregates.iter().zip(columns) {
-            let ty = output(item.func, column, std::iter::empty())
+        for (item, int) in aggregates.iter().zip(ints) {
+            let ty = output(item.func, *int, std::iter::empty())
                 .data_type()
                 .clone();
             fields.push(Arc::new(Field::new(&item.output, ty, true)));

@@ -14,11 +14,11 @@ use super::{
 };
 
 /// The WKB type codes a kernel's input may hold.
-const POINTS: &[u32] = &[1];
-const POLYGONS: &[u32] = &[3, 6];
+pub const POINTS: &[u32] = &[1];
+pub const POLYGONS: &[u32] = &[3, 6];
 
 /// Declines `layer` unless each of its geometries is NULL or of one of the `allowed` types.
-fn require(layer: &Layer, allowed: &[u32], role: &str, what: &str) -> Result<(), NativeError> {
+pub fn require(layer: &Layer, allowed: &[u32], role: &str, what: &str) -> Result<(), NativeError> {
     let geom = layer.geometry_index()?;
     for batch in &layer.batches {
         let wkbs = Wkb::of(batch, geom)?;

@@ -76,6 +76,12 @@ pub enum NativeError {
     /// Moving a layer in or out of the engine that holds the run's tables failed.
     #[error("moving a layer: {0}")]
     Transfer(String),
+    /// The cluster a distributed run sent a node to could not be reached.
+    #[error("the cluster is unreachable: {0}")]
+    ClusterUnreachable(String),
+    /// The run was asked to stop while a node ran elsewhere.
+    #[error("the run was stopped")]
+    Stopped,
 }
 
 impl NativeError {
@@ -90,6 +96,16 @@ impl NativeError {
 
 impl From<NativeError> for BackendError {
     fn from(e: NativeError) -> Self {
+        match e {
+            NativeError::Stopped => return BackendError::Interrupted { engine: "native" },
+            NativeError::ClusterUnreachable(reason) => {
+                return BackendError::Unavailable {
+                    engine: "distributed",
+                    reason,
+                };
+            }
+            _ => {}
+        }
         BackendError::Query {
             engine: "native",
             reason: e.to_string(),

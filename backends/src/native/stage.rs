@@ -86,14 +86,30 @@ pub struct StageTimings {
     pub store: Duration,
 }
 
+/// Computes one node of a stage from its input layers: here by its kernel ([`OnThisMachine`]),
+/// or elsewhere (the distributed engine sends the nodes it can partition to its cluster).
+pub trait NodeRunner: Sync {
+    fn run(&self, node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeError>;
+}
+
+/// Every node by its kernel, on this machine's cores.
+pub struct OnThisMachine;
+
+impl NodeRunner for OnThisMachine {
+    fn run(&self, node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeError> {
+        run_node(node, inputs)
+    }
+}
+
 /// Reads a table of a run, by name and with its CRS, as a layer.
 pub type ReadTable<'a> = dyn Fn(&str, Option<String>) -> Result<Layer, NativeError> + 'a;
 
-/// Computes the stage's layer, reading its inputs through `read`; adds the time spent reading
-/// and in kernels to `timings`.
+/// Computes the stage's layer, reading its inputs through `read` and each node by `nodes`; adds
+/// the time spent reading and in kernels to `timings`.
 pub fn compute(
     stage: &NativeStage,
     read: &ReadTable<'_>,
+    nodes: &dyn NodeRunner,
     timings: &mut StageTimings,
 ) -> Result<Layer, NativeError> {
     let mut outputs: Vec<Layer> = Vec::with_capacity(stage.nodes.len());
@@ -117,7 +133,7 @@ pub fn compute(
             .collect::<Option<_>>()
             .ok_or_else(|| NativeError::Unsupported("a stage reading a later node".into()))?;
         let computing = Instant::now();
-        let output = run_node(node, &inputs)?;
+        let output = nodes.run(node, &inputs)?;
         timings.kernels += computing.elapsed();
         outputs.push(output);
     }

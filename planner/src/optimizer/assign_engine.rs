@@ -14,7 +14,7 @@
 
 use super::{EngineMode, OptimizerRule};
 use crate::error::PlanError;
-use crate::plan::native::{is_relational, missing_sql, native_only, native_support};
+use crate::plan::native::{NativeKernel, is_relational, missing_sql, native_only, native_support};
 use crate::plan::operator::Operator;
 use crate::plan::{EngineKind, Plan};
 use crate::sql::Dialect;
@@ -43,7 +43,7 @@ fn assign(mode: EngineMode, op: &Operator) -> (EngineKind, Option<String>) {
         );
     }
     let dialect = match mode {
-        EngineMode::Embedded | EngineMode::Native => Dialect::Duckdb,
+        EngineMode::Embedded | EngineMode::Native | EngineMode::Distributed => Dialect::Duckdb,
         EngineMode::Postgis | EngineMode::Hybrid => Dialect::Postgis,
     };
     if let Some(missing) = missing_sql(op, dialect) {
@@ -52,7 +52,20 @@ fn assign(mode: EngineMode, op: &Operator) -> (EngineKind, Option<String>) {
     match mode {
         EngineMode::Embedded => (EngineKind::Duckdb, None),
         EngineMode::Postgis => (EngineKind::Postgis, None),
-        EngineMode::Native if scan => (EngineKind::Duckdb, Some("read from the store".into())),
+        EngineMode::Native | EngineMode::Distributed if scan => {
+            (EngineKind::Duckdb, Some("read from the store".into()))
+        }
+        EngineMode::Distributed => match native_support(op) {
+            Ok(NativeKernel::PointInPolygonAggregate(_)) => (
+                EngineKind::Native,
+                Some("on the cluster: the points in parts over its executors".into()),
+            ),
+            Ok(_) => (
+                EngineKind::Native,
+                Some("native kernel on the server (no partitioned form yet)".into()),
+            ),
+            Err(declined) => (EngineKind::Duckdb, Some(declined)),
+        },
         EngineMode::Native => match native_support(op) {
             Ok(_) => (EngineKind::Native, Some("native kernel".into())),
             Err(declined) => (EngineKind::Duckdb, Some(declined)),

@@ -40,6 +40,11 @@ pub enum EngineMode {
     /// aggregates, nearest, per-feature geometry, dissolve, clip, erase), DuckDB in process for
     /// the relational rest.
     Native,
+    /// The native engine with the kernels that partition (point-in-polygon aggregation) run on
+    /// an Apache Ballista cluster (`GEOMILL_BALLISTA_URL`): the points in parts over its
+    /// executors, the partial aggregates merged there; the other steps as `native` runs them, on
+    /// the server.
+    Distributed,
 }
 
 impl EngineMode {
@@ -49,6 +54,7 @@ impl EngineMode {
             Self::Postgis => "postgis",
             Self::Native => "native",
             Self::Hybrid => "hybrid",
+            Self::Distributed => "distributed",
         }
     }
 
@@ -58,13 +64,14 @@ impl EngineMode {
     }
 
     /// The mode an engine or dialect name stands for: `embedded` (or `duckdb`), `native`,
-    /// `postgis` (or `postgres`, `postgresql`), `hybrid`.
+    /// `postgis` (or `postgres`, `postgresql`), `hybrid`, `distributed`.
     pub fn parse(name: &str) -> Option<Self> {
         Some(match name {
             "duckdb" | "embedded" => Self::Embedded,
             "native" => Self::Native,
             "postgis" | "postgres" | "postgresql" => Self::Postgis,
             "hybrid" => Self::Hybrid,
+            "distributed" => Self::Distributed,
             _ => return None,
         })
     }
@@ -72,7 +79,7 @@ impl EngineMode {
     /// The dialect the mode's SQL statements are written in.
     pub fn dialect(self) -> crate::sql::Dialect {
         match self {
-            Self::Embedded | Self::Native => crate::sql::Dialect::Duckdb,
+            Self::Embedded | Self::Native | Self::Distributed => crate::sql::Dialect::Duckdb,
             Self::Postgis | Self::Hybrid => crate::sql::Dialect::Postgis,
         }
     }

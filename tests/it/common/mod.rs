@@ -13,6 +13,7 @@ use geomill::config::Config;
 use geomill::state::AppState;
 use tower::ServiceExt;
 
+pub mod cluster;
 pub mod compare;
 pub mod golden;
 pub mod http;

@@ -1,0 +1,180 @@
+//! The distributed engine through the real server and a real cluster of the same binary (a
+//! scheduler and two executors as processes): uploaded real-shaped regions and a million
+//! uploaded points aggregated on the cluster equal the native engine's answer and an
+//! independent one (GeoPandas), the cluster's scheduler shows the job it ran, and a server
+//! without a cluster refuses the engine by name.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::common;
+
+use common::cluster::Cluster;
+use common::http::HttpApi;
+use common::real::{real_layers, run_python};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+/// Per result row: count, value_sum, id_max, as both engines' GeoPackages hold them; with a
+/// third argument, GeoPandas' own count per region (points within, NULL/empty/invalid regions
+/// as GEOS takes them) for the valid regions.
+const COMPARE: &str = r#"
+import json, sys, math
+import geopandas as gpd
+a = gpd.read_file(sys.argv[1])
+b = gpd.read_file(sys.argv[2])
+out = {"rows": [len(a), len(b)], "differences": []}
+for i, (x, y) in enumerate(zip(a.itertuples(), b.itertuples())):
+    for col in ["count", "value_sum", "id_max"]:
+        u, v = getattr(x, col), getattr(y, col)
+        same = (u is None or u != u) and (v is None or v != v) or (
+            u is not None and v is not None and u == u and v == v
+            and math.isclose(float(u), float(v), rel_tol=1e-9, abs_tol=1e-6))
+        if not same:
+            out["differences"].append([i, col, repr(u), repr(v)])
+if len(sys.argv) > 3:
+    points = gpd.read_parquet(sys.argv[3])
+    valid = a[a.geometry.notna() & ~a.geometry.is_empty & a.geometry.is_valid]
+    joined = gpd.sjoin(points[["geometry"]], valid[["geometry"]], predicate="within")
+    counts = joined.groupby("index_right").size()
+    wrong = [[int(i), int(counts.get(i, 0)), int(a["count"].iloc[i])]
+             for i in valid.index if int(counts.get(i, 0)) != int(a["count"].iloc[i])]
+    out["reference_checked"] = len(valid)
+    out["reference_wrong"] = wrong[:10]
+    out["matched"] = int(a["count"].sum())
+print(json.dumps(out))
+"#;
+
+/// Each region with its points (`points`: the dataset that holds them, by id).
+fn aggregate(points: &str) -> Value {
+    json!({"name": "points_per_region", "steps": [
+        {"id": "counted", "capability": "spatial_aggregate", "input": "regions",
+         "params": {"ref_layer": points, "predicate": "within",
+                    "agg": {"*": "count", "value": "sum", "id": "max"}}}]})
+}
+
+async fn execute(
+    api: &HttpApi,
+    dataset: &str,
+    pipeline: &Value,
+    engine: &str,
+) -> (StatusCode, Value) {
+    api.post(
+        "/api/pipelines/execute",
+        &json!({"dataset_id": dataset, "pipeline": pipeline, "engine": engine}),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_aggregates_uploaded_points_as_native_and_geopandas_do() {
+    let cluster = Cluster::start(2, 512).await;
+    let work = tempfile::tempdir().unwrap();
+    let (regions, points) = real_layers(work.path(), 1_000_000, 10.0);
+    let shared = cluster.shared.path().display().to_string();
+    let api = HttpApi::start(&[
+        ("GEOMILL_BALLISTA_URL", &cluster.url()),
+        ("GEOMILL_DISTRIBUTED_DIR", &shared),
+        ("GEOMILL_DISTRIBUTED_PARTS", "6"),
+    ]);
+    let (status, health) = api.get("/health").await;
+    assert_eq!(status, StatusCode::OK, "{health}");
+    assert_eq!(health["components"]["cluster"], "ok", "{health}");
+
+    // One dataset of two layers, both through the upload path.
+    let regions_id = api
+        .upload("regions.gpkg", std::fs::read(&regions).unwrap())
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let points_id = api
+        .upload("points.parquet", std::fs::read(&points).unwrap())
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let pipeline = aggregate(&points_id);
+
+    // The plan says which node goes to the cluster.
+    let (status, preview) = api
+        .post(
+            "/api/pipelines/preview",
+            &json!({"pipeline": pipeline, "engine": "distributed"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{preview}");
+    let optimized = preview["optimized"].as_str().unwrap_or_default();
+    assert!(optimized.contains("on the cluster"), "{optimized}");
+
+    let (status, distributed) = execute(&api, &regions_id, &pipeline, "distributed").await;
+    assert_eq!(status, StatusCode::OK, "{distributed}");
+    let (status, native) = execute(&api, &regions_id, &pipeline, "native").await;
+    assert_eq!(status, StatusCode::OK, "{native}");
+    assert_eq!(
+        distributed["result_features"], native["result_features"],
+        "{distributed} {native}"
+    );
+    let compared: Value = serde_json::from_str(&run_python(
+        COMPARE,
+        &[
+            distributed["result_path"].as_str().unwrap(),
+            native["result_path"].as_str().unwrap(),
+            &points.display().to_string(),
+        ],
+    ))
+    .unwrap();
+    assert_eq!(compared["rows"][0], compared["rows"][1], "{compared}");
+    assert_eq!(compared["differences"], json!([]), "{compared}");
+    assert_eq!(compared["reference_wrong"], json!([]), "{compared}");
+    assert!(
+        compared["reference_checked"].as_i64() > Some(300),
+        "{compared}"
+    );
+    assert!(
+        compared["matched"].as_i64().unwrap() > 500_000,
+        "{compared}"
+    );
+
+    // The scheduler ran it: a job finished, the staged files are gone.
+    let jobs = cluster.rest("/api/jobs").await;
+    let finished = jobs
+        .as_array()
+        .map(|jobs| {
+            jobs.iter()
+                .filter(|j| j["status"] == "Completed" && j["num_stages"].as_u64() >= Some(2))
+                .count()
+        })
+        .unwrap_or_default();
+    assert!(finished >= 1, "{jobs}");
+    let left: Vec<_> = walk(cluster.shared.path());
+    assert!(left.is_empty(), "staged files left: {left:?}");
+}
+
+/// Files under `dir`, at any depth.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn without_a_cluster_the_engine_is_refused_by_name() {
+    let api = HttpApi::start(&[]);
+    let dataset = api.upload_world().await;
+    let pipeline = json!({"name": "counted", "steps": [
+        {"id": "counted", "capability": "spatial_aggregate", "input": "countries",
+         "params": {"ref_layer": "cities", "predicate": "within", "agg": {"*": "count"}}}]});
+    let (status, answer) = execute(&api, &dataset, &pipeline, "distributed").await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("GEOMILL_BALLISTA_URL"), "{answer}");
+    let (_, health) = api.get("/health").await;
+    assert_eq!(health["components"]["cluster"], "unavailable", "{health}");
+    assert_eq!(health["status"], "ok", "{health}");
+}
