@@ -26,7 +26,7 @@ export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS ?= -C link-arg=-fuse-ld=m
 # rides on the build, the dependencies are compiled once.
 LINTED := RUSTC_WORKSPACE_WRAPPER=$(CURDIR)/scripts/clippy-rustc.sh
 
-.PHONY: run test setup-run setup-test build lint bench bench-ogc bench-engines bench-native bench-real bench-statistics bench-network
+.PHONY: run test setup-run setup-test build lint bench bench-ogc bench-engines bench-native bench-real bench-statistics bench-network bench-distributed
 
 setup-run:
 	@scripts/setup.sh run >/dev/null
@@ -88,6 +88,12 @@ bench-native: setup-test
 bench-network: setup-test
 	cargo build --profile suite --locked --bin geomill
 	scripts/with-postgis.sh "$(GEOMILL_PYTHON)" benches/network.py "$(CARGO_TARGET_DIR)/suite/geomill"
+
+## make bench-distributed: the W1-style aggregate over HTTP on the native engine and on the
+## distributed engine (a cluster of 1 and of 2 executors of the same binary), against SedonaDB 0.5.
+bench-distributed: setup-test
+	cargo build --profile suite --locked --bin geomill
+	"$(GEOMILL_PYTHON)" benches/distributed.py "$(CARGO_TARGET_DIR)/suite/geomill"
 
 ## make bench-ogc: OGC API items and tiles under load (wrk), geomill against tipg on the same data.
 bench-ogc:
