@@ -6,7 +6,7 @@ the W1-style aggregate (count, sum, max of the points within each region) run R 
 on the native engine and on the distributed engine with a cluster of 1 and of 2 executors (the
 same binary's `scheduler` and `executor` processes on this machine, task slots shared so that
 each configuration has the machine's cores); and SedonaDB 0.5's spatial join + aggregate of the
-same files (installed in a venv of its own on first use, with pyarrow). Prints the medians and the ratios to
+same files (installed in a venv of its own on first use, with pyarrow and geoarrow-pyarrow). Prints the medians and the ratios to
 native. Answers are compared (the counts of the runs must be equal) before anything is timed.
 """
 
@@ -151,7 +151,7 @@ def sedona_python():
     python = os.path.join(venv, "bin", "python")
     if not os.path.exists(python):
         subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-        subprocess.run([python, "-m", "pip", "install", "-q", "sedonadb==0.5.0", "pyarrow"], check=True)
+        subprocess.run([python, "-m", "pip", "install", "-q", "sedonadb==0.5.0", "pyarrow", "geoarrow-pyarrow"], check=True)
     return python
 
 
