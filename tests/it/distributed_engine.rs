@@ -1,8 +1,9 @@
 //! The distributed engine through the real server and a real cluster of the same binary (a
 //! scheduler and two executors as processes): uploaded real-shaped regions and a million
 //! uploaded points aggregated on the cluster equal the native engine's answer and an
-//! independent one (GeoPandas), the cluster's scheduler shows the job it ran, and a server
-//! without a cluster refuses the engine by name.
+//! independent one (GeoPandas), the cluster's scheduler shows the job it ran; an executor lost
+//! before a run leaves the answer right (or fails the run saying so, never a wrong answer); and a
+//! server without a cluster refuses the engine by name.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::common;
@@ -177,4 +178,70 @@ async fn without_a_cluster_the_engine_is_refused_by_name() {
     let (_, health) = api.get("/health").await;
     assert_eq!(health["components"]["cluster"], "unavailable", "{health}");
     assert_eq!(health["status"], "ok", "{health}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_executor_never_gives_a_wrong_answer() {
+    let mut cluster = Cluster::start(2, 256).await;
+    let shared = cluster.shared.path().display().to_string();
+    let api = HttpApi::start(&[
+        ("GEOMILL_BALLISTA_URL", &cluster.url()),
+        ("GEOMILL_DISTRIBUTED_DIR", &shared),
+        ("GEOMILL_DISTRIBUTED_PARTS", "4"),
+    ]);
+    let work = tempfile::tempdir().unwrap();
+    let (regions, points) = real_layers(work.path(), 50_000, 10.0);
+    let dataset = api
+        .upload("regions.gpkg", std::fs::read(&regions).unwrap())
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let points_id = api
+        .upload("points.parquet", std::fs::read(&points).unwrap())
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let pipeline = aggregate(&points_id);
+    let (status, native) = execute(&api, &dataset, &pipeline, "native").await;
+    assert_eq!(status, StatusCode::OK, "{native}");
+    // One executor dies without a word; the scheduler still lists it when the run starts.
+    let lost = &mut cluster.executors[0];
+    lost.kill().unwrap();
+    lost.wait().unwrap();
+    let started = std::time::Instant::now();
+    let (status, distributed) = tokio::time::timeout(
+        std::time::Duration::from_secs(180),
+        execute(&api, &dataset, &pipeline, "distributed"),
+    )
+    .await
+    .expect("the run neither finished nor failed within 3 minutes");
+    if status == StatusCode::OK {
+        // Ballista ran the lost executor's tasks on the other one: the answer is the native one.
+        let compared: Value = serde_json::from_str(&run_python(
+            COMPARE,
+            &[
+                distributed["result_path"].as_str().unwrap(),
+                native["result_path"].as_str().unwrap(),
+            ],
+        ))
+        .unwrap();
+        assert_eq!(compared["differences"], json!([]), "{compared}");
+    } else {
+        // Or the run fails, saying where.
+        let message = distributed["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            status == StatusCode::UNPROCESSABLE_ENTITY || status == StatusCode::SERVICE_UNAVAILABLE,
+            "{status} {distributed}"
+        );
+        assert!(
+            message.contains("distributed") || message.contains("cluster"),
+            "{distributed}"
+        );
+    }
+    eprintln!(
+        "a lost executor: {status} after {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
 }
