@@ -114,8 +114,20 @@ pub async fn run_executor(settings: ExecutorSettings) -> Result<(), String> {
 }
 
 /// A session whose plans run on the cluster at `url` (`df://host:port`), splitting a
-/// table's files over `partitions` tasks.
+/// table's files over `partitions` tasks; an error when its scheduler does not accept a
+/// connection within 5 s (the session itself connects only when a plan runs).
 pub async fn connect(url: &str, partitions: usize) -> Result<SessionContext, String> {
+    let address = url.strip_prefix("df://").unwrap_or(url);
+    match tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        tokio::net::TcpStream::connect(address),
+    )
+    .await
+    {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => return Err(format!("the scheduler at {url} refuses connections: {e}")),
+        Err(_) => return Err(format!("the scheduler at {url} did not answer within 5 s")),
+    }
     let config = SessionConfig::new_with_ballista().with_target_partitions(partitions.max(1));
     let state = SessionStateBuilder::new()
         .with_config(config)

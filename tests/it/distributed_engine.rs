@@ -245,3 +245,29 @@ async fn a_lost_executor_never_gives_a_wrong_answer() {
         started.elapsed().as_secs_f64()
     );
 }
+
+#[tokio::test]
+async fn a_cluster_that_does_not_answer_is_a_503() {
+    // A port nothing listens on: the server starts (the cluster may come later), /health says
+    // the cluster is missing, and a distributed run is refused as unavailable, not as a bad pipeline.
+    let url = format!("df://127.0.0.1:{}", common::free_port());
+    let shared = tempfile::tempdir().unwrap();
+    let api = HttpApi::start(&[
+        ("GEOMILL_BALLISTA_URL", &url),
+        (
+            "GEOMILL_DISTRIBUTED_DIR",
+            &shared.path().display().to_string(),
+        ),
+    ]);
+    let (status, health) = api.get("/health").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{health}");
+    assert_eq!(health["components"]["cluster"], "unavailable", "{health}");
+    let dataset = api.upload_world().await;
+    let pipeline = json!({"name": "counted", "steps": [
+        {"id": "counted", "capability": "spatial_aggregate", "input": "countries",
+         "params": {"ref_layer": "cities", "predicate": "within", "agg": {"*": "count"}}}]});
+    let (status, answer) = execute(&api, &dataset, &pipeline, "distributed").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("scheduler"), "{answer}");
+}
