@@ -52,6 +52,22 @@ fn aggregate(points: &str) -> Value {
                     "agg": {"*": "count", "value": "sum", "id": "max"}}}]})
 }
 
+/// Uploads the regions and the points; answers the regions' dataset id and the aggregate of
+/// the points per region.
+async fn upload_layers(
+    api: &HttpApi,
+    regions: &std::path::Path,
+    points: &std::path::Path,
+) -> (String, Value) {
+    let mut ids = Vec::new();
+    for (name, path) in [("regions.gpkg", regions), ("points.parquet", points)] {
+        let dataset = api.upload(name, std::fs::read(path).unwrap()).await;
+        ids.push(dataset["id"].as_str().unwrap().to_owned());
+    }
+    let pipeline = aggregate(&ids[1]);
+    (ids.swap_remove(0), pipeline)
+}
+
 async fn execute(
     api: &HttpApi,
     dataset: &str,
@@ -80,20 +96,8 @@ async fn a_cluster_aggregates_uploaded_points_as_native_and_geopandas_do() {
     assert_eq!(status, StatusCode::OK, "{health}");
     assert_eq!(health["components"]["cluster"], "ok", "{health}");
 
-    // One dataset of two layers, both through the upload path.
-    let regions_id = api
-        .upload("regions.gpkg", std::fs::read(&regions).unwrap())
-        .await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let points_id = api
-        .upload("points.parquet", std::fs::read(&points).unwrap())
-        .await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let pipeline = aggregate(&points_id);
+    // Two datasets, both through the upload path.
+    let (regions_id, pipeline) = upload_layers(&api, &regions, &points).await;
 
     // The plan says which node goes to the cluster.
     let (status, preview) = api
@@ -191,19 +195,7 @@ async fn a_lost_executor_never_gives_a_wrong_answer() {
     ]);
     let work = tempfile::tempdir().unwrap();
     let (regions, points) = real_layers(work.path(), 50_000, 10.0);
-    let dataset = api
-        .upload("regions.gpkg", std::fs::read(&regions).unwrap())
-        .await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let points_id = api
-        .upload("points.parquet", std::fs::read(&points).unwrap())
-        .await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let pipeline = aggregate(&points_id);
+    let (dataset, pipeline) = upload_layers(&api, &regions, &points).await;
     let (status, native) = execute(&api, &dataset, &pipeline, "native").await;
     assert_eq!(status, StatusCode::OK, "{native}");
     // One executor dies without a word; the scheduler still lists it when the run starts.
