@@ -54,13 +54,12 @@ impl Engine for DistributedRuns {
 
     fn run(&self, run: CompiledRun) -> EngineFuture<'_> {
         let views = self.store.source_views(&run.sources);
-        let nodes = Arc::new(ClusterNodes {
-            cluster: self.cluster.clone(),
-            runtime: Handle::current(),
-            job: run.job_id.clone(),
-            cancel: Arc::clone(&run.cancel),
-            stages: AtomicUsize::new(0),
-        });
+        let nodes = Arc::new(ClusterNodes::new(
+            self.cluster.clone(),
+            Handle::current(),
+            &run.job_id,
+            Arc::clone(&run.cancel),
+        ));
         Box::pin(run_on_connection(
             Arc::clone(&self.engine),
             views,
@@ -71,13 +70,32 @@ impl Engine for DistributedRuns {
 }
 
 /// Runs a distributed run's nodes: on the cluster where they partition, else here.
-struct ClusterNodes {
+pub struct ClusterNodes {
     cluster: ClusterSettings,
     runtime: Handle,
     job: String,
     cancel: Arc<Cancel>,
     /// Numbers the run's stages on the cluster (their directories).
     stages: AtomicUsize,
+}
+
+impl ClusterNodes {
+    /// The nodes of job `job` on `cluster`; waits on the cluster run on `runtime` (called from
+    /// outside it: the walk is blocking), stopped by `cancel`.
+    pub fn new(cluster: ClusterSettings, runtime: Handle, job: &str, cancel: Arc<Cancel>) -> Self {
+        Self {
+            cluster,
+            runtime,
+            job: job.to_owned(),
+            cancel,
+            stages: AtomicUsize::new(0),
+        }
+    }
+
+    /// How many nodes this run sent to the cluster so far.
+    pub fn sent_to_cluster(&self) -> usize {
+        self.stages.load(Ordering::Relaxed)
+    }
 }
 
 impl NodeRunner for ClusterNodes {

@@ -9,4 +9,4 @@ pub mod staging;
 pub mod udf;
 
 pub use cluster::{ExecutorSettings, SchedulerSettings, connect, run_executor, run_scheduler};
-pub use engine::{ClusterSettings, DistributedRuns};
+pub use engine::{ClusterNodes, ClusterSettings, DistributedRuns};

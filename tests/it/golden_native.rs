@@ -60,6 +60,23 @@ pub(crate) fn run(
     table: &str,
     result: Option<&str>,
 ) -> Vec<Vec<NativeStepReport>> {
+    run_with(
+        engine,
+        document,
+        (mode, vars),
+        (file, table, result),
+        &RunControl::plain(),
+    )
+}
+
+/// [`run`], the native stages' nodes computed by `control.nodes`.
+pub(crate) fn run_with(
+    engine: &EmbeddedEngine,
+    document: &serde_json::Value,
+    (mode, vars): (EngineMode, &Vars),
+    (file, table, result): (&Path, &str, Option<&str>),
+    control: &RunControl<'_>,
+) -> Vec<Vec<NativeStepReport>> {
     let catalog: Catalog =
         serde_json::from_str(&std::fs::read_to_string(repo().join("golden/catalog.json")).unwrap())
             .unwrap();
@@ -81,7 +98,7 @@ pub(crate) fn run(
                 path: &job_file.display().to_string(),
                 crs: None,
             }),
-            &RunControl::plain(),
+            control,
         )
         .unwrap_or_else(|e| panic!("{mode:?}: {e}"));
         engine
@@ -98,6 +115,37 @@ pub(crate) fn run(
 
 #[test]
 fn every_golden_pipeline_runs_natively_and_matches_embedded() {
+    let (failures, native_by_case) =
+        compared_with_embedded(EngineMode::Native, &RunControl::plain());
+    check_ran_natively(failures, &native_by_case);
+}
+
+/// Fails unless there is no failure and every case of [`RUN_NATIVELY`] ran by its kernels.
+pub(crate) fn check_ran_natively(
+    mut failures: Vec<String>,
+    native_by_case: &BTreeMap<String, Vec<NativeStepReport>>,
+) {
+    for name in RUN_NATIVELY {
+        let reports = &native_by_case[name];
+        if reports.is_empty() || reports.iter().any(|r| r.declined.is_some()) {
+            failures.push(format!("{name} did not run natively: {reports:?}"));
+        }
+    }
+    let ran: usize = native_by_case
+        .values()
+        .flatten()
+        .filter(|r| r.declined.is_none())
+        .count();
+    eprintln!("{ran} native stages ran by their kernels: {native_by_case:#?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Runs every golden case on the embedded engine and in `mode` (its nodes computed by
+/// `control.nodes`): answers the differences found and each case's native stages in `mode`.
+pub(crate) fn compared_with_embedded(
+    mode: EngineMode,
+    control: &RunControl<'_>,
+) -> (Vec<String>, BTreeMap<String, Vec<NativeStepReport>>) {
     let engine = duckdb_with_sources();
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("exports");
@@ -121,13 +169,16 @@ fn every_golden_pipeline_runs_natively_and_matches_embedded() {
             &format!("{name}_embedded"),
             None,
         );
-        let native = run(
+        let native = run_with(
             &engine,
             &document,
-            (EngineMode::Native, &vars),
-            &dir.path().join(format!("{name}-native")),
-            &format!("{name}_native"),
-            None,
+            (mode, &vars),
+            (
+                &dir.path().join(format!("{name}-native")),
+                &format!("{name}_native"),
+                None,
+            ),
+            control,
         );
         // Only the steps no SQL engine computes run natively in embedded mode.
         let sql = std::fs::read_to_string(case.join("duckdb.sql")).unwrap();
@@ -146,17 +197,5 @@ fn every_golden_pipeline_runs_natively_and_matches_embedded() {
         }
         native_by_case.insert(name, native.into_iter().flatten().collect());
     }
-    for name in RUN_NATIVELY {
-        let reports = &native_by_case[name];
-        if reports.is_empty() || reports.iter().any(|r| r.declined.is_some()) {
-            failures.push(format!("{name} did not run natively: {reports:?}"));
-        }
-    }
-    let ran: usize = native_by_case
-        .values()
-        .flatten()
-        .filter(|r| r.declined.is_none())
-        .count();
-    eprintln!("{ran} native stages ran by their kernels: {native_by_case:#?}");
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    (failures, native_by_case)
 }

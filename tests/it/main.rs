@@ -39,6 +39,7 @@ mod exploded_toolkit;
 mod geometry_toolkit;
 mod gispulse_clients;
 mod gispulse_conformance;
+mod golden_distributed;
 mod golden_native;
 mod golden_on_postgis;
 mod golden_sql_on_duckdb;
