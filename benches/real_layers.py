@@ -1,6 +1,7 @@
 """Real-shaped inputs for the benchmarks and tests, generated from fixed seeds.
 
-`python benches/real_layers.py OUT_DIR [--points N] [--cell DEGREES] [--segment DEGREES]` writes:
+`python benches/real_layers.py OUT_DIR [--points N] [--parts K] [--cell DEGREES] [--segment DEGREES]`
+writes:
 
 - `regions.gpkg`, layer `regions`: the Natural Earth countries cut by a grid of CELL-degree cells
   (about 3,000 pieces at the default 3.5; `--max-lat` keeps them within a latitude), every edge densified to
@@ -12,7 +13,9 @@
 - `tiles.gpkg`, layer `tiles`: the same pieces as cut (no noise): neighbours share borders
   vertex for vertex, as an administrative layer does; NULL and empty geometries, NULL values.
 - `points.parquet`: N points (default 1,000,000) as GeoParquet, in 400 clusters over the land,
-  with an integer `id`, a double `value` (some NULL) and a text `kind`.
+  with an integer `id`, a double `value` (some NULL) and a text `kind`. With `--parts K` (K > 1),
+  the N points are K GeoParquet parts of one layer instead, `points-00.parquet`, ..., each drawn
+  from its own seed (so a part never holds the whole layer in memory while it is made).
 
 Same seed, same files: the numbers benchmarks quote stay comparable between runs.
 """
@@ -158,8 +161,10 @@ def regions(pieces, segment, seed=20261124):
     )
 
 
-def points(n, land, seed=7):
-    rng = np.random.default_rng(seed)
+def points(n, land, seed=7, part=None, first_id=1):
+    """N points around 400 centres on the land; a `part` draws its points from a seed of its own
+    around the same centres, its ids from `first_id`."""
+    rng = np.random.default_rng(seed if part is None else [seed, part])
     keep = ~land.geometry.isna() & ~land.geometry.is_empty
     land = land[keep & land.geometry.is_valid]
     centres = land.geometry.representative_point().sample(400, random_state=seed)
@@ -171,7 +176,7 @@ def points(n, land, seed=7):
     value = np.round(rng.gamma(2.0, 10.0, n), 2)
     value[rng.random(n) < 0.01] = np.nan
     return gpd.GeoDataFrame(
-        {"id": np.arange(1, n + 1), "value": value,
+        {"id": np.arange(first_id, first_id + n), "value": value,
          "kind": np.array(["a", "b", "c", "d"])[rng.integers(0, 4, n)]},
         geometry=gpd.points_from_xy(x, y), crs="EPSG:4326",
     )
@@ -181,6 +186,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir")
     parser.add_argument("--points", type=int, default=1_000_000)
+    parser.add_argument("--parts", type=int, default=1,
+                        help="write the points as this many GeoParquet parts of one layer")
     parser.add_argument("--cell", type=float, default=3.5)
     parser.add_argument("--segment", type=float, default=0.02,
                         help="the longest edge of a region, in degrees, before the noise")
@@ -200,7 +207,14 @@ def main():
     tiles(pieces).to_file(os.path.join(args.out_dir, "tiles.gpkg"), layer="tiles", driver="GPKG",
                           engine="pyogrio", promote_to_multi=False, geometry_type="Unknown",
                           VERSION="1.2")
-    if args.points > 0:
+    if args.points > 0 and args.parts > 1:
+        size = -(-args.points // args.parts)
+        for part in range(args.parts):
+            first = part * size
+            n = min(size, args.points - first)
+            points(n, layer, part=part, first_id=first + 1).to_parquet(
+                os.path.join(args.out_dir, f"points-{part:02d}.parquet"))
+    elif args.points > 0:
         points(args.points, layer).to_parquet(os.path.join(args.out_dir, "points.parquet"))
 
 

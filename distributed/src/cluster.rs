@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use ballista::extension::SessionContextExt;
+use ballista_core::config::TaskSchedulingPolicy;
 use ballista_core::extension::{
     SessionConfigExt, ballista_aggregate_functions, ballista_scalar_functions,
     ballista_window_functions,
@@ -61,6 +62,9 @@ pub async fn run_scheduler(settings: SchedulerSettings) -> Result<(), String> {
         external_host: settings.bind.ip().to_string(),
         executor_timeout_seconds: settings.executor_timeout_seconds,
         expire_dead_executor_interval_seconds: 2,
+        // Executors ask for work when idle: a lost executor's tasks, reset by the scheduler, are
+        // taken by the others (pushed, they wait for an offer a loss never makes: Ballista 54).
+        scheduling_policy: TaskSchedulingPolicy::PullStaged,
         // Planning only resolves names and types: the polygons' root does not matter here.
         override_session_builder: Some(Arc::new(|config: SessionConfig| {
             let mut scalar = ballista_scalar_functions();
@@ -106,6 +110,7 @@ pub async fn run_executor(settings: ExecutorSettings) -> Result<(), String> {
         job_data_clean_up_interval_seconds: 300,
         job_data_ttl_seconds: 3600,
         override_function_registry: Some(Arc::new(registry)),
+        task_scheduling_policy: TaskSchedulingPolicy::PullStaged,
         ..ExecutorProcessConfig::default()
     };
     start_executor_process(Arc::new(config))

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use super::extract::ApiJson;
 use crate::blocking::blocking;
 use crate::datasets::fetch::UrlPolicy;
-use crate::datasets::ingest::{announce_created, ingest_stored};
+use crate::datasets::ingest::{announce_created, ingest_parts, ingest_stored};
 use crate::datasets::model::Dataset;
 use crate::datasets::{inspect, remote, upload};
 use crate::error::ApiError;
@@ -102,11 +102,16 @@ async fn receive(
         }
     }
     let stored = inspect::check_files(stored, limit).await?;
+    let parts = upload::parquet_parts(&stored).unwrap_or_default();
     let (file_name, path) = upload::main_file(stored)
         .ok_or_else(|| ApiError::bad_request("multipart field `file` is missing"))?;
     let name = given_name
         .filter(|n| !n.trim().is_empty())
         .unwrap_or(file_name);
+    if let [(_, first), more @ ..] = parts.as_slice() {
+        let more: Vec<_> = more.iter().map(|(_, path)| path.clone()).collect();
+        return ingest_parts(state, id, name, first, &more).await;
+    }
     ingest_stored(state, id, name, &path).await
 }
 

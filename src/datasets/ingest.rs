@@ -25,7 +25,20 @@ pub async fn ingest_stored(
     name: String,
     path: &std::path::Path,
 ) -> Result<Dataset, ApiError> {
-    let source = upload::source_for(&readable_path(state, path).await?);
+    ingest_parts(state, id, name, path, &[]).await
+}
+
+/// Loads the file `path` and the further `parts` of the same layer (a partitioned Parquet
+/// layer) as one dataset; a file GDAL or the Parquet reader cannot read is a 422.
+pub async fn ingest_parts(
+    state: &AppState,
+    id: &str,
+    name: String,
+    path: &std::path::Path,
+    parts: &[std::path::PathBuf],
+) -> Result<Dataset, ApiError> {
+    let mut source = upload::source_for(&readable_path(state, path).await?);
+    source.parts = parts.iter().map(|p| p.display().to_string()).collect();
     let engine = state.store();
     let (key, stored_path) = (id.to_owned(), path.display().to_string());
     let result = blocking(move || engine.ingest(&key, &name, &stored_path, &source)).await?;

@@ -96,6 +96,7 @@ pub fn source_for(path: &Path) -> SourceFile {
             gdal_path: format!("/vsizip/{text}"),
             open_options: Vec::new(),
             reader: Reader::Gdal,
+            parts: Vec::new(),
         },
         Some("csv") => SourceFile {
             gdal_path: text,
@@ -106,24 +107,44 @@ pub fn source_for(path: &Path) -> SourceFile {
                 "KEEP_GEOM_COLUMNS=NO".into(),
             ],
             reader: Reader::Gdal,
+            parts: Vec::new(),
         },
         // GML names its schema by URL; GDAL must not fetch it (request forgery).
         Some("gml") => SourceFile {
             gdal_path: text,
             open_options: vec!["DOWNLOAD_SCHEMA=NO".into()],
             reader: Reader::Gdal,
+            parts: Vec::new(),
         },
         Some("parquet" | "geoparquet") => SourceFile {
             gdal_path: text,
             open_options: Vec::new(),
             reader: Reader::Parquet,
+            parts: Vec::new(),
         },
         _ => SourceFile {
             gdal_path: text,
             open_options: Vec::new(),
             reader: Reader::Gdal,
+            parts: Vec::new(),
         },
     }
+}
+
+/// The parts of one Parquet layer sent together (`part-00.parquet`, `part-01.parquet`, …, as
+/// Spark, Sedona or DuckDB write a partitioned GeoParquet layer): two or more files, every one
+/// (Geo)Parquet; in name order. `None` for any other upload.
+pub fn parquet_parts(files: &[(String, PathBuf)]) -> Option<Vec<(String, PathBuf)>> {
+    let is_parquet = |name: &str| {
+        let name = name.to_ascii_lowercase();
+        name.ends_with(".parquet") || name.ends_with(".geoparquet")
+    };
+    if files.len() < 2 || !files.iter().all(|(name, _)| is_parquet(name)) {
+        return None;
+    }
+    let mut parts = files.to_vec();
+    parts.sort();
+    Some(parts)
 }
 
 /// The file GDAL opens among those sent together: a Shapefile's `.shp` (its `.dbf`, `.shx`,

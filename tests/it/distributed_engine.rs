@@ -2,15 +2,17 @@
 //! scheduler and two executors as processes): uploaded real-shaped regions and a million
 //! uploaded points aggregated on the cluster equal the native engine's answer and an
 //! independent one (GeoPandas), the cluster's scheduler shows the job it ran; an executor lost
-//! before a run leaves the answer right (or fails the run saying so, never a wrong answer); and a
-//! server without a cluster refuses the engine by name.
+//! before a run leaves the answer right (or fails the run saying so, never a wrong answer); a
+//! 20,000,000-point layer uploaded as 16 GeoParquet parts runs on executors under 1 GB each, and
+//! again with an executor killed mid-run; and a server without a cluster refuses the engine by
+//! name.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::common;
 
 use common::cluster::Cluster;
 use common::http::HttpApi;
-use common::real::{real_layers, run_python};
+use common::real::{real_layers, real_layers_in_parts, run_python};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -262,4 +264,122 @@ async fn a_cluster_that_does_not_answer_is_a_503() {
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{answer}");
     let message = answer["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("scheduler"), "{answer}");
+}
+
+/// The most memory process `pid` held so far (`VmHWM`), in MiB.
+fn peak_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kib / 1024.0
+}
+
+/// The differences between two results of [`aggregate`] (their GeoPackages), per COMPARE.
+fn differences(a: &Value, b: &Value) -> Value {
+    let compared: Value = serde_json::from_str(&run_python(
+        COMPARE,
+        &[
+            a["result_path"].as_str().unwrap(),
+            b["result_path"].as_str().unwrap(),
+        ],
+    ))
+    .unwrap();
+    assert_eq!(compared["rows"][0], compared["rows"][1], "{compared}");
+    compared["differences"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_million_points_in_sixteen_parts_run_in_executors_under_1_gb() {
+    const POINTS: u32 = 20_000_000;
+    let mut cluster = Cluster::start(2, 768).await;
+    let work = tempfile::tempdir().unwrap();
+    let (regions, parts) = real_layers_in_parts(work.path(), POINTS, 16, 10.0);
+    let shared = cluster.shared.path().display().to_string();
+    let api = HttpApi::start(&[
+        ("GEOMILL_BALLISTA_URL", &cluster.url()),
+        ("GEOMILL_DISTRIBUTED_DIR", &shared),
+        ("GEOMILL_DISTRIBUTED_PARTS", "16"),
+        ("GEOMILL_MAX_UPLOAD_MB", "1024"),
+    ]);
+    let regions = api
+        .upload("regions.gpkg", std::fs::read(&regions).unwrap())
+        .await;
+    let regions = regions["id"].as_str().unwrap().to_owned();
+    // The 16 parts in one upload: one layer of every part's rows.
+    let names: Vec<String> = parts
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let files: Vec<(&str, Vec<u8>)> = names
+        .iter()
+        .zip(&parts)
+        .map(|(name, path)| (name.as_str(), std::fs::read(path).unwrap()))
+        .collect();
+    let points = api.upload_files(&files).await;
+    drop(files);
+    assert_eq!(points["layers"][0]["feature_count"], POINTS, "{points}");
+    let pipeline = aggregate(points["id"].as_str().unwrap());
+
+    let (status, native) = execute(&api, &regions, &pipeline, "native").await;
+    assert_eq!(status, StatusCode::OK, "{native}");
+    let (status, distributed) = execute(&api, &regions, &pipeline, "distributed").await;
+    assert_eq!(status, StatusCode::OK, "{distributed}");
+    assert_eq!(differences(&distributed, &native), json!([]));
+    let peaks: Vec<f64> = cluster.executors.iter().map(|e| peak_mib(e.id())).collect();
+    eprintln!("executors' peak memory: {peaks:?} MiB");
+    assert!(peaks.iter().all(|&mib| mib < 1024.0), "{peaks:?} MiB");
+
+    // Again, one executor killed while the cluster runs the job.
+    let done_before = completed_jobs(&cluster).await;
+    let kill_mid_run = async {
+        for _ in 0..3000 {
+            let jobs = cluster.rest("/api/jobs").await;
+            let running = jobs
+                .as_array()
+                .is_some_and(|jobs| jobs.iter().any(|j| j["status"] == "Running"));
+            if running {
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                let peak = peak_mib(cluster.executors[0].id());
+                cluster.executors[0].kill().unwrap();
+                cluster.executors[0].wait().unwrap();
+                return Some(peak);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        None
+    };
+    let run = tokio::time::timeout(
+        std::time::Duration::from_secs(300),
+        execute(&api, &regions, &pipeline, "distributed"),
+    );
+    let (outcome, killed) = tokio::join!(run, kill_mid_run);
+    let (status, again) = outcome.expect("the run neither finished nor failed within 5 minutes");
+    let peak = killed.expect("the cluster never showed the job running");
+    assert!(peak < 1024.0, "the killed executor held {peak} MiB");
+    eprintln!("an executor killed mid-run: {status}");
+    if status == StatusCode::OK {
+        assert_eq!(differences(&again, &native), json!([]));
+        assert!(completed_jobs(&cluster).await > done_before);
+    } else {
+        let message = again["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            status == StatusCode::UNPROCESSABLE_ENTITY || status == StatusCode::SERVICE_UNAVAILABLE,
+            "{status} {again}"
+        );
+        assert!(
+            message.contains("distributed") || message.contains("cluster"),
+            "{again}"
+        );
+    }
+}
+
+/// How many jobs the cluster's scheduler finished.
+async fn completed_jobs(cluster: &Cluster) -> usize {
+    let jobs = cluster.rest("/api/jobs").await;
+    jobs.as_array()
+        .map(|jobs| jobs.iter().filter(|j| j["status"] == "Completed").count())
+        .unwrap_or_default()
 }

@@ -50,6 +50,9 @@ pub struct SourceFile {
     pub gdal_path: String,
     pub open_options: Vec<String>,
     pub reader: Reader,
+    /// More files holding further rows of the same layer, read with `gdal_path` as one table
+    /// (the parts of a partitioned Parquet layer; empty for every other file).
+    pub parts: Vec<String>,
 }
 
 /// What reads a source file.

@@ -63,7 +63,14 @@ fn epsg(crs: Option<&MetaCrs>) -> Option<String> {
 /// the allow-list of GDAL drivers, or DuckDB's Parquet reader.
 fn read_call(source: &SourceFile, layer: Option<&str>) -> String {
     if source.reader == Reader::Parquet {
-        return format!("read_parquet({})", string(&source.gdal_path));
+        if source.parts.is_empty() {
+            return format!("read_parquet({})", string(&source.gdal_path));
+        }
+        let files: Vec<String> = std::iter::once(&source.gdal_path)
+            .chain(&source.parts)
+            .map(|path| string(path))
+            .collect();
+        return format!("read_parquet([{}])", files.join(", "));
     }
     gdal_read::st_read(&source.gdal_path, layer, &source.open_options)
 }
@@ -74,8 +81,10 @@ pub(super) fn inspect(
     source: &SourceFile,
     name: &str,
 ) -> Result<(String, Vec<MetaLayer>), RejectedFile> {
-    if let Some(reason) = gdal_read::refused_path(&source.gdal_path) {
-        return Err(RejectedFile(format!("{name} is not read: {reason}")));
+    for path in std::iter::once(&source.gdal_path).chain(&source.parts) {
+        if let Some(reason) = gdal_read::refused_path(path) {
+            return Err(RejectedFile(format!("{name} is not read: {reason}")));
+        }
     }
     // ST_Read_Meta crashes the process on files GDAL cannot open (spatial 1.5.5), while
     // ST_Read fails cleanly: only a file that passes this probe is inspected further. The
@@ -83,7 +92,8 @@ pub(super) fn inspect(
     let probe = format!("SELECT * FROM {} LIMIT 0", read_call(source, None));
     if let Err(error) = connection.execute_batch(&probe) {
         // The reason without server paths: the client knows its file by name.
-        let reason = error.to_string().replace(&source.gdal_path, name);
+        let reason =
+            without_server_paths(&error.to_string().replace(&source.gdal_path, name), source);
         let reason = reason.lines().next().unwrap_or_default();
         return Err(RejectedFile(format!(
             "{name} is not a spatial file geomill reads ({}; {reason})",
@@ -91,9 +101,12 @@ pub(super) fn inspect(
         )));
     }
     let (driver, layers) = if source.reader == Reader::Parquet {
-        let stem = std::path::Path::new(&source.gdal_path)
+        let mut stem = std::path::Path::new(&source.gdal_path)
             .file_stem()
             .map_or_else(|| "layer".to_owned(), |s| s.to_string_lossy().into_owned());
+        if !source.parts.is_empty() {
+            stem = layer_of_parts(&stem);
+        }
         (
             "PARQUET".to_owned(),
             vec![MetaLayer {
@@ -108,6 +121,30 @@ pub(super) fn inspect(
         return Err(RejectedFile(format!("{name} has no layers")));
     }
     Ok((driver, layers))
+}
+
+/// `text` with each of the source's files named by its file name alone: a client knows its
+/// files by name, and the server's folders are not its business.
+fn without_server_paths(text: &str, source: &SourceFile) -> String {
+    let mut text = text.to_owned();
+    for path in std::iter::once(&source.gdal_path).chain(&source.parts) {
+        let file = std::path::Path::new(path).file_name().unwrap_or_default();
+        text = text.replace(path.as_str(), &file.to_string_lossy());
+    }
+    text
+}
+
+/// The layer a partitioned file's first part names: its stem without the part number
+/// (`points-00` → `points`, `part_0001` → `part`), `layer` when nothing else is left.
+fn layer_of_parts(stem: &str) -> String {
+    let name = stem
+        .trim_end_matches(|c: char| c.is_ascii_digit())
+        .trim_end_matches(['-', '_', '.']);
+    if name.is_empty() {
+        "layer".to_owned()
+    } else {
+        name.to_owned()
+    }
 }
 
 /// The driver and layers GDAL describes, for a file the allow-listed probe opened.
@@ -235,8 +272,9 @@ pub(super) fn load_layers(
         let source_type = source_geometry_type(connection, source, &layer.name);
         if let Err(error) = create_layer_table(connection, &table, source, &layer.name) {
             return Ok(Err(RejectedFile(format!(
-                "layer {} cannot be read: {error}",
-                layer.name
+                "layer {} cannot be read: {}",
+                layer.name,
+                without_server_paths(&error.to_string(), source)
             ))));
         }
         let geometry_column: Option<(String, String)> = connection

@@ -21,12 +21,22 @@ pub struct Cluster {
     pub work: tempfile::TempDir,
 }
 
-fn geomill() -> Command {
+/// The binary, its output dropped; with `GEOMILL_TEST_CLUSTER_LOGS=DIR`, each process' log
+/// (at `info`) is appended to `DIR/<role>.log` instead, to see what a cluster did.
+fn geomill(role: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_geomill"));
-    command
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+    command.stdout(Stdio::null());
+    let log = std::env::var_os("GEOMILL_TEST_CLUSTER_LOGS").and_then(|dir| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(std::path::Path::new(&dir).join(format!("{role}.log")))
+            .ok()
+    });
+    match log {
+        Some(file) => command.env("RUST_LOG", "info").stderr(file),
+        None => command.env("RUST_LOG", "warn").stderr(Stdio::null()),
+    };
     command
 }
 
@@ -35,7 +45,7 @@ impl Cluster {
     /// executor registered before it answers.
     pub async fn start(executors: usize, memory_mib: u64) -> Self {
         let port = free_port();
-        let scheduler = geomill()
+        let scheduler = geomill("scheduler")
             .args(["scheduler", "--bind", &format!("127.0.0.1:{port}")])
             .args(["--executor-timeout", "10"])
             .spawn()
@@ -58,7 +68,7 @@ impl Cluster {
     pub fn add_executor(&mut self, memory_mib: u64) {
         let n = self.executors.len();
         let work_dir: PathBuf = self.work.path().join(format!("executor-{n}"));
-        let child = geomill()
+        let child = geomill(&format!("executor-{n}"))
             .arg("executor")
             .args(["--scheduler", &format!("127.0.0.1:{}", self.port)])
             .args(["--flight-port", &free_port().to_string()])

@@ -73,7 +73,13 @@ impl HttpApi {
 
     /// Uploads one file; answers the Dataset (panics unless 201).
     pub async fn upload(&self, name: &str, bytes: Vec<u8>) -> Value {
-        let (content_type, body) = multipart_body(&[(name, bytes)], None);
+        self.upload_files(&[(name, bytes)]).await
+    }
+
+    /// Uploads `files` together, as one dataset; answers it (201 expected).
+    pub async fn upload_files(&self, files: &[(&str, Vec<u8>)]) -> Value {
+        let name = files.first().map(|(name, _)| *name).unwrap_or_default();
+        let (content_type, body) = multipart_body(files, None);
         let response = self
             .client
             .post(self.server.url("/datasets/upload"))

@@ -48,11 +48,32 @@ pub const SEGMENT_DEGREES: f64 = 0.1;
 /// invalid polygons, NULL and empty geometries; beside it `tiles.gpkg`, the same pieces sharing
 /// their borders) and, with `points` > 0, `points.parquet`.
 pub fn real_layers(dir: &Path, points: u32, cell: f64) -> (PathBuf, PathBuf) {
+    generate(dir, points, 1, cell);
+    (dir.join("regions.gpkg"), dir.join("points.parquet"))
+}
+
+/// [`real_layers`] with the points as `parts` GeoParquet parts of one layer
+/// (`points-00.parquet`, …), in name order.
+pub fn real_layers_in_parts(
+    dir: &Path,
+    points: u32,
+    parts: usize,
+    cell: f64,
+) -> (PathBuf, Vec<PathBuf>) {
+    generate(dir, points, parts, cell);
+    let parts = (0..parts)
+        .map(|part| dir.join(format!("points-{part:02}.parquet")))
+        .collect();
+    (dir.join("regions.gpkg"), parts)
+}
+
+fn generate(dir: &Path, points: u32, parts: usize, cell: f64) {
     let script = super::golden::repo().join("benches/real_layers.py");
     let output = Command::new(python())
         .arg(&script)
         .arg(dir)
         .args(["--points", &points.to_string(), "--cell", &cell.to_string()])
+        .args(["--parts", &parts.to_string()])
         .args(["--segment", &SEGMENT_DEGREES.to_string()])
         .output()
         .expect("python");
@@ -61,5 +82,4 @@ pub fn real_layers(dir: &Path, points: u32, cell: f64) -> (PathBuf, PathBuf) {
         "real_layers.py: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    (dir.join("regions.gpkg"), dir.join("points.parquet"))
 }
