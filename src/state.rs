@@ -240,6 +240,21 @@ impl AppState {
         }))
     }
 
+    /// The engines this server runs: `embedded` and `native` always, `postgis` and `hybrid` with
+    /// `GEOMILL_POSTGIS_DSN`, `distributed` with `GEOMILL_BALLISTA_URL`.
+    pub fn offered_engines(&self) -> Vec<&'static str> {
+        use geomill_planner::optimizer::EngineMode;
+        EngineMode::ALL
+            .into_iter()
+            .filter(|mode| match mode {
+                EngineMode::Distributed => self.cluster().is_some(),
+                mode if mode.on_postgis() => self.postgis().is_some(),
+                _ => true,
+            })
+            .map(EngineMode::as_str)
+            .collect()
+    }
+
     /// The cluster of the distributed engine (`GEOMILL_BALLISTA_URL`), if the server has one.
     pub fn cluster(&self) -> Option<geomill_distributed::ClusterSettings> {
         let config = self.config();

@@ -32,19 +32,39 @@ fn lookup(name: &str) -> Result<CapabilityInfo, ApiError> {
     })
 }
 
+/// A capability as the API shows it: the registry's entry, and `run_engines`, the engines this
+/// server offers to run it (every capability runs on every engine the server has: a step an
+/// engine has no SQL for runs on the native kernels).
+#[derive(serde::Serialize)]
+pub struct OfferedCapability {
+    #[serde(flatten)]
+    info: CapabilityInfo,
+    run_engines: Vec<&'static str>,
+}
+
+fn offered(state: &AppState, info: CapabilityInfo) -> OfferedCapability {
+    OfferedCapability {
+        info,
+        run_engines: state.offered_engines(),
+    }
+}
+
 /// Every capability with its JSON Schema.
 #[utoipa::path(get, path = "/capabilities", tag = "capabilities",
-    responses((status = 200, description = "Every capability: name, description, group, tier, engines, schema", body = [Object])))]
-pub async fn list() -> Json<Vec<CapabilityInfo>> {
-    Json(listing())
+    responses((status = 200, description = "Every capability: name, description, group, tier, engines (SQL dialects), run_engines (the engines this server offers: `distributed` only with GEOMILL_BALLISTA_URL, `postgis` and `hybrid` only with GEOMILL_POSTGIS_DSN), schema", body = [Object])))]
+pub async fn list(State(state): State<AppState>) -> Json<Vec<OfferedCapability>> {
+    Json(listing().into_iter().map(|c| offered(&state, c)).collect())
 }
 
 /// One capability.
 #[utoipa::path(get, path = "/capabilities/{name}", tag = "capabilities",
     params(("name" = String, Path, description = "Capability name")),
     responses((status = 200, body = Object), (status = 404, body = crate::error::ErrorBody)))]
-pub async fn one(Path(name): Path<String>) -> Result<Json<CapabilityInfo>, ApiError> {
-    lookup(&name).map(Json)
+pub async fn one(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<Json<OfferedCapability>, ApiError> {
+    lookup(&name).map(|c| Json(offered(&state, c)))
 }
 
 /// Query form of a preview: `params` is the capability's parameters as JSON text.

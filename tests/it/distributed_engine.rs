@@ -97,6 +97,16 @@ async fn a_cluster_aggregates_uploaded_points_as_native_and_geopandas_do() {
     let (status, health) = api.get("/health").await;
     assert_eq!(status, StatusCode::OK, "{health}");
     assert_eq!(health["components"]["cluster"], "ok", "{health}");
+    let (_, listing) = api.get("/capabilities").await;
+    let listing = listing.as_array().unwrap();
+    assert!(listing.len() > 100);
+    for capability in listing {
+        assert_eq!(
+            capability["run_engines"],
+            json!(["embedded", "native", "distributed"]),
+            "{capability}"
+        );
+    }
 
     // Two datasets, both through the upload path.
     let (regions_id, pipeline) = upload_layers(&api, &regions, &points).await;
@@ -184,6 +194,12 @@ async fn without_a_cluster_the_engine_is_refused_by_name() {
     let (_, health) = api.get("/health").await;
     assert_eq!(health["components"]["cluster"], "unavailable", "{health}");
     assert_eq!(health["status"], "ok", "{health}");
+    let (_, buffer) = api.get("/capabilities/buffer").await;
+    assert_eq!(
+        buffer["run_engines"],
+        json!(["embedded", "native"]),
+        "{buffer}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -48,6 +48,15 @@ pub enum EngineMode {
 }
 
 impl EngineMode {
+    /// Every engine, in the order lists name them.
+    pub const ALL: [Self; 5] = [
+        Self::Embedded,
+        Self::Native,
+        Self::Postgis,
+        Self::Hybrid,
+        Self::Distributed,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Embedded => "embedded",
