@@ -8,7 +8,7 @@ use geos::{Geom, Geometry, GeometryTypes};
 use rstar::{AABB, RTree, primitives::GeomWithData, primitives::Rectangle};
 
 use super::cleaning_rules::{fix_gaps, fix_overlaps, remove_slivers, snap_borders};
-use super::geometry_ops::{to_geos, to_wkb};
+use super::geos_base::{to_geos, to_wkb};
 use super::layer::{Layer, Wkb};
 use super::{NativeError, wkb};
 use geomill_planner::plan::cleaning::CleanOp;

@@ -7,7 +7,7 @@ use geos::Geom;
 use rayon::prelude::*;
 
 use super::NativeError;
-use super::geometry_ops::to_geos;
+use super::geos_base::to_geos;
 use super::layer::{Layer, Wkb};
 use super::random::SplitMix64;
 use super::wkb;

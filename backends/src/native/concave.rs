@@ -14,9 +14,7 @@ use std::collections::HashMap;
 use geos::{Geom, Geometry};
 
 use super::NativeError;
-use super::delaunay::{bits, triangulate};
-
-pub(super) type Point = (f64, f64);
+use super::delaunay::{Point, Tri, area, bits, next, triangulate};
 
 /// What decides whether a triangle stays in the hull.
 #[derive(Debug, Clone, Copy)]
@@ -28,35 +26,9 @@ pub enum HullLimit {
     Alpha(f64),
 }
 
-pub(super) struct Tri {
-    pub(super) p: [Point; 3],
-    /// The triangle across edge `i` (from `p[i]` to `p[i + 1]`).
-    pub(super) adj: [Option<usize>; 3],
-    pub(super) size: f64,
-    pub(super) area: f64,
-    pub(super) removed: bool,
-}
-
-impl Tri {
-    /// The triangle as a polygon.
-    pub(super) fn polygon(&self) -> Result<Geometry, NativeError> {
-        let [a, b, c] = self.p;
-        super::shapes::polygon(&[[a.0, a.1], [b.0, b.1], [c.0, c.1], [a.0, a.1]])
-            .map_err(NativeError::Geos)
-    }
-}
-
 fn distance(a: Point, b: Point) -> f64 {
     let (dx, dy) = (a.0 - b.0, a.1 - b.1);
     (dx * dx + dy * dy).sqrt()
-}
-
-pub(super) fn area(a: Point, b: Point, c: Point) -> f64 {
-    (((c.0 - a.0) * (b.1 - a.1) - (b.0 - a.0) * (c.1 - a.1)) / 2.0).abs()
-}
-
-pub(super) fn next(i: usize) -> usize {
-    (i + 1) % 3
 }
 
 fn prev(i: usize) -> usize {
@@ -303,10 +275,6 @@ impl Heap {
     }
 }
 
-pub(super) fn geos_err(e: geos::Error) -> NativeError {
-    NativeError::geos(e)
-}
-
 /// The longest-edge limit for a ratio of the Delaunay edge lengths (GEOS's
 /// `computeTargetEdgeLength`).
 fn target_edge_length(tris: &[Tri], ratio: f64) -> f64 {
@@ -334,12 +302,12 @@ fn target_edge_length(tris: &[Tri], ratio: f64) -> f64 {
 /// The concave hull (or alpha shape) of `g`'s vertices, 2-D: an empty polygon for an empty
 /// geometry, the convex hull where there is no triangle.
 pub fn concave_hull(g: &Geometry, limit: HullLimit, holes: bool) -> Result<Geometry, NativeError> {
-    if g.is_empty().map_err(geos_err)? {
-        return Geometry::create_empty_polygon().map_err(geos_err);
+    if g.is_empty().map_err(NativeError::geos)? {
+        return Geometry::create_empty_polygon().map_err(NativeError::geos);
     }
     let mut tris = triangulate(g)?;
     if tris.is_empty() {
-        return g.convex_hull().map_err(geos_err);
+        return g.convex_hull().map_err(NativeError::geos);
     }
     let (alpha, max_size) = match limit {
         HullLimit::EdgeRatio(ratio) => {
@@ -379,7 +347,7 @@ fn union_of(tris: &[Tri]) -> Result<Geometry, NativeError> {
         .collect::<Result<Vec<_>, _>>()?;
     Geometry::create_geometry_collection(kept)
         .and_then(|c| c.unary_union())
-        .map_err(geos_err)
+        .map_err(NativeError::geos)
 }
 
 /// The polygon the kept triangles make, from their boundary edges: the erosion keeps them one
@@ -422,11 +390,11 @@ fn rings_polygon(tris: &[Tri]) -> Result<Geometry, NativeError> {
     rings.sort_by(|a, b| ring_area(b).total_cmp(&ring_area(a)));
     let mut rings = rings.iter().map(|r| {
         let points: Vec<[f64; 2]> = r.iter().map(|(x, y)| [*x, *y]).collect();
-        super::shapes::ring(&points).map_err(NativeError::Geos)
+        super::geos_base::ring(&points).map_err(NativeError::Geos)
     });
     let shell = rings
         .next()
         .ok_or_else(|| NativeError::Geos("a hull without a ring".into()))??;
     let holes = rings.collect::<Result<Vec<_>, _>>()?;
-    Geometry::create_polygon(shell, holes).map_err(geos_err)
+    Geometry::create_polygon(shell, holes).map_err(NativeError::geos)
 }

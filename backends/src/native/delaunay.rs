@@ -8,7 +8,34 @@ use std::collections::HashMap;
 use geos::{Geom, Geometry};
 
 use super::NativeError;
-use super::concave::{Point, Tri, area, geos_err, next};
+
+pub(super) type Point = (f64, f64);
+
+pub(super) struct Tri {
+    pub(super) p: [Point; 3],
+    /// The triangle across edge `i` (from `p[i]` to `p[i + 1]`).
+    pub(super) adj: [Option<usize>; 3],
+    pub(super) size: f64,
+    pub(super) area: f64,
+    pub(super) removed: bool,
+}
+
+impl Tri {
+    /// The triangle as a polygon.
+    pub(super) fn polygon(&self) -> Result<Geometry, NativeError> {
+        let [a, b, c] = self.p;
+        super::geos_base::polygon(&[[a.0, a.1], [b.0, b.1], [c.0, c.1], [a.0, a.1]])
+            .map_err(NativeError::Geos)
+    }
+}
+
+pub(super) fn area(a: Point, b: Point, c: Point) -> f64 {
+    (((c.0 - a.0) * (b.1 - a.1) - (b.0 - a.0) * (c.1 - a.1)) / 2.0).abs()
+}
+
+pub(super) fn next(i: usize) -> usize {
+    (i + 1) % 3
+}
 
 /// The triangles of the Delaunay triangulation of `g`'s vertices, clockwise, with their
 /// neighbours. GEOS 3.11's triangulator (the one linked) may leave out slivers along the
@@ -16,17 +43,19 @@ use super::concave::{Point, Tri, area, geos_err, next};
 /// pockets are filled with their Delaunay triangles, so the triangulation is the one GEOS
 /// 3.12+ makes (the order of the triangles does not change the hull).
 pub(super) fn triangulate(g: &Geometry) -> Result<Vec<Tri>, NativeError> {
-    let mesh = g.delaunay_triangulation(0.0, false).map_err(geos_err)?;
+    let mesh = g
+        .delaunay_triangulation(0.0, false)
+        .map_err(NativeError::geos)?;
     let mut tris = Vec::new();
-    for n in 0..mesh.get_num_geometries().map_err(geos_err)? {
+    for n in 0..mesh.get_num_geometries().map_err(NativeError::geos)? {
         let ring = mesh
             .get_geometry_n(n)
             .and_then(|t| t.get_exterior_ring().and_then(|r| r.get_coord_seq()))
-            .map_err(geos_err)?;
+            .map_err(NativeError::geos)?;
         let point = |i: usize| -> Result<Point, NativeError> {
             Ok((
-                ring.get_x(i).map_err(geos_err)?,
-                ring.get_y(i).map_err(geos_err)?,
+                ring.get_x(i).map_err(NativeError::geos)?,
+                ring.get_y(i).map_err(NativeError::geos)?,
             ))
         };
         tris.push(new_tri(point(0)?, point(1)?, point(2)?));
@@ -93,7 +122,7 @@ fn link(tris: &mut [Tri]) {
 fn hull_vertices(g: &Geometry) -> Result<Vec<(u64, u64)>, NativeError> {
     let hull = Geometry::create_geometry_collection(vec![Geom::clone(g)])
         .and_then(|all| all.convex_hull())
-        .map_err(geos_err)?;
+        .map_err(NativeError::geos)?;
     let coords = hull
         .get_coord_seq()
         .or_else(|_| hull.get_exterior_ring().and_then(|r| r.get_coord_seq()));
@@ -101,10 +130,10 @@ fn hull_vertices(g: &Geometry) -> Result<Vec<(u64, u64)>, NativeError> {
         return Ok(Vec::new());
     };
     let mut out = Vec::new();
-    for i in 0..coords.size().map_err(geos_err)? {
+    for i in 0..coords.size().map_err(NativeError::geos)? {
         out.push(bits((
-            coords.get_x(i).map_err(geos_err)?,
-            coords.get_y(i).map_err(geos_err)?,
+            coords.get_x(i).map_err(NativeError::geos)?,
+            coords.get_y(i).map_err(NativeError::geos)?,
         )));
     }
     Ok(out)
@@ -210,13 +239,13 @@ pub fn delaunay(g: &Geometry, edges: bool) -> Result<Geometry, NativeError> {
             };
             if seen.insert(key) {
                 parts.push(
-                    super::shapes::line_string(&[[p.0, p.1], [q.0, q.1]])
+                    super::geos_base::line_string(&[[p.0, p.1], [q.0, q.1]])
                         .map_err(NativeError::Geos)?,
                 );
             }
         }
     }
-    Geometry::create_geometry_collection(parts).map_err(geos_err)
+    Geometry::create_geometry_collection(parts).map_err(NativeError::geos)
 }
 
 #[cfg(test)]

@@ -9,9 +9,9 @@ use arrow::datatypes::{DataType, Field, Schema};
 use geos::{Geom, Geometry, GeometryTypes};
 use rstar::{AABB, RTree, primitives::GeomWithData};
 
-use super::geometry_ops::{to_geos, to_wkb};
+use super::geos_base::{point, polygon};
+use super::geos_base::{to_geos, to_wkb};
 use super::layer::{Layer, Wkb};
-use super::shapes::{point, polygon};
 use super::{NativeError, delaunay};
 use geomill_planner::plan::tessellate::{Bounds, PIECE_ID, TessellateOp};
 use geomill_planner::schema::GEOM;

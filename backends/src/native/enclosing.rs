@@ -4,7 +4,7 @@
 
 use geos::{Geom, Geometry, GeometryTypes};
 
-use super::shapes::{Xy, line_string, ring, sequence, text, xy_of};
+use super::geos_base::{Xy, line_string, ring, sequence, text, xy_of};
 
 /// The vertices of the convex hull of every vertex of the geometry (holes too: GEOS's hull
 /// reads only polygon shells, which leaves out the holes outside the shell of an invalid

@@ -3,60 +3,18 @@
 
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, BinaryArray, BinaryBuilder, RecordBatch};
+use arrow::array::{BinaryBuilder, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 use geos::{Geom, Geometry, GeometryTypes};
 use rayon::prelude::*;
 
 use super::NativeError;
+use super::geos_base::{map_geometry, to_geos, to_wkb};
 use super::layer::{Layer, Wkb};
 use super::measures::{self, Measure};
 use crate::geodesic::GeodesicBuffer;
 use geomill_planner::plan::operator::GeoExpr;
 use geomill_planner::schema::GEOM;
-
-/// Replaces each geometry with `f(wkb)` (NULL stays NULL), every other column shared as is.
-pub(crate) fn map_geometry<F>(layer: &Layer, f: F) -> Result<Layer, NativeError>
-where
-    F: Fn(&[u8], usize) -> Result<Option<Vec<u8>>, NativeError> + Sync,
-{
-    let (geom, schema) = layer.with_binary_geometry()?;
-    let batches = layer
-        .batches
-        .par_iter()
-        .map(|batch| {
-            let wkbs = Wkb::of(batch, geom)?;
-            let out: Vec<Option<Vec<u8>>> = (0..wkbs.len())
-                .into_par_iter()
-                .map(|i| {
-                    wkbs.get(i)
-                        .map(|bytes| f(bytes, i))
-                        .transpose()
-                        .map(Option::flatten)
-                })
-                .collect::<Result<_, _>>()?;
-            let array: BinaryArray = out.iter().map(Option::as_deref).collect();
-            let mut columns = batch.columns().to_vec();
-            columns[geom] = Arc::new(array) as ArrayRef;
-            RecordBatch::try_new(schema.clone(), columns).map_err(NativeError::arrow)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Layer::new(schema, batches, &layer.geometry, layer.crs.clone())
-}
-
-pub(crate) fn to_geos(bytes: &[u8], row: usize) -> Result<Geometry, NativeError> {
-    Geometry::new_from_wkb(bytes).map_err(|e| NativeError::Geometry {
-        row,
-        reason: e.to_string(),
-    })
-}
-
-pub(crate) fn to_wkb(geometry: &Geometry) -> Result<Vec<u8>, NativeError> {
-    geometry
-        .to_wkb()
-        .map(|bytes| bytes.as_ref().to_vec())
-        .map_err(NativeError::geos)
-}
 
 /// Buffers each geometry by `distance`: in CRS units, or with `geodesic` in metres on
 /// longitude/latitude ([`GeodesicBuffer`], the definition DuckDB's `geomill_geodesic_buffer`

@@ -11,7 +11,7 @@ use rstar::primitives::{GeomWithData, Rectangle};
 use rstar::{AABB, RTree};
 
 use super::NativeError;
-use super::geometry_ops::to_geos;
+use super::geos_base::to_geos;
 use super::tessellation::MAX_CELLS;
 
 /// A cell: its column, its row and its closed ring.

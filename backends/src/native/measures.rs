@@ -11,7 +11,7 @@ use geo::{Geodesic, GeodesicArea, Length, MultiPolygon};
 use geos::Geom;
 use rayon::prelude::*;
 
-use super::geometry_ops::{map_geometry, to_geos, to_wkb};
+use super::geos_base::{map_geometry, to_geos, to_wkb};
 use super::layer::{Layer, Wkb};
 use super::{NativeError, wkb};
 

@@ -20,6 +20,7 @@ pub mod diagrams;
 pub mod dispatch;
 mod enclosing;
 pub mod geometry_ops;
+mod geos_base;
 pub mod grid;
 pub mod hdbscan;
 mod hex_rows;

@@ -8,7 +8,7 @@ use geos::{BufferParams, CapStyle, Geom, Geometry, JoinStyle};
 use rstar::RTree;
 use rstar::primitives::{GeomWithData, Line};
 
-use super::shapes::{Xy, line_string, text, xy_of};
+use super::geos_base::{Xy, line_string, text, xy_of};
 
 /// How many of the line's segments nearest to a piece of the buffer's boundary are tried as
 /// the piece's origin.

@@ -11,7 +11,8 @@ use rayon::prelude::*;
 use std::sync::Arc;
 
 use super::NativeError;
-use super::geometry_ops::{dissolve, to_geos, to_wkb};
+use super::geometry_ops::dissolve;
+use super::geos_base::{to_geos, to_wkb};
 use super::layer::{Layer, Wkb};
 
 /// The union of every geometry of `layer` as WKB (`None` when it has none).

@@ -5,19 +5,17 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use geos::{CoordSeq, Geom, Geometry, GeometryTypes, JoinStyle};
+use geos::{Geom, Geometry, GeometryTypes, JoinStyle};
 
 use super::NativeError;
 use super::concave::{HullLimit, concave_hull};
 use super::enclosing::{circle, hull_points, min_area_rectangle};
-use super::geometry_ops::{map_geometry, to_geos, to_wkb};
+use super::geos_base::{Xy, line_string, map_geometry, point, ring, text, to_geos, to_wkb, xy_of};
 use super::layer::Layer;
 use geomill_planner::plan::operator::{MAX_DENSIFIED_VERTICES, OffsetJoin, ShapeExpr};
 
 /// Mean Earth radius (m) of the great-circle densification.
 const EARTH_RADIUS: f64 = 6_371_008.8;
-
-pub(super) type Xy = [f64; 2];
 
 /// What [`rebuild`] applies to each line (`false`) and ring (`true`).
 type LineFn<'a> = &'a dyn Fn(&[Xy], Part) -> Result<Vec<Xy>, String>;
@@ -105,10 +103,6 @@ fn shape_of(
     }))
 }
 
-pub(super) fn text(e: geos::Error) -> String {
-    e.to_string()
-}
-
 /// An empty geometry of the same type without Z or M.
 fn flat_empty(geometry: &Geometry) -> Result<Geometry, String> {
     Geometry::new_from_wkt(&format!("{} EMPTY", geometry.geometry_type_name())).map_err(text)
@@ -130,40 +124,6 @@ impl<G: Geom> TypeName for G {
             _ => "GEOMETRYCOLLECTION",
         }
     }
-}
-
-/// The x, y of a coordinate sequence.
-pub(super) fn xy_of<G: Geom>(line: &G) -> Result<Vec<Xy>, String> {
-    let flat = line
-        .get_coord_seq()
-        .and_then(|seq| seq.as_buffer(Some(2)))
-        .map_err(text)?;
-    Ok(flat.chunks_exact(2).map(|c| [c[0], c[1]]).collect())
-}
-
-pub(super) fn sequence(points: &[Xy]) -> Result<CoordSeq, String> {
-    let flat: Vec<f64> = points.iter().flatten().copied().collect();
-    CoordSeq::new_from_buffer(&flat, points.len(), false, false).map_err(text)
-}
-
-pub(super) fn line_string(points: &[Xy]) -> Result<Geometry, String> {
-    if points.is_empty() {
-        return Geometry::create_empty_line_string().map_err(text);
-    }
-    Geometry::create_line_string(sequence(points)?).map_err(text)
-}
-
-pub(super) fn ring(points: &[Xy]) -> Result<Geometry, String> {
-    Geometry::create_linear_ring(sequence(points)?).map_err(text)
-}
-
-pub(super) fn point([x, y]: Xy) -> Result<Geometry, String> {
-    Geometry::create_point(sequence(&[[x, y]])?).map_err(text)
-}
-
-/// A polygon without holes from its closed shell.
-pub(super) fn polygon(shell: &[Xy]) -> Result<Geometry, String> {
-    Geometry::create_polygon(ring(shell)?, Vec::new()).map_err(text)
 }
 
 /// The geometry with every line and ring replaced by `f(points, closed)`, 2-D; points kept.

@@ -6,16 +6,15 @@ use std::collections::HashSet;
 use geos::{Geom, Geometry};
 
 use super::NativeError;
-use super::concave::{Point, geos_err};
-use super::delaunay::triangulate;
+use super::delaunay::{Point, triangulate};
 
 /// The faces enclosed by the edges of the Delaunay triangles of `g`'s vertices whose
 /// circumradius (from the side lengths, Heron's formula) is below `radius`, unioned: isolated
 /// parts stay apart, gaps the edges enclose are filled, flat triangles are skipped. Fewer than
 /// four vertices (repeated ones counted), or no such triangle, give the vertices' convex hull.
 pub fn small_triangles(g: &Geometry, radius: f64) -> Result<Geometry, NativeError> {
-    if g.get_num_coordinates().map_err(geos_err)? < 4 {
-        return g.convex_hull().map_err(geos_err);
+    if g.get_num_coordinates().map_err(NativeError::geos)? < 4 {
+        return g.convex_hull().map_err(NativeError::geos);
     }
     let mut seen = HashSet::new();
     let mut lines = Vec::new();
@@ -29,20 +28,20 @@ pub fn small_triangles(g: &Geometry, radius: f64) -> Result<Geometry, NativeErro
             let reversed = [key[2], key[3], key[0], key[1]];
             if seen.insert(key.min(reversed)) {
                 lines.push(
-                    super::shapes::line_string(&[[p.0, p.1], [q.0, q.1]])
+                    super::geos_base::line_string(&[[p.0, p.1], [q.0, q.1]])
                         .map_err(NativeError::Geos)?,
                 );
             }
         }
     }
     if lines.is_empty() {
-        return g.convex_hull().map_err(geos_err);
+        return g.convex_hull().map_err(NativeError::geos);
     }
-    let faces = Geometry::polygonize(&lines).map_err(geos_err)?;
-    if faces.get_num_geometries().map_err(geos_err)? == 0 {
-        return g.convex_hull().map_err(geos_err);
+    let faces = Geometry::polygonize(&lines).map_err(NativeError::geos)?;
+    if faces.get_num_geometries().map_err(NativeError::geos)? == 0 {
+        return g.convex_hull().map_err(NativeError::geos);
     }
-    faces.unary_union().map_err(geos_err)
+    faces.unary_union().map_err(NativeError::geos)
 }
 
 /// A triangle's circumradius from its side lengths; `None` when it is flat.

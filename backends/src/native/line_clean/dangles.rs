@@ -9,10 +9,10 @@ use rayon::prelude::*;
 use rstar::{AABB, RTree};
 
 use super::{LineNetwork, Lines, RowBox, Vertex};
-use crate::native::{NativeError, shapes};
+use crate::native::{NativeError, geos_base};
 
 fn point(p: [f64; 2]) -> Result<Geometry, NativeError> {
-    shapes::point(p).map_err(NativeError::Geos)
+    geos_base::point(p).map_err(NativeError::Geos)
 }
 
 /// Where the end `p`, reached from `before`, meets another row's line within `reach`.
@@ -37,7 +37,7 @@ fn extension(
     let (dx, dy) = (p[0] - before[0], p[1] - before[1]);
     let length = dx.hypot(dy);
     let far = [p[0] + dx / length * reach, p[1] + dy / length * reach];
-    let ray = shapes::line_string(&[p, far]).map_err(NativeError::Geos)?;
+    let ray = geos_base::line_string(&[p, far]).map_err(NativeError::Geos)?;
     let span = AABB::from_corners(p, far);
     let mut best: Option<(f64, [f64; 2])> = None;
     for entry in index.locate_in_envelope_intersecting(&span) {

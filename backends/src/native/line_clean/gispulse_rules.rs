@@ -11,8 +11,8 @@ use rstar::{AABB, RTree};
 
 use super::{KeptRows, LineNetwork, Lines, RowBox};
 use crate::native::cleaning::bounds;
-use crate::native::geometry_ops::to_geos;
-use crate::native::{NativeError, shapes};
+use crate::native::geos_base::to_geos;
+use crate::native::{NativeError, geos_base};
 
 /// Every row's GEOS geometry (`None` for NULL and empty ones), whatever its type.
 fn features(network: &LineNetwork) -> Result<Vec<Option<Geometry>>, NativeError> {
@@ -55,7 +55,7 @@ fn nearest_other(
     features: &[Option<Geometry>],
     index: &RTree<RowBox>,
 ) -> Result<Option<(f64, [f64; 2])>, NativeError> {
-    let point = shapes::point(p).map_err(NativeError::Geos)?;
+    let point = geos_base::point(p).map_err(NativeError::Geos)?;
     let around = AABB::from_corners([p[0] - reach, p[1] - reach], [p[0] + reach, p[1] + reach]);
     let mut best: Option<(f64, [f64; 2])> = None;
     for entry in index.locate_in_envelope_intersecting(&around) {

@@ -17,7 +17,7 @@ use geos::{CoordDimensions, CoordSeq, Geom, Geometry, GeometryTypes};
 use rstar::primitives::{GeomWithData, Rectangle};
 
 use super::NativeError;
-use super::geometry_ops::{to_geos, to_wkb};
+use super::geos_base::{to_geos, to_wkb};
 use super::layer::{Layer, Wkb};
 use geomill_planner::plan::line_clean::{DangleMethod, DuplicateRule, LineCleanOp, SnapRule};
 

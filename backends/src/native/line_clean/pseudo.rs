@@ -10,7 +10,7 @@ use arrow::row::{RowConverter, Rows, SortField};
 
 use super::{KeptRows, LineNetwork, Lines, Vertex};
 use crate::native::NativeError;
-use crate::native::geometry_ops::to_wkb;
+use crate::native::geos_base::to_wkb;
 use crate::native::layer::Layer;
 
 /// A line end: the row and whether it is the line's last vertex.

@@ -9,7 +9,7 @@ use arrow::datatypes::{DataType, Field, Schema};
 use geos::{Geom, Geometry, GeometryTypes};
 
 use super::super::NativeError;
-use super::super::geometry_ops::{to_geos, to_wkb};
+use super::super::geos_base::{to_geos, to_wkb};
 use super::super::layer::Layer;
 use super::LineNetwork;
 use geomill_planner::plan::line_clean::REBUILT_ID;

@@ -78,7 +78,7 @@ fn nearest_on_lines(
     geometries: &[Option<Geometry>],
     index: &RTree<super::RowBox>,
 ) -> Result<Option<[f64; 2]>, NativeError> {
-    let point = crate::native::shapes::point(p).map_err(NativeError::Geos)?;
+    let point = crate::native::geos_base::point(p).map_err(NativeError::Geos)?;
     let reach = AABB::from_corners(
         [p[0] - tolerance, p[1] - tolerance],
         [p[0] + tolerance, p[1] + tolerance],

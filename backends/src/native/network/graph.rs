@@ -10,7 +10,7 @@ use geos::{Geom, GeometryTypes};
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use super::super::NativeError;
-use super::super::geometry_ops::to_geos;
+use super::super::geos_base::to_geos;
 use super::super::layer::{Layer, Wkb};
 use geomill_planner::plan::operator::GraphSpec;
 

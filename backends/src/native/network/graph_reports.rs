@@ -8,7 +8,7 @@ use geos::Geom;
 use petgraph::unionfind::UnionFind;
 
 use super::super::NativeError;
-use super::super::geometry_ops::to_geos;
+use super::super::geos_base::to_geos;
 use super::super::layer::Layer;
 use super::simple_graph::{Graph, Pair};
 use super::steiner::spanning;
@@ -150,5 +150,5 @@ fn hull(graph: &Graph, edges: &[Pair]) -> Result<Option<Vec<u8>>, NativeError> {
         crate::wkb::write_line(&graph.edges[key].1, &mut wkb);
     }
     let shape = to_geos(&wkb, 0)?.convex_hull().map_err(NativeError::geos)?;
-    super::super::geometry_ops::to_wkb(&shape).map(Some)
+    super::super::geos_base::to_wkb(&shape).map(Some)
 }

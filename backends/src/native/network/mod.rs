@@ -31,7 +31,7 @@ use arrow::datatypes::{Field, Schema};
 use geos::{Geom, GeometryTypes};
 
 use super::NativeError;
-use super::geometry_ops::to_geos;
+use super::geos_base::to_geos;
 use super::layer::{Layer, Wkb};
 use geomill_planner::plan::operator::{NetworkAnalysis, NetworkOp};
 use geomill_planner::schema::GEOM;

@@ -7,7 +7,7 @@ use rstar::primitives::{GeomWithData, Rectangle};
 use rstar::{AABB, RTree};
 
 use super::super::NativeError;
-use super::super::geometry_ops::to_geos;
+use super::super::geos_base::to_geos;
 use super::super::layer::Layer;
 use super::graph_table::{Edge, Nodes, Table, line_parts};
 use super::split::Part;
@@ -33,23 +33,22 @@ fn collect(
     meeting: &Geometry,
     measures: &mut Vec<f64>,
 ) -> Result<(), NativeError> {
-    let geos_err = NativeError::geos;
     match meeting.geometry_type() {
-        GeometryTypes::Point if !meeting.is_empty().map_err(geos_err)? => {
+        GeometryTypes::Point if !meeting.is_empty().map_err(NativeError::geos)? => {
             let p = [
-                meeting.get_x().map_err(geos_err)?,
-                meeting.get_y().map_err(geos_err)?,
+                meeting.get_x().map_err(NativeError::geos)?,
+                meeting.get_y().map_err(NativeError::geos)?,
             ];
             measures.push(part.project(p).1);
         }
         GeometryTypes::LineString => {
-            let coords = meeting.get_coord_seq().map_err(geos_err)?;
-            let n = coords.size().map_err(geos_err)?;
+            let coords = meeting.get_coord_seq().map_err(NativeError::geos)?;
+            let n = coords.size().map_err(NativeError::geos)?;
             if n >= 2 {
                 let at = |k: usize| -> Result<[f64; 2], NativeError> {
                     Ok([
-                        coords.get_x(k).map_err(geos_err)?,
-                        coords.get_y(k).map_err(geos_err)?,
+                        coords.get_x(k).map_err(NativeError::geos)?,
+                        coords.get_y(k).map_err(NativeError::geos)?,
                     ])
                 };
                 let (first, last) = (at(0)?, at(n - 1)?);
@@ -62,8 +61,8 @@ fn collect(
         GeometryTypes::MultiPoint
         | GeometryTypes::MultiLineString
         | GeometryTypes::GeometryCollection => {
-            for k in 0..meeting.get_num_geometries().map_err(geos_err)? {
-                let member = Geom::clone(&meeting.get_geometry_n(k).map_err(geos_err)?);
+            for k in 0..meeting.get_num_geometries().map_err(NativeError::geos)? {
+                let member = Geom::clone(&meeting.get_geometry_n(k).map_err(NativeError::geos)?);
                 collect(part, &member, measures)?;
             }
         }

@@ -8,7 +8,7 @@ use arrow::array::{ArrayRef, Float64Array, Int64Array};
 use geos::Geom;
 
 use super::super::NativeError;
-use super::super::geometry_ops::{to_geos, to_wkb};
+use super::super::geos_base::{to_geos, to_wkb};
 use super::super::layer::Layer;
 use super::simple_graph::{Graph, Pair};
 use super::table;

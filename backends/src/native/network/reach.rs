@@ -7,7 +7,7 @@ use arrow::compute::{SortOptions, concat, sort_to_indices};
 use rayon::prelude::*;
 
 use super::super::NativeError;
-use super::super::geometry_ops::{to_geos, to_wkb};
+use super::super::geos_base::{to_geos, to_wkb};
 use super::super::layer::Layer;
 use super::graph::{Direction, Network};
 use super::search::{Reached, dijkstra};

@@ -16,7 +16,7 @@ use arrow::datatypes::{DataType, Field, Schema};
 use geos::Geometry;
 
 use super::NativeError;
-use super::geometry_ops::to_geos;
+use super::geos_base::to_geos;
 use super::layer::{Layer, Wkb};
 use geomill_planner::plan::validate::{
     DuplicateMatch, FEATURE, FIELD, FeatureKey, PROBLEM, REASON, RELATED, TopologyPredicates,

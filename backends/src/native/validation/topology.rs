@@ -8,7 +8,7 @@ use rstar::AABB;
 use super::{Problem, Rows};
 use crate::native::NativeError;
 use crate::native::cleaning::{bounds, index};
-use crate::native::geometry_ops::to_wkb;
+use crate::native::geos_base::to_wkb;
 use geomill_planner::plan::validate::TopologyProblem;
 
 /// The problems `checks` asks for: per row (NULL, empty, invalid, not simple), then the
