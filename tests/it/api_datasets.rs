@@ -3,17 +3,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
 use crate::common;
+use common::uploads::try_upload as upload;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use common::{call, gdal, get, multipart, ogrinfo_summary, shared, test_state};
+use common::{call, gdal, get, ogrinfo_summary, shared, test_state};
 use geomill::config::Config;
 use geomill::state::AppState;
 use serde_json::{Value, json};
-
-async fn upload(state: &AppState, files: &[(&str, Vec<u8>)]) -> (StatusCode, Value) {
-    call(state, multipart("/datasets/upload", files, None)).await
-}
 
 fn read(path: &std::path::Path) -> Vec<u8> {
     std::fs::read(path).unwrap()

@@ -3,26 +3,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
 use crate::common;
+use common::uploads::upload_file;
 
 use common::post_json as post;
 
 use axum::http::StatusCode;
-use common::{call, gdal, multipart, ogrinfo_summary, test_state};
+use common::{call, gdal, ogrinfo_summary, test_state};
 use geomill::state::AppState;
 use serde_json::{Value, json};
 
+/// Uploads the world GeoPackage at `path`; answers the dataset's id.
 async fn upload_world(state: &AppState, path: &str) -> String {
-    let (status, dataset) = call(
-        state,
-        multipart(
-            "/datasets/upload",
-            &[("world.gpkg", std::fs::read(path).unwrap())],
-            None,
-        ),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED, "{dataset}");
-    dataset["id"].as_str().unwrap().to_owned()
+    upload_file(state, path).await
 }
 
 /// `(key, n)` rows of a SpatiaLite query run by ogrinfo.

@@ -10,6 +10,7 @@
 use serde_json::{Value, json};
 
 use crate::common;
+use common::pipeline::named_step;
 use common::real::run_python;
 use common::uploads::{run, shared_datasets, shared_paths};
 
@@ -168,10 +169,6 @@ for case in cases:
 print("\n".join(problems) or f"compared {len(cases)} cases")
 "##;
 
-fn step(capability: &str, params: &Value) -> Value {
-    json!({"id": "s", "capability": capability, "params": params})
-}
-
 /// The continents' population totals, as the step `totals`.
 fn totals() -> Value {
     json!({"id": "totals", "capability": "dissolve",
@@ -200,7 +197,7 @@ async fn attribute_capabilities_equal_pandas_on_both_engines() {
         (
             "select_columns",
             select.clone(),
-            json!([step("select_columns", &select)]),
+            json!([named_step("s", "select_columns", &select)]),
         ),
         (
             "temporal_filter",
@@ -208,23 +205,23 @@ async fn attribute_capabilities_equal_pandas_on_both_engines() {
             json!([
                 {"id": "dated", "capability": "calculate", "params": {"expressions": {
                     "founded": "CAST('2000-01-01' AS DATE) + CAST(gdp_md_est % 7000 AS INTEGER)"}}},
-                step("temporal_filter", &range)
+                named_step("s", "temporal_filter", &range)
             ]),
         ),
         (
             "lookup_map",
             lookup_map.clone(),
-            json!([step("lookup_table", &lookup_map)]),
+            json!([named_step("s", "lookup_table", &lookup_map)]),
         ),
         (
             "lookup_table",
             lookup_table.clone(),
-            json!([totals(), step("lookup_table", &lookup_table)]),
+            json!([totals(), named_step("s", "lookup_table", &lookup_table)]),
         ),
         (
             "attribute_join",
             join.clone(),
-            json!([totals(), step("attribute_join", &join)]),
+            json!([totals(), named_step("s", "attribute_join", &join)]),
         ),
         (
             "pivot",
@@ -232,7 +229,7 @@ async fn attribute_capabilities_equal_pandas_on_both_engines() {
             json!([
                 {"id": "sized", "capability": "case_when", "params": {"field": "size",
                     "cases": [{"when": "pop_est > 50000000", "then": "large"}], "else": "small"}},
-                step("pivot", &pivot)
+                named_step("s", "pivot", &pivot)
             ]),
         ),
         (
@@ -242,15 +239,19 @@ async fn attribute_capabilities_equal_pandas_on_both_engines() {
                 {"id": "sized", "capability": "case_when", "params": {"field": "size",
                     "cases": [{"when": "pop_est > 50000000", "then": "large"},
                               {"when": "pop_est > 5000000", "then": "medium"}], "else": "small"}},
-                step("pivot", &pivot_found)
+                named_step("s", "pivot", &pivot_found)
             ]),
         ),
         (
             "unpivot",
             unpivot.clone(),
-            json!([step("unpivot", &unpivot)]),
+            json!([named_step("s", "unpivot", &unpivot)]),
         ),
-        ("describe", json!({}), json!([step("describe", &json!({}))])),
+        (
+            "describe",
+            json!({}),
+            json!([named_step("s", "describe", json!({}))]),
+        ),
     ];
     let dated = json!([
         {"id": "dated", "capability": "calculate", "params": {"expressions": {
@@ -268,7 +269,7 @@ async fn attribute_capabilities_equal_pandas_on_both_engines() {
     ] {
         let mut steps = dated.clone();
         if let Some(list) = steps.as_array_mut() {
-            list.push(step("temporal_join", &params));
+            list.push(named_step("s", "temporal_join", &params));
         }
         let mut reference = params.clone();
         reference["cities"] = json!(cities_path);

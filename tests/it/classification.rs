@@ -6,12 +6,11 @@ use axum::http::StatusCode;
 use serde_json::json;
 
 use crate::common;
+use common::pipeline::ENGINES;
 use common::post_json as post;
 use common::real::run_python;
 use common::uploads::{countries_on_every_engine, run, upload, upload_countries};
 use common::{call, shared};
-
-const ENGINES: [&str; 4] = ["embedded", "native", "postgis", "hybrid"];
 
 /// Compares every result of the manifest (`[{path, field, method, classes}]`) with mapclassify
 /// on the result's own values (row order kept: head/tail and standard deviation breaks sum in

@@ -14,6 +14,7 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 
 use crate::common;
+use common::pipeline::{ENGINES, step};
 use common::real::run_python;
 use common::uploads::{countries_on_every_engine, run, shared_paths, upload};
 use common::{call, post_json};
@@ -308,10 +309,6 @@ for case in cases:
 print("\n".join(problems) or f"compared {len(cases)} cases")
 "##;
 
-fn step(capability: &str, params: &Value) -> Value {
-    json!([{"id": "s", "capability": capability, "params": params}])
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cleaning_equals_the_rules_recomputed_in_shapely_on_every_engine() {
     let (dir, state, _) = countries_on_every_engine("cleaning").await;
@@ -403,7 +400,7 @@ async fn cleaning_equals_the_rules_recomputed_in_shapely_on_every_engine() {
     ];
     let mut manifest = Vec::new();
     for (file, capability, params) in cases {
-        for engine in ["embedded", "postgis", "native", "hybrid"] {
+        for engine in ENGINES {
             let path = run(&state, &datasets[file], engine, step(capability, &params)).await;
             manifest.push(
                 json!({"label": format!("{engine} {capability} {params} on {file}"),

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
 use crate::common;
+use common::pipeline::ENGINES;
 
 use std::process::Command;
 
@@ -291,7 +292,7 @@ async fn run_aggregates_two_named_inputs_on_every_engine() {
     )
     .unwrap();
     let dsn = common::postgis::fresh_database("cli_engines").await;
-    for engine in ["embedded", "native", "postgis", "hybrid"] {
+    for engine in ENGINES {
         let result = work.path().join(format!("{engine}.gpkg"));
         let output = geomill()
             .current_dir(work.path())

@@ -11,13 +11,11 @@ use serde_json::{Value, json};
 
 use crate::common;
 use common::call;
+use common::pipeline::ENGINES;
 use common::post_json as post;
 use common::real::run_python;
+use common::references::COMPARE_CLUSTERS;
 use common::uploads::upload_shapefile;
-
-/// Compares each result (`[{path, kind, ...}]`) with scikit-learn; prints one line per
-/// difference.
-pub const COMPARE: &str = include_str!("clustering_reference.py");
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clusters_equal_scikit_learn() {
@@ -36,7 +34,7 @@ async fn clusters_equal_scikit_learn() {
         [130.0, -20.0]
     ]);
     let mut manifest: Vec<Value> = Vec::new();
-    for engine in ["embedded", "postgis", "native", "hybrid"] {
+    for engine in ENGINES {
         for (kind, params) in [
             ("kmeans", json!({"k": 6, "init": init})),
             (
@@ -86,7 +84,7 @@ async fn clusters_equal_scikit_learn() {
     }
     let file = dir.path().join("clusters.json");
     std::fs::write(&file, serde_json::to_vec(&manifest).unwrap()).unwrap();
-    let problems = run_python(COMPARE, &[&file.display().to_string()]);
+    let problems = run_python(COMPARE_CLUSTERS, &[&file.display().to_string()]);
     assert_eq!(
         problems.trim(),
         format!("compared {} cases", manifest.len())

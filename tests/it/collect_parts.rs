@@ -11,6 +11,7 @@
 use serde_json::json;
 
 use crate::common;
+use common::pipeline::ENGINES;
 use common::real::{real_layers, run_python};
 use common::uploads::{run, shared_datasets, shared_paths, upload};
 
@@ -174,7 +175,7 @@ async fn collected_parts_equal_shapely_on_every_engine() {
     let mut manifest = Vec::new();
     for (dataset, sources, fields, aggregates, steps) in cases {
         let explode = steps.to_string().contains("multipart_to_singleparts");
-        for engine in ["embedded", "postgis", "native", "hybrid"] {
+        for engine in ENGINES {
             let path = run(&state, dataset, engine, steps.clone()).await;
             manifest.push(json!({"label": format!("{engine} {steps}"), "path": path,
                 "sources": sources, "fields": fields, "aggregates": aggregates,

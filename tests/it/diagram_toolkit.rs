@@ -9,6 +9,7 @@
 use serde_json::{Value, json};
 
 use crate::common;
+use common::pipeline::step;
 use common::real::{real_layers, run_python};
 use common::uploads::{run, shared_datasets, shared_paths, upload};
 
@@ -113,10 +114,6 @@ for case in cases:
 print("\n".join(problems) or f"compared {len(cases)} cases")
 "##;
 
-fn step(capability: &str, params: &Value) -> Value {
-    json!([{"id": "s", "capability": capability, "params": params}])
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diagrams_equal_shapely_on_every_engine() {
     let (dir, state, [countries, cities, boroughs]) = shared_datasets("diagrams").await;
@@ -215,7 +212,7 @@ async fn diagrams_equal_shapely_on_every_engine() {
 async fn a_voronoi_envelope_that_is_not_a_box_is_refused() {
     let (_dir, state, [_, cities, _]) = shared_datasets("voronoi_refused").await;
     let request = json!({"dataset_id": cities, "engine": "embedded",
-        "pipeline": {"name": "run", "steps": step("voronoi_polygons", &json!({"envelope": [10, 0, 0, 10]}))}});
+        "pipeline": {"name": "run", "steps": step("voronoi_polygons", json!({"envelope": [10, 0, 0, 10]}))}});
     let (status, body) = common::call(
         &state,
         common::post_json("/api/pipelines/execute", &request),

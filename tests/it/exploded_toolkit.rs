@@ -6,12 +6,9 @@
 use serde_json::json;
 
 use crate::common;
+use common::pipeline::step;
 use common::real::{real_layers, run_python};
 use common::uploads::{run, shared_datasets, shared_paths, upload};
-
-fn step(capability: &str) -> serde_json::Value {
-    json!([{"id": "s", "capability": capability, "params": {}}])
-}
 
 /// Compares each exploding case with Shapely's parts (`get_parts`), vertices
 /// (`get_coordinates`), segments (consecutive coordinates of every line and ring) or holes
@@ -183,7 +180,7 @@ async fn parts_vertices_segments_and_holes_equal_shapely_on_both_engines() {
     let mut manifest = Vec::new();
     for (dataset, source, key, capability, index) in cases {
         for engine in ["embedded", "postgis"] {
-            let path = run(&state, dataset, engine, step(capability)).await;
+            let path = run(&state, dataset, engine, step(capability, json!({}))).await;
             manifest.push(
                 json!({"label": format!("{engine} {capability} {key}"), "path": path,
                 "capability": capability, "source": source, "key": key, "index": index}),

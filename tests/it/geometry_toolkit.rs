@@ -8,6 +8,7 @@
 use serde_json::{Value, json};
 
 use crate::common;
+use common::pipeline::step;
 use common::real::{real_layers, run_python};
 use common::uploads::{run, shared_datasets, shared_paths, upload};
 
@@ -295,10 +296,6 @@ for case in cases:
                         f"{bad[0]}: {ours.geometry[bad[0]]} vs source {source.geometry[bad[0]]}"[:400])
 print("\n".join(problems) or f"compared {len(cases)} cases")
 "##;
-
-fn step(capability: &str, params: Value) -> Value {
-    json!([{"id": "s", "capability": capability, "params": params}])
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn geometry_capabilities_equal_shapely_on_both_engines() {

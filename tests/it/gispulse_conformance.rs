@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 
 use crate::common;
 use common::real::run_python;
-use common::uploads::{shapefile, shared_paths};
-use common::{call, multipart, post_json as post, shared};
+use common::uploads::{shapefile, shared_paths, upload_named};
+use common::{call, post_json as post, shared};
 
 const CONFORMANCE: &str = include_str!("gispulse_conformance.py");
 
@@ -27,17 +27,6 @@ fn case_files(folder: &str) -> Vec<std::path::PathBuf> {
         .collect();
     files.sort();
     files
-}
-
-async fn upload_named(
-    state: &geomill::state::AppState,
-    files: &[(String, Vec<u8>)],
-    name: &str,
-) -> String {
-    let files: Vec<(&str, Vec<u8>)> = files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
-    let (status, dataset) = call(state, multipart("/datasets/upload", &files, Some(name))).await;
-    assert_eq!(status, StatusCode::CREATED, "{dataset}");
-    dataset["id"].as_str().unwrap().to_owned()
 }
 
 /// A working directory holding the shared layers under the names the documents' `ref_layers`

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use crate::common::cluster::Cluster;
-use crate::golden_native::{check_ran_natively, compared_with_embedded};
+use crate::common::golden_runs::{check_ran_natively, compared_with_embedded};
 use geomill_backends::executor::{Cancel, RunControl};
 use geomill_distributed::{ClusterNodes, ClusterSettings};
 use geomill_planner::optimizer::EngineMode;

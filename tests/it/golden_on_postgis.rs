@@ -89,7 +89,7 @@ async fn every_golden_postgis_script_runs_and_matches_duckdb() {
             let file = output_dir.path().join(&name);
             // The step PostGIS's script ends with: a pipeline with several ends may order
             // them differently in each dialect.
-            crate::golden_native::run(
+            common::golden_runs::run(
                 &duck,
                 &document,
                 (EngineMode::Embedded, &vars),

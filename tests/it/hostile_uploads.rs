@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
 use crate::common;
+use common::uploads::try_upload as upload;
 
 use std::io::Write;
 use std::path::Path;
@@ -25,10 +26,6 @@ fn app_state(dir: &Path, max_upload_mb: u64) -> AppState {
     let mut config = Config::with_data_dir(dir);
     config.max_upload_mb = max_upload_mb;
     AppState::open(config).unwrap()
-}
-
-async fn upload(state: &AppState, files: &[(&str, Vec<u8>)]) -> (StatusCode, Value) {
-    call(state, multipart("/datasets/upload", files, None)).await
 }
 
 fn message(body: &Value) -> &str {

@@ -10,8 +10,10 @@
 
 use serde_json::{Value, json};
 
-use super::distance_rings::{generated_nyc, upload_file};
 use crate::common;
+use crate::common::real::generated_nyc;
+use crate::common::uploads::upload_file;
+use common::pipeline::ENGINES;
 use common::real::run_python;
 use common::uploads::{run, shared_datasets, shared_paths};
 
@@ -132,7 +134,7 @@ async fn located_points_equal_shapely_on_every_engine() {
     ];
     let mut manifest = Vec::new();
     for (dataset, source, params, steps, reference) in &cases {
-        for engine in ["embedded", "postgis", "native", "hybrid"] {
+        for engine in ENGINES {
             let path = run(&state, dataset, engine, steps.clone()).await;
             let mut case = json!({"label": format!("{engine} {steps}"), "path": path,
                 "source": source, "params": params});

@@ -10,21 +10,17 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 
 use crate::common;
+use common::pipeline::ENGINES;
 use common::real::run_python;
-use common::uploads::{countries_on_every_engine, run, shared_datasets, shared_paths, upload};
+use common::uploads::{
+    countries_on_every_engine, run, shared_datasets, shared_paths, upload, upload_file,
+};
 use common::{call, post_json};
-
-const ENGINES: [&str; 4] = ["embedded", "postgis", "native", "hybrid"];
 
 /// Checks every case of a manifest against networkx (the script says how).
 const REFERENCE: &str = include_str!("network_reference.py");
 
 /// Uploads one generated file; answers its dataset id.
-async fn upload_file(state: &geomill::state::AppState, path: &std::path::Path) -> String {
-    let name = path.file_name().unwrap().to_string_lossy().into_owned();
-    upload(state, &[(&name, std::fs::read(path).unwrap())]).await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn network_analyses_equal_networkx_on_a_street_grid_on_every_engine() {
     let (dir, state, _countries) = countries_on_every_engine("network_analysis").await;

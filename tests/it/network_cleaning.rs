@@ -15,6 +15,7 @@
 use serde_json::{Value, json};
 
 use crate::common;
+use common::pipeline::{ENGINES, step};
 use common::real::run_python;
 use common::uploads::{countries_on_every_engine, run, upload};
 
@@ -272,10 +273,6 @@ for case in cases:
 print("\n".join(problems) or f"compared {len(cases)} cases")
 "##;
 
-fn step(capability: &str, params: &Value) -> Value {
-    json!([{"id": "s", "capability": capability, "params": params}])
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn network_cleaning_equals_shapely_on_every_engine() {
     let (dir, state, _) = countries_on_every_engine("network_cleaning").await;
@@ -337,7 +334,7 @@ async fn network_cleaning_equals_shapely_on_every_engine() {
     let mut manifest = Vec::new();
     for (layer, capability, params) in cases {
         let (dataset, source, key) = &layers[layer];
-        for engine in ["embedded", "postgis", "native", "hybrid"] {
+        for engine in ENGINES {
             let path = run(&state, dataset, engine, step(capability, &params)).await;
             manifest.push(
                 json!({"label": format!("{engine} {capability} {params} on {key}"),

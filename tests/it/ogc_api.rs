@@ -4,68 +4,10 @@
 
 use crate::common;
 
-use common::{Server, gdal, world_gpkg};
+use common::gdal;
+use common::world_server::{feature_count, world};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-
-/// A running server with the Natural Earth world uploaded (countries and cities).
-pub(crate) struct World {
-    pub(crate) server: Server,
-    pub(crate) client: reqwest::Client,
-    pub(crate) gpkg: String,
-    dataset_id: String,
-    _scratch: tempfile::TempDir,
-}
-
-pub(crate) async fn world() -> World {
-    let server = Server::start(&[]);
-    let client = reqwest::Client::new();
-    let scratch = tempfile::tempdir().unwrap();
-    let gpkg = world_gpkg(scratch.path());
-    let dataset = server
-        .upload(std::path::Path::new(&gpkg), "world.gpkg")
-        .await;
-    let dataset_id = dataset["id"].as_str().unwrap().to_owned();
-    World {
-        server,
-        client,
-        gpkg,
-        dataset_id,
-        _scratch: scratch,
-    }
-}
-
-impl World {
-    pub(crate) async fn get(&self, path: &str) -> (StatusCode, String, Value) {
-        let response = self.client.get(self.server.url(path)).send().await.unwrap();
-        let status = response.status();
-        let content_type = response
-            .headers()
-            .get("content-type")
-            .map(|v| v.to_str().unwrap().to_owned())
-            .unwrap_or_default();
-        let body = response.json().await.unwrap_or(Value::Null);
-        (status, content_type, body)
-    }
-
-    pub(crate) fn collection(&self, layer: &str) -> String {
-        format!("{}.{layer}", self.dataset_id)
-    }
-
-    fn oapif(&self) -> String {
-        format!("OAPIF:{}", self.server.url("/ogc"))
-    }
-}
-
-pub(crate) fn feature_count(ogrinfo: &str) -> i64 {
-    ogrinfo
-        .lines()
-        .find_map(|l| l.strip_prefix("Feature Count: "))
-        .unwrap_or_else(|| panic!("no feature count in {ogrinfo}"))
-        .trim()
-        .parse()
-        .unwrap()
-}
 
 /// Features GDAL lists (with a spatial filter, a GeoPackage's `Feature Count` only counts the
 /// index's boxes; the listing checks each geometry).

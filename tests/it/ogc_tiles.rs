@@ -2,7 +2,7 @@
 //! features they should hold.
 
 use crate::common::gdal;
-use crate::ogc_api::{feature_count, world};
+use crate::common::world_server::{feature_count, world};
 use reqwest::StatusCode;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

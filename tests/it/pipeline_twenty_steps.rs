@@ -9,6 +9,7 @@
 use serde_json::{Value, json};
 
 use crate::common;
+use common::pipeline::ENGINES;
 use common::real::run_python;
 use common::uploads::{run, shared_datasets};
 
@@ -126,7 +127,7 @@ async fn a_twenty_step_pipeline_gives_the_same_result_on_every_engine() {
     let steps = twenty_steps();
     assert_eq!(steps.as_array().map(Vec::len), Some(20));
     let mut runs = serde_json::Map::new();
-    for engine in ["embedded", "postgis", "native", "hybrid"] {
+    for engine in ENGINES {
         let path = run(&state, &countries, engine, steps.clone()).await;
         runs.insert(engine.to_owned(), json!(path));
     }

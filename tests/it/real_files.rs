@@ -6,22 +6,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
 use crate::common;
+use common::pipeline::ENGINES;
+use common::uploads::upload_path;
 
 use axum::http::StatusCode;
 use common::post_json as post;
 use common::real::{real_layers, run_python};
-use common::{call, call_raw, get, multipart, test_state};
-use geomill::state::AppState;
+use common::{call, call_raw, get, test_state};
 use serde_json::{Value, json};
 
 /// Uploads `path` as `name`; answers the dataset.
-async fn upload(state: &AppState, path: &std::path::Path, name: &str) -> Value {
-    let files = [(name, std::fs::read(path).unwrap())];
-    let (status, dataset) = call(state, multipart("/datasets/upload", &files, None)).await;
-    assert_eq!(status, StatusCode::CREATED, "{dataset}");
-    dataset
-}
-
 /// `regions.gpkg` with a point and a line added: three geometry types in one layer.
 fn mixed_layer(regions: &std::path::Path, into: &std::path::Path) {
     run_python(
@@ -73,7 +67,7 @@ async fn a_layer_with_null_empty_and_mixed_geometries_exports_to_every_format() 
     let (_dir, state) = test_state();
     for (path, expect_shp) in [(&regions, true), (&mixed, false)] {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let dataset = upload(&state, path, &name).await;
+        let dataset = upload_path(&state, path).await;
         let id = dataset["id"].as_str().unwrap();
         let features = dataset["layers"][0]["feature_count"].as_i64().unwrap();
         assert!(features > 500, "{dataset}");
@@ -141,7 +135,7 @@ print(json.dumps([(p.x, p.y) for p in bad.envelope.centroid][:6]))
     .unwrap();
     assert!(points.len() >= 4, "{points:?}");
     let (_dir, state) = test_state();
-    let dataset = upload(&state, &regions, "regions.gpkg").await;
+    let dataset = upload_path(&state, &regions).await;
     let collection = format!("{}.regions", dataset["id"].as_str().unwrap());
     let mut decoded_features = 0;
     for z in 0..=14 {
@@ -188,7 +182,7 @@ async fn a_bbox_crossing_the_antimeridian_finds_features_on_both_sides() {
     let work = tempfile::tempdir().unwrap();
     let (regions, _) = real_layers(work.path(), 0, 10.0);
     let (_dir, state) = test_state();
-    let dataset = upload(&state, &regions, "regions.gpkg").await;
+    let dataset = upload_path(&state, &regions).await;
     let collection = format!("{}.regions", dataset["id"].as_str().unwrap());
     let ids = |body: &Value| -> std::collections::BTreeSet<i64> {
         body["features"]
@@ -252,8 +246,6 @@ async fn gdal_copies_a_large_collection_from_a_server_with_default_settings() {
 }
 
 /// Every engine a run can name (PostGIS and hybrid on the test's PostgreSQL).
-const ENGINES: [&str; 4] = ["embedded", "native", "postgis", "hybrid"];
-
 /// Area (planar, in square degrees) of every geometry of a result file together, by GeoPandas.
 fn area_by_geopandas(path: &str) -> f64 {
     run_python(
@@ -284,7 +276,7 @@ print(g.make_valid().union_all().area)
     .parse()
     .unwrap();
     let (_dir, state) = test_state();
-    let dataset = upload(&state, &regions, "regions.gpkg").await;
+    let dataset = upload_path(&state, &regions).await;
     let id = dataset["id"].as_str().unwrap();
     let mut areas = std::collections::BTreeMap::new();
     for engine in ["embedded", "native"] {
@@ -323,7 +315,7 @@ async fn buffers_in_metres_agree_with_geopandas_in_utm_zones_on_every_engine() {
     let mut config = geomill::config::Config::with_data_dir(dir.path());
     config.postgis_dsn = Some(common::postgis::fresh_database("buffers").await);
     let state = geomill::state::AppState::open(config).unwrap();
-    let dataset = upload(&state, &regions, "regions.gpkg").await;
+    let dataset = upload_path(&state, &regions).await;
     let id = dataset["id"].as_str().unwrap();
     let mut results = vec![regions.display().to_string()];
     for engine in ENGINES {

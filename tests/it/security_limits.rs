@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
+use crate::common::world_server::{World, world};
 use crate::common::{Server, multipart_body};
-use crate::ogc_api::{World, world};
 
 /// Nesting far past any limit: 60,000 levels overflow a worker's stack in a parser without one.
 const DEEP: usize = 60_000;

@@ -12,8 +12,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::common::roles::{Caller, keyed_server, request};
 use crate::common::{Server, multipart_body, world_gpkg};
-use crate::security_policy::{Caller, keyed_server, request};
 
 /// Uploads the world GeoPackage as the editor; answers the dataset id.
 async fn upload_world(client: &reqwest::Client, server: &Server) -> String {

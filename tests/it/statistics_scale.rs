@@ -7,10 +7,11 @@
 
 use serde_json::{Value, json};
 
-use crate::clustering::COMPARE as COMPARE_CLUSTERS;
 use crate::common;
-use crate::grids::{COMPARE_DENSITY, COMPARE_GRIDS};
-use crate::statistics::{COMPARE as COMPARE_STATISTICS, case, step};
+use crate::common::pipeline::step;
+use crate::common::references::{
+    COMPARE_CLUSTERS, COMPARE_DENSITY, COMPARE_GRIDS, COMPARE_STATISTICS, statistics_case,
+};
 use common::real::{real_layers, run_python};
 use common::uploads::{run, upload};
 
@@ -108,7 +109,8 @@ async fn statistics_on_100000_points_and_real_regions_equal_the_references() {
         ),
     ] {
         let path = run(&state, dataset, engine, steps.clone()).await;
-        let mut entry = case(&format!("{engine} {steps}"), path, &steps, true, threshold);
+        let mut entry =
+            statistics_case(&format!("{engine} {steps}"), path, &steps, true, threshold);
         entry["local_only"] = json!(local_only);
         statistics.push(entry);
     }

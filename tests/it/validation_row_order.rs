@@ -9,8 +9,9 @@
 
 use serde_json::{Value, json};
 
-use super::distance_rings::upload_file;
 use crate::common;
+use crate::common::uploads::upload_file;
+use common::pipeline::ENGINES;
 use common::real::run_python;
 use common::uploads::{countries_on_every_engine, run};
 
@@ -223,7 +224,7 @@ async fn row_order_reports_equal_a_geopandas_script_on_every_engine() {
     ];
     let mut manifest = Vec::new();
     for (capability, kind, params, least) in &runs {
-        for engine in ["embedded", "postgis", "native", "hybrid"] {
+        for engine in ENGINES {
             let steps = json!([{"id": "report", "capability": capability, "params": params}]);
             let path = run(&state, &shapes, engine, steps).await;
             manifest.push(

@@ -10,8 +10,9 @@
 
 use serde_json::{Value, json};
 
-use super::distance_rings::upload_file;
 use crate::common;
+use crate::common::uploads::upload_file;
+use common::pipeline::ENGINES;
 use common::real::{real_layers, run_python};
 use common::uploads::{countries_on_every_engine, run};
 use common::{call, post_json};
@@ -466,7 +467,7 @@ async fn validation_reports_equal_shapely_and_pandas_on_both_engines() {
     let mut manifest = Vec::new();
     for (i, (dataset, capability, reference)) in runs.iter().enumerate() {
         let engines: &[&str] = match i {
-            3 | 6 => &["embedded", "postgis", "native", "hybrid"],
+            3 | 6 => &ENGINES,
             _ => &["embedded", "postgis"],
         };
         for engine in engines {

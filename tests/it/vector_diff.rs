@@ -10,6 +10,7 @@ use axum::http::StatusCode;
 use serde_json::json;
 
 use crate::common;
+use common::pipeline::ENGINES;
 use common::real::run_python;
 use common::uploads::{countries_on_every_engine, run, shared_paths, upload};
 use common::{call, post_json};
@@ -173,7 +174,7 @@ async fn vector_diff_equals_a_pandas_merge_on_every_engine() {
     ];
     let mut manifest = Vec::new();
     for params in cases {
-        for engine in ["embedded", "postgis", "native", "hybrid"] {
+        for engine in ENGINES {
             let steps = json!([{"id": "diff", "capability": "vector_diff", "params": params}]);
             let path = run(&state, &new, engine, steps).await;
             manifest.push(json!({"label": format!("{engine} {params}"), "path": path,
@@ -186,7 +187,7 @@ async fn vector_diff_equals_a_pandas_merge_on_every_engine() {
     assert_eq!(answer.trim(), format!("compared {} cases", manifest.len()));
 
     // A key on several rows fails the run on every engine, naming the key and a value.
-    for engine in ["embedded", "postgis", "native", "hybrid"] {
+    for engine in ENGINES {
         let steps = json!([{"id": "diff", "capability": "vector_diff",
             "params": {"ref_layer": old, "key": ["continent"]}}]);
         let request = json!({"dataset_id": new, "engine": engine,

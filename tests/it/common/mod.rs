@@ -16,11 +16,16 @@ use tower::ServiceExt;
 pub mod cluster;
 pub mod compare;
 pub mod golden;
+pub mod golden_runs;
 pub mod http;
 pub mod live;
+pub mod pipeline;
 pub mod postgis;
 pub mod real;
+pub mod references;
+pub mod roles;
 pub mod uploads;
+pub mod world_server;
 
 /// An app state on its own temporary data directory (kept alive by the returned guard).
 pub fn test_state() -> (tempfile::TempDir, AppState) {

@@ -83,3 +83,19 @@ fn generate(dir: &Path, points: u32, parts: usize, cell: f64) {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// Writes `nyc_points.gpkg` and `nyc_lines.gpkg` (EPSG:2263) into the folder named by the
+/// first argument: seeded points over the boroughs and beside a few hand-made lines, with
+/// NULL, empty and non-point geometries at fixed ids; the boroughs' outlines as lines with
+/// lines that merge, lines that do not, a line of zero length, an empty and a NULL line and a
+/// polygon.
+const NYC_LAYERS: &str = include_str!("../nyc_layers.py");
+
+/// Runs [`NYC_LAYERS`] into `dir`; answers the points' and the lines' files.
+pub fn generated_nyc(dir: &Path) -> (String, String) {
+    let [_, _, boroughs] = super::uploads::shared_paths();
+    let answer = run_python(NYC_LAYERS, &[&dir.display().to_string(), &boroughs]);
+    assert_eq!(answer.trim(), "written");
+    let file = |name: &str| dir.join(name).display().to_string();
+    (file("nyc_points.gpkg"), file("nyc_lines.gpkg"))
+}

@@ -6,8 +6,58 @@ use serde_json::{Value, json};
 
 use super::{call, multipart, post_json as post, shared};
 
+/// Sends `files` as one upload; answers the status and body, whatever they are.
+pub async fn try_upload(
+    state: &geomill::state::AppState,
+    files: &[(&str, Vec<u8>)],
+) -> (StatusCode, Value) {
+    call(state, multipart("/datasets/upload", files, None)).await
+}
+
+/// Uploads `files` as one dataset (201 expected); answers the dataset.
+pub async fn upload_dataset(state: &geomill::state::AppState, files: &[(&str, Vec<u8>)]) -> Value {
+    let (status, dataset) = try_upload(state, files).await;
+    assert_eq!(status, StatusCode::CREATED, "{dataset}");
+    dataset
+}
+
+/// Uploads `files` as one dataset; answers its id.
 pub async fn upload(state: &geomill::state::AppState, files: &[(&str, Vec<u8>)]) -> String {
-    let (status, dataset) = call(state, multipart("/datasets/upload", files, None)).await;
+    upload_dataset(state, files).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Uploads the file at `path` under its own name; answers the dataset.
+pub async fn upload_path(
+    state: &geomill::state::AppState,
+    path: impl AsRef<std::path::Path>,
+) -> Value {
+    let path = path.as_ref();
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    upload_dataset(state, &[(&name, std::fs::read(path).unwrap())]).await
+}
+
+/// Uploads the file at `path` under its own name; answers the dataset's id.
+pub async fn upload_file(
+    state: &geomill::state::AppState,
+    path: impl AsRef<std::path::Path>,
+) -> String {
+    upload_path(state, path).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Uploads `files` as one dataset named `name`; answers its id.
+pub async fn upload_named(
+    state: &geomill::state::AppState,
+    files: &[(String, Vec<u8>)],
+    name: &str,
+) -> String {
+    let files: Vec<(&str, Vec<u8>)> = files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
+    let (status, dataset) = call(state, multipart("/datasets/upload", &files, Some(name))).await;
     assert_eq!(status, StatusCode::CREATED, "{dataset}");
     dataset["id"].as_str().unwrap().to_owned()
 }
