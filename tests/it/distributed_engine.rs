@@ -229,26 +229,9 @@ async fn a_lost_executor_never_gives_a_wrong_answer() {
     .expect("the run neither finished nor failed within 3 minutes");
     if status == StatusCode::OK {
         // Ballista ran the lost executor's tasks on the other one: the answer is the native one.
-        let compared: Value = serde_json::from_str(&run_python(
-            COMPARE,
-            &[
-                distributed["result_path"].as_str().unwrap(),
-                native["result_path"].as_str().unwrap(),
-            ],
-        ))
-        .unwrap();
-        assert_eq!(compared["differences"], json!([]), "{compared}");
+        assert_eq!(differences(&distributed, &native), json!([]));
     } else {
-        // Or the run fails, saying where.
-        let message = distributed["error"]["message"].as_str().unwrap_or_default();
-        assert!(
-            status == StatusCode::UNPROCESSABLE_ENTITY || status == StatusCode::SERVICE_UNAVAILABLE,
-            "{status} {distributed}"
-        );
-        assert!(
-            message.contains("distributed") || message.contains("cluster"),
-            "{distributed}"
-        );
+        failed_naming_the_cluster(status, &distributed);
     }
     eprintln!(
         "a lost executor: {status} after {:.1} s",
@@ -380,16 +363,22 @@ async fn twenty_million_points_in_sixteen_parts_run_in_executors_under_1_gb() {
         assert_eq!(differences(&again, &native), json!([]));
         assert!(completed_jobs(&cluster).await > done_before);
     } else {
-        let message = again["error"]["message"].as_str().unwrap_or_default();
-        assert!(
-            status == StatusCode::UNPROCESSABLE_ENTITY || status == StatusCode::SERVICE_UNAVAILABLE,
-            "{status} {again}"
-        );
-        assert!(
-            message.contains("distributed") || message.contains("cluster"),
-            "{again}"
-        );
+        failed_naming_the_cluster(status, &again);
     }
+}
+
+/// Checks that a run that did not succeed failed as a 422 or 503 naming the distributed engine
+/// or the cluster (never anything else).
+fn failed_naming_the_cluster(status: StatusCode, answer: &Value) {
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        status == StatusCode::UNPROCESSABLE_ENTITY || status == StatusCode::SERVICE_UNAVAILABLE,
+        "{status} {answer}"
+    );
+    assert!(
+        message.contains("distributed") || message.contains("cluster"),
+        "{answer}"
+    );
 }
 
 /// How many jobs the cluster's scheduler finished.

@@ -54,6 +54,7 @@ mod ogc_api;
 mod ogc_html_results;
 mod ogc_tiles;
 mod overlay_toolkit;
+mod partitioned_uploads;
 mod persistent_mode;
 mod pipeline_twenty_steps;
 mod postgis_engine;

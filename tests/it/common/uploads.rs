@@ -14,19 +14,30 @@ pub async fn try_upload(
     call(state, multipart("/datasets/upload", files, None)).await
 }
 
-/// Uploads `files` as one dataset (201 expected); answers the dataset.
-pub async fn upload_dataset(state: &geomill::state::AppState, files: &[(&str, Vec<u8>)]) -> Value {
-    let (status, dataset) = try_upload(state, files).await;
+/// Uploads `files` as one dataset (201 expected), named `name` when given; answers the dataset.
+async fn upload_as(
+    state: &geomill::state::AppState,
+    files: &[(&str, Vec<u8>)],
+    name: Option<&str>,
+) -> Value {
+    let (status, dataset) = call(state, multipart("/datasets/upload", files, name)).await;
     assert_eq!(status, StatusCode::CREATED, "{dataset}");
     dataset
 }
 
+/// A dataset's id.
+fn id_of(dataset: &Value) -> String {
+    dataset["id"].as_str().unwrap().to_owned()
+}
+
+/// Uploads `files` as one dataset (201 expected); answers the dataset.
+pub async fn upload_dataset(state: &geomill::state::AppState, files: &[(&str, Vec<u8>)]) -> Value {
+    upload_as(state, files, None).await
+}
+
 /// Uploads `files` as one dataset; answers its id.
 pub async fn upload(state: &geomill::state::AppState, files: &[(&str, Vec<u8>)]) -> String {
-    upload_dataset(state, files).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned()
+    id_of(&upload_dataset(state, files).await)
 }
 
 /// Uploads the file at `path` under its own name; answers the dataset.
@@ -44,10 +55,7 @@ pub async fn upload_file(
     state: &geomill::state::AppState,
     path: impl AsRef<std::path::Path>,
 ) -> String {
-    upload_path(state, path).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned()
+    id_of(&upload_path(state, path).await)
 }
 
 /// Uploads `files` as one dataset named `name`; answers its id.
@@ -57,9 +65,7 @@ pub async fn upload_named(
     name: &str,
 ) -> String {
     let files: Vec<(&str, Vec<u8>)> = files.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
-    let (status, dataset) = call(state, multipart("/datasets/upload", &files, Some(name))).await;
-    assert_eq!(status, StatusCode::CREATED, "{dataset}");
-    dataset["id"].as_str().unwrap().to_owned()
+    id_of(&upload_as(state, &files, Some(name)).await)
 }
 
 /// The shared Shapefile `stem` uploaded; answers the dataset's id.
