@@ -7,7 +7,6 @@ pub mod blocking;
 pub mod cli;
 pub mod cluster_cli;
 pub mod config;
-pub mod cql2;
 pub mod datasets;
 pub mod error;
 pub mod events;

@@ -120,24 +120,3 @@ impl Sessions {
         expired
     }
 }
-
-/// Ends expired sessions, freeing their databases, until the server stops.
-pub async fn sweep(state: crate::state::AppState) {
-    let mut ticks = tokio::time::interval(SWEEP_EVERY);
-    loop {
-        ticks.tick().await;
-        for id in state.sessions().take_expired() {
-            let engine = state.store();
-            let key = id.clone();
-            match tokio::task::spawn_blocking(move || engine.close_session(&key)).await {
-                Ok(Ok(())) => tracing::info!(session = %id, "session expired and closed"),
-                Ok(Err(error)) => {
-                    tracing::warn!(session = %id, %error, "an expired session did not close")
-                }
-                Err(error) => {
-                    tracing::warn!(session = %id, %error, "an expired session did not close")
-                }
-            }
-        }
-    }
-}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
 use geomill_backends::postgis::PostgisEngine;
 use geomill_backends::store::postgres::PostgresStore;
-use geomill_backends::store::{Store, StoreLocation};
+use geomill_backends::store::{Repository, ScheduleRecord, Store, StoreLocation, TriggerRecord};
 
 use crate::config::Config;
 
@@ -31,11 +31,13 @@ struct Inner {
     postgres_store: Option<PostgresStore>,
     /// Held while a remote layer is fetched, so each is fetched once.
     remote_loads: tokio::sync::Mutex<()>,
-    jobs: crate::jobs::runner::JobRunner,
+    jobs: crate::jobs::in_flight::JobRunner,
     /// Rule evaluations, for `/rules/eval-stream`.
     rule_events: tokio::sync::broadcast::Sender<serde_json::Value>,
-    /// Held while a rule is written, so names stay unique.
-    rule_writes: tokio::sync::Mutex<()>,
+    /// The rules, their names kept unique.
+    rules: crate::rules::book::RuleBook,
+    schedules: Arc<dyn Repository<ScheduleRecord>>,
+    trigger_records: Arc<dyn Repository<TriggerRecord>>,
     tiles: crate::tile_cache::TileCache,
     sessions: crate::sessions::Sessions,
     auth: crate::auth::AuthState,
@@ -44,7 +46,7 @@ struct Inner {
     schedule_fires: tokio::sync::Mutex<()>,
     triggers: crate::triggers::TriggerRuntime,
     /// The example datasets, ingested on first use.
-    examples: tokio::sync::OnceCell<Vec<crate::examples::Example>>,
+    examples: tokio::sync::OnceCell<Vec<crate::examples::example::Example>>,
 }
 
 /// Why the state could not be built.
@@ -82,7 +84,7 @@ impl AppState {
             sandbox: config.duckdb_sandbox(),
         })?;
         let embedded = Arc::new(embedded);
-        let store = Store::open(Arc::clone(&embedded), store)?;
+        let store = Arc::new(Store::open(Arc::clone(&embedded), store)?);
         // The pool connects on first use: a database that is down at start is reported by
         // /health and answered with 503s until it is back.
         let postgis = config
@@ -96,14 +98,16 @@ impl AppState {
         Ok(Self {
             inner: Arc::new(Inner {
                 config,
-                store: Arc::new(store),
+                rules: crate::rules::book::RuleBook::new(store.clone()),
+                schedules: store.clone(),
+                trigger_records: store.clone(),
+                store,
                 embedded,
                 postgis,
                 postgres_store,
                 remote_loads: tokio::sync::Mutex::new(()),
-                jobs: crate::jobs::runner::JobRunner::new(concurrency),
+                jobs: crate::jobs::in_flight::JobRunner::new(concurrency),
                 rule_events: tokio::sync::broadcast::Sender::new(256),
-                rule_writes: tokio::sync::Mutex::new(()),
                 tiles: crate::tile_cache::TileCache::new(TILE_CACHE_BYTES),
                 sessions: crate::sessions::Sessions::default(),
                 auth,
@@ -120,7 +124,7 @@ impl AppState {
     }
 
     /// The job runner: queue, feeds and controls of this server's jobs.
-    pub fn jobs(&self) -> &crate::jobs::runner::JobRunner {
+    pub fn jobs(&self) -> &crate::jobs::in_flight::JobRunner {
         &self.inner.jobs
     }
 
@@ -145,7 +149,7 @@ impl AppState {
     }
 
     /// The example datasets once loaded (see `crate::examples`).
-    pub fn examples(&self) -> &tokio::sync::OnceCell<Vec<crate::examples::Example>> {
+    pub fn examples(&self) -> &tokio::sync::OnceCell<Vec<crate::examples::example::Example>> {
         &self.inner.examples
     }
 
@@ -164,9 +168,19 @@ impl AppState {
         &self.inner.rule_events
     }
 
-    /// The lock taken while a rule is written.
-    pub fn rule_writes(&self) -> &tokio::sync::Mutex<()> {
-        &self.inner.rule_writes
+    /// The rules: read, and written with unique names.
+    pub fn rules(&self) -> &crate::rules::book::RuleBook {
+        &self.inner.rules
+    }
+
+    /// The stored schedules.
+    pub fn schedule_records(&self) -> Arc<dyn Repository<ScheduleRecord>> {
+        Arc::clone(&self.inner.schedules)
+    }
+
+    /// The stored triggers.
+    pub fn trigger_records(&self) -> Arc<dyn Repository<TriggerRecord>> {
+        Arc::clone(&self.inner.trigger_records)
     }
 
     /// The lock taken while a lazily registered remote layer is fetched and loaded.

@@ -3,6 +3,7 @@
 
 pub mod capabilities;
 pub mod compile;
+pub mod cql2;
 pub mod error;
 pub mod expr;
 pub mod gispulse;

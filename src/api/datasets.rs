@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 
 use super::extract::{ApiJson, ApiQuery};
 use crate::blocking::blocking;
-use crate::datasets::lookup::{find, find_layer};
+use crate::datasets::loaded_layer::find_layer;
+use crate::datasets::lookup::find;
 use crate::datasets::model::{Dataset, DatasetPage};
 use crate::datasets::upload;
 use crate::error::ApiError;

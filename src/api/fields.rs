@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::extract::{ApiJson, ApiQuery};
 use crate::blocking::blocking;
 
-use crate::datasets::lookup::find_layer;
+use crate::datasets::loaded_layer::find_layer;
 use crate::error::ApiError;
 use crate::state::AppState;
 

@@ -107,7 +107,7 @@ pub async fn validate(
 #[utoipa::path(get, path = "/rules", tag = "rules",
     responses((status = 200, description = "{rules: [Rule with id, created_at, updated_at], total}", body = Object)))]
 pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
-    let rules: Vec<Value> = store::all(&state).await?.iter().map(store::view).collect();
+    let rules: Vec<Value> = state.rules().all().await?.iter().map(store::view).collect();
     Ok(Json(json!({ "total": rules.len(), "rules": rules })))
 }
 
@@ -132,7 +132,7 @@ pub async fn read(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    Ok(Json(store::view(&store::find(&state, &id).await?)))
+    Ok(Json(store::view(&state.rules().find(&id).await?)))
 }
 
 /// Replace a stored rule (checked like a new one).
@@ -155,7 +155,7 @@ pub async fn remove(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    store::delete(&state, &id).await?;
+    state.rules().delete(&id).await?;
     Ok(Json(json!({ "deleted": id })))
 }
 
@@ -167,7 +167,7 @@ pub async fn validate_one(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let record = store::find(&state, &id).await?;
+    let record = state.rules().find(&id).await?;
     let rule = store::rule_fields(&record);
     let errors = check::problems(&rule, "")?;
     let mut announced = rule.clone();
@@ -200,7 +200,7 @@ pub async fn to_node_by_id(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let record = store::find(&state, &id).await?;
+    let record = state.rules().find(&id).await?;
     Ok(Json(nodes::to_node(
         &store::rule_fields(&record),
         Some(&record.id),

@@ -149,17 +149,17 @@ async fn check_job(state: &AppState, job: &Value) -> Result<(), ApiError> {
 }
 
 async fn stored(state: &AppState, id: &str) -> Result<ScheduleRecord, ApiError> {
-    let engine = state.store();
+    let records = state.schedule_records();
     let key = id.to_owned();
-    blocking(move || engine.schedule(&key))
+    blocking(move || records.get(&key))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no schedule {id}")))
 }
 
 async fn save(state: &AppState, record: ScheduleRecord) -> Result<ScheduleRecord, ApiError> {
-    let engine = state.store();
+    let records = state.schedule_records();
     let copy = record.clone();
-    blocking(move || engine.put_schedule(&copy)).await?;
+    blocking(move || records.put(&copy)).await?;
     Ok(record)
 }
 
@@ -210,8 +210,8 @@ pub struct ScheduleList {
 /// List the schedules, oldest first.
 #[utoipa::path(get, path = "/schedules", tag = "schedules", responses((status = 200, body = ScheduleList)))]
 pub async fn list(State(state): State<AppState>) -> Result<Json<ScheduleList>, ApiError> {
-    let engine = state.store();
-    let schedules: Vec<Schedule> = blocking(move || engine.schedules())
+    let records = state.schedule_records();
+    let schedules: Vec<Schedule> = blocking(move || records.list())
         .await?
         .into_iter()
         .map(Schedule::from)
@@ -272,9 +272,9 @@ pub async fn remove(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let engine = state.store();
+    let records = state.schedule_records();
     let key = id.clone();
-    if !blocking(move || engine.delete_schedule(&key)).await? {
+    if !blocking(move || records.delete(&key)).await? {
         return Err(ApiError::not_found(format!("no schedule {id}")));
     }
     Ok(Json(json!({ "deleted": id })))

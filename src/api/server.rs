@@ -31,7 +31,7 @@ pub async fn serve(config: Config) -> Result<(), ServeError> {
     crate::jobs::runner::resume(&state)
         .await
         .map_err(|e| ServeError::Io(std::io::Error::other(e.message)))?;
-    tokio::spawn(crate::sessions::sweep(state.clone()));
+    tokio::spawn(super::sessions::sweep_expired(state.clone()));
     tokio::spawn(crate::schedules::ticker::run(state.clone()));
     crate::triggers::listen::start(&state);
     let listener = tokio::net::TcpListener::bind(address)

@@ -244,3 +244,24 @@ fn session_bindings(
         unknown.join(", ")
     )))
 }
+
+/// Ends expired sessions, freeing their databases, until the server stops.
+pub async fn sweep_expired(state: AppState) {
+    let mut ticks = tokio::time::interval(crate::sessions::SWEEP_EVERY);
+    loop {
+        ticks.tick().await;
+        for id in state.sessions().take_expired() {
+            let engine = state.store();
+            let key = id.clone();
+            match tokio::task::spawn_blocking(move || engine.close_session(&key)).await {
+                Ok(Ok(())) => tracing::info!(session = %id, "session expired and closed"),
+                Ok(Err(error)) => {
+                    tracing::warn!(session = %id, %error, "an expired session did not close")
+                }
+                Err(error) => {
+                    tracing::warn!(session = %id, %error, "an expired session did not close")
+                }
+            }
+        }
+    }
+}

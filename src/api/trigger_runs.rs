@@ -87,7 +87,7 @@ pub(crate) async fn dry_run_layer(state: &AppState, body: &Value) -> Result<Valu
             "the trigger must watch a stored layer (dataset_id, layer)",
         ));
     };
-    let record = crate::datasets::lookup::find_layer(state, dataset_id, layer).await?;
+    let record = crate::datasets::loaded_layer::find_layer(state, dataset_id, layer).await?;
     let mut rows = tracking::layer_rows(state, &record.table_name).await?;
     let total = rows.len();
     rows.truncate(MAX_LAYER_ROWS);
@@ -257,7 +257,9 @@ pub async fn evaluate(
         (None, Some(dataset_id)) => {
             let dataset = crate::datasets::lookup::find(&state, dataset_id).await?;
             let layer = match &run.layer {
-                Some(name) => crate::datasets::lookup::find_layer(&state, dataset_id, name).await?,
+                Some(name) => {
+                    crate::datasets::loaded_layer::find_layer(&state, dataset_id, name).await?
+                }
                 None => dataset.layers.first().cloned().ok_or_else(|| {
                     ApiError::not_found(format!("dataset {dataset_id} has no layer"))
                 })?,

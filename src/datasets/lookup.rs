@@ -1,7 +1,6 @@
-//! Finding a stored dataset or layer by id and name (a remote layer is fetched on first use).
+//! Finding a stored dataset by id (its layers by name: `loaded_layer`).
 
 use crate::blocking::blocking;
-use crate::datasets::remote;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -23,44 +22,4 @@ pub async fn find(
     blocking(move || engine.dataset(&key))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no dataset {id}")))
-}
-
-/// A layer of a dataset, its features loaded (a remote layer is fetched on first use); 404
-/// naming the layers when there is no such layer.
-pub async fn find_layer(
-    state: &AppState,
-    id: &str,
-    layer: &str,
-) -> Result<geomill_backends::store::LayerRecord, ApiError> {
-    Ok(find_dataset_layer(state, id, layer).await?.1)
-}
-
-/// [`find_layer`] with the dataset it belongs to (as it is once the layer is loaded).
-pub async fn find_dataset_layer(
-    state: &AppState,
-    id: &str,
-    layer: &str,
-) -> Result<
-    (
-        geomill_backends::store::DatasetRecord,
-        geomill_backends::store::LayerRecord,
-    ),
-    ApiError,
-> {
-    let missing = |dataset: &geomill_backends::store::DatasetRecord| {
-        let known: Vec<&str> = dataset.layers.iter().map(|l| l.name.as_str()).collect();
-        ApiError::not_found(format!(
-            "dataset {id} has no layer {layer:?} (layers: {})",
-            known.join(", ")
-        ))
-    };
-    let dataset = find(state, id).await?;
-    if !dataset.layers.iter().any(|l| l.name == layer) {
-        return Err(missing(&dataset));
-    }
-    let dataset = remote::ensure_loaded(state, dataset).await?;
-    match dataset.layers.iter().find(|l| l.name == layer).cloned() {
-        Some(found) => Ok((dataset, found)),
-        None => Err(missing(&dataset)),
-    }
 }

@@ -5,6 +5,7 @@ pub mod export;
 pub mod fetch;
 pub mod ingest;
 pub mod inspect;
+pub mod loaded_layer;
 pub mod lookup;
 pub mod model;
 pub mod remote;

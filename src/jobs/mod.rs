@@ -2,6 +2,7 @@
 //! a time-out, cancel, and live logs.
 
 pub mod feed;
+pub mod in_flight;
 pub mod model;
 pub mod publish;
 pub mod runner;

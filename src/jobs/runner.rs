@@ -2,15 +2,14 @@
 //! each attempt under a time-out, retries with doubling back-off for failures that may pass,
 //! cancel at any point. Every transition is committed to the catalog before it is announced.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use geomill_backends::store::JobRecord;
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, watch};
 
 use super::feed::JobFeed;
+use super::in_flight::Control;
 use crate::error::ApiError;
 use crate::execute::{Execution, RunRequest};
 use crate::state::AppState;
@@ -21,62 +20,6 @@ pub const RUNNING: &str = "RUNNING";
 pub const COMPLETED: &str = "COMPLETED";
 pub const FAILED: &str = "FAILED";
 pub const CANCELLED: &str = "CANCELLED";
-
-/// How a job in flight is told to stop.
-#[derive(Debug)]
-struct Control {
-    cancel: watch::Sender<bool>,
-}
-
-impl Control {
-    async fn cancelled(&self) {
-        let mut receiver = self.cancel.subscribe();
-        let _ = receiver.wait_for(|cancelled| *cancelled).await;
-    }
-}
-
-/// What the runner keeps of the jobs of this server's life.
-#[derive(Debug)]
-pub struct JobRunner {
-    slots: Arc<Semaphore>,
-    feeds: Mutex<HashMap<String, Arc<JobFeed>>>,
-    controls: Mutex<HashMap<String, Arc<Control>>>,
-}
-
-impl JobRunner {
-    pub fn new(concurrency: usize) -> Self {
-        Self {
-            slots: Arc::new(Semaphore::new(concurrency.max(1))),
-            feeds: Mutex::new(HashMap::new()),
-            controls: Mutex::new(HashMap::new()),
-        }
-    }
-
-    fn control(&self, id: &str) -> Option<Arc<Control>> {
-        self.controls.lock().ok()?.get(id).cloned()
-    }
-
-    /// The live feed of a job of this server's life.
-    pub fn feed(&self, id: &str) -> Option<Arc<JobFeed>> {
-        self.feeds.lock().ok()?.get(id).cloned()
-    }
-
-    fn register(&self, id: &str, feed: Arc<JobFeed>) {
-        if let Ok(mut feeds) = self.feeds.lock() {
-            feeds.insert(id.to_owned(), feed);
-        }
-        let (cancel, _) = watch::channel(false);
-        if let Ok(mut controls) = self.controls.lock() {
-            controls.insert(id.to_owned(), Arc::new(Control { cancel }));
-        }
-    }
-
-    fn forget_control(&self, id: &str) {
-        if let Ok(mut controls) = self.controls.lock() {
-            controls.remove(id);
-        }
-    }
-}
 
 fn log_path(state: &AppState, id: &str) -> std::path::PathBuf {
     state
@@ -456,14 +399,14 @@ pub async fn cancel(state: &AppState, id: &str) -> Result<JobRecord, ApiError> {
                 announce(state, &feed, &job);
             }
             if let Some(control) = control {
-                control.cancel.send_replace(true);
+                control.stop();
             }
             return Ok(job);
         }
     }
     // Running, or started since it was read.
     if let Some(control) = control {
-        control.cancel.send_replace(true);
+        control.stop();
     }
     for _ in 0..100 {
         let current = read(state, id).await;

@@ -119,8 +119,7 @@ async fn rules_document(state: &AppState, ids: &[String]) -> Result<Value, ApiEr
     if ids.is_empty() {
         return Err(ApiError::unprocessable("parameters.rule_ids is empty"));
     }
-    let engine = state.store();
-    let all = crate::blocking::blocking(move || engine.rules()).await?;
+    let all = state.rules().all().await?;
     let mut steps = Vec::new();
     let mut unknown = Vec::new();
     for id in ids {

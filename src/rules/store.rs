@@ -5,7 +5,6 @@ use geomill_backends::store::RuleRecord;
 use serde_json::{Map, Value, json};
 
 use super::check;
-use crate::blocking::blocking;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -87,7 +86,7 @@ fn checked(
 }
 
 /// The record for a checked rule.
-fn record(id: String, rule: &Map<String, Value>, created_at: String) -> RuleRecord {
+pub(super) fn record(id: String, rule: &Map<String, Value>, created_at: String) -> RuleRecord {
     let config_key = if rule.contains_key("config") || !rule.contains_key("params") {
         "config"
     } else {
@@ -111,58 +110,20 @@ fn record(id: String, rule: &Map<String, Value>, created_at: String) -> RuleReco
     }
 }
 
-pub async fn all(state: &AppState) -> Result<Vec<RuleRecord>, ApiError> {
-    let engine = state.store();
-    blocking(move || engine.rules()).await
-}
-
-pub async fn find(state: &AppState, id: &str) -> Result<RuleRecord, ApiError> {
-    uuid::Uuid::parse_str(id)
-        .map_err(|_| ApiError::bad_request(format!("rule id {id:?} is not a UUID")))?;
-    let engine = state.store();
-    let key = id.to_owned();
-    blocking(move || engine.rule(&key))
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("no rule {id}")))
-}
-
-/// Writes `rule` unless another rule has its name. Writes are one at a time, so two clients
-/// cannot both take a name.
-async fn put_unique(state: &AppState, rule: RuleRecord) -> Result<RuleRecord, ApiError> {
-    let _one_writer = state.rule_writes().lock().await;
-    if let Some(other) = all(state)
-        .await?
-        .into_iter()
-        .find(|r| r.name == rule.name && r.id != rule.id)
-    {
-        return Err(ApiError::new(
-            axum::http::StatusCode::CONFLICT,
-            "duplicate",
-            format!("rule {} already has the name {:?}", other.id, rule.name),
-        ));
-    }
-    let engine = state.store();
-    let stored = rule.clone();
-    blocking(move || engine.put_rule(&stored)).await?;
-    Ok(rule)
-}
-
 pub async fn create(state: &AppState, body: Value) -> Result<RuleRecord, ApiError> {
     let rule = checked(state, body, None, "create")?;
     let now = crate::timestamp::now();
-    put_unique(state, record(uuid::Uuid::new_v4().to_string(), &rule, now)).await
+    state
+        .rules()
+        .put_unique(record(uuid::Uuid::new_v4().to_string(), &rule, now))
+        .await
 }
 
 pub async fn replace(state: &AppState, id: &str, body: Value) -> Result<RuleRecord, ApiError> {
-    let existing = find(state, id).await?;
+    let existing = state.rules().find(id).await?;
     let rule = checked(state, body, Some(id), "update")?;
-    put_unique(state, record(existing.id, &rule, existing.created_at)).await
-}
-
-pub async fn delete(state: &AppState, id: &str) -> Result<(), ApiError> {
-    find(state, id).await?;
-    let engine = state.store();
-    let key = id.to_owned();
-    blocking(move || engine.delete_rule(&key)).await?;
-    Ok(())
+    state
+        .rules()
+        .put_unique(record(existing.id, &rule, existing.created_at))
+        .await
 }

@@ -57,9 +57,9 @@ pub async fn fire(
     scheduled_for: Option<String>,
 ) -> Result<ScheduleRecord, Skip> {
     let _one_at_a_time = state.schedule_fires().lock().await;
-    let engine = state.store();
+    let records = state.schedule_records();
     let key = id.to_owned();
-    let mut schedule = crate::blocking::blocking(move || engine.schedule(&key))
+    let mut schedule = crate::blocking::blocking(move || records.get(&key))
         .await
         .map_err(Skip::Failed)?
         .ok_or_else(|| Skip::Failed(ApiError::not_found(format!("no schedule {id}"))))?;
@@ -85,9 +85,9 @@ pub async fn fire(
             .ok()
             .and_then(|cron| next_after(&cron, now));
     }
-    let engine = state.store();
+    let records = state.schedule_records();
     let stored = schedule.clone();
-    crate::blocking::blocking(move || engine.put_schedule(&stored))
+    crate::blocking::blocking(move || records.put(&stored))
         .await
         .map_err(Skip::Failed)?;
     state.events().publish(

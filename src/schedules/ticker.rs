@@ -16,8 +16,8 @@ pub async fn run(state: AppState) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
         tick.tick().await;
-        let engine = state.store();
-        let schedules = match crate::blocking::blocking(move || engine.schedules()).await {
+        let records = state.schedule_records();
+        let schedules = match crate::blocking::blocking(move || records.list()).await {
             Ok(schedules) => schedules,
             Err(error) => {
                 tracing::warn!(message = %error.message, "schedules: cannot read the catalog");
@@ -49,14 +49,14 @@ pub async fn run(state: AppState) {
 
 /// Moves a schedule that did not fire to its next time after now.
 async fn advance(state: &AppState, id: &str) {
-    let engine = state.store();
+    let records = state.schedule_records();
     let key = id.to_owned();
     let _ = crate::blocking::blocking(move || {
-        if let Some(mut schedule) = engine.schedule(&key)? {
+        if let Some(mut schedule) = records.get(&key)? {
             schedule.next_run_at = parse_cron(&schedule.cron)
                 .ok()
                 .and_then(|cron| next_after(&cron, Utc::now()));
-            engine.put_schedule(&schedule)?;
+            records.put(&schedule)?;
         }
         Ok(())
     })

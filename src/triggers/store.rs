@@ -162,15 +162,13 @@ async fn resolve(
             ));
         }
     }
-    if let Some(rule_id) = &spec.rule_id {
-        let engine = state.store();
-        let key = rule_id.clone();
-        if !matches!(blocking(move || engine.rule(&key)).await, Ok(Some(_))) {
-            problems.push(FieldProblem::new(
-                "rule_id",
-                format!("no stored rule {rule_id}"),
-            ));
-        }
+    if let Some(rule_id) = &spec.rule_id
+        && state.rules().find(rule_id).await.is_err()
+    {
+        problems.push(FieldProblem::new(
+            "rule_id",
+            format!("no stored rule {rule_id}"),
+        ));
     }
     for (i, action) in spec.actions.iter().enumerate() {
         if action.action_type == "RUN_PIPELINE" {
@@ -219,9 +217,9 @@ pub fn invalid(problems: &[FieldProblem]) -> ApiError {
 
 /// One stored trigger; 404 when there is none.
 pub async fn load(state: &AppState, id: &str) -> Result<Trigger, ApiError> {
-    let engine = state.store();
+    let records = state.trigger_records();
     let key = id.to_owned();
-    let record = blocking(move || engine.trigger(&key))
+    let record = blocking(move || records.get(&key))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no trigger {id}")))?;
     Trigger::from_record(record)
@@ -229,8 +227,8 @@ pub async fn load(state: &AppState, id: &str) -> Result<Trigger, ApiError> {
 
 /// Every stored trigger, oldest first.
 pub async fn all(state: &AppState) -> Result<Vec<Trigger>, ApiError> {
-    let engine = state.store();
-    blocking(move || engine.triggers())
+    let records = state.trigger_records();
+    blocking(move || records.list())
         .await?
         .into_iter()
         .map(Trigger::from_record)
@@ -247,16 +245,16 @@ pub async fn save(state: &AppState, trigger: Trigger) -> Result<Trigger, ApiErro
         created_at: trigger.created_at.clone(),
         updated_at: trigger.updated_at.clone(),
     };
-    let engine = state.store();
-    blocking(move || engine.put_trigger(&record)).await?;
+    let records = state.trigger_records();
+    blocking(move || records.put(&record)).await?;
     Ok(trigger)
 }
 
 /// Deletes a trigger; 404 when there is none.
 pub async fn delete(state: &AppState, id: &str) -> Result<(), ApiError> {
-    let engine = state.store();
+    let records = state.trigger_records();
     let key = id.to_owned();
-    if blocking(move || engine.delete_trigger(&key)).await? {
+    if blocking(move || records.delete(&key)).await? {
         Ok(())
     } else {
         Err(ApiError::not_found(format!("no trigger {id}")))

@@ -1,9 +1,9 @@
 //! The dependency rules of the code, read from the sources: engines never import one another
 //! (nor the executor or the store), the store never imports the executor, no module of the
 //! app outside `src/api` imports the HTTP layer (but the command line's `serve`, which starts
-//! it), a run reaches every engine through the one run seam (`executor::Engine`), the native
-//! kernels' modules form no import circle of more than two (the GEOS base layer at the bottom),
-//! and no test imports another test (shared helpers are in `tests/it/common`).
+//! it), a run reaches every engine through the one run seam (`executor::Engine`), and no test
+//! imports another test (shared helpers are in `tests/it/common`). Import circles:
+//! `import_circles.rs`.
 
 use std::path::{Path, PathBuf};
 
@@ -160,80 +160,4 @@ fn no_test_imports_another_test() {
         offences.extend(naming(&file, &imports));
     }
     assert!(offences.is_empty(), "{offences:#?}");
-}
-
-/// The modules of `backends/src/native` each top-level module names in its code (comments and
-/// tests left out): `super::x`, `crate::native::x`.
-fn native_imports() -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
-    let native = repo().join("backends/src/native");
-    let top = |path: &Path| {
-        let first = path
-            .strip_prefix(&native)
-            .unwrap()
-            .components()
-            .next()
-            .unwrap();
-        let name = first.as_os_str().to_string_lossy().into_owned();
-        name.trim_end_matches(".rs").to_owned()
-    };
-    let modules: std::collections::BTreeSet<String> =
-        sources(&native).iter().map(|f| top(f)).collect();
-    let mut imports = std::collections::BTreeMap::new();
-    for file in sources(&native) {
-        let from = top(&file);
-        let text = std::fs::read_to_string(&file).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-        for line in code.lines().map(str::trim).filter(|l| !l.starts_with("//")) {
-            for prefix in ["super::", "crate::native::"] {
-                for (at, _) in line.match_indices(prefix) {
-                    let rest = &line[at + prefix.len()..];
-                    let name: String = rest
-                        .chars()
-                        .take_while(|c| c.is_ascii_lowercase() || *c == '_')
-                        .collect();
-                    if modules.contains(&name) && name != from {
-                        imports
-                            .entry(from.clone())
-                            .or_insert_with(std::collections::BTreeSet::new)
-                            .insert(name);
-                    }
-                }
-            }
-        }
-    }
-    imports
-}
-
-#[test]
-fn the_native_kernels_have_no_import_circle_of_more_than_two_modules() {
-    let imports = native_imports();
-    let reach = |from: &str| {
-        let mut seen = std::collections::BTreeSet::new();
-        let mut pending = vec![from.to_owned()];
-        while let Some(module) = pending.pop() {
-            for next in imports.get(&module).into_iter().flatten() {
-                if seen.insert(next.clone()) {
-                    pending.push(next.clone());
-                }
-            }
-        }
-        seen
-    };
-    let mut circles = Vec::new();
-    for module in imports.keys() {
-        let circle: Vec<String> = reach(module)
-            .into_iter()
-            .filter(|other| reach(other).contains(module))
-            .collect();
-        if circle.len() > 2 {
-            circles.push(format!("{module}: {circle:?}"));
-        }
-    }
-    assert!(circles.is_empty(), "{circles:#?}");
-    // The GEOS base layer is the bottom: it builds on the layer type and nothing else.
-    let base = imports.get("geos_base").cloned().unwrap_or_default();
-    assert!(
-        base.iter().all(|m| m == "layer"),
-        "geos_base imports {base:?}"
-    );
 }

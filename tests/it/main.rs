@@ -46,6 +46,7 @@ mod golden_sql_on_duckdb;
 mod grids;
 mod hostile_uploads;
 mod hybrid_mode;
+mod import_circles;
 mod line_locating;
 mod map_browser;
 mod network_analysis;

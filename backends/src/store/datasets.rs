@@ -2,105 +2,16 @@
 //! into tables of their own, in the DuckDB file or in PostgreSQL (see `location`).
 
 use geomill_planner::sql::quote::string;
-use serde::Serialize;
 
 use super::Store;
 use super::load::{format_label, inspect, load_layers, refresh_store_schemas};
-use super::remote::{RemoteLayer, remote_layer};
+use super::records::{DatasetRecord, ENGINE, LayerRecord, RejectedFile, SourceFile};
+use super::remote::remote_layer;
 use crate::BackendError;
 
-pub(super) const ENGINE: &str = "duckdb";
-
-/// A layer as the catalog keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LayerRecord {
-    pub name: String,
-    pub table_name: String,
-    pub geometry_type: Option<String>,
-    /// `None` for a remote layer not fetched yet.
-    pub feature_count: Option<i64>,
-    pub crs: Option<String>,
-}
-
-impl LayerRecord {
-    /// The EPSG code of the layer's CRS, when it has one (`EPSG:2263` → 2263).
-    pub fn epsg_code(&self) -> Option<u32> {
-        self.crs.as_deref()?.strip_prefix("EPSG:")?.parse().ok()
-    }
-}
-
-/// A dataset as the catalog keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DatasetRecord {
-    pub id: String,
-    pub name: String,
-    pub format: String,
-    pub crs: Option<String>,
-    pub path: String,
-    pub created_at: String,
-    pub layers: Vec<LayerRecord>,
-    /// Where a lazily registered WFS / OGC API layer comes from.
-    pub remote: Option<RemoteLayer>,
-}
-
-/// A file to load: where it is for GDAL, and GDAL open options.
-#[derive(Debug, Clone)]
-pub struct SourceFile {
-    /// A path GDAL opens (`/vsizip/...` for zip archives), or DuckDB's Parquet reader.
-    pub gdal_path: String,
-    pub open_options: Vec<String>,
-    pub reader: Reader,
-    /// More files holding further rows of the same layer, read with `gdal_path` as one table
-    /// (the parts of a partitioned Parquet layer; empty for every other file).
-    pub parts: Vec<String>,
-}
-
-/// What reads a source file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Reader {
-    /// GDAL, through the spatial extension's `ST_Read`.
-    #[default]
-    Gdal,
-    /// DuckDB's own Parquet reader (GeoParquet geometry becomes GEOMETRY with its CRS).
-    Parquet,
-}
-
-/// Why a file could not be loaded: the user's file, not the server.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
-pub struct RejectedFile(pub String);
-
-pub(super) use crate::duckdb::query_error;
+use crate::duckdb::query_error;
 
 impl Store {
-    /// Creates the catalog tables if they are missing.
-    pub fn init_store(&self) -> Result<(), BackendError> {
-        // Local work (jobs, rules, ...) always has its tables here; the dataset catalog too
-        // unless it lives in PostgreSQL (created there when first attached).
-        let local = "CREATE SCHEMA IF NOT EXISTS meta; CREATE SCHEMA IF NOT EXISTS layers;";
-        let catalog = if self.location.is_postgis() {
-            String::new()
-        } else {
-            super::location::catalog_ddl(&self.location)
-        };
-        let script = [
-            local,
-            &catalog,
-            super::jobs::JOBS_DDL,
-            super::published::PUBLISHED_DDL,
-            super::rules::RULES_DDL,
-            super::styles::STYLES_DDL,
-            super::schedules::SCHEDULES_DDL,
-            super::triggers::TRIGGERS_DDL,
-            super::tracking::TRACKING_DDL,
-            super::scenarios::SCENARIOS_DDL,
-        ]
-        .join("\n");
-        self.lock()?
-            .execute_batch(&script)
-            .map_err(query_error("catalog tables"))
-    }
-
     /// Loads every layer of `source` into new tables and records the dataset, all in one
     /// transaction: on any failure nothing is left behind. `Ok(Err(_))` is a file the user must
     /// fix (not spatial, no geometry, unreadable), `Err(_)` a failure of the engine.

@@ -4,8 +4,9 @@
 use geomill_planner::sql::quote::string;
 
 use super::Store;
-use super::datasets::{LayerRecord, query_error};
+use super::records::LayerRecord;
 use crate::BackendError;
+use crate::duckdb::query_error;
 
 /// One page of features.
 #[derive(Debug, Clone)]

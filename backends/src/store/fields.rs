@@ -4,7 +4,7 @@
 use geomill_planner::sql::quote::ident;
 
 use super::Store;
-use super::datasets::LayerRecord;
+use super::records::LayerRecord;
 use crate::BackendError;
 
 const ENGINE: &str = "duckdb";

@@ -5,30 +5,8 @@ use duckdb::Row;
 use serde::Serialize;
 
 use super::Store;
-use super::datasets::query_error;
 use crate::BackendError;
-
-pub(super) const JOBS_DDL: &str = "
-CREATE TABLE IF NOT EXISTS meta.jobs (
-    id VARCHAR PRIMARY KEY,
-    name VARCHAR NOT NULL,
-    status VARCHAR NOT NULL,
-    dataset_id VARCHAR,
-    document VARCHAR NOT NULL,
-    vars VARCHAR NOT NULL,
-    max_retries INTEGER NOT NULL,
-    timeout_s BIGINT NOT NULL,
-    attempts INTEGER NOT NULL,
-    reason VARCHAR,
-    error VARCHAR,
-    result_path VARCHAR,
-    result_features BIGINT,
-    steps_executed INTEGER,
-    created_at VARCHAR NOT NULL,
-    started_at VARCHAR,
-    completed_at VARCHAR
-);
-ALTER TABLE meta.jobs ADD COLUMN IF NOT EXISTS engine VARCHAR DEFAULT 'embedded';";
+use crate::duckdb::query_error;
 
 const COLUMNS: &str = "id, name, status, dataset_id, document, vars, max_retries, timeout_s, attempts, reason, error, \
      result_path, result_features, steps_executed, created_at, started_at, completed_at, engine";

@@ -5,8 +5,9 @@ use geomill_planner::plan::operator::ExportFormat;
 use geomill_planner::schema::{Column, FieldType, Schema};
 
 use super::Store;
-use super::datasets::{LayerRecord, query_error};
+use super::records::LayerRecord;
 use crate::BackendError;
+use crate::duckdb::query_error;
 
 /// The planner's field type of a DuckDB column type.
 fn field_type(duckdb_type: &str) -> FieldType {

@@ -5,10 +5,11 @@ use duckdb::Connection;
 use geomill_planner::sql::quote::{ident, string};
 use serde::Deserialize;
 
-use super::datasets::{LayerRecord, Reader, RejectedFile, SourceFile, query_error};
 use super::location::{PG_LAYER_SCHEMA, STORE_ALIAS, StoreLocation};
+use super::records::{LayerRecord, Reader, RejectedFile, SourceFile};
 use crate::BackendError;
 use crate::duckdb::gdal_read;
+use crate::duckdb::query_error;
 
 /// What GDAL says a file holds.
 #[derive(Debug, Clone, Deserialize)]

@@ -32,7 +32,7 @@ impl StoreLocation {
             Self::Postgis { dsn } => Some(crate::duckdb::Attachment {
                 dsn: dsn.clone(),
                 alias: STORE_ALIAS.to_owned(),
-                setup: catalog_ddl(self),
+                setup: super::schema::catalog_ddl(self),
             }),
         }
     }
@@ -109,53 +109,6 @@ impl StoreLocation {
     }
 }
 
-/// The catalog tables, created where the store lives when missing.
-pub fn catalog_ddl(location: &StoreLocation) -> String {
-    // In PostgreSQL the statements run there, naming its own schema.
-    let name = |table: &str| match location {
-        StoreLocation::Embedded => location.catalog(table),
-        StoreLocation::Postgis { .. } => format!("{PG_CATALOG_SCHEMA}.{}", ident(table)),
-    };
-    let (datasets, layers, remote) = (name("datasets"), name("layers"), name("remote_layers"));
-    let tables = format!(
-        "CREATE TABLE IF NOT EXISTS {datasets} (
-    id VARCHAR PRIMARY KEY,
-    name VARCHAR NOT NULL,
-    format VARCHAR NOT NULL,
-    crs VARCHAR,
-    path VARCHAR NOT NULL,
-    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
-);
-CREATE TABLE IF NOT EXISTS {layers} (
-    dataset_id VARCHAR NOT NULL,
-    position INTEGER NOT NULL,
-    name VARCHAR NOT NULL,
-    table_name VARCHAR NOT NULL,
-    geometry_type VARCHAR,
-    feature_count BIGINT,
-    crs VARCHAR,
-    PRIMARY KEY (dataset_id, name)
-);
-CREATE TABLE IF NOT EXISTS {remote} (
-    dataset_id VARCHAR PRIMARY KEY,
-    service_type VARCHAR NOT NULL,
-    url VARCHAR NOT NULL,
-    layer_name VARCHAR NOT NULL,
-    loaded_at TIMESTAMP
-);"
-    );
-    match location {
-        StoreLocation::Embedded => {
-            format!(
-                "CREATE SCHEMA IF NOT EXISTS meta;\nCREATE SCHEMA IF NOT EXISTS layers;\n{tables}"
-            )
-        }
-        StoreLocation::Postgis { .. } => format!(
-            "CREATE SCHEMA IF NOT EXISTS {PG_CATALOG_SCHEMA};\nCREATE SCHEMA IF NOT EXISTS {PG_LAYER_SCHEMA};\n{tables}"
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,7 +128,7 @@ mod tests {
             "geomill_store.geomill_data.\"l_a_0\""
         );
         assert!(postgis.layer_rows("x").contains("EXCLUDE (fid)"));
-        assert!(catalog_ddl(&postgis).contains("geomill.\"datasets\""));
-        assert!(!catalog_ddl(&postgis).contains(STORE_ALIAS));
+        assert!(crate::store::schema::catalog_ddl(&postgis).contains("geomill.\"datasets\""));
+        assert!(!crate::store::schema::catalog_ddl(&postgis).contains(STORE_ALIAS));
     }
 }

@@ -4,9 +4,10 @@
 use geomill_planner::sql::quote::string;
 
 use super::Store;
-use super::datasets::{LayerRecord, query_error};
 use super::features::{OutputCrs, lon_lat_geometry};
+use super::records::LayerRecord;
 use crate::BackendError;
+use crate::duckdb::query_error;
 
 /// Tile extent (MVT units per tile side) and the buffer kept around a tile, in those units.
 const EXTENT: u32 = 4096;

@@ -2,14 +2,8 @@
 //! publication at submission has a row without a dataset until it completes.
 
 use super::Store;
-use super::datasets::query_error;
 use crate::BackendError;
-
-pub(super) const PUBLISHED_DDL: &str = "
-CREATE TABLE IF NOT EXISTS meta.published_results (
-    job_id VARCHAR PRIMARY KEY,
-    dataset_id VARCHAR
-);";
+use crate::duckdb::query_error;
 
 /// A job's publication.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,26 +2,13 @@
 //! rows come first, the features are loaded into the layer's table on first use.
 
 use duckdb::Connection;
-use serde::Serialize;
 
 use super::Store;
-use super::datasets::{DatasetRecord, ENGINE, RejectedFile, SourceFile, query_error};
 use super::load::{inspect, load_layers, refresh_store_schemas};
 use super::location::StoreLocation;
+use super::records::{DatasetRecord, ENGINE, RejectedFile, RemoteLayer, SourceFile};
 use crate::BackendError;
-
-/// Where a remote layer comes from, and whether its features are loaded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RemoteLayer {
-    /// `WFS` or `OAPIF` (OGC API Features).
-    pub service_type: String,
-    /// The service's base URL.
-    pub url: String,
-    /// The feature type (WFS) or collection id (OGC API).
-    pub layer_name: String,
-    /// When the features were fetched; `None` until first use.
-    pub loaded_at: Option<String>,
-}
+use crate::duckdb::query_error;
 
 /// The remote source of dataset `id`, if it is a remote one.
 pub(super) fn remote_layer(

@@ -3,11 +3,11 @@
 use geomill_planner::sql::quote::string;
 
 use super::Store;
-use super::datasets::query_error;
 use super::features::FeaturePage;
 use super::load::crs_of_type;
 use crate::BackendError;
 use crate::duckdb::file_source;
+use crate::duckdb::query_error;
 
 impl Store {
     /// A page of the features of the file at `path` (its first layer), ordered as stored.

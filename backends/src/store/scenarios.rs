@@ -5,17 +5,8 @@ use duckdb::Row;
 use serde::Serialize;
 
 use super::Store;
-use super::datasets::query_error;
 use crate::BackendError;
-
-pub(super) const SCENARIOS_DDL: &str = "
-CREATE TABLE IF NOT EXISTS meta.scenarios (
-    id VARCHAR PRIMARY KEY,
-    name VARCHAR NOT NULL,
-    mode VARCHAR NOT NULL,
-    nodes VARCHAR NOT NULL,
-    created_at VARCHAR NOT NULL
-);";
+use crate::duckdb::query_error;
 
 /// A scenario as the catalog keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

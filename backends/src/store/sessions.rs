@@ -5,8 +5,9 @@
 use geomill_planner::sql::quote::ident;
 
 use super::Store;
-use super::datasets::{LayerRecord, query_error};
+use super::records::LayerRecord;
 use crate::BackendError;
+use crate::duckdb::query_error;
 use crate::duckdb::{QueryRows, read_with_timeout};
 
 /// The catalog name of session `id`.

@@ -4,17 +4,8 @@
 use geomill_planner::sql::quote::{ident, string};
 
 use super::Store;
-use super::datasets::query_error;
 use crate::BackendError;
-
-pub(super) const STYLES_DDL: &str = "
-CREATE TABLE IF NOT EXISTS meta.styles (
-    dataset_id VARCHAR NOT NULL,
-    layer VARCHAR NOT NULL,
-    style VARCHAR NOT NULL,
-    updated_at VARCHAR NOT NULL,
-    PRIMARY KEY (dataset_id, layer)
-);";
+use crate::duckdb::query_error;
 
 impl Store {
     /// Stores the style (JSON text) of a dataset's layer, replacing the one it had.

@@ -3,27 +3,8 @@
 //! triggers have seen each entry), and the spatial test a trigger predicate runs on a layer.
 
 use super::Store;
-use super::datasets::query_error;
 use crate::BackendError;
-
-pub(super) const TRACKING_DDL: &str = "
-CREATE TABLE IF NOT EXISTS meta.tracked_layers (
-    dataset_id VARCHAR NOT NULL,
-    layer VARCHAR NOT NULL,
-    enabled_at VARCHAR NOT NULL,
-    PRIMARY KEY (dataset_id, layer)
-);
-CREATE SEQUENCE IF NOT EXISTS meta.change_log_ids;
-CREATE TABLE IF NOT EXISTS meta.change_log (
-    id BIGINT PRIMARY KEY DEFAULT nextval('meta.change_log_ids'),
-    dataset_id VARCHAR NOT NULL,
-    layer VARCHAR NOT NULL,
-    op VARCHAR NOT NULL,
-    fid VARCHAR,
-    geom BLOB,
-    logged_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
-    consumed BOOLEAN NOT NULL DEFAULT false
-);";
+use crate::duckdb::query_error;
 
 /// One row of a change: its feature id and its geometry as WKB (absent for a row without one).
 #[derive(Debug, Clone, PartialEq, Eq)]

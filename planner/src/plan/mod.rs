@@ -13,6 +13,7 @@ pub mod lower;
 pub mod native;
 pub mod network;
 pub mod operator;
+pub mod predicate;
 pub mod relational;
 pub mod schema_infer;
 mod shape_expr;

@@ -14,6 +14,7 @@ pub use super::cleaning::{CleanOp, OverlapOwner};
 pub use super::geo_expr::{Family, GeoExpr, MAX_DENSIFIED_VERTICES, OffsetJoin, ShapeExpr};
 pub use super::line_clean::{DangleMethod, DuplicateRule, LineCleanOp, SnapRule, SnapTarget};
 pub use super::network::{GraphSpec, NetworkAnalysis, NetworkOp};
+pub use super::predicate::SpatialPredicate;
 pub use super::relational::{
     DiffOp, DuplicateKeys, GeometryCompare, JoinKey, JoinOp, MAX_PIVOT_FOUND_COLUMNS, PivotFunc,
     PivotGeometry, PivotOp, ReshapeOp, TimeDirection, TimeMatch, UnpivotOp,
@@ -332,38 +333,6 @@ impl AggFunc {
             Self::Min => "min",
             Self::Max => "max",
             Self::First => "first",
-        }
-    }
-}
-
-/// A binary spatial predicate `P(left.geom, right.geom)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SpatialPredicate {
-    Intersects,
-    Within,
-    Contains,
-    Touches,
-    Overlaps,
-    Crosses,
-    Covers,
-    CoveredBy,
-    /// Within `distance` (CRS units) of each other.
-    Dwithin,
-}
-
-impl SpatialPredicate {
-    pub fn sql_function(self) -> &'static str {
-        match self {
-            Self::Intersects => "ST_Intersects",
-            Self::Within => "ST_Within",
-            Self::Contains => "ST_Contains",
-            Self::Touches => "ST_Touches",
-            Self::Overlaps => "ST_Overlaps",
-            Self::Crosses => "ST_Crosses",
-            Self::Covers => "ST_Covers",
-            Self::CoveredBy => "ST_CoveredBy",
-            Self::Dwithin => "ST_DWithin",
         }
     }
 }

@@ -3,8 +3,8 @@
 //! row with NULL values, the rows that differ kept.
 
 use super::dialect::Dialect;
+use super::parts::Input;
 use super::quote::{ident, number, string};
-use super::select::Input;
 use crate::plan::operator::{DiffOp, DuplicateKeys, GeometryCompare, JoinKey};
 use crate::plan::relational::merged_type;
 use crate::schema::{FieldType, GEOM, Schema};

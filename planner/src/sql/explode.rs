@@ -2,8 +2,8 @@
 //! holes of its geometry, numbered.
 
 use super::dialect::Dialect;
+use super::parts::{Input, projection_with_geom};
 use super::quote::ident;
-use super::select::{Input, projection_with_geom};
 use crate::plan::relational::ExplodeKind;
 use crate::schema::GEOM;
 

@@ -4,7 +4,7 @@
 //! so that engines agree.
 
 use super::quote::number;
-use crate::plan::operator::SpatialPredicate;
+use crate::plan::predicate::SpatialPredicate;
 
 /// WGS 84 as a PROJ string. Given as text rather than `EPSG:4326`, a per-feature
 /// transformation is set up without a lookup in PROJ's database: a third of the cost of the

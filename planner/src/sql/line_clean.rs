@@ -3,8 +3,8 @@
 //! `remove_duplicates` (lines grouped by their normalized WKB, the first of each group kept).
 
 use super::dialect::Dialect;
+use super::parts::{Input, NEEDS_COLUMNS, columns_with_geom};
 use super::quote::{ident, number};
-use super::select::{Input, NEEDS_COLUMNS, columns_with_geom};
 use crate::plan::geo_kinds::{Kind, kind_in};
 use crate::plan::line_clean::{DuplicateRule, LineCleanOp};
 use crate::schema::{FieldType, GEOM, Schema};

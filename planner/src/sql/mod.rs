@@ -10,6 +10,7 @@ mod nearest;
 mod network;
 mod network_layer;
 mod overlay;
+mod parts;
 pub mod quote;
 mod relational;
 mod row_order;
@@ -18,6 +19,7 @@ pub mod select;
 mod tessellate;
 mod validate;
 mod validate_completeness;
+mod validate_context;
 mod validate_topology;
 
 pub use dialect::Dialect;

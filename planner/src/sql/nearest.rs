@@ -3,8 +3,8 @@
 //! feature's line.
 
 use super::dialect::Dialect;
+use super::parts::{Input, NEEDS_COLUMNS, geom, projection_with_geom};
 use super::quote::{ident, number};
-use super::select::{Input, NEEDS_COLUMNS, geom, projection_with_geom};
 use crate::plan::geo_kinds::{Kind, kind_in};
 use crate::plan::operator::{GeoExpr, NearestOp, RefColumns};
 use crate::plan::schema_infer::nearest_columns;

@@ -7,8 +7,8 @@
 //! their coordinates, as the native graph numbers them.
 
 use super::network_layer::layer_sql;
+use super::parts::Input;
 use super::quote::{ident, number, string};
-use super::select::Input;
 use crate::plan::network::{GraphSpec, NetworkAnalysis, NetworkOp, fields};
 use crate::schema::GEOM;
 

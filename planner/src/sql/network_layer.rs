@@ -3,8 +3,8 @@
 //! bands and allocation to facilities (`pgr_drivingDistance`).
 
 use super::network::{ROW_KEY, edges_query, graph_ctes, numbered_rows, snapped};
+use super::parts::{Input, NEEDS_COLUMNS};
 use super::quote::{ident, number};
-use super::select::{Input, NEEDS_COLUMNS};
 use crate::plan::network::{NetworkAnalysis, NetworkOp, fields};
 use crate::schema::{FieldType, GEOM};
 

@@ -2,8 +2,8 @@
 //! intersection, symmetric difference and union.
 
 use super::dialect::Dialect;
+use super::parts::{Input, NEEDS_COLUMNS, geom, joined_list, projection, projection_with_geom};
 use super::quote::ident;
-use super::select::{Input, NEEDS_COLUMNS, geom, joined_list, projection, projection_with_geom};
 use crate::plan::operator::{MapOp, OverlayMode};
 use crate::plan::schema_infer::joined_columns;
 use crate::schema::{GEOM, Schema};

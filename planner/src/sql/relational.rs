@@ -3,8 +3,8 @@
 
 use super::dialect::Dialect;
 use super::explode::explode_sql;
+use super::parts::{Input, NEEDS_COLUMNS};
 use super::quote::{ident, json_literal, number, string};
-use super::select::{Input, NEEDS_COLUMNS};
 use crate::plan::operator::{
     JoinHow, JoinOp, PivotGeometry, PivotOp, ReshapeOp, TimeDirection, UnpivotOp,
 };

@@ -2,8 +2,8 @@
 //! (first, last or by geometry hash), ranks among another layer's values, rows numbered.
 
 use super::dialect::Dialect;
+use super::parts::{Input, geom, projection_with_geom};
 use super::quote::ident;
-use super::select::{Input, geom, projection_with_geom};
 use crate::plan::operator::{DistinctKeep, RankInOp, SortKey};
 
 pub(super) fn sort_sql(keys: &[SortKey]) -> String {

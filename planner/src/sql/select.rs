@@ -7,6 +7,8 @@ use super::line_clean::line_clean_sql;
 use super::nearest::nearest_sql;
 use super::network::network_sql;
 use super::overlay::overlay_sql;
+pub use super::parts::Input;
+use super::parts::{NEEDS_COLUMNS, geom, joined_list, projection};
 use super::quote::{ident, string};
 use super::relational::{join_sql, project_sql, reshape_sql};
 use super::row_order::{ROW_KEY, distinct_sql, numbered, rank_in_sql, sort_sql};
@@ -14,103 +16,10 @@ use super::tessellate::tessellate_sql;
 use super::validate::validate_sql;
 use crate::plan::native::missing_sql;
 use crate::plan::operator::{
-    AggFunc, AggItem, GeometryAgg, JoinHow, MapOp, Operator, ReshapeOp, SpatialAggregateOp,
-    ValueExpr,
+    AggFunc, AggItem, GeometryAgg, JoinHow, Operator, ReshapeOp, SpatialAggregateOp,
 };
-use crate::plan::schema_infer::{aggregate_type, joined_columns};
+use crate::plan::schema_infer::aggregate_type;
 use crate::schema::{FieldType, GEOM, Schema};
-
-/// An input as a SELECT sees it: what to put after FROM, and its columns when known.
-#[derive(Debug, Clone, Copy)]
-pub struct Input<'a> {
-    pub from: &'a str,
-    pub schema: Option<&'a Schema>,
-}
-
-pub(super) const NEEDS_COLUMNS: &str =
-    "PostGIS SQL needs the input's columns: plan with a catalog (a dataset or a schema)";
-
-fn value_sql(value: &ValueExpr, qualifier: &str, dialect: Dialect) -> Result<String, String> {
-    let geom = format!("{qualifier}{}", ident(GEOM));
-    match value {
-        ValueExpr::Sql(expr) => Ok(expr.to_sql_in(dialect)),
-        ValueExpr::Cast { column, to } => Ok(format!(
-            "CAST({qualifier}{} AS {})",
-            ident(column),
-            to.sql()
-        )),
-        ValueExpr::Geo(geo) => geo.sql(&geom, dialect),
-    }
-}
-
-/// The select list of a column-changing step: explicit when the schema is known; otherwise
-/// DuckDB's `* EXCLUDE (...) REPLACE (...)` (PostGIS has no such form).
-pub(super) fn projection(
-    qualifier: &str,
-    schema: Option<&Schema>,
-    map: &MapOp,
-    dialect: Dialect,
-) -> Result<String, String> {
-    let sets: Vec<(String, String)> = map
-        .set
-        .iter()
-        .map(|(name, value, _)| Ok((name.clone(), value_sql(value, qualifier, dialect)?)))
-        .collect::<Result<_, String>>()?;
-    let mut items = Vec::new();
-    match schema {
-        Some(schema) => {
-            for column in &schema.columns {
-                if map.drop.contains(&column.name) {
-                    continue;
-                }
-                let name = map
-                    .rename
-                    .iter()
-                    .find(|(from, _)| *from == column.name)
-                    .map_or(&column.name, |(_, to)| to);
-                match sets.iter().find(|(set, _)| set == name) {
-                    Some((_, sql)) => items.push(format!("{sql} AS {}", ident(name))),
-                    None if name == &column.name => {
-                        items.push(format!("{qualifier}{}", ident(name)))
-                    }
-                    None => items.push(format!(
-                        "{qualifier}{} AS {}",
-                        ident(&column.name),
-                        ident(name)
-                    )),
-                }
-            }
-            for (name, sql) in &sets {
-                let renamed_to = |n: &String| map.rename.iter().any(|(_, to)| to == n);
-                if !schema.has(name) && !renamed_to(name) {
-                    items.push(format!("{sql} AS {}", ident(name)));
-                }
-            }
-        }
-        None if dialect == Dialect::Duckdb => {
-            let mut excluded: Vec<String> = map.drop.iter().map(|n| ident(n)).collect();
-            excluded.extend(map.rename.iter().map(|(from, _)| ident(from)));
-            excluded.extend(sets.iter().map(|(name, _)| ident(name)));
-            let star = if excluded.is_empty() {
-                format!("{qualifier}*")
-            } else {
-                format!("{qualifier}* EXCLUDE ({})", excluded.join(", "))
-            };
-            items.push(star);
-            for (from, to) in &map.rename {
-                items.push(format!("{qualifier}{} AS {}", ident(from), ident(to)));
-            }
-            for (name, sql) in &sets {
-                items.push(format!("{sql} AS {}", ident(name)));
-            }
-        }
-        None => return Err(NEEDS_COLUMNS.into()),
-    }
-    if items.is_empty() {
-        return Err("the step would leave no columns".into());
-    }
-    Ok(items.join(", "))
-}
 
 /// `func(column)` of the rows of `input`. A sum of integers stays an integer (`BIGINT`, the
 /// type the plan gives it): DuckDB sums them as a 128-bit integer and PostgreSQL as a numeric,
@@ -137,28 +46,6 @@ fn aggregate_sql(item: &AggItem, qualifier: &str, input: Option<&Schema>) -> Str
         }
         None => "count(*)".to_owned(),
     }
-}
-
-/// The right input's columns for a join, as `r."c" AS "out"`, or DuckDB's `r.* EXCLUDE`.
-pub(super) fn joined_list(
-    left: Option<&Schema>,
-    right: Input<'_>,
-    requested: &[String],
-    dialect: Dialect,
-) -> Result<String, String> {
-    match joined_columns(left, right.schema, requested) {
-        Some(columns) if columns.is_empty() => Ok(String::new()),
-        Some(columns) => Ok(columns
-            .iter()
-            .map(|(name, output)| format!(", r.{} AS {}", ident(name), ident(output)))
-            .collect()),
-        None if dialect == Dialect::Duckdb => Ok(format!(", r.* EXCLUDE ({})", ident(GEOM))),
-        None => Err(NEEDS_COLUMNS.into()),
-    }
-}
-
-pub(super) fn geom(qualifier: &str) -> String {
-    format!("{qualifier}.{}", ident(GEOM))
 }
 
 /// All aggregates in one pass over the matching pairs, every input feature kept (counts 0, the
@@ -219,48 +106,6 @@ fn spatial_aggregate_sql(
             aggregates.join(", "),
             other.from
         )),
-    }
-}
-
-/// The schema's columns read from `qualifier` (`t.`), `geom` replaced by `geometry_sql`.
-pub(super) fn columns_with_geom(schema: &Schema, qualifier: &str, geometry_sql: &str) -> String {
-    schema
-        .columns
-        .iter()
-        .map(|c| {
-            if c.name == GEOM {
-                format!("{geometry_sql} AS {}", ident(GEOM))
-            } else {
-                format!("{qualifier}{}", ident(&c.name))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// A select list that keeps every column and replaces `geom` by `geometry_sql`. Without a
-/// schema (DuckDB only) it is `*` less `helpers`, the columns the FROM adds for its own use.
-pub(super) fn projection_with_geom(
-    qualifier: &str,
-    schema: Option<&Schema>,
-    geometry_sql: &str,
-    dialect: Dialect,
-    helpers: &[&str],
-) -> Result<String, String> {
-    match schema {
-        Some(schema) => Ok(columns_with_geom(schema, qualifier, geometry_sql)),
-        None if dialect == Dialect::Duckdb => {
-            let exclude = if helpers.is_empty() {
-                String::new()
-            } else {
-                format!(" EXCLUDE ({})", helpers.join(", "))
-            };
-            Ok(format!(
-                "{qualifier}*{exclude} REPLACE ({geometry_sql} AS {})",
-                ident(GEOM)
-            ))
-        }
-        None => Err(NEEDS_COLUMNS.into()),
     }
 }
 

@@ -3,8 +3,8 @@
 //! every engine numbers them alike.
 
 use super::dialect::Dialect;
+use super::parts::{Input, projection_with_geom};
 use super::quote::{ident, number};
-use super::select::{Input, projection_with_geom};
 use crate::plan::geo_kinds::{Kind, kind_in};
 use crate::plan::tessellate::{Bounds, PIECE_ID, TessellateOp};
 use crate::schema::GEOM;

@@ -2,9 +2,9 @@
 //! features whose key the reference lacks, or the parts of reference features no input
 //! feature covers.
 
+use super::parts::Input;
 use super::quote::{ident, number, string};
-use super::select::Input;
-use super::validate::{Context, ProblemRow};
+use super::validate_context::{Context, ProblemRow};
 use crate::plan::validate::Completeness;
 use crate::schema::{FieldType, GEOM};
 

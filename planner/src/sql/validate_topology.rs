@@ -5,7 +5,7 @@
 
 use super::dialect::Dialect;
 use super::quote::{ident, number, string};
-use super::validate::{Context, NULL_GEOMETRY, ProblemRow};
+use super::validate_context::{Context, NULL_GEOMETRY, ProblemRow};
 use crate::plan::geo_kinds::{Kind, kind_in};
 use crate::plan::validate::TopologyProblem;
 

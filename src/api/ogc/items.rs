@@ -76,10 +76,10 @@ async fn filter_condition(
         )));
     }
     let expr = match query.filter_lang.as_deref().unwrap_or("cql2-text") {
-        "cql2-text" => crate::cql2::text::parse(text),
+        "cql2-text" => geomill_planner::cql2::text::parse(text),
         "cql2-json" => serde_json::from_str(text)
             .map_err(|e| format!("not JSON: {e}"))
-            .and_then(|v| crate::cql2::from_json(&v)),
+            .and_then(|v| geomill_planner::cql2::from_json(&v)),
         other => {
             return Err(ApiError::bad_request(format!(
                 "filter-lang={other:?}: use cql2-text or cql2-json"
@@ -90,11 +90,12 @@ async fn filter_condition(
     let columns = queryable_columns(state, layer).await?;
     let names: Vec<String> = columns.iter().map(|(name, _)| name.clone()).collect();
     let geometry = geomill_backends::store::lon_lat_geometry(layer);
-    let target = crate::cql2::Target {
+    let target = geomill_planner::cql2::Target {
         columns: &names,
         geometry_sql: &geometry,
+        dialect: geomill_planner::sql::Dialect::Duckdb,
     };
-    crate::cql2::to_sql(&expr, &target)
+    geomill_planner::cql2::to_sql(&expr, &target)
         .map(Some)
         .map_err(|reason| ApiError::bad_request(format!("filter: {reason}")))
 }

@@ -69,7 +69,7 @@ pub(crate) async fn resolve(
     if uuid::Uuid::parse_str(dataset_id).is_err() {
         return Err(not_found());
     }
-    crate::datasets::lookup::find_dataset_layer(state, dataset_id, layer_name)
+    crate::datasets::loaded_layer::find_dataset_layer(state, dataset_id, layer_name)
         .await
         .map_err(|e| {
             if e.status == StatusCode::NOT_FOUND {

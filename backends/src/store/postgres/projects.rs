@@ -7,16 +7,7 @@ use tokio_postgres::Row;
 use super::PostgresStore;
 use crate::BackendError;
 use crate::postgis::query_error;
-
-const CATALOG_DDL: &str = "
-CREATE SCHEMA IF NOT EXISTS geomill;
-CREATE TABLE IF NOT EXISTS geomill.projects (
-    id text PRIMARY KEY,
-    name text NOT NULL UNIQUE,
-    schema_name text NOT NULL UNIQUE,
-    description text,
-    created_at timestamptz NOT NULL DEFAULT now()
-);";
+use crate::store::schema::PG_PROJECTS_DDL;
 
 /// A project as the catalog keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,9 +66,9 @@ impl PostgresStore {
         let client = self.postgis.client().await?;
         if !self.catalog_ready.load(std::sync::atomic::Ordering::SeqCst) {
             client
-                .batch_execute(CATALOG_DDL)
+                .batch_execute(PG_PROJECTS_DDL)
                 .await
-                .map_err(query_error(CATALOG_DDL))?;
+                .map_err(query_error(PG_PROJECTS_DDL))?;
             self.catalog_ready
                 .store(true, std::sync::atomic::Ordering::SeqCst);
         }

@@ -8,53 +8,10 @@ use geomill_planner::sql::quote::{ident, string};
 use super::PostgresStore;
 use crate::BackendError;
 use crate::postgis::query_error;
+use crate::store::schema::PG_TRACKING_DDL;
 
 /// The channel change notifications are sent on.
 pub const CHANNEL: &str = "geomill_changes";
-
-const TRACKING_DDL: &str = r"
-CREATE SCHEMA IF NOT EXISTS geomill;
-CREATE TABLE IF NOT EXISTS geomill.change_log (
-    id bigserial PRIMARY KEY,
-    table_name text NOT NULL,
-    op text NOT NULL,
-    fid text,
-    geom geometry,
-    at timestamptz NOT NULL DEFAULT now(),
-    consumed_at timestamptz
-);
-CREATE INDEX IF NOT EXISTS change_log_pending ON geomill.change_log (id) WHERE consumed_at IS NULL;
-CREATE TABLE IF NOT EXISTS geomill.tracked_tables (
-    table_name text PRIMARY KEY,
-    schema_name text NOT NULL,
-    relation text NOT NULL,
-    geometry_column text,
-    key_column text,
-    dataset_id text,
-    layer text,
-    enabled_at timestamptz NOT NULL DEFAULT now()
-);
-CREATE OR REPLACE FUNCTION geomill.log_change() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-    changed record;
-    key text;
-    shape geometry;
-    log_id bigint;
-    qualified text := TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME;
-BEGIN
-    IF TG_OP = 'DELETE' THEN changed := OLD; ELSE changed := NEW; END IF;
-    IF TG_ARGV[1] <> '' THEN
-        EXECUTE format('SELECT ($1).%I::text', TG_ARGV[1]) INTO key USING changed;
-    END IF;
-    IF TG_ARGV[0] <> '' THEN
-        EXECUTE format('SELECT ($1).%I::geometry', TG_ARGV[0]) INTO shape USING changed;
-    END IF;
-    INSERT INTO geomill.change_log (table_name, op, fid, geom)
-        VALUES (qualified, TG_OP, key, shape) RETURNING id INTO log_id;
-    PERFORM pg_notify('geomill_changes',
-        json_build_object('id', log_id, 'table', qualified, 'op', TG_OP)::text);
-    RETURN NULL;
-END $$;";
 
 /// The row trigger's name on a tracked table.
 const TRIGGER_NAME: &str = "geomill_track";
@@ -102,9 +59,9 @@ impl PostgresStore {
     async fn tracking_client(&self) -> Result<deadpool_postgres::Object, BackendError> {
         let client = self.postgis.client().await?;
         client
-            .batch_execute(TRACKING_DDL)
+            .batch_execute(PG_TRACKING_DDL)
             .await
-            .map_err(query_error(TRACKING_DDL))?;
+            .map_err(query_error(PG_TRACKING_DDL))?;
         Ok(client)
     }
 

@@ -1,6 +1,8 @@
 //! Example datasets: each spatial file of `GEOMILL_EXAMPLES_DIR`, ingested once into the store
 //! (on first use) and served read-only under `/examples`, kept out of `/datasets`.
 
+pub mod example;
+
 use std::path::{Path, PathBuf};
 
 use geomill_backends::store::DatasetRecord;
@@ -8,41 +10,13 @@ use geomill_backends::store::DatasetRecord;
 use crate::blocking::blocking;
 use crate::error::ApiError;
 use crate::state::AppState;
+pub use example::{Example, example_id};
 
 /// Extensions of the files read as examples; the other files of the folder (a Shapefile's
 /// `.dbf`, `.shx`, `.prj`, `.cpg`, notes) are left alone.
 const EXTENSIONS: &[&str] = &[
     "gpkg", "shp", "geojson", "json", "fgb", "zip", "parquet", "csv", "kml", "gml",
 ];
-
-/// One example: its stable id, the file it comes from, and the dataset holding its layers.
-#[derive(Debug, Clone)]
-pub struct Example {
-    /// The file name without its extension, lower case, characters other than letters,
-    /// digits, `-` and `_` replaced by `-`.
-    pub id: String,
-    /// The file's name in the examples folder.
-    pub file: String,
-    /// The dataset its layers were loaded into.
-    pub dataset_id: String,
-}
-
-/// The id of an example read from `file_name`.
-pub fn example_id(file_name: &str) -> String {
-    let stem = Path::new(file_name)
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    stem.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect()
-}
 
 /// Every example, sorted by id; loaded on first call (an empty list without
 /// `GEOMILL_EXAMPLES_DIR`). A file that cannot be read is left out and logged.

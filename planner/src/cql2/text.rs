@@ -347,6 +347,7 @@ pub fn parse(text: &str) -> Result<Expr, String> {
 mod tests {
     use super::parse;
     use crate::cql2::{Target, to_sql};
+    use crate::sql::dialect::Dialect;
 
     #[test]
     fn text_filters_read_like_their_json_twins() {
@@ -358,6 +359,7 @@ mod tests {
         let target = Target {
             columns: &columns,
             geometry_sql: "g",
+            dialect: Dialect::Duckdb,
         };
         let sql = |text: &str| to_sql(&parse(text).unwrap(), &target).unwrap();
         assert_eq!(

@@ -1,10 +1,11 @@
 //! CQL2 filters (OGC API Features Part 3): the JSON and text encodings read into one tree, and
-//! the tree written as a DuckDB condition over a layer's columns — every property checked
-//! against the layer's queryables, every literal quoted.
+//! the tree written as a condition over a layer's columns in a SQL dialect — every property
+//! checked against the layer's queryables, every literal quoted by the planner's quoting.
 
 pub mod text;
 
-use geomill_planner::sql::quote::{ident, string};
+use crate::sql::dialect::Dialect;
+use crate::sql::quote::{ident, string};
 use serde_json::Value;
 
 /// A filter expression.
@@ -37,7 +38,7 @@ pub enum Operand {
     Bbox([f64; 4]),
 }
 
-/// The spatial functions of CQL2 and the DuckDB function each becomes.
+/// The spatial functions of CQL2 and the SQL function each becomes (the same in both dialects).
 const SPATIAL: [(&str, &str); 8] = [
     ("s_intersects", "ST_Intersects"),
     ("s_disjoint", "ST_Disjoint"),
@@ -181,10 +182,20 @@ fn json_at_depth(value: &Value, depth: usize) -> Result<Expr, String> {
     }
 }
 
-/// What SQL is written against: the layer's columns and its geometry in CRS84.
+/// What SQL is written against: the layer's columns and its geometry in CRS84, in a dialect.
 pub struct Target<'a> {
     pub columns: &'a [String],
     pub geometry_sql: &'a str,
+    pub dialect: Dialect,
+}
+
+/// A geometry literal in CRS84: PostGIS compares geometries of one SRID only, so its literals
+/// carry 4326 (the layer's geometry is transformed to it); DuckDB's geometries carry none.
+fn crs84(target: &Target<'_>, geometry: String) -> String {
+    match target.dialect {
+        Dialect::Duckdb => geometry,
+        Dialect::Postgis => format!("ST_SetSRID({geometry}, 4326)"),
+    }
 }
 
 fn is_geometry_name(name: &str) -> bool {
@@ -206,13 +217,22 @@ fn operand_sql(operand: &Operand, target: &Target<'_>) -> Result<String, String>
         Operand::Number(n) if n.is_finite() => format!("{n:?}"),
         Operand::Number(n) => return Err(format!("{n} is not a finite number")),
         Operand::Boolean(b) => b.to_string(),
-        Operand::Wkt(wkt) => format!("ST_GeomFromText({})", string(wkt)),
-        Operand::GeoJson(json) => format!("ST_GeomFromGeoJSON({})", string(json)),
-        Operand::Bbox([a, b, c, d]) => format!("ST_MakeEnvelope({a:?}, {b:?}, {c:?}, {d:?})"),
+        Operand::Wkt(wkt) => crs84(target, format!("ST_GeomFromText({})", string(wkt))),
+        Operand::GeoJson(json) => crs84(target, format!("ST_GeomFromGeoJSON({})", string(json))),
+        Operand::Bbox(corners) => {
+            if corners.iter().any(|c| !c.is_finite()) {
+                return Err("a bbox needs four finite numbers".into());
+            }
+            let [a, b, c, d] = corners;
+            crs84(
+                target,
+                format!("ST_MakeEnvelope({a:?}, {b:?}, {c:?}, {d:?})"),
+            )
+        }
     })
 }
 
-/// The expression as a DuckDB condition.
+/// The expression as a condition in the target's dialect.
 pub fn to_sql(expr: &Expr, target: &Target<'_>) -> Result<String, String> {
     let op = |o: &Operand| operand_sql(o, target);
     Ok(match expr {
@@ -261,6 +281,7 @@ mod tests {
     use serde_json::json;
 
     use super::{Target, from_json, to_sql};
+    use crate::sql::dialect::Dialect;
 
     #[test]
     fn json_filters_become_quoted_sql_over_known_columns() {
@@ -268,6 +289,7 @@ mod tests {
         let target = Target {
             columns: &columns,
             geometry_sql: "g",
+            dialect: Dialect::Duckdb,
         };
         let filter = json!({"op": "and", "args": [
             {"op": ">", "args": [{"property": "pop_est"}, 1000000]},
@@ -286,5 +308,29 @@ mod tests {
                 .contains("queryable")
         );
         assert!(from_json(&json!({"op": "regex", "args": []})).is_err());
+    }
+
+    #[test]
+    fn geometry_literals_carry_crs84_where_the_dialect_compares_srids() {
+        let columns = vec!["name".to_owned()];
+        let filter = json!({"op": "s_intersects", "args": [
+            {"property": "geom"}, {"bbox": [0, 40, 10, 50]}
+        ]});
+        let written = |dialect| {
+            let target = Target {
+                columns: &columns,
+                geometry_sql: "g",
+                dialect,
+            };
+            to_sql(&from_json(&filter).unwrap(), &target).unwrap()
+        };
+        assert_eq!(
+            written(Dialect::Postgis),
+            "ST_Intersects(g, ST_SetSRID(ST_MakeEnvelope(0.0, 40.0, 10.0, 50.0), 4326))"
+        );
+        assert_eq!(
+            written(Dialect::Duckdb),
+            "ST_Intersects(g, ST_MakeEnvelope(0.0, 40.0, 10.0, 50.0))"
+        );
     }
 }
