@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
 use geomill_backends::executor;
-use geomill_backends::native::{aggregate, geometry_ops, joins, read_geoparquet, write_geoparquet};
 use geomill_backends::postgis::PostgisEngine;
+use geomill_native::{aggregate, geometry_ops, joins, read_geoparquet, write_geoparquet};
 use geomill_planner::plan::operator::{AggFunc, AggItem, RefColumns, SpatialPredicate};
 
 #[path = "common/generators.rs"]

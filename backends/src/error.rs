@@ -30,3 +30,28 @@ pub enum BackendError {
         reason: String,
     },
 }
+
+/// A native kernel's failure as the backends report it: a stop is an interruption, an
+/// unreachable cluster an unavailable engine, anything else a failed query of `native`.
+#[cfg(feature = "native")]
+impl From<geomill_native::NativeError> for BackendError {
+    fn from(e: geomill_native::NativeError) -> Self {
+        match e {
+            geomill_native::NativeError::Stopped => {
+                return BackendError::Interrupted { engine: "native" };
+            }
+            geomill_native::NativeError::ClusterUnreachable(reason) => {
+                return BackendError::Unavailable {
+                    engine: "distributed",
+                    reason,
+                };
+            }
+            _ => {}
+        }
+        BackendError::Query {
+            engine: "native",
+            reason: e.to_string(),
+            sql: String::new(),
+        }
+    }
+}

@@ -1,28 +1,21 @@
 //! geomill's execution: the engines (embedded DuckDB, feature `duckdb`; PostGIS, feature
-//! `postgis`; the native kernels, feature `native`), the executor that hands a run's stages to
-//! them, and the store (catalog and stored layers) kept in the embedded database and, in
-//! persistent mode, PostgreSQL.
+//! `postgis`; the native kernels of the `geomill-native` crate, feature `native`), the executor
+//! that hands a run's stages to them, and the store (catalog and stored layers) kept in the
+//! embedded database and, in persistent mode, PostgreSQL.
 //!
 //! Dependencies point one way: `store` → engines (their connections), `executor` → engines,
-//! engines → the planner. No engine module imports another's.
+//! engines → the planner. No engine module imports another's; the native kernels and the
+//! shared geometry code (`geomill-geometry`) are crates of their own, so Cargo keeps them from
+//! reaching back into the engines, the store or the executor.
 
 pub mod bbox;
 pub mod error;
-
-/// Geometry code the embedded engine's SQL functions and the native kernels share.
-#[cfg(any(feature = "duckdb", feature = "native"))]
-pub mod geodesic;
-#[cfg(any(feature = "duckdb", feature = "native"))]
-pub mod wkb;
 
 #[cfg(feature = "duckdb")]
 pub mod duckdb;
 
 #[cfg(feature = "postgis")]
 pub mod postgis;
-
-#[cfg(feature = "native")]
-pub mod native;
 
 #[cfg(all(feature = "duckdb", feature = "native"))]
 pub mod executor;

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use arrow::array::{Array, Float64Array, Int64Array};
 use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
 use geomill_backends::executor;
-use geomill_backends::native::{self, Layer, aggregate, geometry_ops, joins};
+use geomill_native::{Layer, aggregate, geometry_ops, joins};
 use geomill_planner::plan::operator::{AggFunc, AggItem, RefColumns, SpatialPredicate};
 use proptest::prelude::*;
 
@@ -354,8 +354,8 @@ fn bad_wkb_is_an_error_not_a_panic_and_geoparquet_round_trips() {
 
     let file = tempfile::tempdir().unwrap();
     let path = file.path().join("zones.parquet");
-    native::write_geoparquet(&zones, &path).unwrap();
-    let back = native::read_geoparquet(&path, Some(&["id"])).unwrap();
+    geomill_native::write_geoparquet(&zones, &path).unwrap();
+    let back = geomill_native::read_geoparquet(&path, Some(&["id"])).unwrap();
     assert_eq!(back.num_rows(), zones.num_rows());
     assert_eq!(back.crs.as_deref(), Some("EPSG:4326"));
     assert_eq!(int_column(&back, "id"), int_column(&zones, "id"));

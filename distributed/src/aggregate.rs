@@ -18,8 +18,8 @@ use datafusion::functions_aggregate::count::count_all;
 use datafusion::functions_aggregate::expr_fn::{count, max, min, sum};
 use datafusion::logical_expr::{Expr, cast, ident, lit, when};
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
-use geomill_backends::native::aggregate::{Acc, ValueKind, aggregated_polygons, value_kind};
-use geomill_backends::native::{Layer, NativeError};
+use geomill_native::aggregate::{Acc, ValueKind, aggregated_polygons, value_kind};
+use geomill_native::{Layer, NativeError};
 use geomill_planner::plan::operator::{AggItem, SpatialAggregateOp};
 
 use crate::staging::{StageDir, write_geometry, write_parts};
@@ -48,7 +48,7 @@ impl<'a> ClusterAggregate<'a> {
     /// The aggregation of `op` over points of `points`' schema; declined (to the server's
     /// kernel) where the native kernel declines it.
     pub fn new(op: &'a SpatialAggregateOp, points: &Layer) -> Result<Self, NativeError> {
-        if geomill_backends::native::aggregate::point_matches(op.predicate).is_none() {
+        if geomill_native::aggregate::point_matches(op.predicate).is_none() {
             return Err(NativeError::Unsupported(format!(
                 "spatial_aggregate with predicate {:?}",
                 op.predicate

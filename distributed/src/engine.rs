@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use geomill_backends::duckdb::EmbeddedEngine;
 use geomill_backends::executor::{Cancel, CompiledRun, Engine, EngineFuture, run_on_connection};
-use geomill_backends::native::dispatch::{POINTS, POLYGONS, require, run_node};
-use geomill_backends::native::stage::{NativeNode, NodeRunner};
-use geomill_backends::native::{Layer, NativeError};
 use geomill_backends::store::Store;
+use geomill_native::dispatch::{POINTS, POLYGONS, require, run_node};
+use geomill_native::stage::{NativeNode, NodeRunner};
+use geomill_native::{Layer, NativeError};
 use geomill_planner::plan::native::{NativeKernel, native_support};
 use geomill_planner::sql::Dialect;
 use tokio::runtime::Handle;

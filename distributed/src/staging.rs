@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::Schema;
 use datafusion::arrow::record_batch::RecordBatch;
-use geomill_backends::native::{Layer, NativeError, write_geoparquet};
+use geomill_native::{Layer, NativeError, write_geoparquet};
 
 use crate::udf::STAGED_GEOMETRY;
 

@@ -15,9 +15,9 @@ use datafusion::common::{DataFusionError, Result, ScalarValue, exec_err};
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
-use geomill_backends::native::aggregate::{locate_rows, point_matches};
-use geomill_backends::native::{PreparedPolygons, prepare_polygons, read_geoparquet};
-use geomill_backends::wkb;
+use geomill_geometry::wkb;
+use geomill_native::aggregate::{locate_rows, point_matches};
+use geomill_native::{PreparedPolygons, prepare_polygons, read_geoparquet};
 use geomill_planner::plan::operator::SpatialPredicate;
 
 /// The function's name in plans.

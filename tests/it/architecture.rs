@@ -1,5 +1,6 @@
-//! The dependency rules of the code, read from the sources: engines never import one another
-//! (nor the executor or the store), the store never imports the executor, no module of the
+//! The dependency rules of the code, read from the sources and the manifests: engines never
+//! import one another (nor the executor or the store), the native kernels and the shared
+//! geometry code are crates that depend on no engine, the store never imports the executor, no module of the
 //! app outside `src/api` imports the HTTP layer (but the command line's `serve`, which starts
 //! it), a run reaches every engine through the one run seam (`executor::Engine`), and no test
 //! imports another test (shared helpers are in `tests/it/common`). Import circles:
@@ -42,19 +43,60 @@ fn naming(file: &Path, paths: &[String]) -> Vec<String> {
 
 #[test]
 fn engines_import_no_other_engine_nor_the_executor_or_the_store() {
-    let modules = ["duckdb", "postgis", "native", "executor", "store"];
+    let modules = ["duckdb", "postgis", "executor", "store"];
     let mut offences = Vec::new();
-    for engine in ["duckdb", "postgis", "native"] {
-        let others: Vec<String> = modules
+    for engine in ["duckdb", "postgis"] {
+        let mut others: Vec<String> = modules
             .iter()
             .filter(|m| **m != engine)
             .map(|m| format!("crate::{m}"))
             .collect();
+        others.push("geomill_native".to_owned());
         for file in sources(&repo().join("backends/src").join(engine)) {
             offences.extend(naming(&file, &others));
         }
     }
     assert!(offences.is_empty(), "{offences:#?}");
+}
+
+/// The names under `[dependencies]` in a member crate's manifest.
+fn dependencies(manifest: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(repo().join(manifest)).unwrap();
+    text.lines()
+        .skip_while(|line| line.trim() != "[dependencies]")
+        .skip(1)
+        .take_while(|line| !line.starts_with('['))
+        .filter_map(|line| line.split_once('=').map(|(name, _)| name.trim().to_owned()))
+        .filter(|name| !name.starts_with('#') && !name.is_empty())
+        .collect()
+}
+
+#[test]
+fn the_kernel_crates_cannot_reach_an_engine_the_store_or_the_executor() {
+    // Cargo enforces what a grep would check: a crate cannot name what it does not depend on.
+    let native = dependencies("native/Cargo.toml");
+    assert!(native.contains(&"geomill-planner".to_owned()), "{native:?}");
+    let engines = [
+        "geomill-backends",
+        "geomill-distributed",
+        "duckdb",
+        "tokio-postgres",
+        "deadpool-postgres",
+        "datafusion",
+        "tokio",
+    ];
+    for engine in engines {
+        assert!(
+            !native.iter().any(|d| d == engine),
+            "geomill-native depends on {engine}"
+        );
+    }
+    let geometry = dependencies("geometry/Cargo.toml");
+    assert!(geometry.contains(&"geos".to_owned()), "{geometry:?}");
+    assert!(
+        geometry.iter().all(|d| !d.starts_with("geomill")),
+        "geomill-geometry depends on {geometry:?}"
+    );
 }
 
 #[test]

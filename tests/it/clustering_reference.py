@@ -7,7 +7,7 @@ how many cases were compared. scikit-learn's labels are computed once per set of
 parameters (`reference_cache`).
 
 HDBSCAN is scikit-learn's own pipeline (`_hdbscan_prims`, `tree_to_labels`) with the tie rules
-geomill documents (backends/src/native/hdbscan/mod.rs), which give the same labels on every CPU:
+geomill documents (native/src/hdbscan/mod.rs), which give the same labels on every CPU:
 equal spanning-tree weights keep Prim's order (`np.argsort(kind="stable")`), and a core
 distance is the metric's own distance to the `min_samples`-th neighbour. `HDBSCAN().fit` sorts
 with a plain `np.argsort`, whose tie order differs between NumPy's AVX-512, AVX2 and baseline

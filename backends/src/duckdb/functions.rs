@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use geomill_planner::sql::DUCKDB_GEODESIC_BUFFER as GEODESIC_BUFFER;
 use geomill_planner::sql::DUCKDB_IS_VALID_REASON as IS_VALID_REASON;
 
-use crate::geodesic::GeodesicBuffer;
+use geomill_geometry::geodesic::GeodesicBuffer;
 
 /// Registers every geomill function on `connection`'s database.
 pub(super) fn register(connection: &Connection) -> duckdb::Result<()> {
@@ -127,7 +127,7 @@ mod tests {
     use geos::{Geom, Geometry};
 
     use crate::duckdb::{EmbeddedEngine, EmbeddedOptions};
-    use crate::geodesic::GeodesicBuffer;
+    use geomill_geometry::geodesic::GeodesicBuffer;
 
     const POLYGON: &str = "POLYGON ((10 50, 10.2 50, 10.2 50.1, 10 50.1, 10 50))";
 

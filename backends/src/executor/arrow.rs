@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::duckdb::EmbeddedEngine;
 
-use crate::native::{Layer, NativeError, write_geoparquet};
+use geomill_native::{Layer, NativeError, write_geoparquet};
 
 fn quoted(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))

@@ -19,9 +19,9 @@ use super::steps::{RunOutcome, ScriptStep, steps_of};
 use super::walk::{TableEngine, walk};
 use crate::BackendError;
 use crate::duckdb::{EmbeddedEngine, SourceView, count_rows, run_error};
-use crate::native::stage::{NodeRunner, OnThisMachine};
-use crate::native::{Layer, NativeError};
 use crate::store::Store;
+use geomill_native::stage::{NodeRunner, OnThisMachine};
+use geomill_native::{Layer, NativeError};
 use geomill_planner::sql::Dialect;
 
 const ENGINE: &str = "duckdb";

@@ -17,9 +17,9 @@ use super::steps::{NativeStepReport, ScriptStep};
 use super::walk::{TableEngine, walk};
 use crate::BackendError;
 use crate::duckdb::EmbeddedEngine;
-use crate::native::stage::OnThisMachine;
-use crate::native::{Layer, NativeError};
 use crate::postgis::PostgisEngine;
+use geomill_native::stage::OnThisMachine;
+use geomill_native::{Layer, NativeError};
 
 const ENGINE: &str = "postgis";
 

@@ -5,7 +5,7 @@ use geomill_planner::plan::Plan;
 use geomill_planner::plan::operator::Operator;
 use geomill_planner::sql::Script;
 
-use crate::native::stage::{NativeStage, StageTimings};
+use geomill_native::stage::{NativeStage, StageTimings};
 
 /// One statement of a run.
 #[derive(Debug, Clone, Default)]

@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use super::steps::{NativeStepReport, ScriptStep};
 use crate::BackendError;
-use crate::native::stage::{NodeRunner, StageTimings, compute};
-use crate::native::{Layer, NativeError};
+use geomill_native::stage::{NodeRunner, StageTimings, compute};
+use geomill_native::{Layer, NativeError};
 
 /// The engine that holds a run's tables (DuckDB for `embedded` and `native` runs, PostGIS for
 /// `postgis` and `hybrid` runs), as the walk sees it. Another engine (a distributed one, say)

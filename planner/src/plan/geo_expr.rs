@@ -1,7 +1,7 @@
 //! The geometry functions a map computes over `geom` ([`GeoExpr`]), each in one place: its
 //! plan text, its SQL on DuckDB spatial and on PostGIS, and the native kernel that computes it
 //! (if one does). Adding a per-feature geometry function is a variant here, its arm in each of
-//! the three methods, and the kernel in `backends/src/native/geometry_ops.rs`.
+//! the three methods, and the kernel in `native/src/geometry_ops.rs`.
 
 pub use super::geo_kinds::Family;
 use super::geo_kinds::{Kind, force_multi, force_single, kind_in, of_family, without_m};

@@ -5,7 +5,7 @@
 //! `sql-preview` prints [`native_kernel`] for the steps that run natively.
 //!
 //! This is the one declaration of the native backend's reach: the backend's dispatcher
-//! (`backends/src/native/dispatch.rs`) matches on [`NativeKernel`] without a wildcard, so a
+//! (`native/src/dispatch.rs`) matches on [`NativeKernel`] without a wildcard, so a
 //! kernel declared here and not implemented there does not compile. It lives with the plan
 //! algebra rather than behind a trait the backend implements because plans are made where no
 //! backend is linked (`geomill preview`, the planner's own tests).
