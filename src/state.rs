@@ -6,7 +6,9 @@ use std::sync::Arc;
 use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
 use geomill_backends::postgis::PostgisEngine;
 use geomill_backends::store::postgres::PostgresStore;
-use geomill_backends::store::{Repository, ScheduleRecord, Store, StoreLocation, TriggerRecord};
+use geomill_backends::store::{
+    JobRepo, Repository, ScheduleRecord, Store, StoreLocation, TriggerRecord,
+};
 
 use crate::config::Config;
 
@@ -37,6 +39,7 @@ struct Inner {
     /// The rules, their names kept unique.
     rules: crate::rules::book::RuleBook,
     schedules: Arc<dyn Repository<ScheduleRecord>>,
+    job_records: Arc<dyn JobRepo>,
     trigger_records: Arc<dyn Repository<TriggerRecord>>,
     tiles: crate::tile_cache::TileCache,
     sessions: crate::sessions::Sessions,
@@ -100,6 +103,7 @@ impl AppState {
                 config,
                 rules: crate::rules::book::RuleBook::new(store.clone()),
                 schedules: store.clone(),
+                job_records: store.clone(),
                 trigger_records: store.clone(),
                 store,
                 embedded,
@@ -171,6 +175,11 @@ impl AppState {
     /// The rules: read, and written with unique names.
     pub fn rules(&self) -> &crate::rules::book::RuleBook {
         &self.inner.rules
+    }
+
+    /// The job catalog.
+    pub fn job_records(&self) -> Arc<dyn JobRepo> {
+        Arc::clone(&self.inner.job_records)
     }
 
     /// The stored schedules.

@@ -43,9 +43,9 @@ pub fn routes() -> Router<AppState> {
 async fn find(state: &AppState, id: &str) -> Result<JobRecord, ApiError> {
     uuid::Uuid::parse_str(id)
         .map_err(|_| ApiError::bad_request(format!("job id {id:?} is not a UUID")))?;
-    let engine = state.store();
+    let jobs = state.job_records();
     let key = id.to_owned();
-    blocking(move || engine.job(&key))
+    blocking(move || jobs.job(&key))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no job {id}")))
 }
@@ -107,8 +107,8 @@ pub async fn list(
             STATUSES.join(", ")
         )));
     }
-    let engine = state.store();
-    let (total, jobs) = blocking(move || engine.jobs(status.as_deref(), limit, offset)).await?;
+    let jobs = state.job_records();
+    let (total, jobs) = blocking(move || jobs.jobs(status.as_deref(), limit, offset)).await?;
     Ok(Json(JobPage {
         jobs: jobs.into_iter().map(Job::from).collect(),
         total,

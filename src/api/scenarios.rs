@@ -198,9 +198,9 @@ async fn submit(state: &AppState, node: &Node) -> Result<String, NodeOutcome> {
 /// Waits until the job has ended; answers its outcome.
 async fn finished(state: &AppState, node: &Node, job_id: String) -> NodeOutcome {
     loop {
-        let engine = state.store();
+        let jobs = state.job_records();
         let key = job_id.clone();
-        match blocking(move || engine.job(&key)).await {
+        match blocking(move || jobs.job(&key)).await {
             Ok(Some(job)) if job.status != PENDING && job.status != RUNNING => {
                 return NodeOutcome {
                     node_id: node.id.clone(),

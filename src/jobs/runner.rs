@@ -48,9 +48,9 @@ async fn blocking<T: Send + 'static>(
 
 /// Writes `job` if its stored status is one of `expected`; `false` when another transition won.
 async fn write_if(state: &AppState, job: &JobRecord, expected: &[&'static str]) -> bool {
-    let engine = state.store();
+    let jobs = state.job_records();
     let (job, expected) = (job.clone(), expected.to_vec());
-    blocking(move || engine.update_job_if(&job, &expected))
+    blocking(move || jobs.update_job_if(&job, &expected))
         .await
         .unwrap_or_else(|error| {
             tracing::error!(message = %error.message, "cannot write a job transition");
@@ -59,9 +59,9 @@ async fn write_if(state: &AppState, job: &JobRecord, expected: &[&'static str]) 
 }
 
 async fn read(state: &AppState, id: &str) -> Option<JobRecord> {
-    let engine = state.store();
+    let jobs = state.job_records();
     let key = id.to_owned();
-    blocking(move || engine.job(&key)).await.ok().flatten()
+    blocking(move || jobs.job(&key)).await.ok().flatten()
 }
 
 /// Tells the job's feed and the event bus (`job_updated`, then `job_completed` or
@@ -108,9 +108,9 @@ pub async fn submit(
     if publish {
         super::publish::mark(state, &job.id).await?;
     }
-    let engine = state.store();
+    let jobs = state.job_records();
     let stored = job.clone();
-    blocking(move || engine.insert_job(&stored)).await?;
+    blocking(move || jobs.insert_job(&stored)).await?;
     let feed = Arc::new(JobFeed::new(Some(log_path(state, &job.id))));
     feed.log("info", None, &format!("job {} accepted", job.name));
     feed.event(json!({"type": "state", "status": job.status, "attempt": job.attempts}));
@@ -123,8 +123,8 @@ pub async fn submit(
 /// Takes up the jobs an earlier run of the server left: RUNNING ones are requeued when retries
 /// remain and FAILED (`interrupted`) otherwise; every PENDING job is started again.
 pub async fn resume(state: &AppState) -> Result<(), ApiError> {
-    let engine = state.store();
-    let left = blocking(move || engine.jobs_in(&[RUNNING, PENDING])).await?;
+    let jobs = state.job_records();
+    let left = blocking(move || jobs.jobs_in(&[RUNNING, PENDING])).await?;
     for mut job in left {
         let feed = Arc::new(JobFeed::new(Some(log_path(state, &job.id))));
         if job.status == RUNNING {

@@ -64,9 +64,9 @@ pub async fn fire(
         .map_err(Skip::Failed)?
         .ok_or_else(|| Skip::Failed(ApiError::not_found(format!("no schedule {id}"))))?;
     if let Some(previous) = &schedule.last_job_id {
-        let engine = state.store();
+        let jobs = state.job_records();
         let key = previous.clone();
-        let job = crate::blocking::blocking(move || engine.job(&key))
+        let job = crate::blocking::blocking(move || jobs.job(&key))
             .await
             .map_err(Skip::Failed)?;
         if job.is_some_and(|j| j.status == PENDING || j.status == RUNNING) {

@@ -73,9 +73,28 @@ fn status_list(statuses: &[&str]) -> String {
         .join(", ")
 }
 
-impl Store {
+/// The job catalog as the app needs it: a job is inserted once, then moves between states by
+/// compare-and-set updates, so two writers never both move it.
+pub trait JobRepo: Send + Sync + std::fmt::Debug {
     /// Records a new job.
-    pub fn insert_job(&self, job: &JobRecord) -> Result<(), BackendError> {
+    fn insert_job(&self, job: &JobRecord) -> Result<(), BackendError>;
+    /// Writes `job` if its stored status is one of `expected`; `false` when it was not.
+    fn update_job_if(&self, job: &JobRecord, expected: &[&str]) -> Result<bool, BackendError>;
+    /// One job.
+    fn job(&self, id: &str) -> Result<Option<JobRecord>, BackendError>;
+    /// A page of jobs, newest first, with the count of all that match `status`.
+    fn jobs(
+        &self,
+        status: Option<&str>,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(i64, Vec<JobRecord>), BackendError>;
+    /// The jobs in any of `statuses`, oldest first.
+    fn jobs_in(&self, statuses: &[&str]) -> Result<Vec<JobRecord>, BackendError>;
+}
+
+impl JobRepo for Store {
+    fn insert_job(&self, job: &JobRecord) -> Result<(), BackendError> {
         let sql = format!(
             "INSERT INTO meta.jobs ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         );
@@ -107,9 +126,7 @@ impl Store {
         Ok(())
     }
 
-    /// Writes `job`'s mutable fields if its stored status is one of `expected`; `false` (and
-    /// nothing written) when another transition came first.
-    pub fn update_job_if(&self, job: &JobRecord, expected: &[&str]) -> Result<bool, BackendError> {
+    fn update_job_if(&self, job: &JobRecord, expected: &[&str]) -> Result<bool, BackendError> {
         let sql = format!(
             "UPDATE meta.jobs SET status = ?, attempts = ?, reason = ?, error = ?, result_path = ?, \
              result_features = ?, steps_executed = ?, started_at = ?, completed_at = ? \
@@ -137,8 +154,7 @@ impl Store {
         Ok(changed > 0)
     }
 
-    /// One job.
-    pub fn job(&self, id: &str) -> Result<Option<JobRecord>, BackendError> {
+    fn job(&self, id: &str) -> Result<Option<JobRecord>, BackendError> {
         let sql = format!("SELECT {COLUMNS} FROM meta.jobs WHERE id = ?");
         match self.connection()?.query_row(&sql, [id], from_row) {
             Ok(job) => Ok(Some(job)),
@@ -147,8 +163,7 @@ impl Store {
         }
     }
 
-    /// A page of jobs, newest first, optionally only those in `status`; with the total.
-    pub fn jobs(
+    fn jobs(
         &self,
         status: Option<&str>,
         limit: i64,
@@ -174,8 +189,7 @@ impl Store {
         Ok((total, jobs))
     }
 
-    /// Every job in one of `statuses`, oldest first (what a restart must take up again).
-    pub fn jobs_in(&self, statuses: &[&str]) -> Result<Vec<JobRecord>, BackendError> {
+    fn jobs_in(&self, statuses: &[&str]) -> Result<Vec<JobRecord>, BackendError> {
         let sql = format!(
             "SELECT {COLUMNS} FROM meta.jobs WHERE status IN ({}) ORDER BY created_at, id",
             status_list(statuses)

@@ -39,7 +39,7 @@ use crate::duckdb::{EmbeddedEngine, SourceView};
 
 pub use features::{FeaturePage, OutputCrs, lon_lat_geometry};
 pub use fields::FieldStats;
-pub use jobs::JobRecord;
+pub use jobs::{JobRecord, JobRepo};
 pub use location::{PG_CATALOG_SCHEMA, PG_LAYER_SCHEMA, StoreLocation};
 pub use ogc::{MAX_TILE_LATITUDE, tile_bounds};
 pub use published::Publication;
