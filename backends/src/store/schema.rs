@@ -86,7 +86,7 @@ CREATE TABLE IF NOT EXISTS {remote} (
     }
 }
 
-/// `jobs.rs`'s table.
+/// The jobs and their states (read and written by `jobs.rs`).
 const JOBS_DDL: &str = "
 CREATE TABLE IF NOT EXISTS meta.jobs (
     id VARCHAR PRIMARY KEY,
@@ -109,14 +109,14 @@ CREATE TABLE IF NOT EXISTS meta.jobs (
 );
 ALTER TABLE meta.jobs ADD COLUMN IF NOT EXISTS engine VARCHAR DEFAULT 'embedded';";
 
-/// `published.rs`'s table.
+/// The results published as datasets (`published.rs`).
 const PUBLISHED_DDL: &str = "
 CREATE TABLE IF NOT EXISTS meta.published_results (
     job_id VARCHAR PRIMARY KEY,
     dataset_id VARCHAR
 );";
 
-/// `rules.rs`'s table.
+/// The stored rules (`rules.rs`).
 const RULES_DDL: &str = "
 CREATE TABLE IF NOT EXISTS meta.rules (
     id VARCHAR PRIMARY KEY,
@@ -130,7 +130,7 @@ CREATE TABLE IF NOT EXISTS meta.rules (
     updated_at VARCHAR NOT NULL
 );";
 
-/// `styles.rs`'s table.
+/// The layers' styles (`styles.rs`).
 const STYLES_DDL: &str = "
 CREATE TABLE IF NOT EXISTS meta.styles (
     dataset_id VARCHAR NOT NULL,
@@ -140,7 +140,7 @@ CREATE TABLE IF NOT EXISTS meta.styles (
     PRIMARY KEY (dataset_id, layer)
 );";
 
-/// `schedules.rs`'s table.
+/// The cron schedules (`schedules.rs`).
 const SCHEDULES_DDL: &str = "
 CREATE TABLE IF NOT EXISTS meta.schedules (
     id VARCHAR PRIMARY KEY,
@@ -155,7 +155,7 @@ CREATE TABLE IF NOT EXISTS meta.schedules (
     updated_at VARCHAR NOT NULL
 );";
 
-/// `triggers.rs`'s table.
+/// The triggers (`triggers.rs`).
 const TRIGGERS_DDL: &str = "
 CREATE TABLE IF NOT EXISTS meta.triggers (
     id VARCHAR PRIMARY KEY,
@@ -166,7 +166,7 @@ CREATE TABLE IF NOT EXISTS meta.triggers (
     updated_at VARCHAR NOT NULL
 );";
 
-/// `tracking.rs`'s table.
+/// The change log of tracked layers on the embedded store (`tracking.rs`).
 const TRACKING_DDL: &str = "
 CREATE TABLE IF NOT EXISTS meta.tracked_layers (
     dataset_id VARCHAR NOT NULL,
@@ -186,7 +186,7 @@ CREATE TABLE IF NOT EXISTS meta.change_log (
     consumed BOOLEAN NOT NULL DEFAULT false
 );";
 
-/// `scenarios.rs`'s table.
+/// The scenarios (`scenarios.rs`).
 const SCENARIOS_DDL: &str = "
 CREATE TABLE IF NOT EXISTS meta.scenarios (
     id VARCHAR PRIMARY KEY,
