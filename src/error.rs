@@ -14,6 +14,9 @@ pub struct ApiError {
     pub code: &'static str,
     pub message: String,
     pub detail: Option<Value>,
+    /// Whether the same work tried again may succeed (the job runner retries only these): set
+    /// from the cause where one is known, else true for server errors only.
+    pub transient: bool,
 }
 
 /// The JSON body of every error response.
@@ -42,7 +45,15 @@ impl ApiError {
             code,
             message: message.into(),
             detail: None,
+            transient: status.is_server_error(),
         }
+    }
+
+    /// The error with whether the same work tried again may succeed.
+    #[must_use]
+    pub fn may_pass(mut self, transient: bool) -> Self {
+        self.transient = transient;
+        self
     }
 
     #[must_use]
@@ -111,7 +122,8 @@ impl From<geomill_backends::BackendError> for ApiError {
     /// the failure is the request's own (a user's SQL, a run's step) map `Query` themselves.
     fn from(error: geomill_backends::BackendError) -> Self {
         use geomill_backends::BackendError;
-        match error {
+        let transient = error.is_transient();
+        let mapped = match error {
             BackendError::Unsupported(reason) => Self::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "unsupported_by_format",
@@ -136,7 +148,8 @@ impl From<geomill_backends::BackendError> for ApiError {
                 "the run was stopped before it finished",
             ),
             other => Self::internal(&other),
-        }
+        };
+        mapped.may_pass(transient)
     }
 }
 
@@ -159,5 +172,40 @@ impl From<geomill_planner::PlanError> for ApiError {
             ),
             PlanError::Optimizer { .. } => Self::internal(&error),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::StatusCode;
+    use geomill_backends::BackendError;
+
+    use super::ApiError;
+
+    #[test]
+    fn engine_failures_may_pass_and_data_a_format_cannot_hold_does_not() {
+        let unavailable = ApiError::from(BackendError::Unavailable {
+            engine: "postgis",
+            reason: "connection refused".into(),
+        });
+        assert_eq!(unavailable.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert!(unavailable.transient);
+        let failed = ApiError::from(BackendError::Query {
+            engine: "duckdb",
+            reason: "out of memory".into(),
+            sql: String::new(),
+        });
+        assert!(failed.transient);
+        let unsupported = ApiError::from(BackendError::Unsupported(
+            "a GeoPackage cannot hold this column".into(),
+        ));
+        assert_eq!(unsupported.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(!unsupported.transient);
+        assert!(!ApiError::unprocessable("no such capability").transient);
+        assert!(
+            ApiError::unprocessable("the step failed")
+                .may_pass(true)
+                .transient
+        );
     }
 }

@@ -31,6 +31,20 @@ pub enum BackendError {
     },
 }
 
+impl BackendError {
+    /// Whether trying the same work again may succeed: the engine failed, was busy, could not
+    /// be reached or was stopped, not the request. Data a file format cannot hold fails again.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Open { .. }
+            | Self::Query { .. }
+            | Self::Interrupted { .. }
+            | Self::Unavailable { .. } => true,
+            Self::Unsupported(_) => false,
+        }
+    }
+}
+
 /// A native kernel's failure as the backends report it: a stop is an interruption, an
 /// unreachable cluster an unavailable engine, anything else a failed query of `native`.
 #[cfg(feature = "native")]

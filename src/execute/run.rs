@@ -257,6 +257,7 @@ pub(crate) async fn stored_catalog(
 /// is mapped as engine failures are (503); any other failure fails the run (422 with the job's
 /// id), naming the engine.
 fn run_failed(error: BackendError, job_id: &str, engine: &str) -> ApiError {
+    let transient = error.is_transient();
     let reason = match error {
         stopped @ (BackendError::Interrupted { .. } | BackendError::Unavailable { .. }) => {
             return ApiError::from(stopped);
@@ -270,6 +271,7 @@ fn run_failed(error: BackendError, job_id: &str, engine: &str) -> ApiError {
         format!("the pipeline failed on {engine}: {reason}"),
     )
     .with_detail(json!({ "job_id": job_id, "status": "FAILED" }))
+    .may_pass(transient)
 }
 
 impl From<StatementRun> for StatementReport {

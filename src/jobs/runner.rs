@@ -171,13 +171,6 @@ enum Attempt {
     Cancelled,
 }
 
-/// Whether a failed attempt may succeed if tried again: the engine failed or a remote service
-/// did, not the document.
-fn retryable(error: &ApiError) -> bool {
-    error.status.is_server_error()
-        || matches!(error.code, "execution_failed" | "remote_unavailable")
-}
-
 /// Runs one attempt under the job's time-out, stopping it on cancel.
 async fn attempt(
     state: &AppState,
@@ -301,7 +294,8 @@ async fn run_attempts(state: &AppState, id: &str, feed: &Arc<JobFeed>, control: 
             Attempt::Done(Err(error)) => {
                 feed.log("error", None, &error.message);
                 job.error = Some(error.message.clone());
-                if retryable(&error) && job.attempts <= job.max_retries {
+                // Only a failure that may pass (the engine's, a remote service's) is tried again.
+                if error.transient && job.attempts <= job.max_retries {
                     job.status = PENDING.into();
                     job.completed_at = None;
                     if !write_if(state, &job, &[RUNNING]).await {
