@@ -6,28 +6,9 @@
 //! imports another test (shared helpers are in `tests/it/common`). Import circles:
 //! `import_circles.rs`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Every `.rs` file under `dir`.
-fn sources(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                files.push(path);
-            }
-        }
-    }
-    files
-}
+use crate::common::sources::{repo, sources};
 
 /// The lines of `file` that are code (comments left out) and name one of `paths`.
 fn naming(file: &Path, paths: &[String]) -> Vec<String> {

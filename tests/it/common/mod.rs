@@ -24,6 +24,7 @@ pub mod postgis;
 pub mod real;
 pub mod references;
 pub mod roles;
+pub mod sources;
 pub mod uploads;
 pub mod world_server;
 
