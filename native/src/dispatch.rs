@@ -10,7 +10,7 @@ use super::layer::{Layer, Wkb};
 use super::stage::NativeNode;
 use super::{
     NativeError, aggregate, classify, cleaning, density, diagrams, geometry_ops, joins, line_clean,
-    network, numpy_sample, overlay, pivot, scale, statistics, tessellation, validation, wkb,
+    network, overlay, owned, pivot, scale, statistics, tessellation, validation, wkb,
 };
 
 /// The WKB type codes a kernel's input may hold.
@@ -90,7 +90,7 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
             Ok(layer)
         }
         NativeKernel::Classify(c) => classify::classify(main()?, c),
-        NativeKernel::NumpySample(s) => numpy_sample::sample(main()?, s),
+        NativeKernel::Owned(o) => owned::run(&**o, inputs),
         NativeKernel::Scale(s) => scale::scale(main()?, s),
         NativeKernel::Statistic(s) => statistics::statistic(main()?, s),
         NativeKernel::Generate(GenerateOp::Grid { grid, touching }) => {

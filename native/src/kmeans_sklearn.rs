@@ -7,7 +7,7 @@
 //! label changes or the squared centre shift is within 1e-4 of the mean variance, empty
 //! clusters given the farthest points, a last assignment unless labels were stable.
 
-use super::numpy_sample::Mt19937;
+use super::owned::numpy_sample::Mt19937;
 
 /// scikit-learn's `CHUNK_SIZE` of Lloyd's iterations.
 const CHUNK: usize = 256;

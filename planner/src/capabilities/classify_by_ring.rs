@@ -235,6 +235,7 @@ mod tests {
 
     use super::*;
     use crate::plan::operator::AggFunc;
+    use crate::plan::ops::rank_in::RankInOp;
     use crate::schema::{Column, GEOM, Schema};
 
     fn schema(crs: &str) -> Schema {
@@ -352,11 +353,12 @@ mod tests {
         let [
             Operator::SpatialAggregate(aggregate),
             Operator::Map(_),
-            Operator::RankIn(rank),
+            Operator::Owned(rank),
         ] = ops.as_slice()
         else {
             panic!("{ops:?}")
         };
+        let rank = rank.downcast::<RankInOp>().expect("a RankIn");
         assert_eq!(aggregate.aggregates[0].func, AggFunc::Min);
         assert_eq!(
             (rank.field.as_str(), rank.values.as_str(), rank.output.as_str()),

@@ -5,7 +5,8 @@ use serde::Deserialize;
 
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{NumpySampleOp, Operator, SampleSize};
+use crate::plan::operator::Operator;
+use crate::plan::ops::numpy_sample::{NumpySampleOp, SampleSize};
 
 /// Keep `n` features chosen at random (all of them when the input has `n` or fewer). The
 /// choice is reproducible: the same input and `seed` give the same features on every engine
@@ -92,7 +93,7 @@ impl CapabilityParams for RandomSample {
                         "must be below 2^32 with method: numpy",
                     )]);
                 };
-                Ok(vec![Operator::NumpySample(NumpySampleOp {
+                Ok(vec![Operator::owned(NumpySampleOp {
                     size,
                     seed,
                     replace: self.replace,

@@ -7,9 +7,9 @@ use super::classify_by_ring::ClassifyByRing;
 use crate::error::Problem;
 use crate::expr::SqlExpr;
 use crate::plan::operator::{
-    AggFunc, AggItem, GeoExpr, MapOp, Operator, RankInOp, SpatialAggregateOp, SpatialPredicate,
-    ValueExpr,
+    AggFunc, AggItem, GeoExpr, MapOp, Operator, SpatialAggregateOp, SpatialPredicate, ValueExpr,
 };
+use crate::plan::ops::rank_in::RankInOp;
 use crate::schema::{FieldType, GEOM};
 use crate::sql::quote::{ident, number};
 
@@ -112,7 +112,7 @@ pub fn lower(
             ..MapOp::default()
         }));
     }
-    operators.push(Operator::RankIn(RankInOp {
+    operators.push(Operator::owned(RankInOp {
         field: params.value_field.clone(),
         values: values.to_owned(),
         output: params.ring_field.clone(),

@@ -243,10 +243,6 @@ fn describe_op(op: &Operator) -> String {
         }
         Operator::Reshape(r) => format!("{name} {}", r.describe()),
         Operator::Diff(d) => format!("{name} {}", d.describe()),
-        Operator::RankIn(r) => format!(
-            "{name} field={} among=other.{} output={}",
-            r.field, r.values, r.output
-        ),
         Operator::Validate(v) => format!("{name} {}", v.describe()),
         Operator::Sort { keys, limit } => format!(
             "{name} keys={}{}",
@@ -262,10 +258,7 @@ fn describe_op(op: &Operator) -> String {
             list(columns, Clone::clone)
         ),
         Operator::Sample { rows, seed } => format!("{name} rows={rows} seed={seed}"),
-        Operator::NumpySample(s) => format!(
-            "{name} size={:?} seed={} replace={}",
-            s.size, s.seed, s.replace
-        ),
+        Operator::Owned(o) => format!("{name} {}", o.explain()),
         Operator::Export(e) => {
             format!(
                 "{name} destination={} format={}",

@@ -13,6 +13,8 @@ pub mod lower;
 pub mod native;
 pub mod network;
 pub mod operator;
+pub mod ops;
+pub mod owned;
 pub mod predicate;
 pub mod relational;
 pub mod schema_infer;

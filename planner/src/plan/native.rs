@@ -13,9 +13,9 @@
 use super::line_clean::{DangleMethod, LineCleanOp, SnapRule};
 use super::network::NetworkOp;
 use super::operator::{
-    AggFunc, ClassifyOp, CleanOp, GenerateOp, GeoExpr, GeometryAgg, JoinHow, NearestOp,
-    NumpySampleOp, Operator, OverlayOp, PivotOp, ReshapeOp, ScaleOp, SpatialAggregateOp,
-    SpatialJoinOp, SpatialPredicate, StatisticOp, ValueExpr,
+    AggFunc, ClassifyOp, CleanOp, GenerateOp, GeoExpr, GeometryAgg, JoinHow, NearestOp, Operator,
+    OverlayOp, Owned, PivotOp, ReshapeOp, ScaleOp, SpatialAggregateOp, SpatialJoinOp,
+    SpatialPredicate, StatisticOp, ValueExpr,
 };
 use super::tessellate::TessellateOp;
 use super::validate::{ValidateCheck, ValidateOp};
@@ -31,6 +31,7 @@ pub fn is_relational(op: &Operator) -> bool {
         | Operator::Distinct { .. }
         | Operator::Sample { .. } => true,
         Operator::Aggregate(a) => a.geometry.is_none(),
+        Operator::Owned(o) => o.is_relational(),
         Operator::Map(map) => map
             .set
             .iter()
@@ -54,8 +55,6 @@ fn point_in_polygon_predicate(predicate: SpatialPredicate) -> bool {
 /// The native computation of one operator, with the operator's parameters it needs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum NativeKernel<'a> {
-    /// NumPy's sample of the rows.
-    NumpySample(&'a NumpySampleOp),
     /// Points aggregated into the polygons that hold them (an R-tree over the polygon parts).
     PointInPolygonAggregate(&'a SpatialAggregateOp),
     /// Points joined to the polygons they match.
@@ -90,6 +89,8 @@ pub enum NativeKernel<'a> {
     Pivot(&'a PivotOp),
     /// A validation report in input order with GEOS's predicates.
     Validate(&'a ValidateOp),
+    /// The kernel an operator that owns its parts binds by its type (`native/src/owned/`).
+    Owned(&'a Owned),
 }
 
 /// A pivot whose columns are the values found in the data (no SQL: a query's columns are
@@ -112,8 +113,8 @@ pub fn native_only(op: &Operator) -> bool {
             | Operator::Statistic(_)
             | Operator::Generate(_)
             | Operator::Clean(_)
-            | Operator::NumpySample(_)
-    ) || matches!(op, Operator::LineClean(n) if n.native_only())
+    ) || matches!(op, Operator::Owned(o) if o.native_only())
+        || matches!(op, Operator::LineClean(n) if n.native_only())
         || matches!(op, Operator::Validate(v) if v.native_only())
         || found_pivot(op).is_some()
 }
@@ -128,6 +129,7 @@ pub fn missing_sql(op: &Operator, dialect: Dialect) -> Option<String> {
         }),
         Operator::Tessellate(t) => t.missing_on(dialect),
         Operator::Network(n) => n.missing_on(dialect),
+        Operator::Owned(o) if !o.native_only() => o.sql_missing(dialect),
         _ => None,
     }
 }
@@ -177,7 +179,10 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
         }
         Operator::Nearest(n) => Ok(NativeKernel::NearestPolygon(n)),
         Operator::Classify(c) => Ok(NativeKernel::Classify(c)),
-        Operator::NumpySample(s) => Ok(NativeKernel::NumpySample(s)),
+        Operator::Owned(o) => match o.native_kernel() {
+            Ok(_) => Ok(NativeKernel::Owned(o)),
+            Err(why) => decline(&why),
+        },
         Operator::Scale(s) => Ok(NativeKernel::Scale(s)),
         Operator::Statistic(s) => Ok(NativeKernel::Statistic(s)),
         Operator::Generate(g) => Ok(NativeKernel::Generate(g)),
@@ -234,10 +239,7 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
 /// The kernel that computes `op` natively, in a line (`None` when none does).
 pub fn native_kernel(op: &Operator) -> Option<String> {
     Some(match native_support(op).ok()? {
-        NativeKernel::NumpySample(s) => format!(
-            "NumPy's legacy MT19937 (seed {}): the row numbers shuffled or drawn, rows gathered with Arrow take",
-            s.seed
-        ),
+        NativeKernel::Owned(o) => o.native_kernel().ok()?,
         NativeKernel::PointInPolygonAggregate(a) => format!(
             "point-in-polygon aggregation ({:?}): an R-tree over the polygon parts, points read straight from WKB in parallel batches, {} aggregate(s) accumulated per polygon",
             a.predicate,

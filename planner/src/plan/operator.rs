@@ -14,6 +14,7 @@ pub use super::cleaning::{CleanOp, OverlapOwner};
 pub use super::geo_expr::{Family, GeoExpr, MAX_DENSIFIED_VERTICES, OffsetJoin, ShapeExpr};
 pub use super::line_clean::{DangleMethod, DuplicateRule, LineCleanOp, SnapRule, SnapTarget};
 pub use super::network::{GraphSpec, NetworkAnalysis, NetworkOp};
+pub use super::owned::Owned;
 pub use super::predicate::SpatialPredicate;
 pub use super::relational::{
     DiffOp, DuplicateKeys, GeometryCompare, JoinKey, JoinOp, MAX_PIVOT_FOUND_COLUMNS, PivotFunc,
@@ -47,8 +48,6 @@ pub enum Operator {
     /// The rows added, removed or changed from the second input (the old version of a layer)
     /// to the first (the new one), matched by key.
     Diff(DiffOp),
-    /// Each row's value ranked among the distinct values of a field of the second input.
-    RankIn(RankInOp),
     /// A layer of the problems found in the input (geometry, topology, duplicates, attribute
     /// rules), or their counts.
     Validate(ValidateOp),
@@ -80,8 +79,6 @@ pub enum Operator {
     },
     /// A reproducible random sample of `rows` rows.
     Sample { rows: u64, seed: u64 },
-    /// NumPy's (and so pandas') reproducible sample: computed natively on every engine.
-    NumpySample(NumpySampleOp),
     /// Sort the values of a numeric field into classes (breaks computed from all the rows)
     /// and add each row's class and its bounds.
     Classify(ClassifyOp),
@@ -106,9 +103,16 @@ pub enum Operator {
     LineClean(LineCleanOp),
     /// Write the input to a file (a sink: nothing consumes it).
     Export(ExportOp),
+    /// An operator that owns its parts (`plan/ops/`): every site delegates to it.
+    Owned(Owned),
 }
 
 impl Operator {
+    /// A plan node of an operator that owns its parts.
+    pub fn owned(op: impl super::owned::OwnedOperator) -> Self {
+        Self::Owned(Owned::new(op))
+    }
+
     /// The operator's name in EXPLAIN text.
     pub fn name(&self) -> &'static str {
         match self {
@@ -119,7 +123,6 @@ impl Operator {
             Self::Join(_) => "Join",
             Self::Reshape(_) => "Reshape",
             Self::Diff(_) => "Diff",
-            Self::RankIn(_) => "RankIn",
             Self::Validate(_) => "Validate",
             Self::Aggregate(_) => "Aggregate",
             Self::SpatialJoin(_) => "SpatialJoin",
@@ -131,7 +134,6 @@ impl Operator {
             Self::Sort { .. } => "Sort",
             Self::Distinct { .. } => "Distinct",
             Self::Sample { .. } => "Sample",
-            Self::NumpySample(_) => "NumpySample",
             Self::Classify(_) => "Classify",
             Self::Scale(_) => "Scale",
             Self::Statistic(_) => "Statistic",
@@ -141,6 +143,7 @@ impl Operator {
             Self::Clean(_) => "Clean",
             Self::LineClean(_) => "LineClean",
             Self::Export(_) => "Export",
+            Self::Owned(o) => o.name(),
         }
     }
 
@@ -180,7 +183,7 @@ impl Operator {
             Self::Join(j) => j.reads(),
             Self::Reshape(r) => r.reads(),
             Self::Diff(d) => d.reads(),
-            Self::RankIn(r) => vec![r.field.clone(), r.values.clone()],
+            Self::Owned(o) => o.reads(),
             Self::Validate(v) => v.reads(),
             Self::Scale(s) => s.reads(),
             Self::Statistic(s) => s.field.iter().cloned().collect(),
@@ -189,11 +192,9 @@ impl Operator {
             Self::Network(n) => n.reads(),
             Self::Clean(c) => c.reads(),
             Self::LineClean(n) => n.reads(),
-            Self::SpatialFilter(_)
-            | Self::Concat
-            | Self::Sample { .. }
-            | Self::NumpySample(_)
-            | Self::Export(_) => Vec::new(),
+            Self::SpatialFilter(_) | Self::Concat | Self::Sample { .. } | Self::Export(_) => {
+                Vec::new()
+            }
         }
     }
 
@@ -207,11 +208,11 @@ impl Operator {
             | Self::Nearest(_)
             | Self::Overlay(_)
             | Self::Join(_)
-            | Self::Diff(_)
-            | Self::RankIn(_) => Some(2),
+            | Self::Diff(_) => Some(2),
             Self::Validate(v) => Some(v.arity()),
             Self::Concat => None,
             Self::Network(n) => Some(n.arity()),
+            Self::Owned(o) => o.arity(),
             _ => Some(1),
         }
     }
@@ -264,26 +265,6 @@ pub enum GeometryAgg {
     /// Their simple parts collected as they are into one Multi* (a GeometryCollection for
     /// mixed dimensions), NULL and empty geometries and parts left out.
     Collect,
-}
-
-/// NumPy's legacy `RandomState(seed)` sample of a layer's rows, as pandas' `sample` draws it:
-/// MT19937 seeded with `seed`, the row numbers shuffled (Fisher–Yates, from the last row) and
-/// the first `size` taken in that shuffled order; with `replace`, `size` row numbers drawn
-/// independently.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NumpySampleOp {
-    pub size: SampleSize,
-    pub seed: u32,
-    pub replace: bool,
-}
-
-/// How many rows a sample takes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum SampleSize {
-    /// This many (all of them when there are fewer, without replacement).
-    Rows(u64),
-    /// This fraction of the rows, rounded half to even (Python's `round`).
-    Fraction(f64),
 }
 
 /// Which row of a group of duplicates `Distinct` keeps.
@@ -359,16 +340,6 @@ pub struct SpatialAggregateOp {
     pub predicate: SpatialPredicate,
     pub distance: Option<f64>,
     pub aggregates: Vec<AggItem>,
-}
-
-/// `output`: the rank of each row's `field` among the distinct non-NULL values of the second
-/// input's `values` (1 for the smallest, compared as numbers), or their count + 1 when it is
-/// not one of them; the rows and their order unchanged.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RankInOp {
-    pub field: String,
-    pub values: String,
-    pub output: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -130,7 +130,6 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
         | Operator::Sort { .. }
         | Operator::Distinct { .. }
         | Operator::Sample { .. }
-        | Operator::NumpySample(_)
         | Operator::SpatialFilter(_)
         | Operator::Export(_) => main.cloned(),
         Operator::Overlay(overlay) => match overlay.mode {
@@ -168,11 +167,7 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
         Operator::Clean(_) => Some(main?.clone()),
         Operator::LineClean(n) => Some(n.output_schema(main?)),
         Operator::Diff(diff) => Some(diff.output_schema(main?, other)),
-        Operator::RankIn(rank) => {
-            let mut schema = main?.clone();
-            schema.set(&rank.output, FieldType::Integer);
-            Some(schema)
-        }
+        Operator::Owned(o) => o.output_schema(inputs),
         Operator::Validate(v) => Some(v.output_schema(main, other)),
         Operator::Aggregate(aggregate) => {
             let input = main?;

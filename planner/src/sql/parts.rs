@@ -8,12 +8,7 @@ use crate::plan::operator::{MapOp, ValueExpr};
 use crate::plan::schema_infer::joined_columns;
 use crate::schema::{GEOM, Schema};
 
-/// An input as a SELECT sees it: what to put after FROM, and its columns when known.
-#[derive(Debug, Clone, Copy)]
-pub struct Input<'a> {
-    pub from: &'a str,
-    pub schema: Option<&'a Schema>,
-}
+pub use super::input::Input;
 
 pub const NEEDS_COLUMNS: &str =
     "PostGIS SQL needs the input's columns: plan with a catalog (a dataset or a schema)";

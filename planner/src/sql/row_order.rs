@@ -4,7 +4,7 @@
 use super::dialect::Dialect;
 use super::parts::{Input, geom, projection_with_geom};
 use super::quote::ident;
-use crate::plan::operator::{DistinctKeep, RankInOp, SortKey};
+use crate::plan::operator::{DistinctKeep, SortKey};
 
 pub(super) fn sort_sql(keys: &[SortKey]) -> String {
     keys.iter()
@@ -21,7 +21,7 @@ pub(super) fn sort_sql(keys: &[SortKey]) -> String {
 
 /// A name for the row number that keys the input's features while their matches are grouped
 /// (an input column of the same name would clash: geomill names its own columns `__geomill_*`).
-pub(super) const ROW_KEY: &str = "__geomill_row";
+pub(crate) const ROW_KEY: &str = "__geomill_row";
 
 /// One row per distinct `columns`: the one whose geometry hashes lowest, or the first or last
 /// in input order (numbered in [`ROW_KEY`], dropped again, the rows left in input order).
@@ -55,36 +55,9 @@ pub(super) fn distinct_sql(
     ))
 }
 
-/// Each row's value ranked among the other input's distinct values (see [`RankInOp`]): a left
-/// join to the ranked values, the rows kept in their order.
-pub(super) fn rank_in_sql(
-    r: &RankInOp,
-    main: Input<'_>,
-    other: Input<'_>,
-    dialect: Dialect,
-) -> Result<String, String> {
-    let number = |column: &str| format!("CAST({column} AS DOUBLE PRECISION)");
-    let values = ident(&r.values);
-    let distinct = format!(
-        "SELECT DISTINCT {} AS v FROM {} AS o WHERE o.{values} IS NOT NULL",
-        number(&format!("o.{values}")),
-        other.from
-    );
-    let projection = projection_with_geom("t.", main.schema, &geom("t"), dialect, &[ROW_KEY])?;
-    Ok(format!(
-        "SELECT {projection}, CAST(coalesce(r.k, (SELECT count(*) FROM ({distinct}) AS c) + 1) AS BIGINT) AS {} \
-         FROM {} AS t LEFT JOIN (SELECT d.v, row_number() OVER (ORDER BY d.v) AS k FROM ({distinct}) AS d) AS r \
-         ON {} = r.v ORDER BY t.{}",
-        ident(&r.output),
-        numbered(main.from),
-        number(&format!("t.{}", ident(&r.field))),
-        ident(ROW_KEY)
-    ))
-}
-
 /// `from` with its rows numbered in their order as column [`ROW_KEY`] (for `first`, the kept
 /// row of a `Distinct`, and the row order `RankIn` restores).
-pub(super) fn numbered(from: &str) -> String {
+pub(crate) fn numbered(from: &str) -> String {
     format!(
         "(SELECT *, row_number() OVER () AS {} FROM {from})",
         ident(ROW_KEY)

@@ -11,7 +11,7 @@ pub use super::parts::Input;
 use super::parts::{NEEDS_COLUMNS, geom, joined_list, projection};
 use super::quote::{ident, string};
 use super::relational::{join_sql, project_sql, reshape_sql};
-use super::row_order::{ROW_KEY, distinct_sql, numbered, rank_in_sql, sort_sql};
+use super::row_order::{ROW_KEY, distinct_sql, numbered, sort_sql};
 use super::tessellate::tessellate_sql;
 use super::validate::validate_sql;
 use crate::plan::native::missing_sql;
@@ -247,7 +247,6 @@ pub fn select(
         ),
         Operator::LineClean(n) => line_clean_sql(n, main, dialect)?,
         Operator::Diff(d) => diff_sql(d, main, need_other()?, dialect)?,
-        Operator::RankIn(r) => rank_in_sql(r, main, need_other()?, dialect)?,
         Operator::Validate(v) if v.native_only() => native_only(
             main.from,
             dialect,
@@ -342,11 +341,10 @@ pub fn select(
             dialect.wkb_hex(&geom("t")),
             string(&seed.to_string())
         ),
-        Operator::NumpySample(_) => native_only(
-            main.from,
-            dialect,
-            "NumPy's sample runs on the native backend: it draws from the rows in their order",
-        ),
+        Operator::Owned(o) => match o.sql_missing(dialect) {
+            Some(missing) => native_only(main.from, dialect, &missing),
+            None => o.sql(inputs, output, dialect)?,
+        },
         Operator::Export(_) => format!("SELECT * FROM {}", main.from),
     })
 }

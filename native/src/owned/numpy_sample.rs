@@ -6,10 +6,10 @@
 
 use arrow::array::UInt32Array;
 use arrow::compute::{concat_batches, take_record_batch};
-use geomill_planner::plan::operator::{NumpySampleOp, SampleSize};
+use geomill_planner::plan::ops::numpy_sample::{NumpySampleOp, SampleSize};
 
-use super::NativeError;
-use super::layer::Layer;
+use crate::NativeError;
+use crate::layer::Layer;
 
 /// MT19937's state size.
 const N: usize = 624;
@@ -108,8 +108,9 @@ pub fn sample_rows(op: &NumpySampleOp, rows: usize) -> Result<Vec<u32>, NativeEr
     Ok(order)
 }
 
-/// `layer`'s rows sampled by `op`.
-pub fn sample(layer: &Layer, op: &NumpySampleOp) -> Result<Layer, NativeError> {
+/// The first input's rows sampled by `op`.
+pub fn run(op: &NumpySampleOp, inputs: &[&Layer]) -> Result<Layer, NativeError> {
+    let layer = super::first(op, inputs)?;
     let rows = sample_rows(op, layer.num_rows())?;
     let all = concat_batches(&layer.schema, &layer.batches).map_err(NativeError::arrow)?;
     let taken = take_record_batch(&all, &UInt32Array::from(rows)).map_err(NativeError::arrow)?;
