@@ -119,3 +119,91 @@ impl PartialEq for Owned {
         (*self.0).same_as((*other.0).as_any())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! An operator defined here, outside every shared site, planned through them.
+
+    use super::*;
+    use crate::plan::native::{is_relational, native_only, native_support};
+    use crate::plan::operator::Operator;
+    use crate::plan::schema_infer::output_schema;
+    use crate::schema::{Column, FieldType};
+    use crate::sql::select::select;
+
+    /// Adds a constant column; DuckDB computes it, PostGIS does not.
+    #[derive(Debug, PartialEq)]
+    struct Stamp {
+        column: String,
+    }
+
+    impl OwnedOperator for Stamp {
+        fn name(&self) -> &'static str {
+            "Stamp"
+        }
+        fn explain(&self) -> String {
+            format!("column={}", self.column)
+        }
+        fn reads(&self) -> Vec<String> {
+            Vec::new()
+        }
+        fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema> {
+            let mut schema = inputs.first().copied().flatten()?.clone();
+            schema.set(&self.column, FieldType::Integer);
+            Some(schema)
+        }
+        fn sql_missing(&self, dialect: Dialect) -> Option<String> {
+            (dialect == Dialect::Postgis).then(|| "Stamp runs natively on PostGIS".to_owned())
+        }
+        fn sql(
+            &self,
+            inputs: &[Input<'_>],
+            _: Option<&Schema>,
+            _: Dialect,
+        ) -> Result<String, String> {
+            Ok(format!(
+                "SELECT *, 1 AS {} FROM {}",
+                self.column, inputs[0].from
+            ))
+        }
+    }
+
+    #[test]
+    fn an_operator_of_its_own_is_planned_through_every_site() {
+        let op = Operator::owned(Stamp { column: "s".into() });
+        assert_eq!(op.name(), "Stamp");
+        assert_eq!(op.arity(), Some(1));
+        assert_eq!(op, Operator::owned(Stamp { column: "s".into() }));
+        assert_ne!(op, Operator::owned(Stamp { column: "t".into() }));
+        let Operator::Owned(owned) = &op else {
+            unreachable!()
+        };
+        assert!(owned.downcast::<Stamp>().is_some());
+
+        let input = Schema {
+            columns: vec![Column {
+                name: "a".into(),
+                ty: FieldType::Text,
+            }],
+            crs: None,
+        };
+        let out = output_schema(&op, &[Some(&input)]).unwrap();
+        assert_eq!(out.columns.len(), 2);
+
+        let from = [Input {
+            from: "t0",
+            schema: Some(&input),
+        }];
+        let duckdb = select(&op, &from, Some(&out), Dialect::Duckdb).unwrap();
+        assert_eq!(duckdb, "SELECT *, 1 AS s FROM t0");
+        let postgis = select(&op, &from, Some(&out), Dialect::Postgis).unwrap();
+        assert!(
+            postgis.contains("Stamp runs natively on PostGIS"),
+            "{postgis}"
+        );
+
+        assert!(!native_only(&op) && !is_relational(&op));
+        let declined = native_support(&op).unwrap_err();
+        assert_eq!(declined, "Stamp (no native kernel)");
+    }
+}
