@@ -12,7 +12,7 @@
 //! - per-feature geometry (buffer, simplify, hull, ...), dissolve, clip and erase go native:
 //!   GEOS on every core instead of one statement on one core.
 
-use super::{EngineMode, OptimizerRule};
+use super::{EngineMode, OptimizerRule, transform_up};
 use crate::error::PlanError;
 use crate::plan::native::{NativeKernel, is_relational, missing_sql, native_only, native_support};
 use crate::plan::operator::Operator;
@@ -91,15 +91,17 @@ impl OptimizerRule for AssignEngine {
     }
 
     fn rewrite(&self, plan: &mut Plan) -> Result<bool, PlanError> {
-        let mut changed = false;
-        for node in plan.graph.node_weights_mut() {
+        transform_up(plan, &mut |plan, index| {
+            let Some(node) = plan.graph.node_weight_mut(index) else {
+                return Ok(false);
+            };
             let (engine, why) = assign(self.mode, &node.op);
-            if node.engine != Some(engine) || node.engine_reason != why {
+            let changed = node.engine != Some(engine) || node.engine_reason != why;
+            if changed {
                 node.engine = Some(engine);
                 node.engine_reason = why;
-                changed = true;
             }
-        }
-        Ok(changed)
+            Ok(changed)
+        })
     }
 }

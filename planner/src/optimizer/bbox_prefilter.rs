@@ -3,7 +3,7 @@
 //! rule adds that filter below the buffer and keeps the exact one above. Only where the filter
 //! is the buffer's one reader: another reader of the buffer wants every row.
 
-use super::{OptimizerRule, only_consumer};
+use super::{OptimizerRule, only_consumer, transform_down};
 use crate::error::PlanError;
 use crate::expr::SqlExpr;
 use crate::plan::operator::{GeoExpr, Operator, ValueExpr};
@@ -31,27 +31,27 @@ impl OptimizerRule for BboxPrefilter {
     }
 
     fn rewrite(&self, plan: &mut Plan) -> Result<bool, PlanError> {
-        for index in plan.graph.node_indices().collect::<Vec<_>>() {
+        transform_down(plan, &mut |plan, index| {
             let Some(node) = plan.node(index) else {
-                continue;
+                return Ok(false);
             };
             let Operator::Filter { predicate } = &node.op else {
-                continue;
+                return Ok(false);
             };
             let Some([x1, y1, x2, y2]) = predicate.as_bbox_filter() else {
-                continue;
+                return Ok(false);
             };
             let Some(map) = plan.inputs(index).first().copied() else {
-                continue;
+                return Ok(false);
             };
             let Some(distance) = plan.node(map).and_then(|m| buffer_distance(&m.op)) else {
-                continue;
+                return Ok(false);
             };
             if only_consumer(plan, map) != Some(index) {
-                continue;
+                return Ok(false);
             }
             let Some(below) = plan.inputs(map).first().copied() else {
-                continue;
+                return Ok(false);
             };
             let grown =
                 SqlExpr::bbox_filter([x1 - distance, y1 - distance, x2 + distance, y2 + distance])
@@ -65,7 +65,7 @@ impl OptimizerRule for BboxPrefilter {
                 }
             });
             if already {
-                continue;
+                return Ok(false);
             }
             let mut prefilter = PlanNode::new(
                 Operator::Filter { predicate: grown },
@@ -79,8 +79,7 @@ impl OptimizerRule for BboxPrefilter {
             }
             let inserted = plan.add(prefilter, &[below]);
             plan.graph.add_edge(inserted, map, 0);
-            return Ok(true);
-        }
-        Ok(false)
+            Ok(true)
+        })
     }
 }

@@ -1,7 +1,7 @@
 //! Constant folding: simplify filter and computed-column expressions; drop filters that are
 //! always true.
 
-use super::OptimizerRule;
+use super::{OptimizerRule, transform_up};
 use crate::error::PlanError;
 use crate::plan::Plan;
 use crate::plan::operator::{Operator, ValueExpr};
@@ -14,18 +14,19 @@ impl OptimizerRule for ConstantFold {
     }
 
     fn rewrite(&self, plan: &mut Plan) -> Result<bool, PlanError> {
-        let mut changed = false;
-        let mut always_true = Vec::new();
-        for index in plan.graph.node_indices().collect::<Vec<_>>() {
+        transform_up(plan, &mut |plan, index| {
             let Some(node) = plan.graph.node_weight_mut(index) else {
-                continue;
+                return Ok(false);
             };
+            let mut changed = false;
             match &mut node.op {
                 Operator::Filter { predicate } => {
                     let folded = predicate.folded();
                     if folded.as_bool() == Some(true) {
-                        always_true.push(index);
-                    } else if folded != *predicate {
+                        plan.bypass(index);
+                        return Ok(true);
+                    }
+                    if folded != *predicate {
                         *predicate = folded;
                         changed = true;
                     }
@@ -43,12 +44,8 @@ impl OptimizerRule for ConstantFold {
                 }
                 _ => {}
             }
-        }
-        for index in always_true {
-            plan.bypass(index);
-            changed = true;
-        }
-        Ok(changed)
+            Ok(changed)
+        })
     }
 }
 

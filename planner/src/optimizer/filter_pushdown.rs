@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use petgraph::stable_graph::NodeIndex;
 
-use super::{OptimizerRule, only_consumer};
+use super::{OptimizerRule, only_consumer, transform_down};
 use crate::error::PlanError;
 use crate::plan::Plan;
 use crate::plan::operator::{Operator, OverlayMode};
@@ -75,19 +75,20 @@ impl OptimizerRule for FilterPushdown {
     }
 
     fn rewrite(&self, plan: &mut Plan) -> Result<bool, PlanError> {
-        for index in plan.graph.node_indices().collect::<Vec<_>>() {
+        transform_down(plan, &mut |plan, index| {
             let Some(Operator::Filter { predicate }) = plan.node(index).map(|n| &n.op) else {
-                continue;
+                return Ok(false);
             };
             let columns = predicate.columns();
             let Some(lower) = plan.inputs(index).first().copied() else {
-                continue;
+                return Ok(false);
             };
-            if only_consumer(plan, lower) == Some(index) && commutes(plan, lower, &columns) {
+            let moves =
+                only_consumer(plan, lower) == Some(index) && commutes(plan, lower, &columns);
+            if moves {
                 plan.swap_down(index, lower);
-                return Ok(true);
             }
-        }
-        Ok(false)
+            Ok(moves)
+        })
     }
 }

@@ -1,6 +1,7 @@
-//! The optimizer: small rules, each rewriting the plan in place, run in the order of [`rules`].
-//! After every rule the schemas are re-inferred and the plan re-checked; a broken invariant is
-//! reported with the rule's name.
+//! The optimizer: small rules, each rewriting the plan in place, run in the order of [`rules`],
+//! each to its fixpoint. Rules that rewrite at single nodes share the walks of `walk.rs`. After
+//! every change the schemas are re-inferred; after every rule the plan is re-checked and a broken
+//! invariant is reported with the rule's name.
 
 mod assign_engine;
 mod bbox_prefilter;
@@ -8,6 +9,7 @@ mod constant_fold;
 mod filter_pushdown;
 mod fuse_stages;
 mod prune_columns;
+mod walk;
 
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +22,7 @@ pub use constant_fold::ConstantFold;
 pub use filter_pushdown::FilterPushdown;
 pub use fuse_stages::FuseStages;
 pub use prune_columns::PruneColumns;
+pub use walk::{transform_down, transform_up};
 
 /// The engine a pipeline runs on, the one engine name of geomill (run requests, jobs, the
 /// command line, the planner's engine assignment of each node).
@@ -94,10 +97,11 @@ impl EngineMode {
     }
 }
 
-/// One rewrite.
+/// One rewrite. Rules that rewrite at single nodes walk the plan with [`transform_down`] or
+/// [`transform_up`]; the optimizer runs each rule to a fixpoint ([`fixpoint`]).
 pub trait OptimizerRule {
     fn name(&self) -> &'static str;
-    /// Rewrites the plan; `true` when something changed (the rule then runs again).
+    /// One pass over the plan; `true` when something changed (the pass then runs again).
     fn rewrite(&self, plan: &mut Plan) -> Result<bool, PlanError>;
 }
 
@@ -116,23 +120,28 @@ pub fn rules(mode: EngineMode) -> Vec<Box<dyn OptimizerRule>> {
     ]
 }
 
-/// How often one rule may run on a plan before the optimizer stops it (a rule that always
-/// reports a change would otherwise loop).
+/// How many passes of one rule the optimizer runs at most (a rule that always reports a change
+/// would otherwise loop).
 const MAX_PASSES: usize = 64;
 
-/// Runs every rule on `plan`.
+/// Runs `rule`'s passes until one changes nothing, then checks the plan's invariants.
+pub fn fixpoint(rule: &dyn OptimizerRule, plan: &mut Plan) -> Result<(), PlanError> {
+    for _ in 0..MAX_PASSES {
+        if !rule.rewrite(plan)? {
+            break;
+        }
+        plan.infer_schemas();
+    }
+    plan.check().map_err(|reason| PlanError::Optimizer {
+        rule: rule.name(),
+        reason,
+    })
+}
+
+/// Runs every rule on `plan`, each to its fixpoint.
 pub fn optimize(mut plan: Plan, mode: EngineMode) -> Result<Plan, PlanError> {
     for rule in rules(mode) {
-        for _ in 0..MAX_PASSES {
-            if !rule.rewrite(&mut plan)? {
-                break;
-            }
-            plan.infer_schemas();
-        }
-        plan.check().map_err(|reason| PlanError::Optimizer {
-            rule: rule.name(),
-            reason,
-        })?;
+        fixpoint(rule.as_ref(), &mut plan)?;
     }
     Ok(plan)
 }

@@ -4,7 +4,7 @@
 
 use petgraph::stable_graph::NodeIndex;
 
-use super::{OptimizerRule, only_consumer};
+use super::{OptimizerRule, only_consumer, transform_down};
 use crate::error::PlanError;
 use crate::plan::Plan;
 use crate::plan::operator::{MapOp, Operator};
@@ -77,19 +77,19 @@ impl OptimizerRule for PruneColumns {
     }
 
     fn rewrite(&self, plan: &mut Plan) -> Result<bool, PlanError> {
-        for index in plan.graph.node_indices().collect::<Vec<_>>() {
+        transform_down(plan, &mut |plan, index| {
             let Some(Operator::Map(map)) = plan.node(index).map(|n| &n.op) else {
-                continue;
+                return Ok(false);
             };
             if !is_pure_drop(map) {
-                continue;
+                return Ok(false);
             }
             let drop = map.drop.clone();
             let Some(lower) = plan.inputs(index).first().copied() else {
-                continue;
+                return Ok(false);
             };
             if only_consumer(plan, lower) != Some(index) {
-                continue;
+                return Ok(false);
             }
             match action(plan, index, lower, &drop) {
                 Some(Action::IntoScan(kept)) => {
@@ -108,7 +108,7 @@ impl OptimizerRule for PruneColumns {
                         }
                     }
                     plan.bypass(index);
-                    return Ok(true);
+                    Ok(true)
                 }
                 Some(Action::RemoveComputed(computed)) => {
                     if let Some(Operator::Map(lower_map)) =
@@ -130,15 +130,14 @@ impl OptimizerRule for PruneColumns {
                             plan.bypass(node);
                         }
                     }
-                    return Ok(true);
+                    Ok(true)
                 }
                 Some(Action::SwapBelow) => {
                     plan.swap_down(index, lower);
-                    return Ok(true);
+                    Ok(true)
                 }
-                None => {}
+                None => Ok(false),
             }
-        }
-        Ok(false)
+        })
     }
 }

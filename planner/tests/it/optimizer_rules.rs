@@ -5,7 +5,7 @@
 
 use geomill_planner::optimizer::{
     AssignEngine, BboxPrefilter, ConstantFold, EngineMode, FilterPushdown, FuseStages,
-    OptimizerRule, PruneColumns,
+    OptimizerRule, PruneColumns, fixpoint,
 };
 use geomill_planner::plan::Plan;
 use geomill_planner::plan_document;
@@ -27,16 +27,9 @@ fn lowered(pipeline: &Value) -> Plan {
     plans.remove(0).1
 }
 
-/// Runs `rule` on `plan` until it changes nothing more (as the optimizer runs a rule), with
-/// the schemas re-inferred and the invariants checked after each change.
+/// Runs `rule` on `plan` as the optimizer runs it: to its fixpoint, the invariants checked.
 fn run(rule: &dyn OptimizerRule, plan: &mut Plan) {
-    for _ in 0..64 {
-        if !rule.rewrite(plan).unwrap() {
-            break;
-        }
-        plan.infer_schemas();
-        plan.check().unwrap();
-    }
+    fixpoint(rule, plan).unwrap();
 }
 
 /// The plan's text after [`run`].
