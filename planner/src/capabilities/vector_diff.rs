@@ -7,7 +7,8 @@ use super::attribute_join::join_keys;
 use super::checks::require_columns;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{DiffOp, DuplicateKeys, GeometryCompare, Operator};
+use crate::plan::operator::Operator;
+use crate::plan::ops::diff::{DiffOp, DuplicateKeys, GeometryCompare};
 use crate::schema::GEOM;
 
 /// Compare the input (the new version of a layer) with `ref_layer` (the old version, a step
@@ -198,7 +199,7 @@ impl CapabilityParams for VectorDiff {
             }
         };
         match keys {
-            Some(keys) if problems.is_empty() => Ok(vec![Operator::Diff(DiffOp {
+            Some(keys) if problems.is_empty() => Ok(vec![Operator::owned(DiffOp {
                 keys,
                 fields: self.fields.clone(),
                 geometry: self.compare_geometry,
@@ -278,9 +279,10 @@ mod tests {
     fn compares_the_shared_fields_in_the_input_order_then_the_geometry() {
         let old = old_layer("EPSG:4326");
         let ops = lower(json!({"ref_layer": "before", "key": ["iso"]}), &old).unwrap();
-        let [Operator::Diff(diff)] = ops.as_slice() else {
+        let [Operator::Owned(diff)] = ops.as_slice() else {
             panic!("{ops:?}")
         };
+        let diff = diff.downcast::<DiffOp>().expect("a Diff");
         let new = new_layer();
         assert_eq!(diff.compared(&new, &old), ["pop", "name"]);
         let output = diff.output_schema(&new, Some(&old));
@@ -326,9 +328,10 @@ mod tests {
             "compare_geometry": "hausdorff", "tolerance": 0.5, "keep": "all",
             "duplicate_keys": "last"});
         let ops = lower(params, &old).unwrap();
-        let [Operator::Diff(diff)] = ops.as_slice() else {
+        let [Operator::Owned(diff)] = ops.as_slice() else {
             panic!("{ops:?}")
         };
+        let diff = diff.downcast::<DiffOp>().expect("a Diff");
         let new = new_layer();
         assert!(diff.compared(&new, &old).is_empty(), "fields: [] compares none");
         let output = diff.output_schema(&new, Some(&old));

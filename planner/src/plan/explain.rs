@@ -242,7 +242,6 @@ fn describe_op(op: &Operator) -> String {
             text
         }
         Operator::Reshape(r) => format!("{name} {}", r.describe()),
-        Operator::Diff(d) => format!("{name} {}", d.describe()),
         Operator::Validate(v) => format!("{name} {}", v.describe()),
         Operator::Sort { keys, limit } => format!(
             "{name} keys={}{}",

@@ -17,8 +17,8 @@ pub use super::network::{GraphSpec, NetworkAnalysis, NetworkOp};
 pub use super::owned::Owned;
 pub use super::predicate::SpatialPredicate;
 pub use super::relational::{
-    DiffOp, DuplicateKeys, GeometryCompare, JoinKey, JoinOp, MAX_PIVOT_FOUND_COLUMNS, PivotFunc,
-    PivotGeometry, PivotOp, ReshapeOp, TimeDirection, TimeMatch, UnpivotOp,
+    JoinKey, JoinOp, MAX_PIVOT_FOUND_COLUMNS, PivotFunc, PivotGeometry, PivotOp, ReshapeOp,
+    TimeDirection, TimeMatch, UnpivotOp,
 };
 pub use super::statistics::{
     DensityKernel, GenerateOp, GridAnchor, GridShape, GridSpec, StatisticKind, StatisticOp,
@@ -45,9 +45,6 @@ pub enum Operator {
     Join(JoinOp),
     /// A new table made from the input's rows (pivot, unpivot, per-field summary).
     Reshape(ReshapeOp),
-    /// The rows added, removed or changed from the second input (the old version of a layer)
-    /// to the first (the new one), matched by key.
-    Diff(DiffOp),
     /// A layer of the problems found in the input (geometry, topology, duplicates, attribute
     /// rules), or their counts.
     Validate(ValidateOp),
@@ -122,7 +119,6 @@ impl Operator {
             Self::Project { .. } => "Project",
             Self::Join(_) => "Join",
             Self::Reshape(_) => "Reshape",
-            Self::Diff(_) => "Diff",
             Self::Validate(_) => "Validate",
             Self::Aggregate(_) => "Aggregate",
             Self::SpatialJoin(_) => "SpatialJoin",
@@ -182,7 +178,6 @@ impl Operator {
             Self::Project { columns } => columns.clone(),
             Self::Join(j) => j.reads(),
             Self::Reshape(r) => r.reads(),
-            Self::Diff(d) => d.reads(),
             Self::Owned(o) => o.reads(),
             Self::Validate(v) => v.reads(),
             Self::Scale(s) => s.reads(),
@@ -207,8 +202,7 @@ impl Operator {
             | Self::SpatialFilter(_)
             | Self::Nearest(_)
             | Self::Overlay(_)
-            | Self::Join(_)
-            | Self::Diff(_) => Some(2),
+            | Self::Join(_) => Some(2),
             Self::Validate(v) => Some(v.arity()),
             Self::Concat => None,
             Self::Network(n) => Some(n.arity()),

@@ -166,7 +166,6 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
         Operator::Network(n) => n.output_schema(inputs),
         Operator::Clean(_) => Some(main?.clone()),
         Operator::LineClean(n) => Some(n.output_schema(main?)),
-        Operator::Diff(diff) => Some(diff.output_schema(main?, other)),
         Operator::Owned(o) => o.output_schema(inputs),
         Operator::Validate(v) => Some(v.output_schema(main, other)),
         Operator::Aggregate(aggregate) => {

@@ -1,7 +1,6 @@
 //! SQL emitters for the DuckDB spatial and PostGIS dialects, and the quoting helpers.
 
 pub mod dialect;
-mod diff;
 mod explode;
 pub(crate) mod geo;
 pub mod guard;

@@ -1,7 +1,6 @@
 //! One SELECT per operator, reading its inputs by name (`t` is the main input, `r` the other).
 
 use super::dialect::Dialect;
-use super::diff::diff_sql;
 use super::geo::predicate_sql;
 use super::line_clean::line_clean_sql;
 use super::nearest::nearest_sql;
@@ -246,7 +245,6 @@ pub fn select(
             ),
         ),
         Operator::LineClean(n) => line_clean_sql(n, main, dialect)?,
-        Operator::Diff(d) => diff_sql(d, main, need_other()?, dialect)?,
         Operator::Validate(v) if v.native_only() => native_only(
             main.from,
             dialect,

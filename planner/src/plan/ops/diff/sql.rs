@@ -2,12 +2,12 @@
 //! a full outer join on the keys, each side marked so that an unmatched row is told from a
 //! row with NULL values, the rows that differ kept.
 
-use super::dialect::Dialect;
-use super::parts::Input;
-use super::quote::{ident, number, string};
-use crate::plan::operator::{DiffOp, DuplicateKeys, GeometryCompare, JoinKey};
-use crate::plan::relational::merged_type;
+use super::{DiffOp, DuplicateKeys, GeometryCompare, merged_type};
+use crate::plan::relational::JoinKey;
 use crate::schema::{FieldType, GEOM, Schema};
+use crate::sql::dialect::Dialect;
+use crate::sql::input::Input;
+use crate::sql::quote::{ident, number, string};
 
 /// The column marking each side's rows (NULL on the side a row of the other side lacks).
 const PRESENT: &str = "__geomill_present";
