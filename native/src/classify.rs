@@ -6,7 +6,8 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Schema};
-use geomill_planner::plan::operator::{ClassMethod, ClassifyOp};
+use geomill_planner::plan::operator::ClassMethod;
+use geomill_planner::plan::ops::classify::ClassifyOp;
 
 use super::NativeError;
 use super::layer::Layer;

@@ -9,8 +9,8 @@ use geomill_planner::plan::operator::{GenerateOp, Operator, ValueExpr};
 use super::layer::{Layer, Wkb};
 use super::stage::NativeNode;
 use super::{
-    NativeError, aggregate, classify, cleaning, density, diagrams, geometry_ops, joins, line_clean,
-    network, overlay, owned, pivot, scale, statistics, tessellation, validation, wkb,
+    NativeError, aggregate, cleaning, density, diagrams, geometry_ops, joins, line_clean, network,
+    overlay, owned, pivot, scale, statistics, tessellation, validation, wkb,
 };
 
 /// The WKB type codes a kernel's input may hold.
@@ -89,7 +89,6 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
             }
             Ok(layer)
         }
-        NativeKernel::Classify(c) => classify::classify(main()?, c),
         NativeKernel::Owned(o) => owned::run(&**o, inputs),
         NativeKernel::Scale(s) => scale::scale(main()?, s),
         NativeKernel::Statistic(s) => statistics::statistic(main()?, s),

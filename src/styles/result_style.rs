@@ -6,6 +6,7 @@ use std::path::Path;
 
 use geomill_planner::plan::Plan;
 use geomill_planner::plan::operator::{Operator, ScaleKind};
+use geomill_planner::plan::ops::classify::ClassifyOp;
 use serde_json::Value;
 
 use super::model::{Category, Range, Renderer, Style, SymbolStyle};
@@ -27,7 +28,7 @@ struct Classes {
 
 fn coloured_classes(plan: &Plan) -> Option<Classes> {
     match &plan.node(plan.result?)?.op {
-        Operator::Classify(c) => Some(Classes {
+        Operator::Owned(o) if let Some(c) = o.downcast::<ClassifyOp>() => Some(Classes {
             renderer: Renderer::Graduated,
             field: c.field.clone(),
             output: c.output.clone(),

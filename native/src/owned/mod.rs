@@ -27,6 +27,7 @@ macro_rules! kernels {
 }
 
 kernels! {
+    classify => geomill_planner::plan::ops::classify::ClassifyOp,
     numpy_sample => geomill_planner::plan::ops::numpy_sample::NumpySampleOp,
 }
 

@@ -63,7 +63,7 @@ impl CapabilityParams for Choropleth {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        classify_op(
+        Ok(vec![Operator::owned(classify_op(
             ctx,
             &self.field,
             self.method,
@@ -74,7 +74,7 @@ impl CapabilityParams for Choropleth {
                 reverse: self.reverse,
                 field: self.color_field.clone(),
             }),
-        )
+        )?)])
     }
 }
 

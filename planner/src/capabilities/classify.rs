@@ -6,7 +6,8 @@ use serde::Deserialize;
 use super::checks::require_columns;
 use super::{CapabilityParams, CommonParams, Group, LowerContext};
 use crate::error::Problem;
-use crate::plan::operator::{ClassColors, ClassMethod, ClassifyOp, Operator};
+use crate::plan::operator::{ClassColors, ClassMethod, Operator};
+use crate::plan::ops::classify::ClassifyOp;
 use crate::schema::{FieldType, Schema};
 
 /// Classify the numeric field `field` into `classes` classes by `method`, with breaks computed
@@ -63,7 +64,7 @@ pub(super) fn classify_op(
     classes: u32,
     output: &str,
     colors: Option<ClassColors>,
-) -> Result<Vec<Operator>, Vec<Problem>> {
+) -> Result<ClassifyOp, Vec<Problem>> {
     if let Some(colors) = &colors {
         known_scheme(ctx, &colors.scheme, "palette")?;
     }
@@ -74,14 +75,14 @@ pub(super) fn classify_op(
         )]);
     }
     numeric_field(ctx, field, "field")?;
-    Ok(vec![Operator::Classify(ClassifyOp {
+    Ok(ClassifyOp {
         field: field.to_owned(),
         method,
         classes,
         output: output.to_owned(),
         colors,
         count: None,
-    })])
+    })
 }
 
 /// Checks that the input (when known) has `field` (the parameter `param`) and that it holds
@@ -139,11 +140,11 @@ impl CapabilityParams for Classify {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        let mut ops = classify_op(ctx, &self.field, self.method, self.classes, &self.output, None)?;
-        if let Some(Operator::Classify(op)) = ops.last_mut() {
-            op.count = self.count_field.clone();
-        }
-        Ok(ops)
+        let op = classify_op(ctx, &self.field, self.method, self.classes, &self.output, None)?;
+        Ok(vec![Operator::owned(ClassifyOp {
+            count: self.count_field.clone(),
+            ..op
+        })])
     }
 }
 
@@ -181,7 +182,7 @@ mod tests {
         let params: Classify = serde_json::from_value(json!({"field": "pop"})).unwrap();
         assert_eq!(
             params.lower(&ctx(&schema)).unwrap(),
-            [Operator::Classify(ClassifyOp {
+            [Operator::owned(ClassifyOp {
                 field: "pop".into(),
                 method: ClassMethod::Jenks,
                 classes: 5,

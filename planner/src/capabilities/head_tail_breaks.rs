@@ -37,13 +37,13 @@ impl CapabilityParams for HeadTailBreaks {
     }
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        classify_op(
+        Ok(vec![Operator::owned(classify_op(
             ctx,
             &self.field,
             ClassMethod::HeadTailBreaks,
             super::classify::default_classes(),
             &self.output,
             None,
-        )
+        )?)])
     }
 }

@@ -54,21 +54,6 @@ impl ClassMethod {
     }
 }
 
-/// A classification of `field`'s values: `output` gets each row's class (0 for the lowest,
-/// NULL for a NULL value), `<output>_lower` and `<output>_upper` its bounds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClassifyOp {
-    pub field: String,
-    pub method: ClassMethod,
-    /// Classes asked for (methods that choose their own count ignore it).
-    pub classes: u32,
-    pub output: String,
-    /// A colour per class, from a named scheme, into a text field.
-    pub colors: Option<ClassColors>,
-    /// A field given, on every row, how many classes the breaks made.
-    pub count: Option<String>,
-}
-
 /// The colours of a classification: one of the scheme's colours per class (as many as there
 /// are classes, see [`crate::palettes::colors`]), as `#rrggbb` in `field`.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,18 +62,6 @@ pub struct ClassColors {
     /// The scheme's colours from the high end down.
     pub reverse: bool,
     pub field: String,
-}
-
-impl ClassifyOp {
-    /// The columns the operator adds: class, lower bound, upper bound (and the colour's, see
-    /// [`ClassifyOp::colors`]).
-    pub fn output_columns(&self) -> [String; 3] {
-        [
-            self.output.clone(),
-            format!("{}_lower", self.output),
-            format!("{}_upper", self.output),
-        ]
-    }
 }
 
 /// How `normalize` rescales a field.

@@ -94,26 +94,6 @@ fn describe_op(op: &Operator) -> String {
         Operator::Network(n) => format!("{name} {}", n.describe()),
         Operator::Clean(c) => format!("{name} {}", c.describe()),
         Operator::LineClean(n) => format!("{name} {}", n.describe()),
-        Operator::Classify(c) => format!(
-            "{name} field={} method={} classes={} output={}{}{}",
-            c.field,
-            c.method.as_str(),
-            c.classes,
-            c.output,
-            c.colors
-                .as_ref()
-                .map(|k| format!(
-                    " colors={}{}→{}",
-                    k.scheme,
-                    if k.reverse { " reversed" } else { "" },
-                    k.field
-                ))
-                .unwrap_or_default(),
-            c.count
-                .as_ref()
-                .map(|f| format!(" count={f}"))
-                .unwrap_or_default()
-        ),
         Operator::Map(map) => {
             let mut parts = vec![name.to_owned()];
             if !map.drop.is_empty() {

@@ -13,9 +13,9 @@
 use super::line_clean::{DangleMethod, LineCleanOp, SnapRule};
 use super::network::NetworkOp;
 use super::operator::{
-    AggFunc, ClassifyOp, CleanOp, GenerateOp, GeoExpr, GeometryAgg, JoinHow, NearestOp, Operator,
-    OverlayOp, Owned, PivotOp, ReshapeOp, ScaleOp, SpatialAggregateOp, SpatialJoinOp,
-    SpatialPredicate, StatisticOp, ValueExpr,
+    AggFunc, CleanOp, GenerateOp, GeoExpr, GeometryAgg, JoinHow, NearestOp, Operator, OverlayOp,
+    Owned, PivotOp, ReshapeOp, ScaleOp, SpatialAggregateOp, SpatialJoinOp, SpatialPredicate,
+    StatisticOp, ValueExpr,
 };
 use super::tessellate::TessellateOp;
 use super::validate::{ValidateCheck, ValidateOp};
@@ -68,8 +68,6 @@ pub enum NativeKernel<'a> {
     Dissolve,
     /// Clip or erase by the second input.
     Overlay(&'a OverlayOp),
-    /// Class breaks of a field over every row, then each row's class.
-    Classify(&'a ClassifyOp),
     /// A per-row value from a field's values over the whole layer.
     Scale(&'a ScaleOp),
     /// Per-feature statistics over spatial weights.
@@ -108,11 +106,7 @@ fn found_pivot(op: &Operator) -> Option<&PivotOp> {
 pub fn native_only(op: &Operator) -> bool {
     matches!(
         op,
-        Operator::Classify(_)
-            | Operator::Scale(_)
-            | Operator::Statistic(_)
-            | Operator::Generate(_)
-            | Operator::Clean(_)
+        Operator::Scale(_) | Operator::Statistic(_) | Operator::Generate(_) | Operator::Clean(_)
     ) || matches!(op, Operator::Owned(o) if o.native_only())
         || matches!(op, Operator::LineClean(n) if n.native_only())
         || matches!(op, Operator::Validate(v) if v.native_only())
@@ -178,7 +172,6 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
             decline("in a work CRS (native: the layers' own CRS)")
         }
         Operator::Nearest(n) => Ok(NativeKernel::NearestPolygon(n)),
-        Operator::Classify(c) => Ok(NativeKernel::Classify(c)),
         Operator::Owned(o) => match o.native_kernel() {
             Ok(_) => Ok(NativeKernel::Owned(o)),
             Err(why) => decline(&why),
@@ -332,12 +325,6 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
                 ValidateCheck::Duplicates { .. } => "rows in order, each geometry's well-known text (16 decimals, trimmed) looked up among the earlier ones in a hash map",
                 _ => "rows in order through GEOS's isValid and isSimple, then the polygons' pairs whose boxes meet (an R-tree) tested by GEOS's overlaps",
             }
-        ),
-        NativeKernel::Classify(c) => format!(
-            "classify {} ({}, {} classes asked): breaks over every non-NULL value as mapclassify computes them, then each row's class by its bounds",
-            c.field,
-            c.method.as_str(),
-            c.classes
         ),
         NativeKernel::Pivot(p) => format!(
             "pivot: the rows grouped by [{}] in a sorted map, each value of {} found a column (sorted), {} of {} per cell",

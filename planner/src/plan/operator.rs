@@ -7,8 +7,8 @@ use crate::expr::SqlExpr;
 use crate::schema::FieldType;
 
 pub use super::classes::{
-    ClassColors, ClassMethod, ClassifyOp, KMeansMethod, NormalizeMethod, RampColors, RampPosition,
-    RampScale, ScaleKind, ScaleOp, TimeGate,
+    ClassColors, ClassMethod, KMeansMethod, NormalizeMethod, RampColors, RampPosition, RampScale,
+    ScaleKind, ScaleOp, TimeGate,
 };
 pub use super::cleaning::{CleanOp, OverlapOwner};
 pub use super::geo_expr::{Family, GeoExpr, MAX_DENSIFIED_VERTICES, OffsetJoin, ShapeExpr};
@@ -76,9 +76,6 @@ pub enum Operator {
     },
     /// A reproducible random sample of `rows` rows.
     Sample { rows: u64, seed: u64 },
-    /// Sort the values of a numeric field into classes (breaks computed from all the rows)
-    /// and add each row's class and its bounds.
-    Classify(ClassifyOp),
     /// A value per row from a field's values over the whole layer (rescaled, a category, a
     /// colour, a symbol size).
     Scale(ScaleOp),
@@ -130,7 +127,6 @@ impl Operator {
             Self::Sort { .. } => "Sort",
             Self::Distinct { .. } => "Distinct",
             Self::Sample { .. } => "Sample",
-            Self::Classify(_) => "Classify",
             Self::Scale(_) => "Scale",
             Self::Statistic(_) => "Statistic",
             Self::Generate(_) => "Generate",
@@ -174,7 +170,6 @@ impl Operator {
             | Self::Overlay(OverlayOp { columns, .. })
             | Self::Distinct { columns, .. } => columns.clone(),
             Self::Sort { keys, .. } => keys.iter().map(|k| k.column.clone()).collect(),
-            Self::Classify(c) => vec![c.field.clone()],
             Self::Project { columns } => columns.clone(),
             Self::Join(j) => j.reads(),
             Self::Reshape(r) => r.reads(),

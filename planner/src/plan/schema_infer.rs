@@ -218,20 +218,6 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
                 .collect(),
             crs: main?.crs.clone(),
         }),
-        Operator::Classify(classify) => {
-            let mut schema = main?.clone();
-            let [class, lower, upper] = classify.output_columns();
-            schema.set(&class, FieldType::Integer);
-            schema.set(&lower, FieldType::Double);
-            schema.set(&upper, FieldType::Double);
-            if let Some(colors) = &classify.colors {
-                schema.set(&colors.field, FieldType::Text);
-            }
-            if let Some(count) = &classify.count {
-                schema.set(count, FieldType::Integer);
-            }
-            Some(schema)
-        }
         Operator::SpatialAggregate(aggregate) => {
             let mut schema = main?.clone();
             for item in &aggregate.aggregates {

@@ -165,14 +165,6 @@ pub fn select(
             ),
             None => format!("SELECT * FROM {}", ident(source)),
         },
-        Operator::Classify(c) => native_only(
-            main.from,
-            dialect,
-            &format!(
-                "classify ({}) runs on the native backend: no SQL engine computes its breaks",
-                c.method.as_str()
-            ),
-        ),
         Operator::Scale(s) => native_only(
             main.from,
             dialect,
