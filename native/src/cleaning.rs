@@ -11,7 +11,7 @@ use super::cleaning_rules::{fix_gaps, fix_overlaps, remove_slivers, snap_borders
 use super::geos_base::{to_geos, to_wkb};
 use super::layer::{Layer, Wkb};
 use super::{NativeError, wkb};
-use geomill_planner::plan::cleaning::CleanOp;
+use geomill_planner::plan::ops::clean::CleanOp;
 
 /// WKB type codes of polygons and multipolygons (2D, Z, M, ZM; ISO and EWKB-style).
 fn is_polygonal_code(code: u32) -> bool {

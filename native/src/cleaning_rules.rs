@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use super::NativeError;
 use super::cleaning::{Cleaned, Rows, index, near, polygonal, shared_border, union_of};
 use super::layer::Layer;
-use geomill_planner::plan::cleaning::OverlapOwner;
+use geomill_planner::plan::ops::clean::OverlapOwner;
 
 /// The row among `candidates` whose geometry `measure` scores highest against `piece` (the
 /// earlier row on equal scores); `None` when none scores above 0.

@@ -4,13 +4,13 @@
 //! [`NativeError::Unsupported`] before any work, so the caller can run the node's SQL instead.
 
 use geomill_planner::plan::native::{NativeKernel, native_support};
-use geomill_planner::plan::operator::{GenerateOp, Operator, ValueExpr};
+use geomill_planner::plan::operator::{Operator, ValueExpr};
 
 use super::layer::{Layer, Wkb};
 use super::stage::NativeNode;
 use super::{
-    NativeError, aggregate, cleaning, density, diagrams, geometry_ops, joins, line_clean, network,
-    overlay, owned, pivot, scale, statistics, tessellation, validation, wkb,
+    NativeError, aggregate, diagrams, geometry_ops, joins, line_clean, network, overlay, owned,
+    pivot, validation, wkb,
 };
 
 /// The WKB type codes a kernel's input may hold.
@@ -90,35 +90,8 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
             Ok(layer)
         }
         NativeKernel::Owned(o) => owned::run(&**o, inputs),
-        NativeKernel::Scale(s) => scale::scale(main()?, s),
-        NativeKernel::Statistic(s) => statistics::statistic(main()?, s),
-        NativeKernel::Generate(GenerateOp::Grid { grid, touching }) => {
-            tessellation::grid(main()?, grid, *touching)
-        }
-        NativeKernel::Generate(GenerateOp::Density {
-            grid,
-            kernel,
-            bandwidth,
-            weight,
-            keep_empty,
-            normalize,
-        }) => density::density(
-            main()?,
-            grid,
-            &density::Estimate {
-                kind: *kernel,
-                bandwidth: *bandwidth,
-                weight: weight.as_deref(),
-                keep_empty: *keep_empty,
-                normalize: *normalize,
-            },
-        ),
-        NativeKernel::Generate(GenerateOp::Neighbours { weights, id_field }) => {
-            statistics::neighbours_table(main()?, weights, id_field.as_deref())
-        }
         NativeKernel::Tessellate(t) => diagrams::tessellate(main()?, t),
         NativeKernel::Network(n) => network::analyse(n, inputs),
-        NativeKernel::Clean(c) => cleaning::clean(main()?, c),
         NativeKernel::LineClean(n) => line_clean::clean(main()?, n),
         NativeKernel::Pivot(p) => pivot::pivot(main()?, p),
         NativeKernel::Validate(v) => validation::validate(main()?, v),

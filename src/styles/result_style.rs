@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use geomill_planner::plan::Plan;
-use geomill_planner::plan::operator::{Operator, ScaleKind};
+use geomill_planner::plan::operator::{Operator, ScaleKind, ScaleOp};
 use geomill_planner::plan::ops::classify::ClassifyOp;
 use serde_json::Value;
 
@@ -35,7 +35,7 @@ fn coloured_classes(plan: &Plan) -> Option<Classes> {
             color_field: c.colors.as_ref()?.field.clone(),
             labelled: false,
         }),
-        Operator::Scale(s) => match &s.kind {
+        Operator::Owned(o) if let Some(s) = o.downcast::<ScaleOp>() => match &s.kind {
             ScaleKind::Categories { colors, .. } => Some(Classes {
                 renderer: Renderer::Categorized,
                 field: s.field.clone(),

@@ -28,6 +28,10 @@ macro_rules! kernels {
 
 kernels! {
     classify => geomill_planner::plan::ops::classify::ClassifyOp,
+    clean => geomill_planner::plan::ops::clean::CleanOp,
+    generate => geomill_planner::plan::ops::statistics::GenerateOp,
+    scale => geomill_planner::plan::ops::scale::ScaleOp,
+    statistic => geomill_planner::plan::ops::statistics::StatisticOp,
     numpy_sample => geomill_planner::plan::ops::numpy_sample::NumpySampleOp,
 }
 

@@ -78,7 +78,7 @@ impl CapabilityParams for BivariateChoropleth {
         numeric_field(ctx, &self.field_y, "field_y")?;
         known_scheme(ctx, &self.palette_x, "palette_x")?;
         known_scheme(ctx, &self.palette_y, "palette_y")?;
-        Ok(vec![Operator::Scale(ScaleOp {
+        Ok(vec![Operator::owned(ScaleOp {
             field: self.field_x.clone(),
             kind: ScaleKind::Bivariate {
                 other: self.field_y.clone(),

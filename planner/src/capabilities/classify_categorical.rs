@@ -74,7 +74,7 @@ impl CapabilityParams for ClassifyCategorical {
         if let Some(scheme) = &self.palette {
             known_scheme(ctx, scheme, "palette")?;
         }
-        Ok(vec![Operator::Scale(ScaleOp {
+        Ok(vec![Operator::owned(ScaleOp {
             field: self.field.clone(),
             kind: ScaleKind::Categories {
                 max_classes: self.max_classes,

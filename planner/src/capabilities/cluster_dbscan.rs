@@ -70,7 +70,7 @@ impl CapabilityParams for ClusterDbscan {
             ctx,
             |ctx| {
                 let eps = resolve_distance(self.eps, self.unit, ctx, "eps")?;
-                Ok(vec![Operator::Scale(ScaleOp {
+                Ok(vec![Operator::owned(ScaleOp {
                     field: GEOM.to_owned(),
                     kind: ScaleKind::Dbscan {
                         eps: eps.value,

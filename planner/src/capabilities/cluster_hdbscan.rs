@@ -80,7 +80,7 @@ impl CapabilityParams for ClusterHdbscan {
             super::work_crs::Output::Geometry,
             ctx,
             |ctx| {
-                Ok(vec![Operator::Scale(ScaleOp {
+                Ok(vec![Operator::owned(ScaleOp {
                     field: GEOM.to_owned(),
                     kind: ScaleKind::Hdbscan {
                         min_cluster_size: self.min_cluster_size,

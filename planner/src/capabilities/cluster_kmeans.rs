@@ -112,7 +112,7 @@ impl CapabilityParams for ClusterKmeans {
             super::work_crs::Output::Geometry,
             ctx,
             |_| {
-                Ok(vec![Operator::Scale(ScaleOp {
+                Ok(vec![Operator::owned(ScaleOp {
                     field: GEOM.to_owned(),
                     kind: ScaleKind::KMeans {
                         k: self.k,

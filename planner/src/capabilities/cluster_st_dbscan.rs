@@ -103,7 +103,7 @@ impl CapabilityParams for ClusterStDbscan {
             ctx,
             |ctx| {
                 let eps = resolve_distance(self.eps, self.unit, ctx, "eps")?;
-                Ok(vec![Operator::Scale(ScaleOp {
+                Ok(vec![Operator::owned(ScaleOp {
                     field: GEOM.to_owned(),
                     kind: ScaleKind::Dbscan {
                         eps: eps.value,

@@ -137,7 +137,7 @@ impl CapabilityParams for ContinuousRamp {
                 "must be between 0 and 1",
             )]);
         }
-        Ok(vec![Operator::Scale(ScaleOp {
+        Ok(vec![Operator::owned(ScaleOp {
             field: self.field.clone(),
             kind: ScaleKind::ColorRamp {
                 colors,

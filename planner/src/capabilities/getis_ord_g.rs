@@ -82,7 +82,7 @@ impl CapabilityParams for GetisOrdG {
             ctx.at("field"),
         )?;
         let weights = self.weights.lower(WeightsTransform::Original, ctx)?;
-        Ok(vec![Operator::Statistic(StatisticOp {
+        Ok(vec![Operator::owned(StatisticOp {
             field: Some(self.field.clone()),
             weights,
             kind: StatisticKind::GetisOrd {

@@ -75,7 +75,7 @@ impl CapabilityParams for GraduatedSize {
                 "sizes must be finite, min_size ≥ 0 and max_size ≥ min_size",
             )]);
         }
-        Ok(vec![Operator::Scale(ScaleOp {
+        Ok(vec![Operator::owned(ScaleOp {
             field: self.field.clone(),
             kind: ScaleKind::SymbolSize {
                 min: self.min_size,

@@ -110,7 +110,7 @@ pub(super) fn grid_step(
     lay: impl FnOnce(&LowerContext<'_>) -> Result<GridSpec, Vec<Problem>>,
 ) -> Result<Vec<Operator>, Vec<Problem>> {
     super::work_crs::within(work_crs, super::work_crs::Output::Geometry, ctx, |ctx| {
-        Ok(vec![Operator::Generate(GenerateOp::Grid {
+        Ok(vec![Operator::owned(GenerateOp::Grid {
             grid: lay(ctx)?,
             touching,
         })])

@@ -131,7 +131,7 @@ impl KdeHeatmap {
             }
             grid.anchor = GridAnchor::PaddedNodes;
         }
-        Ok(vec![Operator::Generate(GenerateOp::Density {
+        Ok(vec![Operator::owned(GenerateOp::Density {
             grid,
             kernel: match self.kernel {
                 KernelParam::Quartic => DensityKernel::Quartic,

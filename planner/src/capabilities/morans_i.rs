@@ -63,7 +63,7 @@ impl CapabilityParams for MoransI {
             ctx.at("field"),
         )?;
         let weights = self.weights.lower(WeightsTransform::Row, ctx)?;
-        Ok(vec![Operator::Statistic(StatisticOp {
+        Ok(vec![Operator::owned(StatisticOp {
             field: Some(self.field.clone()),
             weights,
             kind: StatisticKind::Moran {

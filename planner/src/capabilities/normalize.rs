@@ -43,7 +43,7 @@ impl CapabilityParams for Normalize {
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
         numeric_field(ctx, &self.field, "field")?;
-        Ok(vec![Operator::Scale(ScaleOp {
+        Ok(vec![Operator::owned(ScaleOp {
             field: self.field.clone(),
             kind: ScaleKind::Normalize {
                 method: self.method,

@@ -56,7 +56,7 @@ impl CapabilityParams for PolygonFixGaps {
 impl PolygonFixGaps {
     fn lower_here(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
         positive(self.max_area, ctx, "max_area")?;
-        Ok(vec![Operator::Clean(CleanOp::FixGaps {
+        Ok(vec![Operator::owned(CleanOp::FixGaps {
             max_area: self.max_area,
         })])
     }

@@ -73,7 +73,7 @@ impl PolygonFixOverlaps {
             }
             require_columns(ctx.input, std::slice::from_ref(field), ctx.at("order_by"))?;
         }
-        Ok(vec![Operator::Clean(CleanOp::FixOverlaps {
+        Ok(vec![Operator::owned(CleanOp::FixOverlaps {
             owner: self.owner,
             order_by: self.order_by.clone(),
         })])

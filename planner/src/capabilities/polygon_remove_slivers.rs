@@ -67,7 +67,7 @@ impl CapabilityParams for PolygonRemoveSlivers {
                 )]);
             }
         }
-        Ok(vec![Operator::Clean(CleanOp::RemoveSlivers {
+        Ok(vec![Operator::owned(CleanOp::RemoveSlivers {
             max_area: self.max_area,
             max_thinness: self.max_thinness,
             keep_isolated: self.keep_isolated,

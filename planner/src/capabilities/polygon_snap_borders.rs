@@ -36,7 +36,7 @@ impl CapabilityParams for PolygonSnapBorders {
 
     fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
         positive(self.tolerance, ctx, "tolerance")?;
-        Ok(vec![Operator::Clean(CleanOp::SnapBorders {
+        Ok(vec![Operator::owned(CleanOp::SnapBorders {
             tolerance: self.tolerance,
         })])
     }

@@ -84,7 +84,7 @@ impl SpatialWeights {
             .weights
             .lower(WeightsTransform::from(self.transform), ctx)?;
         Ok(vec![match self.output_as {
-            WeightsOutput::Fields => Operator::Statistic(StatisticOp {
+            WeightsOutput::Fields => Operator::owned(StatisticOp {
                 field: None,
                 weights,
                 kind: StatisticKind::NeighbourCount,
@@ -94,7 +94,7 @@ impl SpatialWeights {
                 if let Some(id) = &self.id_field {
                     require_columns(ctx.input, std::slice::from_ref(id), ctx.at("id_field"))?;
                 }
-                Operator::Generate(GenerateOp::Neighbours {
+                Operator::owned(GenerateOp::Neighbours {
                     weights,
                     id_field: self.id_field.clone(),
                 })

@@ -87,12 +87,8 @@ fn describe_op(op: &Operator) -> String {
             None => format!("{name} source={source}"),
         },
         Operator::Filter { predicate } => format!("{name} {predicate}"),
-        Operator::Scale(s) => format!("{name} {} output={}", s.describe(), s.output),
-        Operator::Statistic(s) => format!("{name} {} output={}", s.describe(), s.output),
-        Operator::Generate(g) => format!("{name} {}", g.describe()),
         Operator::Tessellate(t) => format!("{name} {}", t.describe()),
         Operator::Network(n) => format!("{name} {}", n.describe()),
-        Operator::Clean(c) => format!("{name} {}", c.describe()),
         Operator::LineClean(n) => format!("{name} {}", n.describe()),
         Operator::Map(map) => {
             let mut parts = vec![name.to_owned()];

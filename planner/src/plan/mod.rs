@@ -2,8 +2,6 @@
 //! EXPLAIN text.
 
 mod check;
-mod classes;
-pub mod cleaning;
 mod explain;
 mod geo_expr;
 pub(crate) mod geo_kinds;
@@ -19,7 +17,6 @@ pub mod predicate;
 pub mod relational;
 pub mod schema_infer;
 mod shape_expr;
-mod statistics;
 pub mod tessellate;
 pub mod validate;
 

@@ -13,9 +13,8 @@
 use super::line_clean::{DangleMethod, LineCleanOp, SnapRule};
 use super::network::NetworkOp;
 use super::operator::{
-    AggFunc, CleanOp, GenerateOp, GeoExpr, GeometryAgg, JoinHow, NearestOp, Operator, OverlayOp,
-    Owned, PivotOp, ReshapeOp, ScaleOp, SpatialAggregateOp, SpatialJoinOp, SpatialPredicate,
-    StatisticOp, ValueExpr,
+    AggFunc, GeoExpr, GeometryAgg, JoinHow, NearestOp, Operator, OverlayOp, Owned, PivotOp,
+    ReshapeOp, SpatialAggregateOp, SpatialJoinOp, SpatialPredicate, ValueExpr,
 };
 use super::tessellate::TessellateOp;
 use super::validate::{ValidateCheck, ValidateOp};
@@ -68,18 +67,10 @@ pub enum NativeKernel<'a> {
     Dissolve,
     /// Clip or erase by the second input.
     Overlay(&'a OverlayOp),
-    /// A per-row value from a field's values over the whole layer.
-    Scale(&'a ScaleOp),
-    /// Per-feature statistics over spatial weights.
-    Statistic(&'a StatisticOp),
-    /// A new layer from the whole input.
-    Generate(&'a GenerateOp),
     /// A diagram over the whole input (GEOS's Voronoi, Delaunay, polygonizer).
     Tessellate(&'a TessellateOp),
     /// An analysis over the graph of a line layer (petgraph, searches in parallel).
     Network(&'a NetworkOp),
-    /// Polygons cleaned against their neighbours with GEOS.
-    Clean(&'a CleanOp),
     /// Line network cleaning over the whole input (snapping endpoints, merging pseudo nodes,
     /// extending dangles).
     LineClean(&'a LineCleanOp),
@@ -104,10 +95,7 @@ fn found_pivot(op: &Operator) -> Option<&PivotOp> {
 /// natively whatever the engine mode, its data moved out of and back into the engine that
 /// holds the run's tables.
 pub fn native_only(op: &Operator) -> bool {
-    matches!(
-        op,
-        Operator::Scale(_) | Operator::Statistic(_) | Operator::Generate(_) | Operator::Clean(_)
-    ) || matches!(op, Operator::Owned(o) if o.native_only())
+    matches!(op, Operator::Owned(o) if o.native_only())
         || matches!(op, Operator::LineClean(n) if n.native_only())
         || matches!(op, Operator::Validate(v) if v.native_only())
         || found_pivot(op).is_some()
@@ -176,12 +164,8 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
             Ok(_) => Ok(NativeKernel::Owned(o)),
             Err(why) => decline(&why),
         },
-        Operator::Scale(s) => Ok(NativeKernel::Scale(s)),
-        Operator::Statistic(s) => Ok(NativeKernel::Statistic(s)),
-        Operator::Generate(g) => Ok(NativeKernel::Generate(g)),
         Operator::Tessellate(t) => Ok(NativeKernel::Tessellate(t)),
         Operator::Network(n) => Ok(NativeKernel::Network(n)),
-        Operator::Clean(c) => Ok(NativeKernel::Clean(c)),
         Operator::LineClean(n) if n.native_only() => Ok(NativeKernel::LineClean(n)),
         Operator::LineClean(_) => decline("(SQL: noding and deduplicating run on the SQL engine)"),
         Operator::Validate(v) if v.native_only() => Ok(NativeKernel::Validate(v)),
@@ -269,23 +253,6 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
             "{:?}: an R-tree over the second input, each feature cut by the GEOS union of the parts it meets, rows in parallel",
             o.mode
         ),
-        NativeKernel::Scale(s) => format!(
-            "{}: the field's values over every row, then each row's value",
-            s.describe()
-        ),
-        NativeKernel::Statistic(s) => format!(
-            "{}: neighbours found through a grid index (contiguity: shared vertices hashed), statistics over every feature, permutations in parallel",
-            s.describe()
-        ),
-        NativeKernel::Generate(g) => format!(
-            "{}: {}",
-            g.describe(),
-            match g {
-                GenerateOp::Grid { .. } => "cells enumerated over the extent, tested against an R-tree of the features when only touching cells are kept",
-                GenerateOp::Density { .. } => "points binned in a grid of the kernel's reach, each cell's density summed over the points in reach, cells in parallel",
-                GenerateOp::Neighbours { .. } => "neighbours found through a grid index (contiguity: shared vertices hashed), one row per pair",
-            }
-        ),
         NativeKernel::Tessellate(t) => format!(
             "{}: GEOS over every feature's {} at once{}",
             t.describe(),
@@ -304,7 +271,6 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
             "{}: a petgraph graph of the lines' end points, Dijkstra from each source in parallel",
             n.describe()
         ),
-        NativeKernel::Clean(c) => format!("{}: {}", c.describe(), c.kernel()),
         NativeKernel::LineClean(n) => format!(
             "{}: {}",
             n.describe(),

@@ -6,23 +6,23 @@ use serde::{Deserialize, Serialize};
 use crate::expr::SqlExpr;
 use crate::schema::FieldType;
 
-pub use super::classes::{
-    ClassColors, ClassMethod, KMeansMethod, NormalizeMethod, RampColors, RampPosition, RampScale,
-    ScaleKind, ScaleOp, TimeGate,
-};
-pub use super::cleaning::{CleanOp, OverlapOwner};
 pub use super::geo_expr::{Family, GeoExpr, MAX_DENSIFIED_VERTICES, OffsetJoin, ShapeExpr};
 pub use super::line_clean::{DangleMethod, DuplicateRule, LineCleanOp, SnapRule, SnapTarget};
 pub use super::network::{GraphSpec, NetworkAnalysis, NetworkOp};
+pub use super::ops::clean::{CleanOp, OverlapOwner};
+pub use super::ops::scale::{
+    ClassColors, ClassMethod, KMeansMethod, NormalizeMethod, RampColors, RampPosition, RampScale,
+    ScaleKind, ScaleOp, TimeGate,
+};
+pub use super::ops::statistics::{
+    DensityKernel, GenerateOp, GridAnchor, GridShape, GridSpec, StatisticKind, StatisticOp,
+    WeightsKind, WeightsSpec, WeightsTransform,
+};
 pub use super::owned::Owned;
 pub use super::predicate::SpatialPredicate;
 pub use super::relational::{
     JoinKey, JoinOp, MAX_PIVOT_FOUND_COLUMNS, PivotFunc, PivotGeometry, PivotOp, ReshapeOp,
     TimeDirection, TimeMatch, UnpivotOp,
-};
-pub use super::statistics::{
-    DensityKernel, GenerateOp, GridAnchor, GridShape, GridSpec, StatisticKind, StatisticOp,
-    WeightsKind, WeightsSpec, WeightsTransform,
 };
 pub use super::tessellate::TessellateOp;
 pub use super::validate::{ValidateCheck, ValidateOp};
@@ -76,22 +76,12 @@ pub enum Operator {
     },
     /// A reproducible random sample of `rows` rows.
     Sample { rows: u64, seed: u64 },
-    /// A value per row from a field's values over the whole layer (rescaled, a category, a
-    /// colour, a symbol size).
-    Scale(ScaleOp),
-    /// Per-feature statistics over each feature's neighbours (spatial weights).
-    Statistic(StatisticOp),
-    /// A new layer made from the input as a whole (a grid, a density surface, a neighbours
-    /// table).
-    Generate(GenerateOp),
     /// A diagram made from the whole layer (Voronoi cells, Delaunay triangles, polygonized
     /// faces).
     Tessellate(TessellateOp),
     /// An analysis over the graph of the first input's lines (the point layers it needs
     /// follow).
     Network(NetworkOp),
-    /// Polygons cleaned against their neighbours (gaps, overlaps, slivers, borders).
-    Clean(CleanOp),
     /// A cleaning step over the layer's lines as a network (snapping, noding, merging,
     /// extending, deduplicating).
     LineClean(LineCleanOp),
@@ -127,12 +117,8 @@ impl Operator {
             Self::Sort { .. } => "Sort",
             Self::Distinct { .. } => "Distinct",
             Self::Sample { .. } => "Sample",
-            Self::Scale(_) => "Scale",
-            Self::Statistic(_) => "Statistic",
-            Self::Generate(_) => "Generate",
             Self::Tessellate(_) => "Tessellate",
             Self::Network(_) => "Network",
-            Self::Clean(_) => "Clean",
             Self::LineClean(_) => "LineClean",
             Self::Export(_) => "Export",
             Self::Owned(o) => o.name(),
@@ -175,12 +161,8 @@ impl Operator {
             Self::Reshape(r) => r.reads(),
             Self::Owned(o) => o.reads(),
             Self::Validate(v) => v.reads(),
-            Self::Scale(s) => s.reads(),
-            Self::Statistic(s) => s.field.iter().cloned().collect(),
-            Self::Generate(g) => g.reads(),
             Self::Tessellate(_) => Vec::new(),
             Self::Network(n) => n.reads(),
-            Self::Clean(c) => c.reads(),
             Self::LineClean(n) => n.reads(),
             Self::SpatialFilter(_) | Self::Concat | Self::Sample { .. } | Self::Export(_) => {
                 Vec::new()

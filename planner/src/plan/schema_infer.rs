@@ -164,7 +164,6 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
         Operator::Reshape(reshape) => reshape.output_schema(main?),
         Operator::Tessellate(t) => Some(t.output_schema(main?)),
         Operator::Network(n) => n.output_schema(inputs),
-        Operator::Clean(_) => Some(main?.clone()),
         Operator::LineClean(n) => Some(n.output_schema(main?)),
         Operator::Owned(o) => o.output_schema(inputs),
         Operator::Validate(v) => Some(v.output_schema(main, other)),
@@ -196,28 +195,6 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
             })
         }
         Operator::SpatialJoin(join) => with_joined(main?, other, &join.columns),
-        Operator::Scale(scale) => {
-            let mut schema = main?.clone();
-            for (name, ty) in scale.outputs() {
-                schema.set(&name, ty);
-            }
-            Some(schema)
-        }
-        Operator::Statistic(statistic) => {
-            let mut schema = main?.clone();
-            for (name, ty) in statistic.outputs() {
-                schema.set(&name, ty);
-            }
-            Some(schema)
-        }
-        Operator::Generate(generate) => Some(Schema {
-            columns: generate
-                .columns()
-                .into_iter()
-                .map(|(name, ty)| Column { name, ty })
-                .collect(),
-            crs: main?.crs.clone(),
-        }),
         Operator::SpatialAggregate(aggregate) => {
             let mut schema = main?.clone();
             for item in &aggregate.aggregates {

@@ -165,38 +165,6 @@ pub fn select(
             ),
             None => format!("SELECT * FROM {}", ident(source)),
         },
-        Operator::Scale(s) => native_only(
-            main.from,
-            dialect,
-            &format!(
-                "{} runs on the native backend: it needs the whole layer's values",
-                s.describe()
-            ),
-        ),
-        Operator::Statistic(s) => native_only(
-            main.from,
-            dialect,
-            &format!(
-                "{} runs on the native backend: it needs every feature's neighbours",
-                s.describe()
-            ),
-        ),
-        Operator::Generate(g) => native_only(
-            main.from,
-            dialect,
-            &format!(
-                "the {} runs on the native backend: it is made from the whole layer",
-                g.describe()
-            ),
-        ),
-        Operator::Clean(c) => native_only(
-            main.from,
-            dialect,
-            &format!(
-                "{} runs on the native backend: each feature's answer depends on its neighbours",
-                c.describe()
-            ),
-        ),
         Operator::Filter { predicate } => {
             format!(
                 "SELECT * FROM {} AS t WHERE {}",

@@ -1,7 +1,7 @@
 //! `Classify`: class breaks of a numeric field over every row (as mapclassify computes them),
 //! then each row's class and its bounds. Native only: no SQL engine computes the breaks.
 
-use crate::plan::classes::{ClassColors, ClassMethod};
+use crate::plan::ops::scale::{ClassColors, ClassMethod};
 use crate::plan::owned::OwnedOperator;
 use crate::schema::{FieldType, Schema};
 use crate::sql::dialect::Dialect;

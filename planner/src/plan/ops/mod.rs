@@ -2,6 +2,9 @@
 //! each: adding one is its file and a line here.
 
 pub mod classify;
+pub mod clean;
 pub mod diff;
 pub mod numpy_sample;
 pub mod rank_in;
+pub mod scale;
+pub mod statistics;

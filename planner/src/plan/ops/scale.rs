@@ -4,7 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::schema::FieldType;
+use crate::plan::owned::OwnedOperator;
+use crate::schema::{FieldType, Schema};
+use crate::sql::dialect::Dialect;
 
 /// How class breaks are computed (each as mapclassify computes it, so the breaks are the
 /// same).
@@ -389,5 +391,41 @@ impl ScaleOp {
                 schemes.1
             ),
         }
+    }
+}
+
+impl OwnedOperator for ScaleOp {
+    fn name(&self) -> &'static str {
+        "Scale"
+    }
+
+    fn explain(&self) -> String {
+        format!("{} output={}", self.describe(), self.output)
+    }
+
+    fn reads(&self) -> Vec<String> {
+        ScaleOp::reads(self)
+    }
+
+    fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema> {
+        let mut schema = inputs.first().copied().flatten()?.clone();
+        for (name, ty) in self.outputs() {
+            schema.set(&name, ty);
+        }
+        Some(schema)
+    }
+
+    fn sql_missing(&self, _dialect: Dialect) -> Option<String> {
+        Some(format!(
+            "{} runs on the native backend: it needs the whole layer's values",
+            self.describe()
+        ))
+    }
+
+    fn native_kernel(&self) -> Result<String, String> {
+        Ok(format!(
+            "{}: the field's values over every row, then each row's value",
+            self.describe()
+        ))
     }
 }

@@ -4,6 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::plan::owned::OwnedOperator;
+use crate::schema::Schema;
+use crate::sql::dialect::Dialect;
+
 /// Which of the overlapping features keeps an overlap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -102,5 +106,34 @@ impl CleanOp {
                 "features in row order, each snapped (GEOS snap) to the snapped features before it within the tolerance, then made valid"
             }
         }
+    }
+}
+
+impl OwnedOperator for CleanOp {
+    fn name(&self) -> &'static str {
+        "Clean"
+    }
+
+    fn explain(&self) -> String {
+        self.describe()
+    }
+
+    fn reads(&self) -> Vec<String> {
+        CleanOp::reads(self)
+    }
+
+    fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema> {
+        inputs.first().copied().flatten().cloned()
+    }
+
+    fn sql_missing(&self, _dialect: Dialect) -> Option<String> {
+        Some(format!(
+            "{} runs on the native backend: each feature's answer depends on its neighbours",
+            self.describe()
+        ))
+    }
+
+    fn native_kernel(&self) -> Result<String, String> {
+        Ok(format!("{}: {}", self.describe(), self.kernel()))
     }
 }

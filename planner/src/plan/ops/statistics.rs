@@ -2,7 +2,9 @@
 //! autocorrelation statistics computed over them, and layers made from a layer as a whole
 //! (grids of cells over its extent, a density surface, its neighbours as a table).
 
-use crate::schema::{FieldType, GEOM};
+use crate::plan::owned::OwnedOperator;
+use crate::schema::{Column, FieldType, GEOM, Schema};
+use crate::sql::dialect::Dialect;
 
 /// Which features neighbour which.
 #[derive(Debug, Clone, PartialEq)]
@@ -361,5 +363,88 @@ impl GenerateOp {
                 format!("neighbours table ({})", weights.describe())
             }
         }
+    }
+}
+
+impl OwnedOperator for StatisticOp {
+    fn name(&self) -> &'static str {
+        "Statistic"
+    }
+
+    fn explain(&self) -> String {
+        format!("{} output={}", self.describe(), self.output)
+    }
+
+    fn reads(&self) -> Vec<String> {
+        self.field.iter().cloned().collect()
+    }
+
+    fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema> {
+        let mut schema = inputs.first().copied().flatten()?.clone();
+        for (name, ty) in self.outputs() {
+            schema.set(&name, ty);
+        }
+        Some(schema)
+    }
+
+    fn sql_missing(&self, _dialect: Dialect) -> Option<String> {
+        Some(format!(
+            "{} runs on the native backend: it needs every feature's neighbours",
+            self.describe()
+        ))
+    }
+
+    fn native_kernel(&self) -> Result<String, String> {
+        Ok(format!(
+            "{}: neighbours found through a grid index (contiguity: shared vertices hashed), statistics over every feature, permutations in parallel",
+            self.describe()
+        ))
+    }
+}
+
+impl OwnedOperator for GenerateOp {
+    fn name(&self) -> &'static str {
+        "Generate"
+    }
+
+    fn explain(&self) -> String {
+        self.describe()
+    }
+
+    fn reads(&self) -> Vec<String> {
+        GenerateOp::reads(self)
+    }
+
+    fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema> {
+        Some(Schema {
+            columns: self
+                .columns()
+                .into_iter()
+                .map(|(name, ty)| Column { name, ty })
+                .collect(),
+            crs: inputs.first().copied().flatten()?.crs.clone(),
+        })
+    }
+
+    fn sql_missing(&self, _dialect: Dialect) -> Option<String> {
+        Some(format!(
+            "the {} runs on the native backend: it is made from the whole layer",
+            self.describe()
+        ))
+    }
+
+    fn native_kernel(&self) -> Result<String, String> {
+        Ok(format!(
+            "{}: {}",
+            self.describe(),
+            match self {
+                Self::Grid { .. } =>
+                    "cells enumerated over the extent, tested against an R-tree of the features when only touching cells are kept",
+                Self::Density { .. } =>
+                    "points binned in a grid of the kernel's reach, each cell's density summed over the points in reach, cells in parallel",
+                Self::Neighbours { .. } =>
+                    "neighbours found through a grid index (contiguity: shared vertices hashed), one row per pair",
+            }
+        ))
     }
 }
