@@ -13,7 +13,7 @@ use super::geos_base::{point, polygon};
 use super::geos_base::{to_geos, to_wkb};
 use super::layer::{Layer, Wkb};
 use super::{NativeError, delaunay};
-use geomill_planner::plan::tessellate::{Bounds, PIECE_ID, TessellateOp};
+use geomill_planner::plan::ops::tessellate::{Bounds, PIECE_ID, TessellateOp};
 use geomill_planner::schema::GEOM;
 
 /// Computes the diagram `op` over every feature of `layer`.

@@ -9,8 +9,8 @@ use geomill_planner::plan::operator::{Operator, ValueExpr};
 use super::layer::{Layer, Wkb};
 use super::stage::NativeNode;
 use super::{
-    NativeError, aggregate, diagrams, geometry_ops, joins, line_clean, network, overlay, owned,
-    pivot, validation, wkb,
+    NativeError, aggregate, geometry_ops, joins, line_clean, network, overlay, owned, pivot,
+    validation, wkb,
 };
 
 /// The WKB type codes a kernel's input may hold.
@@ -90,7 +90,6 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
             Ok(layer)
         }
         NativeKernel::Owned(o) => owned::run(&**o, inputs),
-        NativeKernel::Tessellate(t) => diagrams::tessellate(main()?, t),
         NativeKernel::Network(n) => network::analyse(n, inputs),
         NativeKernel::LineClean(n) => line_clean::clean(main()?, n),
         NativeKernel::Pivot(p) => pivot::pivot(main()?, p),

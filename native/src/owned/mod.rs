@@ -32,6 +32,7 @@ kernels! {
     generate => geomill_planner::plan::ops::statistics::GenerateOp,
     scale => geomill_planner::plan::ops::scale::ScaleOp,
     statistic => geomill_planner::plan::ops::statistics::StatisticOp,
+    tessellate => geomill_planner::plan::ops::tessellate::TessellateOp,
     numpy_sample => geomill_planner::plan::ops::numpy_sample::NumpySampleOp,
 }
 

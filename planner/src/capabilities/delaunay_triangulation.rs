@@ -56,7 +56,7 @@ impl CapabilityParams for DelaunayTriangulation {
                 "must be a number of at least 0",
             )]);
         }
-        Ok(vec![Operator::Tessellate(TessellateOp::Delaunay {
+        Ok(vec![Operator::owned(TessellateOp::Delaunay {
             edges: matches!(self.output, DelaunayOutput::Edges),
             tolerance: self.tolerance,
         })])

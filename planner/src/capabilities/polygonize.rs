@@ -37,7 +37,7 @@ impl CapabilityParams for Polygonize {
     }
 
     fn lower(&self, _ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
-        Ok(vec![Operator::Tessellate(TessellateOp::Polygonize {
+        Ok(vec![Operator::owned(TessellateOp::Polygonize {
             node: self.node,
         })])
     }

@@ -45,7 +45,7 @@ impl CapabilityParams for VoronoiPolygons {
                 "must be [xmin, ymin, xmax, ymax] with xmin < xmax and ymin < ymax",
             )]);
         }
-        Ok(vec![Operator::Tessellate(TessellateOp::Voronoi {
+        Ok(vec![Operator::owned(TessellateOp::Voronoi {
             envelope: self.envelope,
             clip: self.clip,
         })])

@@ -87,7 +87,6 @@ fn describe_op(op: &Operator) -> String {
             None => format!("{name} source={source}"),
         },
         Operator::Filter { predicate } => format!("{name} {predicate}"),
-        Operator::Tessellate(t) => format!("{name} {}", t.describe()),
         Operator::Network(n) => format!("{name} {}", n.describe()),
         Operator::LineClean(n) => format!("{name} {}", n.describe()),
         Operator::Map(map) => {

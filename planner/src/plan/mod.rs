@@ -17,7 +17,6 @@ pub mod predicate;
 pub mod relational;
 pub mod schema_infer;
 mod shape_expr;
-pub mod tessellate;
 pub mod validate;
 
 pub use graph::{EngineKind, Plan, PlanNode};

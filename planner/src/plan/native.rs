@@ -16,7 +16,6 @@ use super::operator::{
     AggFunc, GeoExpr, GeometryAgg, JoinHow, NearestOp, Operator, OverlayOp, Owned, PivotOp,
     ReshapeOp, SpatialAggregateOp, SpatialJoinOp, SpatialPredicate, ValueExpr,
 };
-use super::tessellate::TessellateOp;
 use super::validate::{ValidateCheck, ValidateOp};
 use crate::schema::FieldType;
 use crate::sql::Dialect;
@@ -67,8 +66,6 @@ pub enum NativeKernel<'a> {
     Dissolve,
     /// Clip or erase by the second input.
     Overlay(&'a OverlayOp),
-    /// A diagram over the whole input (GEOS's Voronoi, Delaunay, polygonizer).
-    Tessellate(&'a TessellateOp),
     /// An analysis over the graph of a line layer (petgraph, searches in parallel).
     Network(&'a NetworkOp),
     /// Line network cleaning over the whole input (snapping endpoints, merging pseudo nodes,
@@ -109,7 +106,6 @@ pub fn missing_sql(op: &Operator, dialect: Dialect) -> Option<String> {
             ValueExpr::Geo(GeoExpr::Shape(shape)) => shape.missing_on(dialect),
             _ => None,
         }),
-        Operator::Tessellate(t) => t.missing_on(dialect),
         Operator::Network(n) => n.missing_on(dialect),
         Operator::Owned(o) if !o.native_only() => o.sql_missing(dialect),
         _ => None,
@@ -164,7 +160,6 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
             Ok(_) => Ok(NativeKernel::Owned(o)),
             Err(why) => decline(&why),
         },
-        Operator::Tessellate(t) => Ok(NativeKernel::Tessellate(t)),
         Operator::Network(n) => Ok(NativeKernel::Network(n)),
         Operator::LineClean(n) if n.native_only() => Ok(NativeKernel::LineClean(n)),
         Operator::LineClean(_) => decline("(SQL: noding and deduplicating run on the SQL engine)"),
@@ -252,20 +247,6 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
         NativeKernel::Overlay(o) => format!(
             "{:?}: an R-tree over the second input, each feature cut by the GEOS union of the parts it meets, rows in parallel",
             o.mode
-        ),
-        NativeKernel::Tessellate(t) => format!(
-            "{}: GEOS over every feature's {} at once{}",
-            t.describe(),
-            match t {
-                TessellateOp::Voronoi { .. } => "site",
-                TessellateOp::Delaunay { .. } => "vertices",
-                TessellateOp::Polygonize { node: true } => "lines and rings, noded by a union",
-                TessellateOp::Polygonize { node: false } => "lines and rings, as given",
-            },
-            match t {
-                TessellateOp::Voronoi { .. } => ", each row given the cell its site lies in",
-                _ => ", the pieces numbered by their lower-left corner",
-            }
         ),
         NativeKernel::Network(n) => format!(
             "{}: a petgraph graph of the lines' end points, Dijkstra from each source in parallel",

@@ -18,13 +18,13 @@ pub use super::ops::statistics::{
     DensityKernel, GenerateOp, GridAnchor, GridShape, GridSpec, StatisticKind, StatisticOp,
     WeightsKind, WeightsSpec, WeightsTransform,
 };
+pub use super::ops::tessellate::TessellateOp;
 pub use super::owned::Owned;
 pub use super::predicate::SpatialPredicate;
 pub use super::relational::{
     JoinKey, JoinOp, MAX_PIVOT_FOUND_COLUMNS, PivotFunc, PivotGeometry, PivotOp, ReshapeOp,
     TimeDirection, TimeMatch, UnpivotOp,
 };
-pub use super::tessellate::TessellateOp;
 pub use super::validate::{ValidateCheck, ValidateOp};
 
 /// One node's work.
@@ -76,9 +76,6 @@ pub enum Operator {
     },
     /// A reproducible random sample of `rows` rows.
     Sample { rows: u64, seed: u64 },
-    /// A diagram made from the whole layer (Voronoi cells, Delaunay triangles, polygonized
-    /// faces).
-    Tessellate(TessellateOp),
     /// An analysis over the graph of the first input's lines (the point layers it needs
     /// follow).
     Network(NetworkOp),
@@ -117,7 +114,6 @@ impl Operator {
             Self::Sort { .. } => "Sort",
             Self::Distinct { .. } => "Distinct",
             Self::Sample { .. } => "Sample",
-            Self::Tessellate(_) => "Tessellate",
             Self::Network(_) => "Network",
             Self::LineClean(_) => "LineClean",
             Self::Export(_) => "Export",
@@ -161,7 +157,6 @@ impl Operator {
             Self::Reshape(r) => r.reads(),
             Self::Owned(o) => o.reads(),
             Self::Validate(v) => v.reads(),
-            Self::Tessellate(_) => Vec::new(),
             Self::Network(n) => n.reads(),
             Self::LineClean(n) => n.reads(),
             Self::SpatialFilter(_) | Self::Concat | Self::Sample { .. } | Self::Export(_) => {

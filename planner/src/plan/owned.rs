@@ -39,8 +39,14 @@ pub trait OwnedOperator: Debug + Send + Sync + Identity {
     /// Its output schema from its inputs' schemas (in input order), when known.
     fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema>;
 
+    /// Whether only the native backend computes it, by design (no SQL engine could): it runs
+    /// natively in every engine mode, and [`Self::sql_missing`] says why for every dialect.
+    fn native_only(&self) -> bool {
+        false
+    }
+
     /// Why the SQL engine of `dialect` cannot compute it, if it cannot: the node then runs
-    /// natively. An operator no dialect computes is native-only.
+    /// natively, and its SQL is a statement that fails saying this.
     fn sql_missing(&self, _dialect: Dialect) -> Option<String> {
         None
     }
@@ -98,11 +104,6 @@ impl Owned {
     /// The operator as its own type, when it is one.
     pub fn downcast<T: OwnedOperator>(&self) -> Option<&T> {
         (*self.0).as_any().downcast_ref::<T>()
-    }
-
-    /// Whether no SQL dialect computes it.
-    pub fn native_only(&self) -> bool {
-        Dialect::ALL.iter().all(|d| self.sql_missing(*d).is_some())
     }
 }
 

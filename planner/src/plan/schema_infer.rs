@@ -162,7 +162,6 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
             Some(schema)
         }
         Operator::Reshape(reshape) => reshape.output_schema(main?),
-        Operator::Tessellate(t) => Some(t.output_schema(main?)),
         Operator::Network(n) => n.output_schema(inputs),
         Operator::LineClean(n) => Some(n.output_schema(main?)),
         Operator::Owned(o) => o.output_schema(inputs),

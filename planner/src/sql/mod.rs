@@ -16,7 +16,6 @@ mod relational;
 pub(crate) mod row_order;
 mod script;
 pub mod select;
-mod tessellate;
 mod validate;
 mod validate_completeness;
 mod validate_context;

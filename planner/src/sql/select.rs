@@ -11,7 +11,6 @@ use super::parts::{NEEDS_COLUMNS, geom, joined_list, projection};
 use super::quote::{ident, string};
 use super::relational::{join_sql, project_sql, reshape_sql};
 use super::row_order::{ROW_KEY, distinct_sql, numbered, sort_sql};
-use super::tessellate::tessellate_sql;
 use super::validate::validate_sql;
 use crate::plan::native::missing_sql;
 use crate::plan::operator::{
@@ -188,10 +187,6 @@ pub fn select(
             "pivot with the columns found in the data runs on the native backend: a query's columns are fixed before it reads the data",
         ),
         Operator::Reshape(r) => reshape_sql(r, main, dialect)?,
-        Operator::Tessellate(t) if let Some(missing) = t.missing_on(dialect) => {
-            native_only(main.from, dialect, &missing)
-        }
-        Operator::Tessellate(t) => tessellate_sql(t, main, dialect)?,
         Operator::Network(n) if let Some(missing) = n.missing_on(dialect) => {
             native_only(main.from, dialect, &missing)
         }

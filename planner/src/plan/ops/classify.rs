@@ -80,6 +80,10 @@ impl OwnedOperator for ClassifyOp {
         Some(schema)
     }
 
+    fn native_only(&self) -> bool {
+        true
+    }
+
     fn sql_missing(&self, _dialect: Dialect) -> Option<String> {
         Some(format!(
             "classify ({}) runs on the native backend: no SQL engine computes its breaks",

@@ -126,6 +126,10 @@ impl OwnedOperator for CleanOp {
         inputs.first().copied().flatten().cloned()
     }
 
+    fn native_only(&self) -> bool {
+        true
+    }
+
     fn sql_missing(&self, _dialect: Dialect) -> Option<String> {
         Some(format!(
             "{} runs on the native backend: each feature's answer depends on its neighbours",

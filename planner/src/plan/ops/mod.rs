@@ -8,3 +8,4 @@ pub mod numpy_sample;
 pub mod rank_in;
 pub mod scale;
 pub mod statistics;
+pub mod tessellate;

@@ -45,6 +45,10 @@ impl OwnedOperator for NumpySampleOp {
         inputs.first().copied().flatten().cloned()
     }
 
+    fn native_only(&self) -> bool {
+        true
+    }
+
     fn sql_missing(&self, _dialect: Dialect) -> Option<String> {
         Some(
             "NumPy's sample runs on the native backend: it draws from the rows in their order"

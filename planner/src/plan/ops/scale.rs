@@ -415,6 +415,10 @@ impl OwnedOperator for ScaleOp {
         Some(schema)
     }
 
+    fn native_only(&self) -> bool {
+        true
+    }
+
     fn sql_missing(&self, _dialect: Dialect) -> Option<String> {
         Some(format!(
             "{} runs on the native backend: it needs the whole layer's values",

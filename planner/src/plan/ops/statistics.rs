@@ -387,6 +387,10 @@ impl OwnedOperator for StatisticOp {
         Some(schema)
     }
 
+    fn native_only(&self) -> bool {
+        true
+    }
+
     fn sql_missing(&self, _dialect: Dialect) -> Option<String> {
         Some(format!(
             "{} runs on the native backend: it needs every feature's neighbours",
@@ -424,6 +428,10 @@ impl OwnedOperator for GenerateOp {
                 .collect(),
             crs: inputs.first().copied().flatten()?.crs.clone(),
         })
+    }
+
+    fn native_only(&self) -> bool {
+        true
     }
 
     fn sql_missing(&self, _dialect: Dialect) -> Option<String> {

@@ -2,12 +2,13 @@
 //! sites' rows, Delaunay triangles and polygonized faces numbered in a canonical order, so that
 //! every engine numbers them alike.
 
-use super::dialect::Dialect;
-use super::parts::{Input, projection_with_geom};
-use super::quote::{ident, number};
+use super::{Bounds, PIECE_ID, TessellateOp};
 use crate::plan::geo_kinds::{Kind, kind_in};
-use crate::plan::tessellate::{Bounds, PIECE_ID, TessellateOp};
 use crate::schema::GEOM;
+use crate::sql::dialect::Dialect;
+use crate::sql::input::Input;
+use crate::sql::parts::projection_with_geom;
+use crate::sql::quote::{ident, number};
 
 /// The SELECT of a diagram over `main`.
 pub fn tessellate_sql(

@@ -1,8 +1,12 @@
 //! Diagrams made from the layer as a whole: Voronoi cells of the features' sites, Delaunay
 //! triangles of their vertices, polygons enclosed by their lines.
 
+mod sql;
+
+use crate::plan::owned::OwnedOperator;
 use crate::schema::{Column, FieldType, GEOM, Schema};
-use crate::sql::Dialect;
+use crate::sql::dialect::Dialect;
+use crate::sql::input::Input;
 
 /// A `[xmin, ymin, xmax, ymax]` box in the layer's CRS.
 pub type Bounds = [f64; 4];
@@ -89,5 +93,57 @@ impl TessellateOp {
             Self::Polygonize { node: true } => "polygonize".to_owned(),
             Self::Polygonize { node: false } => "polygonize node=false".to_owned(),
         }
+    }
+}
+
+impl OwnedOperator for TessellateOp {
+    fn name(&self) -> &'static str {
+        "Tessellate"
+    }
+
+    fn explain(&self) -> String {
+        self.describe()
+    }
+
+    fn reads(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema> {
+        Some(TessellateOp::output_schema(
+            self,
+            inputs.first().copied().flatten()?,
+        ))
+    }
+
+    fn sql_missing(&self, dialect: Dialect) -> Option<String> {
+        self.missing_on(dialect)
+    }
+
+    fn sql(
+        &self,
+        inputs: &[Input<'_>],
+        _output: Option<&Schema>,
+        dialect: Dialect,
+    ) -> Result<String, String> {
+        let main = inputs.first().ok_or("Tessellate needs an input")?;
+        sql::tessellate_sql(self, *main, dialect)
+    }
+
+    fn native_kernel(&self) -> Result<String, String> {
+        Ok(format!(
+            "{}: GEOS over every feature's {} at once{}",
+            self.describe(),
+            match self {
+                Self::Voronoi { .. } => "site",
+                Self::Delaunay { .. } => "vertices",
+                Self::Polygonize { node: true } => "lines and rings, noded by a union",
+                Self::Polygonize { node: false } => "lines and rings, as given",
+            },
+            match self {
+                Self::Voronoi { .. } => ", each row given the cell its site lies in",
+                _ => ", the pieces numbered by their lower-left corner",
+            }
+        ))
     }
 }
