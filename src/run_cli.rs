@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::datasets::upload::source_for;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::execute::{RunRequest, run};
 use crate::state::AppState;
 use geomill_planner::optimizer::EngineMode;
@@ -19,7 +19,7 @@ fn fail(code: u8, message: &str) -> ExitCode {
     ExitCode::from(code)
 }
 
-fn describe(error: &ApiError) -> String {
+fn describe(error: &AppError) -> String {
     let problems = error
         .detail
         .as_ref()

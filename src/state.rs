@@ -228,12 +228,12 @@ impl AppState {
     pub fn run_engine(
         &self,
         mode: geomill_planner::optimizer::EngineMode,
-    ) -> Result<Arc<dyn geomill_backends::executor::Engine>, crate::error::ApiError> {
+    ) -> Result<Arc<dyn geomill_backends::executor::Engine>, crate::error::AppError> {
         use geomill_backends::executor::{EmbeddedRuns, PostgisRuns};
         use geomill_planner::optimizer::EngineMode;
         if mode == EngineMode::Distributed {
             let cluster = self.cluster().ok_or_else(|| {
-                crate::error::ApiError::unprocessable(
+                crate::error::AppError::unprocessable(
                     "engine \"distributed\" needs GEOMILL_BALLISTA_URL (a cluster's scheduler), which this server was started without",
                 )
             })?;
@@ -251,7 +251,7 @@ impl AppState {
             }));
         }
         let postgis = self.postgis().cloned().ok_or_else(|| {
-            crate::error::ApiError::unprocessable(format!(
+            crate::error::AppError::unprocessable(format!(
                 "engine \"{}\" needs GEOMILL_POSTGIS_DSN, which this server was started without",
                 mode.as_str()
             ))

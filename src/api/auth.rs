@@ -13,7 +13,7 @@ use crate::auth::config::Environment;
 use crate::auth::license::License;
 use crate::auth::token::{COOKIE, Claims, set_cookie};
 use crate::auth::{Principal, Role};
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -80,22 +80,22 @@ fn with_cookie(mut response: Response, cookie: &str) -> Response {
 
 /// Log in with an API key: the answer sets an HttpOnly session cookie (signed, SameSite=Lax).
 #[utoipa::path(post, path = "/auth/login", tag = "auth", request_body = LoginBody,
-    responses((status = 200, body = LoginAnswer), (status = 400, description = "The server has no API keys", body = crate::error::ErrorBody),
-        (status = 403, description = "The key is not valid", body = crate::error::ErrorBody), (status = 415, body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = LoginAnswer), (status = 400, description = "The server has no API keys", body = crate::api::error::ErrorBody),
+        (status = 403, description = "The key is not valid", body = crate::api::error::ErrorBody), (status = 415, body = crate::api::error::ErrorBody),
+        (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn login(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<LoginBody>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let keys = &state.auth().keys;
     if !keys.is_enabled() {
-        return Err(ApiError::bad_request(
+        return Err(AppError::bad_request(
             "this server has no API keys (GEOMILL_API_KEYS): the API is open, no login is needed",
         ));
     }
     let key = keys.find(body.api_key.as_bytes()).ok_or_else(|| {
-        ApiError::new(
-            StatusCode::FORBIDDEN,
+        AppError::new(
+            ErrorKind::Forbidden,
             "forbidden",
             "the API key is not valid",
         )
@@ -263,18 +263,18 @@ pub struct LicenseInfo {
 
 /// Install a licence: verified against GEOMILL_LICENSE_PUBLIC_KEY, saved, and in force at once.
 #[utoipa::path(post, path = "/admin/license", tag = "admin", request_body = LicenseBody,
-    responses((status = 200, body = LicenseInfo), (status = 415, body = crate::error::ErrorBody),
-        (status = 422, description = "Not a valid licence", body = crate::error::ErrorBody)))]
+    responses((status = 200, body = LicenseInfo), (status = 415, body = crate::api::error::ErrorBody),
+        (status = 422, description = "Not a valid licence", body = crate::api::error::ErrorBody)))]
 pub async fn license(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<LicenseBody>,
-) -> Result<Json<LicenseInfo>, ApiError> {
+) -> Result<Json<LicenseInfo>, AppError> {
     let license = state
         .auth()
         .install_license(&body.license)
         .map_err(|reason| {
-            ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
+            AppError::new(
+                ErrorKind::Invalid,
                 "invalid_license",
                 format!("licence refused: {reason}"),
             )

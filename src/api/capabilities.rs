@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::extract::{ApiJson, ApiQuery};
 use super::planning::{PreviewOptions, single_step_document, sql_text, statements};
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -23,12 +23,12 @@ pub fn routes() -> Router<AppState> {
         )
 }
 
-fn lookup(name: &str) -> Result<CapabilityInfo, ApiError> {
+fn lookup(name: &str) -> Result<CapabilityInfo, AppError> {
     find(name).map(CapabilityInfo::of).ok_or_else(|| {
         let hint = suggest(name)
             .map(|s| format!(" (did you mean {s:?}?)"))
             .unwrap_or_default();
-        ApiError::not_found(format!("no capability {name:?}{hint}"))
+        AppError::not_found(format!("no capability {name:?}{hint}"))
     })
 }
 
@@ -59,11 +59,11 @@ pub async fn list(State(state): State<AppState>) -> Json<Vec<OfferedCapability>>
 /// One capability.
 #[utoipa::path(get, path = "/capabilities/{name}", tag = "capabilities",
     params(("name" = String, Path, description = "Capability name")),
-    responses((status = 200, body = Object), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Object), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn one(
     State(state): State<AppState>,
     Path(name): Path<String>,
-) -> Result<Json<OfferedCapability>, ApiError> {
+) -> Result<Json<OfferedCapability>, AppError> {
     lookup(&name).map(|c| Json(offered(&state, c)))
 }
 
@@ -106,22 +106,22 @@ pub struct PreviewBody {
 #[utoipa::path(get, path = "/capabilities/{name}/sql-preview", tag = "capabilities",
     params(("name" = String, Path, description = "Capability name"), PreviewQuery),
     responses((status = 200, body = Object),
-        (status = 400, description = "`params` is not JSON, or a malformed query string", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+        (status = 400, description = "`params` is not JSON, or a malformed query string", body = crate::api::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody), (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn preview_get(
     State(state): State<AppState>,
     Path(name): Path<String>,
     ApiQuery(query): ApiQuery<PreviewQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let params = match query.params.as_deref() {
         Some(text) => serde_json::from_str(text)
-            .map_err(|e| ApiError::bad_request(format!("params is not JSON: {e}")))?,
+            .map_err(|e| AppError::bad_request(format!("params is not JSON: {e}")))?,
         None => json!({}),
     };
     let catalog = match &query.dataset_id {
         Some(id) => Some(stored_input(&state, &name, &params, id, query.layer.as_deref()).await?),
         None if query.layer.is_some() => {
-            return Err(ApiError::bad_request("layer needs dataset_id"));
+            return Err(AppError::bad_request("layer needs dataset_id"));
         }
         None => None,
     };
@@ -147,13 +147,13 @@ async fn stored_input(
     params: &Value,
     dataset_id: &str,
     layer: Option<&str>,
-) -> Result<Value, ApiError> {
+) -> Result<Value, AppError> {
     let input = layer.map(|l| format!("{dataset_id}/{l}"));
     let document = single_step_document(name, params.clone(), input.as_deref());
     let vars = geomill_planner::spec::Vars::default();
     let (_, catalog) =
         crate::execute::stored_catalog(state, &document, &vars, Some(dataset_id)).await?;
-    serde_json::to_value(catalog).map_err(|e| ApiError::internal(&e))
+    serde_json::to_value(catalog).map_err(|e| AppError::internal(&e))
 }
 
 /// The SQL a capability compiles to (parameters and optional layer schemas in the body).
@@ -161,14 +161,14 @@ async fn stored_input(
     params(("name" = String, Path, description = "Capability name")),
     request_body = PreviewBody,
     responses((status = 200, body = Object),
-        (status = 400, description = "An unknown engine", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody),
-        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+        (status = 400, description = "An unknown engine", body = crate::api::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody), (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn preview_post(
     State(state): State<AppState>,
     Path(name): Path<String>,
     ApiJson(body): ApiJson<PreviewBody>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     preview(
         &state,
         &name,
@@ -188,7 +188,7 @@ fn preview(
     params: Value,
     catalog: Option<Value>,
     input: Option<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     lookup(name)?;
     let document = single_step_document(name, params, input.as_deref());
     let mut options = PreviewOptions::parse(state, engine, catalog.clone(), None)?;

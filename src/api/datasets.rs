@@ -14,7 +14,7 @@ use crate::datasets::loaded_layer::find_layer;
 use crate::datasets::lookup::find;
 use crate::datasets::model::{Dataset, DatasetPage};
 use crate::datasets::upload;
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 use crate::state::AppState;
 
 /// Largest page of features or datasets.
@@ -38,14 +38,14 @@ pub(crate) async fn lon_lat_page(
     layer: geomill_backends::store::LayerRecord,
     bbox: Option<[f64; 4]>,
     (limit, offset): (i64, i64),
-) -> Result<geomill_backends::store::FeaturePage, ApiError> {
+) -> Result<geomill_backends::store::FeaturePage, AppError> {
     if state.store().location().is_postgis()
         && let Some(postgis) = state.postgres_store()
     {
         return postgis
             .stored_features(&layer, bbox, (limit, offset))
             .await
-            .map_err(ApiError::from);
+            .map_err(AppError::from);
     }
     let engine = state.store();
     blocking(move || engine.features(&layer, bbox, limit, offset)).await
@@ -54,18 +54,18 @@ pub(crate) async fn lon_lat_page(
 /// A page's features as JSON values (each is GeoJSON text from the engine).
 pub(crate) fn page_features(
     page: &geomill_backends::store::FeaturePage,
-) -> Result<Vec<Value>, ApiError> {
+) -> Result<Vec<Value>, AppError> {
     page.features
         .iter()
-        .map(|text| serde_json::from_str(text).map_err(|e| ApiError::internal(&e)))
+        .map(|text| serde_json::from_str(text).map_err(|e| AppError::internal(&e)))
         .collect()
 }
 
 /// 409 `read_only` for a dataset holding an example.
-async fn refuse_example(state: &AppState, id: &str) -> Result<(), ApiError> {
+async fn refuse_example(state: &AppState, id: &str) -> Result<(), AppError> {
     if crate::examples::is_example(state, id).await? {
-        return Err(ApiError::new(
-            axum::http::StatusCode::CONFLICT,
+        return Err(AppError::new(
+            ErrorKind::Conflict,
             "read_only",
             format!("dataset {id} holds an example (GET /examples) and is read-only"),
         ));
@@ -80,21 +80,21 @@ pub(crate) async fn layer_to_copy(
     dataset_id: &str,
     layer: Option<&str>,
     name: Option<&str>,
-) -> Result<(geomill_backends::store::LayerRecord, String), ApiError> {
+) -> Result<(geomill_backends::store::LayerRecord, String), AppError> {
     let dataset = find(state, dataset_id).await?;
     let layer_name = layer
         .map(str::to_owned)
         .or_else(|| dataset.layers.first().map(|l| l.name.clone()))
-        .ok_or_else(|| ApiError::unprocessable("the dataset has no layers"))?;
+        .ok_or_else(|| AppError::unprocessable("the dataset has no layers"))?;
     let layer = find_layer(state, &dataset.id, &layer_name).await?;
     let table = name.map_or_else(|| layer.name.clone(), str::to_owned);
     if table.is_empty() || table.len() > 63 {
-        return Err(ApiError::unprocessable(format!(
+        return Err(AppError::unprocessable(format!(
             "name {table:?}: a table name has 1 to 63 characters"
         )));
     }
     if table.contains('\0') {
-        return Err(ApiError::unprocessable(format!(
+        return Err(AppError::unprocessable(format!(
             "name {table:?}: a table name has no NUL character"
         )));
     }
@@ -112,16 +112,16 @@ pub struct PageQuery {
     pub offset: Option<i64>,
 }
 
-pub(crate) fn page(limit: Option<i64>, offset: Option<i64>) -> Result<(i64, i64), ApiError> {
+pub(crate) fn page(limit: Option<i64>, offset: Option<i64>) -> Result<(i64, i64), AppError> {
     let limit = limit.unwrap_or(100);
     let offset = offset.unwrap_or(0);
     if !(0..=MAX_LIMIT).contains(&limit) {
-        return Err(ApiError::bad_request(format!(
+        return Err(AppError::bad_request(format!(
             "limit must be between 0 and {MAX_LIMIT}, got {limit}"
         )));
     }
     if offset < 0 {
-        return Err(ApiError::bad_request(format!(
+        return Err(AppError::bad_request(format!(
             "offset must not be negative, got {offset}"
         )));
     }
@@ -130,11 +130,11 @@ pub(crate) fn page(limit: Option<i64>, offset: Option<i64>) -> Result<(i64, i64)
 
 /// Datasets, newest first (the example datasets are listed by `/examples` only).
 #[utoipa::path(get, path = "/datasets", tag = "datasets", params(PageQuery),
-    responses((status = 200, body = DatasetPage), (status = 400, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = DatasetPage), (status = 400, body = crate::api::error::ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<PageQuery>,
-) -> Result<Json<DatasetPage>, ApiError> {
+) -> Result<Json<DatasetPage>, AppError> {
     let (limit, offset) = page(query.limit, query.offset)?;
     let examples = crate::examples::dataset_ids(&state).await?;
     let engine = state.store();
@@ -151,11 +151,11 @@ pub async fn list(
 /// One dataset.
 #[utoipa::path(get, path = "/datasets/{id}", tag = "datasets",
     params(("id" = String, Path, description = "Dataset id (UUID)")),
-    responses((status = 200, body = Dataset), (status = 400, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Dataset), (status = 400, body = crate::api::error::ErrorBody), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn read(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Dataset>, ApiError> {
+) -> Result<Json<Dataset>, AppError> {
     Ok(Json(find(&state, &id).await?.into()))
 }
 
@@ -168,18 +168,18 @@ pub struct RenameBody {
 /// Rename a dataset.
 #[utoipa::path(patch, path = "/datasets/{id}", tag = "datasets",
     params(("id" = String, Path, description = "Dataset id (UUID)")), request_body = RenameBody,
-    responses((status = 200, body = Dataset), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody), (status = 409, description = "`read_only`: the dataset holds an example", body = crate::error::ErrorBody),
-        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Dataset), (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody), (status = 409, description = "`read_only`: the dataset holds an example", body = crate::api::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn rename(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<RenameBody>,
-) -> Result<Json<Dataset>, ApiError> {
+) -> Result<Json<Dataset>, AppError> {
     let name = body.name.trim().to_owned();
     if name.is_empty() || name.len() > 255 {
-        return Err(ApiError::unprocessable(
+        return Err(AppError::unprocessable(
             "name must have 1 to 255 characters",
         ));
     }
@@ -194,12 +194,12 @@ pub async fn rename(
 /// Delete a dataset: its layers, its catalog rows and its uploaded file.
 #[utoipa::path(delete, path = "/api/portal/datasets/{id}", tag = "datasets",
     params(("id" = String, Path, description = "Dataset id (UUID)")),
-    responses((status = 200, description = "{deleted: id}", body = Object), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody), (status = 409, description = "`read_only`: the dataset holds an example", body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "{deleted: id}", body = Object), (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody), (status = 409, description = "`read_only`: the dataset holds an example", body = crate::api::error::ErrorBody)))]
 pub async fn remove(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let dataset = find(&state, &id).await?;
     refuse_example(&state, &id).await?;
     crate::triggers::tracking::record_deleting(&state, &dataset).await;
@@ -226,18 +226,18 @@ pub struct FeatureQuery {
     pub bbox: Option<String>,
 }
 
-pub(crate) fn parse_bbox(text: &str) -> Result<[f64; 4], ApiError> {
+pub(crate) fn parse_bbox(text: &str) -> Result<[f64; 4], AppError> {
     let numbers: Vec<f64> = text
         .split(',')
         .map(|part| part.trim().parse::<f64>())
         .collect::<Result<_, _>>()
         .map_err(|_| {
-            ApiError::bad_request(format!(
+            AppError::bad_request(format!(
                 "bbox {text:?} is not four numbers minx,miny,maxx,maxy"
             ))
         })?;
     let [minx, miny, maxx, maxy] = numbers.as_slice() else {
-        return Err(ApiError::bad_request(format!(
+        return Err(AppError::bad_request(format!(
             "bbox {text:?} is not four numbers minx,miny,maxx,maxy"
         )));
     };
@@ -248,7 +248,7 @@ pub(crate) fn parse_bbox(text: &str) -> Result<[f64; 4], ApiError> {
         || (minx > maxx && !crosses_antimeridian)
         || miny > maxy
     {
-        return Err(ApiError::bad_request(format!(
+        return Err(AppError::bad_request(format!(
             "bbox {text:?}: need finite numbers with minx <= maxx (or longitudes with minx > maxx \
              for a box crossing the antimeridian) and miny <= maxy"
         )));
@@ -260,12 +260,12 @@ pub(crate) fn parse_bbox(text: &str) -> Result<[f64; 4], ApiError> {
 #[utoipa::path(get, path = "/api/portal/datasets/{id}/layers/{layer}/features", tag = "datasets",
     params(("id" = String, Path, description = "Dataset id (UUID)"), ("layer" = String, Path, description = "Layer name"), FeatureQuery),
     responses((status = 200, description = "GeoJSON FeatureCollection with total, limit, offset", body = Object),
-        (status = 400, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+        (status = 400, body = crate::api::error::ErrorBody), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn features(
     State(state): State<AppState>,
     Path((id, layer)): Path<(String, String)>,
     ApiQuery(query): ApiQuery<FeatureQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let (limit, offset) = page(query.limit, query.offset)?;
     let bbox = query.bbox.as_deref().map(parse_bbox).transpose()?;
     let record = find_layer(&state, &id, &layer).await?;

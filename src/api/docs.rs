@@ -128,7 +128,7 @@ use crate::state::AppState;
         super::tracking::disable,
         super::tracking::status,
     ),
-    components(schemas(crate::error::ErrorBody, crate::error::ErrorContent, super::capabilities::PreviewBody)),
+    components(schemas(crate::api::error::ErrorBody, crate::api::error::ErrorContent, super::capabilities::PreviewBody)),
     tags(
         (name = "health", description = "Service health"),
         (name = "datasets", description = "Datasets and their features"),

@@ -10,12 +10,11 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
 use axum::extract::{RawQuery, State};
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tokio::sync::broadcast::{self, error::RecvError};
 
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 use crate::events::Event;
 use crate::events::filter::Filter;
 use crate::query_string::query_pairs;
@@ -39,18 +38,18 @@ pub fn routes() -> Router<AppState> {
         ("token" = Option<String>, Query, description = "API key, when keys are configured"),
     ),
     responses((status = 101, description = "Switching to the WebSocket protocol"),
-        (status = 400, description = "An unknown topic", body = crate::error::ErrorBody),
-        (status = 426, description = "Not a WebSocket upgrade request", body = crate::error::ErrorBody)))]
+        (status = 400, description = "An unknown topic", body = crate::api::error::ErrorBody),
+        (status = 426, description = "Not a WebSocket upgrade request", body = crate::api::error::ErrorBody)))]
 pub async fn events(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
     upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let filter = Filter::from_pairs(&query_pairs(query.as_deref().unwrap_or_default()))
-        .map_err(ApiError::bad_request)?;
+        .map_err(AppError::bad_request)?;
     let upgrade = upgrade.map_err(|rejection| {
-        ApiError::new(
-            StatusCode::UPGRADE_REQUIRED,
+        AppError::new(
+            ErrorKind::UpgradeRequired,
             "upgrade_required",
             format!("/ws/events is a WebSocket: {rejection}"),
         )

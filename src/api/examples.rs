@@ -14,7 +14,7 @@ use super::datasets::lon_lat_page;
 use super::extract::{ApiJson, ApiQuery};
 use crate::blocking::blocking;
 use crate::datasets::model::Dataset;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::examples::{self, Example};
 use crate::state::AppState;
 
@@ -60,7 +60,7 @@ fn view(example: Example, dataset: geomill_backends::store::DatasetRecord) -> Ex
 /// The example datasets (empty without `GEOMILL_EXAMPLES_DIR`).
 #[utoipa::path(get, path = "/examples", tag = "datasets",
     responses((status = 200, body = ExampleList)))]
-pub async fn list(State(state): State<AppState>) -> Result<Json<ExampleList>, ApiError> {
+pub async fn list(State(state): State<AppState>) -> Result<Json<ExampleList>, AppError> {
     let mut found = Vec::new();
     for example in examples::all(&state).await? {
         found.push(examples::find(&state, &example.id).await?);
@@ -73,11 +73,11 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<ExampleList>, Ap
 /// One example dataset.
 #[utoipa::path(get, path = "/examples/{id}", tag = "datasets",
     params(("id" = String, Path, description = "Example id")),
-    responses((status = 200, body = ExampleDataset), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = ExampleDataset), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn read(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<ExampleDataset>, ApiError> {
+) -> Result<Json<ExampleDataset>, AppError> {
     let (example, dataset) = examples::find(&state, &id).await?;
     Ok(Json(view(example, dataset)))
 }
@@ -97,7 +97,7 @@ async fn example_layer(
     state: &AppState,
     id: &str,
     layer: Option<&str>,
-) -> Result<geomill_backends::store::LayerRecord, ApiError> {
+) -> Result<geomill_backends::store::LayerRecord, AppError> {
     let (_, dataset) = examples::find(state, id).await?;
     let found = match layer {
         Some(name) => dataset.layers.iter().find(|l| l.name == name),
@@ -105,7 +105,7 @@ async fn example_layer(
     };
     found.cloned().ok_or_else(|| {
         let known: Vec<&str> = dataset.layers.iter().map(|l| l.name.as_str()).collect();
-        ApiError::not_found(format!(
+        AppError::not_found(format!(
             "example {id} has no layer {:?} (layers: {})",
             layer.unwrap_or_default(),
             known.join(", ")
@@ -118,15 +118,15 @@ async fn example_layer(
 #[utoipa::path(get, path = "/examples/{id}/preview", tag = "datasets",
     params(("id" = String, Path, description = "Example id"), PreviewQuery),
     responses((status = 200, description = "GeoJSON FeatureCollection with layer, total, limit", body = Object),
-        (status = 400, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+        (status = 400, body = crate::api::error::ErrorBody), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn preview(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<PreviewQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let limit = query.limit.unwrap_or(10);
     if !(0..=MAX_PREVIEW).contains(&limit) {
-        return Err(ApiError::bad_request(format!(
+        return Err(AppError::bad_request(format!(
             "limit must be between 0 and {MAX_PREVIEW}, got {limit}"
         )));
     }
@@ -157,12 +157,12 @@ pub struct TileQuery {
         ("x" = u32, Path, description = "Column"), ("y" = u32, Path, description = "Row"), TileQuery),
     responses((status = 200, description = "A Mapbox Vector Tile", content_type = "application/vnd.mapbox-vector-tile"),
         (status = 204, description = "Empty tile"),
-        (status = 400, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+        (status = 400, body = crate::api::error::ErrorBody), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn tile(
     State(state): State<AppState>,
     Path((id, z, x, y)): Path<(String, String, String, String)>,
     ApiQuery(query): ApiQuery<TileQuery>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let zxy = super::ogc::tiles::tile_index(&z, &x, &y)?;
     let layer = example_layer(&state, &id, query.layer.as_deref()).await?;
     let engine = state.store();
@@ -194,17 +194,17 @@ fn dryrun_example() -> Value {
     params(("id" = String, Path, description = "Example id")),
     request_body(content = Object, description = "A trigger document (see POST /triggers)", example = dryrun_example),
     responses((status = 200, description = "{dataset_id, layer, table, event, would_fire, total, matched_count, matched, rows: [{fid, matches, predicates}], truncated, actions}", body = Object),
-        (status = 404, body = crate::error::ErrorBody),
-        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, description = "An invalid trigger (`detail.errors` names each field)", body = crate::error::ErrorBody)))]
+        (status = 404, body = crate::api::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, description = "An invalid trigger (`detail.errors` names each field)", body = crate::api::error::ErrorBody)))]
 pub async fn dryrun(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<Value>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let (example, dataset) = examples::find(&state, &id).await?;
     let Value::Object(mut fields) = body else {
-        return Err(ApiError::unprocessable(
+        return Err(AppError::unprocessable(
             "the body must be a JSON object: a trigger document",
         ));
     };

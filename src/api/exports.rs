@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use super::extract::ApiJson;
 use crate::datasets::export::{ExportSource, ExportedFile, export};
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -32,9 +32,9 @@ pub struct ExportBody {
     pub layer: Option<String>,
 }
 
-pub(crate) fn parse_format(text: &str) -> Result<ExportFormat, ApiError> {
+pub(crate) fn parse_format(text: &str) -> Result<ExportFormat, AppError> {
     serde_json::from_value(serde_json::Value::String(text.to_ascii_lowercase())).map_err(|_| {
-        ApiError::unprocessable(format!(
+        AppError::unprocessable(format!(
             "format {text:?} is not one of gpkg, geojson, fgb, parquet, shp, csv, kml, gml"
         ))
     })
@@ -44,17 +44,17 @@ async fn run(
     state: &AppState,
     body: ExportBody,
     format: ExportFormat,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     uuid::Uuid::parse_str(&body.dataset_id).map_err(|_| {
-        ApiError::unprocessable(format!("dataset_id {:?} is not a UUID", body.dataset_id))
+        AppError::unprocessable(format!("dataset_id {:?} is not a UUID", body.dataset_id))
     })?;
     let engine = state.store();
     let id = body.dataset_id.clone();
     let dataset = tokio::task::spawn_blocking(move || engine.dataset(&id))
         .await
-        .map_err(|e| ApiError::internal(&e))?
-        .map_err(|e| ApiError::internal(&e))?
-        .ok_or_else(|| ApiError::not_found(format!("no dataset {}", body.dataset_id)))?;
+        .map_err(|e| AppError::internal(&e))?
+        .map_err(|e| AppError::internal(&e))?
+        .ok_or_else(|| AppError::not_found(format!("no dataset {}", body.dataset_id)))?;
     let dataset = crate::datasets::remote::ensure_loaded(state, dataset).await?;
     let names: Vec<String> = dataset.layers.iter().map(|l| l.name.clone()).collect();
     let layer = match &body.layer {
@@ -63,7 +63,7 @@ async fn run(
     }
     .cloned()
     .ok_or_else(|| {
-        ApiError::not_found(format!(
+        AppError::not_found(format!(
             "dataset {} has no layer {:?} (layers: {})",
             dataset.id,
             body.layer,
@@ -101,12 +101,12 @@ pub(crate) fn attachment(file: ExportedFile) -> Response {
 /// Export one layer of a dataset as a file.
 #[utoipa::path(post, path = "/api/portal/datasets/export", tag = "datasets", request_body = ExportBody,
     responses((status = 200, description = "The file (Content-Disposition names it)"),
-        (status = 404, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody)))]
+        (status = 404, body = crate::api::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn export_any(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<ExportBody>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let format = parse_format(body.format.as_deref().unwrap_or("gpkg"))?;
     run(&state, body, format).await
 }
@@ -114,18 +114,18 @@ pub async fn export_any(
 /// Export one layer of a dataset as a GeoPackage.
 #[utoipa::path(post, path = "/datasets/export-gpkg", tag = "datasets", request_body = ExportBody,
     responses((status = 200, description = "The GeoPackage"),
-        (status = 404, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody)))]
+        (status = 404, body = crate::api::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn export_gpkg(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<ExportBody>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     if body
         .format
         .as_deref()
         .is_some_and(|f| !f.eq_ignore_ascii_case("gpkg"))
     {
-        return Err(ApiError::unprocessable(
+        return Err(AppError::unprocessable(
             "export-gpkg writes GeoPackages only: use /api/portal/datasets/export",
         ));
     }

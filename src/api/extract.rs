@@ -2,11 +2,10 @@
 
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
-use axum::http::StatusCode;
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 
 /// `Json<T>` with JSON error bodies: a body that is not JSON, or JSON of the wrong shape, is a
 /// 422 `invalid_body` naming the problem; a missing JSON content type is a 415.
@@ -17,7 +16,7 @@ where
     T: DeserializeOwned,
     S: Send + Sync,
 {
-    type Rejection = ApiError;
+    type Rejection = AppError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         match axum::Json::<T>::from_request(req, state).await {
@@ -27,21 +26,21 @@ where
     }
 }
 
-fn json_rejection(rejection: &JsonRejection) -> ApiError {
+fn json_rejection(rejection: &JsonRejection) -> AppError {
     match rejection {
-        JsonRejection::MissingJsonContentType(_) => ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        JsonRejection::MissingJsonContentType(_) => AppError::new(
+            ErrorKind::UnsupportedMediaType,
             "unsupported_media_type",
             "expected a JSON body with Content-Type: application/json",
         ),
         JsonRejection::JsonSyntaxError(e) => {
-            ApiError::unprocessable(format!("the body is not valid JSON: {}", source_text(e)))
+            AppError::unprocessable(format!("the body is not valid JSON: {}", source_text(e)))
         }
-        JsonRejection::JsonDataError(e) => ApiError::unprocessable(format!(
+        JsonRejection::JsonDataError(e) => AppError::unprocessable(format!(
             "the body does not match the expected shape: {}",
             source_text(e)
         )),
-        other => ApiError::bad_request(format!("cannot read the body: {}", other.body_text())),
+        other => AppError::bad_request(format!("cannot read the body: {}", other.body_text())),
     }
 }
 
@@ -63,7 +62,7 @@ where
     T: DeserializeOwned,
     S: Send + Sync,
 {
-    type Rejection = ApiError;
+    type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         match axum::extract::Query::<T>::from_request_parts(parts, state).await {
@@ -73,14 +72,15 @@ where
     }
 }
 
-fn query_rejection(rejection: &QueryRejection) -> ApiError {
-    ApiError::bad_request(format!("invalid query string: {}", source_text(rejection)))
+fn query_rejection(rejection: &QueryRejection) -> AppError {
+    AppError::bad_request(format!("invalid query string: {}", source_text(rejection)))
 }
 
 #[cfg(test)]
 mod tests {
     use axum::Router;
     use axum::body::Body;
+    use axum::http::StatusCode;
     use axum::routing::post;
     use serde::Deserialize;
     use tower::ServiceExt;

@@ -2,20 +2,20 @@
 
 use std::any::Any;
 
-use axum::http::{Method, StatusCode, Uri};
+use axum::http::{Method, Uri};
 use axum::response::{IntoResponse, Response};
 
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 
 /// 404 for a path the API does not have.
-pub async fn no_route(method: Method, uri: Uri) -> ApiError {
-    ApiError::not_found(format!("no route for {method} {}", uri.path()))
+pub async fn no_route(method: Method, uri: Uri) -> AppError {
+    AppError::not_found(format!("no route for {method} {}", uri.path()))
 }
 
 /// 405 for a known path called with a method it does not accept.
-pub async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
-    ApiError::new(
-        StatusCode::METHOD_NOT_ALLOWED,
+pub async fn method_not_allowed(method: Method, uri: Uri) -> AppError {
+    AppError::new(
+        ErrorKind::MethodNotAllowed,
         "method_not_allowed",
         format!("{} does not accept {method}", uri.path()),
     )
@@ -29,5 +29,5 @@ pub fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
         .map(String::as_str)
         .or_else(|| panic.downcast_ref::<&str>().copied())
         .unwrap_or("unknown panic");
-    ApiError::internal(&format!("handler panicked: {text}")).into_response()
+    AppError::internal(&format!("handler panicked: {text}")).into_response()
 }

@@ -15,7 +15,7 @@ use super::extract::{ApiJson, ApiQuery};
 use crate::blocking::blocking;
 
 use crate::datasets::loaded_layer::find_layer;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 /// Values Jenks breaks are computed from at most (a reproducible sample beyond).
@@ -37,7 +37,7 @@ async fn field_of(
     id: &str,
     layer: &str,
     field: &str,
-) -> Result<(LayerRecord, FieldType), ApiError> {
+) -> Result<(LayerRecord, FieldType), AppError> {
     let record = find_layer(state, id, layer).await?;
     let engine = state.store();
     let probe = record.clone();
@@ -48,7 +48,7 @@ async fn field_of(
         .find(|c| c.name == field)
         .map(|c| c.ty)
         .ok_or_else(|| {
-            ApiError::not_found(format!(
+            AppError::not_found(format!(
                 "layer {layer:?} has no field {field:?} (fields: {})",
                 schema.names().join(", ")
             ))
@@ -56,10 +56,10 @@ async fn field_of(
     Ok((record, ty))
 }
 
-fn numeric(field: &str, ty: FieldType) -> Result<(), ApiError> {
+fn numeric(field: &str, ty: FieldType) -> Result<(), AppError> {
     match ty {
         FieldType::Integer | FieldType::Double => Ok(()),
-        other => Err(ApiError::unprocessable(format!(
+        other => Err(AppError::unprocessable(format!(
             "field {field:?} is {}, not numeric",
             other.sql().to_lowercase()
         ))),
@@ -78,16 +78,16 @@ pub struct DistinctQuery {
 #[utoipa::path(get, path = "/datasets/{id}/layers/{layer}/distinct/{field}", tag = "datasets",
     params(("id" = String, Path), ("layer" = String, Path), ("field" = String, Path), DistinctQuery),
     responses((status = 200, description = "{field, distinct, values: [{value, count}]}", body = Object),
-        (status = 400, description = "The id is not a UUID, or `limit` is out of range", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody)))]
+        (status = 400, description = "The id is not a UUID, or `limit` is out of range", body = crate::api::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn distinct(
     State(state): State<AppState>,
     Path((id, layer, field)): Path<(String, String, String)>,
     ApiQuery(query): ApiQuery<DistinctQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let limit = query.limit.unwrap_or(100);
     if !(1..=10_000).contains(&limit) {
-        return Err(ApiError::bad_request(format!(
+        return Err(AppError::bad_request(format!(
             "limit must be between 1 and 10000, got {limit}"
         )));
     }
@@ -107,12 +107,12 @@ pub async fn distinct(
 /// Count, nulls, min, max, mean, standard deviation and quantiles of a numeric field.
 #[utoipa::path(get, path = "/datasets/{id}/layers/{layer}/stats/{field}", tag = "datasets",
     params(("id" = String, Path), ("layer" = String, Path), ("field" = String, Path)),
-    responses((status = 200, body = Object), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Object), (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody), (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn stats(
     State(state): State<AppState>,
     Path((id, layer, field)): Path<(String, String, String)>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let (record, ty) = field_of(&state, &id, &layer, &field).await?;
     numeric(&field, ty)?;
     let engine = state.store();
@@ -141,22 +141,22 @@ pub struct BreaksBody {
 #[utoipa::path(post, path = "/datasets/{id}/layers/{layer}/breaks", tag = "datasets",
     params(("id" = String, Path), ("layer" = String, Path)), request_body = BreaksBody,
     responses((status = 200, description = "{field, method, classes, breaks, min}", body = Object),
-        (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
-        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+        (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody), (status = 404, body = crate::api::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody), (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn class_breaks(
     State(state): State<AppState>,
     Path((id, layer)): Path<(String, String)>,
     ApiJson(body): ApiJson<BreaksBody>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let classes = body.classes.unwrap_or(5);
     if !(2..=12).contains(&classes) {
-        return Err(ApiError::unprocessable(format!(
+        return Err(AppError::unprocessable(format!(
             "classes must be between 2 and 12, got {classes}"
         )));
     }
     let method = body.method.to_ascii_lowercase();
     let Ok(class_method) = serde_json::from_value::<ClassMethod>(json!(method)) else {
-        return Err(ApiError::unprocessable(format!(
+        return Err(AppError::unprocessable(format!(
             "method must be jenks, quantile, equal_interval, std_dev, pretty or head_tail_breaks, got {:?}",
             body.method
         )));
@@ -174,7 +174,7 @@ pub async fn class_breaks(
     );
     let values = blocking(move || engine.field_sample(&record, &name, cap)).await?;
     if values.is_empty() {
-        return Err(ApiError::unprocessable(format!(
+        return Err(AppError::unprocessable(format!(
             "field {:?} has no values",
             body.field
         )));

@@ -16,7 +16,7 @@ use crate::datasets::fetch::UrlPolicy;
 use crate::datasets::ingest::{announce_created, ingest_parts, ingest_stored};
 use crate::datasets::model::Dataset;
 use crate::datasets::{inspect, remote, upload};
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -39,16 +39,16 @@ pub fn routes() -> Router<AppState> {
     request_body(content_type = "multipart/form-data", content = Object, description = "field file: the spatial file (repeatable, at most 32); field name: optional display name"),
     responses(
         (status = 201, body = Dataset),
-        (status = 400, description = "Not multipart, no usable file name, too many files", body = crate::error::ErrorBody),
-        (status = 413, description = "Larger than GEOMILL_MAX_UPLOAD_MB", body = crate::error::ErrorBody),
-        (status = 422, description = "`format_mismatch`, `unsafe_archive` or `unreadable_file`", body = crate::error::ErrorBody),
+        (status = 400, description = "Not multipart, no usable file name, too many files", body = crate::api::error::ErrorBody),
+        (status = 413, description = "Larger than GEOMILL_MAX_UPLOAD_MB", body = crate::api::error::ErrorBody),
+        (status = 422, description = "`format_mismatch`, `unsafe_archive` or `unreadable_file`", body = crate::api::error::ErrorBody),
     ))]
 pub async fn upload_dataset(
     State(state): State<AppState>,
     multipart: Result<Multipart, MultipartRejection>,
-) -> Result<(StatusCode, Json<Dataset>), ApiError> {
+) -> Result<(StatusCode, Json<Dataset>), AppError> {
     let mut multipart = multipart.map_err(|e| {
-        ApiError::bad_request(format!(
+        AppError::bad_request(format!(
             "the body is not multipart/form-data: {}",
             e.body_text()
         ))
@@ -67,31 +67,31 @@ async fn receive(
     multipart: &mut Multipart,
     id: &str,
     folder: &std::path::Path,
-) -> Result<Dataset, ApiError> {
+) -> Result<Dataset, AppError> {
     let limit = state.config().max_upload_mb.saturating_mul(1024 * 1024);
     let mut stored: Vec<(String, std::path::PathBuf)> = Vec::new();
     let mut given_name: Option<String> = None;
     while let Some(mut field) = multipart.next_field().await.map_err(|e| {
-        ApiError::bad_request(format!("the body is not valid multipart/form-data: {e}"))
+        AppError::bad_request(format!("the body is not valid multipart/form-data: {e}"))
     })? {
         match field.name() {
             Some("file") => {
                 let name = field
                     .file_name()
                     .and_then(upload::base_name)
-                    .ok_or_else(|| ApiError::bad_request("a file field has no usable file name"))?;
+                    .ok_or_else(|| AppError::bad_request("a file field has no usable file name"))?;
                 if stored.len() == upload::MAX_FILES {
-                    return Err(ApiError::bad_request(format!(
+                    return Err(AppError::bad_request(format!(
                         "an upload has at most {} files",
                         upload::MAX_FILES
                     )));
                 }
                 if stored.iter().any(|(n, _)| *n == name) {
-                    return Err(ApiError::bad_request(format!("file {name} was sent twice")));
+                    return Err(AppError::bad_request(format!("file {name} was sent twice")));
                 }
                 tokio::fs::create_dir_all(folder)
                     .await
-                    .map_err(|e| ApiError::internal(&e))?;
+                    .map_err(|e| AppError::internal(&e))?;
                 let path = folder.join(&name);
                 let sent: u64 = upload::total_size(folder).await;
                 upload::save(&mut field, &path, limit, sent, "upload").await?;
@@ -104,7 +104,7 @@ async fn receive(
     let stored = inspect::check_files(stored, limit).await?;
     let parts = upload::parquet_parts(&stored).unwrap_or_default();
     let (file_name, path) = upload::main_file(stored)
-        .ok_or_else(|| ApiError::bad_request("multipart field `file` is missing"))?;
+        .ok_or_else(|| AppError::bad_request("multipart field `file` is missing"))?;
     let name = given_name
         .filter(|n| !n.trim().is_empty())
         .unwrap_or(file_name);
@@ -129,19 +129,19 @@ pub struct ImportBody {
 /// link-local addresses are refused (also as a redirect's target) unless
 /// GEOMILL_ALLOW_PRIVATE_URLS is set or GEOMILL_ALLOWED_URL_HOSTS names the host.
 #[utoipa::path(post, path = "/datasets/import-url", tag = "datasets", request_body = ImportBody,
-    responses((status = 201, body = Dataset), (status = 400, description = "`url_not_allowed`: not http(s), or a hop's address is not public", body = crate::error::ErrorBody),
-        (status = 413, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody)))]
+    responses((status = 201, body = Dataset), (status = 400, description = "`url_not_allowed`: not http(s), or a hop's address is not public", body = crate::api::error::ErrorBody),
+        (status = 413, body = crate::api::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn import_url(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<ImportBody>,
-) -> Result<(StatusCode, Json<Dataset>), ApiError> {
+) -> Result<(StatusCode, Json<Dataset>), AppError> {
     let id = uuid::Uuid::new_v4().to_string();
     let folder = upload::folder(&state.config().uploads_dir(), &id);
     let outcome = async {
         tokio::fs::create_dir_all(&folder)
             .await
-            .map_err(|e| ApiError::internal(&e))?;
+            .map_err(|e| AppError::internal(&e))?;
         let limit = state.config().max_upload_mb.saturating_mul(1024 * 1024);
         let path = crate::datasets::fetch::download(
             &body.url,
@@ -193,22 +193,22 @@ pub struct OgcBody {
 /// features are fetched and loaded on first use (features, fields, export, SQL, pipelines),
 /// through the same request-forgery guard as import-url.
 #[utoipa::path(post, path = "/datasets/ogc", tag = "datasets", request_body = OgcBody,
-    responses((status = 201, body = Dataset), (status = 400, description = "An unknown service type, or `url_not_allowed`: not http(s), or a hop's address is not public", body = crate::error::ErrorBody),
-        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, description = "The service does not offer the layer", body = crate::error::ErrorBody)))]
+    responses((status = 201, body = Dataset), (status = 400, description = "An unknown service type, or `url_not_allowed`: not http(s), or a hop's address is not public", body = crate::api::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, description = "The service does not offer the layer", body = crate::api::error::ErrorBody)))]
 pub async fn register_ogc(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<OgcBody>,
-) -> Result<(StatusCode, Json<Dataset>), ApiError> {
+) -> Result<(StatusCode, Json<Dataset>), AppError> {
     let service = remote::Service::parse(&body.service_type).ok_or_else(|| {
-        ApiError::bad_request(format!(
+        AppError::bad_request(format!(
             "service_type {:?} is not WFS or OAPIF (OGC API - Features)",
             body.service_type
         ))
     })?;
     let layer = body.layer_name.trim().to_owned();
     if layer.is_empty() {
-        return Err(ApiError::bad_request("layer_name is empty"));
+        return Err(AppError::bad_request("layer_name is empty"));
     }
     let base = remote::base_url(service, &body.url, &layer)?;
     let policy = UrlPolicy::from_config(state.config());

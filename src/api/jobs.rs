@@ -20,7 +20,7 @@ use super::extract::{ApiJson, ApiQuery};
 use crate::blocking::blocking;
 use crate::datasets::export::{ExportSource, ExportedFile, export, file_stem};
 use crate::datasets::model::Dataset;
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 use crate::jobs::feed::Channel;
 use crate::jobs::model::{Job, JobPage};
 use crate::jobs::runner::{self, COMPLETED};
@@ -40,14 +40,14 @@ pub fn routes() -> Router<AppState> {
         .route("/jobs/{id}/publish", post(publish))
 }
 
-async fn find(state: &AppState, id: &str) -> Result<JobRecord, ApiError> {
+async fn find(state: &AppState, id: &str) -> Result<JobRecord, AppError> {
     uuid::Uuid::parse_str(id)
-        .map_err(|_| ApiError::bad_request(format!("job id {id:?} is not a UUID")))?;
+        .map_err(|_| AppError::bad_request(format!("job id {id:?} is not a UUID")))?;
     let jobs = state.job_records();
     let key = id.to_owned();
     blocking(move || jobs.job(&key))
         .await?
-        .ok_or_else(|| ApiError::not_found(format!("no job {id}")))
+        .ok_or_else(|| AppError::not_found(format!("no job {id}")))
 }
 
 /// Submit a job: `{name, dataset_id, parameters: {rule_ids, max_retries, timeout_s, vars}}`,
@@ -58,13 +58,13 @@ async fn find(state: &AppState, id: &str) -> Result<JobRecord, ApiError> {
     request_body(content = crate::jobs::submit::JobBody, description = "A job object, or a rules file (array)",
         example = job_example),
     responses((status = 202, body = Job),
-        (status = 400, description = "A malformed query string", body = crate::error::ErrorBody),
-        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+        (status = 400, description = "A malformed query string", body = crate::api::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody), (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn submit(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<JobQuery>,
     ApiJson(body): ApiJson<Value>,
-) -> Result<(StatusCode, Json<Job>), ApiError> {
+) -> Result<(StatusCode, Json<Job>), AppError> {
     let job = crate::jobs::submit::submit(&state, body, query).await?;
     Ok((StatusCode::ACCEPTED, Json(job.into())))
 }
@@ -92,17 +92,17 @@ const STATUSES: [&str; 5] = ["PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCE
 
 /// Jobs, newest first.
 #[utoipa::path(get, path = "/jobs", tag = "jobs", params(JobListQuery),
-    responses((status = 200, body = JobPage), (status = 400, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = JobPage), (status = 400, body = crate::api::error::ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<JobListQuery>,
-) -> Result<Json<JobPage>, ApiError> {
+) -> Result<Json<JobPage>, AppError> {
     let (limit, offset) = super::datasets::page(query.limit, query.offset)?;
     let status = query.status.map(|s| s.to_ascii_uppercase());
     if let Some(status) = &status
         && !STATUSES.contains(&status.as_str())
     {
-        return Err(ApiError::bad_request(format!(
+        return Err(AppError::bad_request(format!(
             "status {status:?} is not one of {}",
             STATUSES.join(", ")
         )));
@@ -119,11 +119,11 @@ pub async fn list(
 
 /// One job: status, times, attempts, the reason it did not complete, its result.
 #[utoipa::path(get, path = "/jobs/{id}", tag = "jobs",
-    responses((status = 200, body = Job), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Job), (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn read(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Job>, ApiError> {
+) -> Result<Json<Job>, AppError> {
     Ok(Json(find(&state, &id).await?.into()))
 }
 
@@ -131,12 +131,12 @@ pub async fn read(
 /// interrupted) and answered once stopped. Cancelling a cancelled job answers it again; a job
 /// that completed or failed is a 409.
 #[utoipa::path(post, path = "/jobs/{id}/cancel", tag = "jobs",
-    responses((status = 200, body = Job), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
-        (status = 409, description = "The job already ended", body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Job), (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody), (status = 404, body = crate::api::error::ErrorBody),
+        (status = 409, description = "The job already ended", body = crate::api::error::ErrorBody)))]
 pub async fn cancel(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Job>, ApiError> {
+) -> Result<Json<Job>, AppError> {
     find(&state, &id).await?;
     Ok(Json(runner::cancel(&state, &id).await?.into()))
 }
@@ -151,12 +151,12 @@ fn sse(
 /// Server-sent events of the job's log: everything so far, then live lines; each `data` is
 /// `{timestamp, level, step, message}`. The stream ends when the job ends.
 #[utoipa::path(get, path = "/jobs/{id}/stream", tag = "jobs",
-    responses((status = 200, description = "text/event-stream", content_type = "text/event-stream"), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "text/event-stream", content_type = "text/event-stream"), (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn stream(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let job = find(&state, &id).await?;
     Ok(sse(runner::feed_of(&state, &job).stream(Channel::Logs)).into_response())
 }
@@ -164,26 +164,26 @@ pub async fn stream(
 /// Server-sent events of the job's progress: `{type: "state", status, attempt, reason, error}`
 /// at every transition and `{type: "progress", step, steps}` as statements run.
 #[utoipa::path(get, path = "/jobs/{id}/events", tag = "jobs",
-    responses((status = 200, description = "text/event-stream", content_type = "text/event-stream"), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "text/event-stream", content_type = "text/event-stream"), (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn events(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let job = find(&state, &id).await?;
     Ok(sse(runner::feed_of(&state, &job).stream(Channel::Events)).into_response())
 }
 
 /// The result file of a completed job, or a 409 naming its status.
-async fn result_path(state: &AppState, id: &str) -> Result<(JobRecord, String), ApiError> {
+async fn result_path(state: &AppState, id: &str) -> Result<(JobRecord, String), AppError> {
     let job = find(state, id).await?;
     match (&job.result_path, job.status.as_str()) {
         (Some(path), COMPLETED) => {
             let path = path.clone();
             Ok((job, path))
         }
-        _ => Err(ApiError::new(
-            StatusCode::CONFLICT,
+        _ => Err(AppError::new(
+            ErrorKind::Conflict,
             "no_result",
             format!(
                 "job {id} is {}; a result exists once it is COMPLETED",
@@ -205,21 +205,21 @@ pub struct DownloadQuery {
 /// The result of a completed job as a file.
 #[utoipa::path(get, path = "/jobs/{id}/download", tag = "jobs", params(DownloadQuery),
     responses((status = 200, description = "The file"),
-        (status = 400, description = "The id is not a UUID, or a malformed query string", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody), (status = 409, description = "The job has no result", body = crate::error::ErrorBody),
-        (status = 422, description = "An unknown format", body = crate::error::ErrorBody)))]
+        (status = 400, description = "The id is not a UUID, or a malformed query string", body = crate::api::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody), (status = 409, description = "The job has no result", body = crate::api::error::ErrorBody),
+        (status = 422, description = "An unknown format", body = crate::api::error::ErrorBody)))]
 pub async fn download(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<DownloadQuery>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let format = super::exports::parse_format(query.format.as_deref().unwrap_or("gpkg"))?;
     let (job, path) = result_path(&state, &id).await?;
     if format == ExportFormat::Gpkg {
         // The artifact itself, as the run wrote it.
         let bytes = tokio::fs::read(&path)
             .await
-            .map_err(|e| ApiError::internal(&e))?;
+            .map_err(|e| AppError::internal(&e))?;
         return Ok(super::exports::attachment(ExportedFile {
             file_name: format!("{}_result.gpkg", file_stem(&job.name)),
             content_type: "application/geopackage+sqlite3",
@@ -249,13 +249,13 @@ pub struct FeaturesQuery {
 /// A page of a completed job's result as a GeoJSON FeatureCollection (WGS 84 lon/lat).
 #[utoipa::path(get, path = "/jobs/{id}/features", tag = "jobs", params(FeaturesQuery),
     responses((status = 200, description = "FeatureCollection with total, limit, offset", body = Object),
-        (status = 400, description = "The id is not a UUID, `limit` or `offset` out of range, or a malformed query string", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody)))]
+        (status = 400, description = "The id is not a UUID, `limit` or `offset` out of range, or a malformed query string", body = crate::api::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody), (status = 409, body = crate::api::error::ErrorBody)))]
 pub async fn features(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<FeaturesQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let (limit, offset) = super::datasets::page(query.limit, query.offset)?;
     let (_, path) = result_path(&state, &id).await?;
     let engine = state.store();
@@ -288,11 +288,11 @@ pub struct PublishedResult {
 /// completes. (`publish: true` at submission publishes on completion.)
 #[utoipa::path(post, path = "/jobs/{id}/publish", tag = "jobs",
     responses((status = 201, body = PublishedResult), (status = 200, description = "Already published", body = PublishedResult),
-        (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody), (status = 409, description = "The job has no result", body = crate::error::ErrorBody)))]
+        (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody), (status = 404, body = crate::api::error::ErrorBody), (status = 409, description = "The job has no result", body = crate::api::error::ErrorBody)))]
 pub async fn publish(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<(StatusCode, Json<PublishedResult>), ApiError> {
+) -> Result<(StatusCode, Json<PublishedResult>), AppError> {
     let (job, path) = result_path(&state, &id).await?;
     let published = crate::jobs::publish::publish(&state, &job, &path).await?;
     let status = if published.created {

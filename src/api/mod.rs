@@ -4,6 +4,7 @@ pub mod auth;
 pub mod capabilities;
 pub mod datasets;
 pub mod docs;
+pub mod error;
 pub mod events;
 pub mod examples;
 pub mod exports;

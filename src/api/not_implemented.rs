@@ -10,7 +10,7 @@ use serde_json::json;
 use utoipa::openapi::path::{HttpMethod, OperationBuilder};
 use utoipa::openapi::{OpenApi, ResponseBuilder};
 
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 /// (method, path as the spec writes it, spec group).
@@ -55,9 +55,9 @@ fn router_path(spec_path: &str) -> String {
     spec_path.replace("{y}.mvt", "{y_mvt}")
 }
 
-async fn answer(method: Method, uri: Uri) -> ApiError {
+async fn answer(method: Method, uri: Uri) -> AppError {
     let path = uri.path();
-    ApiError::not_implemented(format!(
+    AppError::not_implemented(format!(
         "{method} {path} is not implemented in geomill {} yet",
         crate::VERSION
     ))

@@ -5,7 +5,7 @@
 
 use axum::Router;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use serde::Deserialize;
@@ -13,7 +13,7 @@ use serde::Deserialize;
 use crate::auth::Principal;
 use crate::auth::oidc::{LoginError, Oidc};
 use crate::auth::token::{cookie_value, set_cookie};
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 use crate::state::AppState;
 
 /// The cookie holding a started login's state.
@@ -27,19 +27,23 @@ pub fn routes() -> Router<AppState> {
         .route("/auth/oidc/callback", get(callback))
 }
 
-fn oidc(state: &AppState) -> Result<&Oidc, ApiError> {
+fn oidc(state: &AppState) -> Result<&Oidc, AppError> {
     state.auth().oidc.as_ref().ok_or_else(|| {
-        ApiError::not_found(
+        AppError::not_found(
             "no single sign-on here: set GEOMILL_OIDC_ISSUER, GEOMILL_OIDC_CLIENT_ID and GEOMILL_OIDC_CLIENT_SECRET",
         )
     })
 }
 
-fn login_error(error: &LoginError) -> ApiError {
+fn login_error(error: &LoginError) -> AppError {
     if error.provider_fault() {
-        ApiError::new(StatusCode::BAD_GATEWAY, "oidc_provider", error.to_string())
+        AppError::new(ErrorKind::Upstream, "oidc_provider", error.to_string())
     } else {
-        ApiError::new(StatusCode::UNAUTHORIZED, "login_refused", error.to_string())
+        AppError::new(
+            ErrorKind::Unauthenticated,
+            "login_refused",
+            error.to_string(),
+        )
     }
 }
 
@@ -51,9 +55,9 @@ fn state_cookie(state: &AppState, value: &str, max_age_s: u64) -> String {
 /// Start a single sign-on login: 303 to the provider (PKCE S256, state, nonce).
 #[utoipa::path(get, path = "/auth/oidc/login", tag = "auth",
     responses((status = 303, description = "To the provider's authorization page"),
-        (status = 404, description = "No OIDC provider configured", body = crate::error::ErrorBody),
-        (status = 502, description = "The provider cannot be reached or discovered", body = crate::error::ErrorBody)))]
-pub async fn login(State(state): State<AppState>) -> Result<Response, ApiError> {
+        (status = 404, description = "No OIDC provider configured", body = crate::api::error::ErrorBody),
+        (status = 502, description = "The provider cannot be reached or discovered", body = crate::api::error::ErrorBody)))]
+pub async fn login(State(state): State<AppState>) -> Result<Response, AppError> {
     let (url, login_state) = oidc(&state)?.start().await.map_err(|e| login_error(&e))?;
     let mut response = Redirect::to(&url).into_response();
     if let Ok(cookie) = HeaderValue::from_str(&state_cookie(&state, &login_state, 600)) {
@@ -75,19 +79,19 @@ pub struct Callback {
 /// the API documentation.
 #[utoipa::path(get, path = "/auth/oidc/callback", tag = "auth", params(Callback),
     responses((status = 303, description = "Logged in: session cookie set"),
-        (status = 400, description = "Not this browser's login, or parameters missing", body = crate::error::ErrorBody),
-        (status = 401, description = "The provider or the ID token refused the login", body = crate::error::ErrorBody),
-        (status = 404, description = "No OIDC provider configured", body = crate::error::ErrorBody),
-        (status = 502, description = "The provider cannot be reached", body = crate::error::ErrorBody)))]
+        (status = 400, description = "Not this browser's login, or parameters missing", body = crate::api::error::ErrorBody),
+        (status = 401, description = "The provider or the ID token refused the login", body = crate::api::error::ErrorBody),
+        (status = 404, description = "No OIDC provider configured", body = crate::api::error::ErrorBody),
+        (status = 502, description = "The provider cannot be reached", body = crate::api::error::ErrorBody)))]
 pub async fn callback(
     State(state): State<AppState>,
     headers: HeaderMap,
     Query(answer): Query<Callback>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let oidc = oidc(&state)?;
     if let Some(error) = answer.error {
-        return Err(ApiError::new(
-            StatusCode::UNAUTHORIZED,
+        return Err(AppError::new(
+            ErrorKind::Unauthenticated,
             "login_refused",
             format!(
                 "the provider refused the login: {error} {}",
@@ -96,7 +100,7 @@ pub async fn callback(
         ));
     }
     let (Some(code), Some(login_state)) = (answer.code, answer.state) else {
-        return Err(ApiError::bad_request("the callback needs code and state"));
+        return Err(AppError::bad_request("the callback needs code and state"));
     };
     let ours = headers
         .get_all(header::COOKIE)
@@ -104,7 +108,7 @@ pub async fn callback(
         .filter_map(|v| v.to_str().ok())
         .find_map(|v| cookie_value(v, STATE_COOKIE));
     if ours != Some(login_state.as_str()) {
-        return Err(ApiError::bad_request(
+        return Err(AppError::bad_request(
             "this login was not started by this browser (state cookie missing or different)",
         ));
     }

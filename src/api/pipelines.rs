@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::extract::ApiJson;
 use super::planning::{PreviewOptions, preview_json, validation_json};
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -53,9 +53,9 @@ pub(crate) fn pipeline_example() -> Value {
 }
 
 /// The document of a request and how to plan it.
-fn planning_request(state: &AppState, body: Value) -> Result<(Value, PreviewOptions), ApiError> {
+fn planning_request(state: &AppState, body: Value) -> Result<(Value, PreviewOptions), AppError> {
     let request = if body.get("pipeline").is_some() {
-        serde_json::from_value(body).map_err(|e| ApiError::unprocessable(e.to_string()))?
+        serde_json::from_value(body).map_err(|e| AppError::unprocessable(e.to_string()))?
     } else {
         Wrapped {
             pipeline: body,
@@ -77,13 +77,13 @@ fn planning_request(state: &AppState, body: Value) -> Result<(Value, PreviewOpti
 #[utoipa::path(post, path = "/api/pipelines/validate", tag = "pipelines",
     request_body(content = Object, description = "A PipelineSpec (or a rules file, a scenario), bare or as {pipeline, engine, vars, catalog}", example = pipeline_example),
     responses((status = 200, description = "{valid, steps, errors: [{path, message}]}", body = Object),
-        (status = 400, description = "An unknown engine", body = crate::error::ErrorBody),
-        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, description = "The body is not JSON, or not a pipeline request", body = crate::error::ErrorBody)))]
+        (status = 400, description = "An unknown engine", body = crate::api::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, description = "The body is not JSON, or not a pipeline request", body = crate::api::error::ErrorBody)))]
 pub async fn validate(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let (pipeline, options) = planning_request(&state, body)?;
     let steps = pipeline
         .get("steps")
@@ -108,14 +108,14 @@ pub async fn validate(
     request_body(content = Object, description = "A PipelineSpec, bare or as {pipeline, engine, vars, catalog}", example = pipeline_example),
     responses(
         (status = 200, description = "{plan, optimized, sql: {duckdb: {statements, text, result}, postgis: {...} | {error}}}; scenarios: {jobs: [...]}", body = Object),
-        (status = 400, description = "An unknown engine", body = crate::error::ErrorBody),
-        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody),
+        (status = 400, description = "An unknown engine", body = crate::api::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, body = crate::api::error::ErrorBody),
     ))]
 pub async fn preview(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let (pipeline, options) = planning_request(&state, body)?;
     let previews = options.preview(&pipeline)?;
     match previews.as_slice() {
@@ -150,16 +150,16 @@ struct ExecuteBody {
     request_body(content = Object, description = "A PipelineSpec, bare or as {pipeline, dataset_id, vars, engine}; sources name layers of dataset_id, dataset ids or names, or <dataset>/<layer>", example = pipeline_example),
     responses(
         (status = 200, body = crate::execute::Execution),
-        (status = 404, body = crate::error::ErrorBody),
-        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 503, description = "engine postgis and PostgreSQL unreachable", body = crate::error::ErrorBody),
-        (status = 504, description = "The run took longer than GEOMILL_JOB_TIMEOUT_S and was stopped (code run_timeout)", body = crate::error::ErrorBody),
-        (status = 422, description = "Invalid pipeline (more than 100 steps among other problems), unknown sources, or a failed run (detail.status FAILED)", body = crate::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 503, description = "engine postgis and PostgreSQL unreachable", body = crate::api::error::ErrorBody),
+        (status = 504, description = "The run took longer than GEOMILL_JOB_TIMEOUT_S and was stopped (code run_timeout)", body = crate::api::error::ErrorBody),
+        (status = 422, description = "Invalid pipeline (more than 100 steps among other problems), unknown sources, or a failed run (detail.status FAILED)", body = crate::api::error::ErrorBody),
     ))]
 pub async fn execute(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
-) -> Result<Json<crate::execute::Execution>, ApiError> {
+) -> Result<Json<crate::execute::Execution>, AppError> {
     let time_out = std::time::Duration::from_secs(state.config().job_timeout_s);
     crate::execute::run_within(&state, run_request(&state, body, false)?, time_out)
         .await
@@ -171,15 +171,15 @@ pub async fn execute(
 #[utoipa::path(post, path = "/pipelines/execute-steps", tag = "pipelines",
     request_body(content = Object, description = "As /api/pipelines/execute", example = pipeline_example),
     responses((status = 200, description = "The execution with `statements`: [{steps, relation, rows, sql}]", body = crate::execute::Execution),
-        (status = 404, body = crate::error::ErrorBody),
-        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, description = "Invalid pipeline, unknown sources, or a failed run (detail.status FAILED)", body = crate::error::ErrorBody),
-        (status = 503, description = "engine postgis and PostgreSQL unreachable", body = crate::error::ErrorBody),
-        (status = 504, description = "The run took longer than GEOMILL_JOB_TIMEOUT_S and was stopped (code run_timeout)", body = crate::error::ErrorBody)))]
+        (status = 404, body = crate::api::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, description = "Invalid pipeline, unknown sources, or a failed run (detail.status FAILED)", body = crate::api::error::ErrorBody),
+        (status = 503, description = "engine postgis and PostgreSQL unreachable", body = crate::api::error::ErrorBody),
+        (status = 504, description = "The run took longer than GEOMILL_JOB_TIMEOUT_S and was stopped (code run_timeout)", body = crate::api::error::ErrorBody)))]
 pub async fn execute_steps(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
-) -> Result<Json<crate::execute::Execution>, ApiError> {
+) -> Result<Json<crate::execute::Execution>, AppError> {
     let time_out = std::time::Duration::from_secs(state.config().job_timeout_s);
     crate::execute::run_within(&state, run_request(&state, body, true)?, time_out)
         .await
@@ -190,7 +190,7 @@ fn run_request(
     state: &AppState,
     body: Value,
     step_by_step: bool,
-) -> Result<crate::execute::RunRequest, ApiError> {
+) -> Result<crate::execute::RunRequest, AppError> {
     // Step-by-step runs are the embedded engine's; others default to the server's engine.
     let default_engine = if step_by_step {
         geomill_planner::optimizer::EngineMode::Embedded
@@ -199,7 +199,7 @@ fn run_request(
     };
     let request = if body.get("pipeline").is_some() {
         let body: ExecuteBody =
-            serde_json::from_value(body).map_err(|e| ApiError::unprocessable(e.to_string()))?;
+            serde_json::from_value(body).map_err(|e| AppError::unprocessable(e.to_string()))?;
         crate::execute::RunRequest {
             document: body.pipeline,
             dataset_id: body.dataset_id,

@@ -11,7 +11,7 @@ use geomill_planner::sql::Dialect;
 use geomill_planner::{PlanError, Preview};
 use serde_json::{Value, json};
 
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 use crate::state::AppState;
 
 /// How to plan a request.
@@ -31,17 +31,17 @@ impl PreviewOptions {
         engine: Option<&str>,
         catalog: Option<Value>,
         vars: Option<BTreeMap<String, String>>,
-    ) -> Result<Self, ApiError> {
+    ) -> Result<Self, AppError> {
         let name = engine.unwrap_or(state.config().engine.as_str());
         let mode = EngineMode::parse(name).ok_or_else(|| {
-            ApiError::bad_request(format!(
+            AppError::bad_request(format!(
                 "engine must be duckdb, embedded, native, postgis, hybrid or distributed, got {name:?}"
             ))
         })?;
         let dialect = mode.dialect();
         let catalog = match catalog {
             Some(value) => serde_json::from_value(value)
-                .map_err(|e| ApiError::unprocessable(format!("catalog: {e}")))?,
+                .map_err(|e| AppError::unprocessable(format!("catalog: {e}")))?,
             None => Catalog::default(),
         };
         let vars = Vars {
@@ -62,13 +62,13 @@ impl PreviewOptions {
 
     /// The same options planning `document` with a generic schema for every source it reads
     /// (see [`geomill_planner::compile::generic_catalog`]).
-    pub fn with_generic_catalog(mut self, document: &Value) -> Result<Self, ApiError> {
+    pub fn with_generic_catalog(mut self, document: &Value) -> Result<Self, AppError> {
         self.catalog = geomill_planner::compile::generic_catalog(document, &self.vars)?;
         Ok(self)
     }
 
     /// Plans `document` and emits both dialects.
-    pub fn preview(&self, document: &Value) -> Result<Vec<Preview>, ApiError> {
+    pub fn preview(&self, document: &Value) -> Result<Vec<Preview>, AppError> {
         Ok(geomill_planner::preview(
             document,
             &self.catalog,
@@ -79,11 +79,11 @@ impl PreviewOptions {
     }
 
     /// The preview of a document holding one pipeline.
-    pub fn preview_one(&self, document: &Value) -> Result<Preview, ApiError> {
+    pub fn preview_one(&self, document: &Value) -> Result<Preview, AppError> {
         self.preview(document)?
             .into_iter()
             .next()
-            .ok_or_else(|| ApiError::unprocessable("the document holds no pipeline"))
+            .ok_or_else(|| AppError::unprocessable("the document holds no pipeline"))
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -95,21 +95,21 @@ impl PreviewOptions {
     }
 }
 
-fn dialect_sql(preview: &Preview, dialect: Dialect) -> Result<&DialectSql, ApiError> {
+fn dialect_sql(preview: &Preview, dialect: Dialect) -> Result<&DialectSql, AppError> {
     preview
         .sql
         .iter()
         .find(|s| s.dialect == dialect)
-        .ok_or_else(|| ApiError::internal(&"a dialect is missing from the preview"))
+        .ok_or_else(|| AppError::internal(&"a dialect is missing from the preview"))
 }
 
 /// The script of `dialect` as text, or 422 when the plan cannot be written in it.
-pub fn sql_text(preview: &Preview, dialect: Dialect) -> Result<String, ApiError> {
+pub fn sql_text(preview: &Preview, dialect: Dialect) -> Result<String, AppError> {
     let sql = dialect_sql(preview, dialect)?;
     match (&sql.script, &sql.error) {
         (Some(script), _) => Ok(script.to_text()),
-        (None, error) => Err(ApiError::new(
-            axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+        (None, error) => Err(AppError::new(
+            ErrorKind::Invalid,
             "unsupported",
             error.clone().unwrap_or_default(),
         )),
@@ -117,7 +117,7 @@ pub fn sql_text(preview: &Preview, dialect: Dialect) -> Result<String, ApiError>
 }
 
 /// The statements of `dialect` (steps, table, SQL).
-pub fn statements(preview: &Preview, dialect: Dialect) -> Result<Value, ApiError> {
+pub fn statements(preview: &Preview, dialect: Dialect) -> Result<Value, AppError> {
     let sql = dialect_sql(preview, dialect)?;
     Ok(json!(sql.script.as_ref().map(|s| &s.statements)))
 }
@@ -150,10 +150,10 @@ pub fn single_step_document(capability: &str, params: Value, input: Option<&str>
 }
 
 /// The outcome of a validation: problems are data here, not an error.
-pub fn validation_json(result: &Result<usize, PlanError>) -> Result<Value, ApiError> {
+pub fn validation_json(result: &Result<usize, PlanError>) -> Result<Value, AppError> {
     match result {
         Ok(steps) => Ok(json!({ "valid": true, "steps": steps, "errors": [] })),
         Err(PlanError::Invalid(problems)) => Ok(json!({ "valid": false, "errors": problems })),
-        Err(other) => Err(ApiError::internal(other)),
+        Err(other) => Err(AppError::internal(other)),
     }
 }

@@ -12,7 +12,7 @@ use geomill_backends::store::postgres::{
 use serde::{Deserialize, Serialize};
 
 use super::extract::ApiJson;
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -67,22 +67,22 @@ impl From<ProjectLayer> for ProjectLayerView {
 }
 
 /// The PostGIS engine, or a 503 saying projects need one.
-fn postgis(state: &AppState) -> Result<PostgresStore, ApiError> {
+fn postgis(state: &AppState) -> Result<PostgresStore, AppError> {
     state.postgres_store().cloned().ok_or_else(|| {
-        ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
+        AppError::new(
+            ErrorKind::Unavailable,
             "postgis_not_configured",
             "projects live in PostGIS: start the server with GEOMILL_POSTGIS_DSN",
         )
     })
 }
 
-async fn find(engine: &PostgresStore, id: &str) -> Result<ProjectRecord, ApiError> {
+async fn find(engine: &PostgresStore, id: &str) -> Result<ProjectRecord, AppError> {
     engine
         .project(id)
         .await
-        .map_err(ApiError::from)?
-        .ok_or_else(|| ApiError::not_found(format!("no project {id}")))
+        .map_err(AppError::from)?
+        .ok_or_else(|| AppError::not_found(format!("no project {id}")))
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -96,15 +96,15 @@ pub struct ProjectBody {
 
 /// Create a project and its PostgreSQL schema.
 #[utoipa::path(post, path = "/projects", tag = "projects", request_body = ProjectBody,
-    responses((status = 201, body = Project), (status = 409, description = "The name is taken", body = crate::error::ErrorBody),
-        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody), (status = 503, body = crate::error::ErrorBody)))]
+    responses((status = 201, body = Project), (status = 409, description = "The name is taken", body = crate::api::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, body = crate::api::error::ErrorBody), (status = 503, body = crate::api::error::ErrorBody)))]
 pub async fn create(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<ProjectBody>,
-) -> Result<(StatusCode, Json<Project>), ApiError> {
+) -> Result<(StatusCode, Json<Project>), AppError> {
     if !valid_project_name(&body.name) {
-        return Err(ApiError::unprocessable(format!(
+        return Err(AppError::unprocessable(format!(
             "name {:?}: use 1 to 48 lower-case letters, digits and _, starting with a letter",
             body.name
         )));
@@ -114,7 +114,7 @@ pub async fn create(
         .as_deref()
         .is_some_and(|d| d.contains('\0'))
     {
-        return Err(ApiError::unprocessable(
+        return Err(AppError::unprocessable(
             "description: the text has a NUL character",
         ));
     }
@@ -125,12 +125,12 @@ pub async fn create(
         .await
     {
         Ok(record) => Ok((StatusCode::CREATED, Json(record.into()))),
-        Err(ProjectError::Duplicate(name)) => Err(ApiError::new(
-            StatusCode::CONFLICT,
+        Err(ProjectError::Duplicate(name)) => Err(AppError::new(
+            ErrorKind::Conflict,
             "duplicate",
             format!("a project named {name:?} exists already"),
         )),
-        Err(ProjectError::Backend(error)) => Err(ApiError::from(error)),
+        Err(ProjectError::Backend(error)) => Err(AppError::from(error)),
     }
 }
 
@@ -143,9 +143,9 @@ pub struct ProjectList {
 
 /// Every project, oldest first.
 #[utoipa::path(get, path = "/projects", tag = "projects",
-    responses((status = 200, body = ProjectList), (status = 503, body = crate::error::ErrorBody)))]
-pub async fn list(State(state): State<AppState>) -> Result<Json<ProjectList>, ApiError> {
-    let projects = postgis(&state)?.projects().await.map_err(ApiError::from)?;
+    responses((status = 200, body = ProjectList), (status = 503, body = crate::api::error::ErrorBody)))]
+pub async fn list(State(state): State<AppState>) -> Result<Json<ProjectList>, AppError> {
+    let projects = postgis(&state)?.projects().await.map_err(AppError::from)?;
     Ok(Json(ProjectList {
         total: projects.len(),
         projects: projects.into_iter().map(Project::from).collect(),
@@ -154,28 +154,28 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<ProjectList>, Ap
 
 /// One project.
 #[utoipa::path(get, path = "/projects/{id}", tag = "projects",
-    responses((status = 200, body = Project), (status = 404, body = crate::error::ErrorBody), (status = 503, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Project), (status = 404, body = crate::api::error::ErrorBody), (status = 503, body = crate::api::error::ErrorBody)))]
 pub async fn read(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Project>, ApiError> {
+) -> Result<Json<Project>, AppError> {
     let engine = postgis(&state)?;
     Ok(Json(find(&engine, &id).await?.into()))
 }
 
 /// The layers of a project.
 #[utoipa::path(get, path = "/projects/{id}/layers", tag = "projects",
-    responses((status = 200, body = [ProjectLayerView]), (status = 404, body = crate::error::ErrorBody), (status = 503, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = [ProjectLayerView]), (status = 404, body = crate::api::error::ErrorBody), (status = 503, body = crate::api::error::ErrorBody)))]
 pub async fn layers(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Vec<ProjectLayerView>>, ApiError> {
+) -> Result<Json<Vec<ProjectLayerView>>, AppError> {
     let engine = postgis(&state)?;
     let project = find(&engine, &id).await?;
     let layers = engine
         .project_layers(&project.schema)
         .await
-        .map_err(ApiError::from)?;
+        .map_err(AppError::from)?;
     Ok(Json(
         layers.into_iter().map(ProjectLayerView::from).collect(),
     ))
@@ -197,14 +197,14 @@ pub struct AddLayerBody {
 /// Copy a stored layer into the project (in bulk, with its SRID and a GiST index).
 #[utoipa::path(post, path = "/projects/{id}/layers", tag = "projects", request_body = AddLayerBody,
     responses((status = 201, body = ProjectLayerView),
-        (status = 400, description = "`dataset_id` is not a UUID", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody), (status = 503, body = crate::error::ErrorBody)))]
+        (status = 400, description = "`dataset_id` is not a UUID", body = crate::api::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, body = crate::api::error::ErrorBody), (status = 503, body = crate::api::error::ErrorBody)))]
 pub async fn add_layer(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<AddLayerBody>,
-) -> Result<(StatusCode, Json<ProjectLayerView>), ApiError> {
+) -> Result<(StatusCode, Json<ProjectLayerView>), AppError> {
     let engine = postgis(&state)?;
     let project = find(&engine, &id).await?;
     let (layer, table) = super::datasets::layer_to_copy(
@@ -224,15 +224,15 @@ pub async fn add_layer(
         store.copy_layer_to_postgis(&dsn, &layer, (&schema, &target))
     })
     .await
-    .map_err(|e| ApiError::internal(&e))?;
-    copy.map_err(ApiError::from)?;
+    .map_err(|e| AppError::internal(&e))?;
+    copy.map_err(AppError::from)?;
     let layers = engine
         .project_layers(&project.schema)
         .await
-        .map_err(ApiError::from)?;
+        .map_err(AppError::from)?;
     let added = layers
         .into_iter()
         .find(|l| l.name == table)
-        .ok_or_else(|| ApiError::internal(&"the copied layer is not in the project"))?;
+        .ok_or_else(|| AppError::internal(&"the copied layer is not in the project"))?;
     Ok((StatusCode::CREATED, Json(added.into())))
 }

@@ -13,7 +13,7 @@ use futures_util::{Stream, StreamExt};
 use serde_json::{Value, json};
 
 use super::extract::ApiJson;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::rules::{check, nodes, store};
 use crate::state::AppState;
 
@@ -51,10 +51,10 @@ fn gispulse_example() -> Value {
     request_body(content = Object, description = "A GISPulse rules file (JSON array of {name, capability, config, enabled, order}) or pipeline ({version: 2, steps, ref_layers})", example = gispulse_example),
     responses(
         (status = 200, description = "{pipeline: the native PipelineSpec, notes: [text]}", body = Object),
-        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, description = "Not a GISPulse document, or a step geomill cannot translate (every problem with its path)", body = crate::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, description = "Not a GISPulse document, or a step geomill cannot translate (every problem with its path)", body = crate::api::error::ErrorBody),
     ))]
-pub async fn convert(ApiJson(body): ApiJson<Value>) -> Result<Json<Value>, ApiError> {
+pub async fn convert(ApiJson(body): ApiJson<Value>) -> Result<Json<Value>, AppError> {
     let lowered = geomill_planner::gispulse::migrate(&body)?;
     Ok(Json(
         json!({"pipeline": lowered.pipeline, "notes": lowered.notes}),
@@ -66,21 +66,21 @@ pub async fn convert(ApiJson(body): ApiJson<Value>) -> Result<Json<Value>, ApiEr
     request_body(content = [Object], description = "An array of rules: {name?, capability, config | params}", example = rules_example),
     responses(
         (status = 200, description = "{valid, results: [{index, name, capability, valid, errors: [{path, message}]}], errors}", body = Object),
-        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, description = "The body is not an array of objects", body = crate::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, description = "The body is not an array of objects", body = crate::api::error::ErrorBody),
     ))]
 pub async fn validate(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let Value::Array(rules) = body else {
-        return Err(ApiError::unprocessable("expected an array of rules"));
+        return Err(AppError::unprocessable("expected an array of rules"));
     };
     let mut results = Vec::new();
     let mut all_errors = Vec::new();
     for (index, rule) in rules.iter().enumerate() {
         let Value::Object(object) = rule else {
-            return Err(ApiError::unprocessable(format!(
+            return Err(AppError::unprocessable(format!(
                 "[{index}]: expected an object"
             )));
         };
@@ -106,7 +106,7 @@ pub async fn validate(
 /// Every stored rule, oldest first.
 #[utoipa::path(get, path = "/rules", tag = "rules",
     responses((status = 200, description = "{rules: [Rule with id, created_at, updated_at], total}", body = Object)))]
-pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, AppError> {
     let rules: Vec<Value> = state.rules().all().await?.iter().map(store::view).collect();
     Ok(Json(json!({ "total": rules.len(), "rules": rules })))
 }
@@ -115,46 +115,46 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError
 /// rule is a 422 listing every problem with its path; a name already taken is a 409.
 #[utoipa::path(post, path = "/rules", tag = "rules", request_body(content = Object, description = "A Rule", example = rule_example),
     responses((status = 201, description = "The stored rule with id", body = Object),
-        (status = 409, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody)))]
+        (status = 409, body = crate::api::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn create(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Value>), AppError> {
     let rule = store::create(&state, body).await?;
     Ok((StatusCode::CREATED, Json(store::view(&rule))))
 }
 
 /// One stored rule.
 #[utoipa::path(get, path = "/rules/{id}", tag = "rules",
-    responses((status = 200, body = Object), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Object), (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn read(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     Ok(Json(store::view(&state.rules().find(&id).await?)))
 }
 
 /// Replace a stored rule (checked like a new one).
 #[utoipa::path(put, path = "/rules/{id}", tag = "rules", request_body(content = Object, description = "A Rule", example = rule_example),
-    responses((status = 200, body = Object), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
-        (status = 409, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Object), (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody), (status = 404, body = crate::api::error::ErrorBody),
+        (status = 409, body = crate::api::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn replace(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<Value>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     Ok(Json(store::view(&store::replace(&state, &id, body).await?)))
 }
 
 /// Delete a stored rule; answers `{deleted: id}`.
 #[utoipa::path(delete, path = "/rules/{id}", tag = "rules",
-    responses((status = 200, body = Object), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Object), (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn remove(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     state.rules().delete(&id).await?;
     Ok(Json(json!({ "deleted": id })))
 }
@@ -162,11 +162,11 @@ pub async fn remove(
 /// Validate a stored rule again (its capability may have changed since it was written).
 #[utoipa::path(post, path = "/rules/{id}/validate", tag = "rules",
     responses((status = 200, description = "{id, name, capability, valid, errors}", body = Object),
-        (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+        (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn validate_one(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let record = state.rules().find(&id).await?;
     let rule = store::rule_fields(&record);
     let errors = check::problems(&rule, "")?;
@@ -185,21 +185,21 @@ pub async fn validate_one(
 /// The graph-editor node template of a rule given in the body.
 #[utoipa::path(post, path = "/rules/to-node", tag = "rules", request_body(content = Object, description = "A Rule", example = rule_example),
     responses((status = 200, description = "{type, label, description, inputs, outputs, parameters, values, rule}", body = Object),
-        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
-pub async fn to_node(ApiJson(body): ApiJson<Value>) -> Result<Json<Value>, ApiError> {
+        (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody), (status = 422, body = crate::api::error::ErrorBody)))]
+pub async fn to_node(ApiJson(body): ApiJson<Value>) -> Result<Json<Value>, AppError> {
     let Value::Object(rule) = body else {
-        return Err(ApiError::unprocessable("a rule is a JSON object"));
+        return Err(AppError::unprocessable("a rule is a JSON object"));
     };
     Ok(Json(nodes::to_node(&rule, None)?))
 }
 
 /// The graph-editor node template of a stored rule.
 #[utoipa::path(get, path = "/rules/{id}/to-node", tag = "rules",
-    responses((status = 200, body = Object), (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Object), (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn to_node_by_id(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let record = state.rules().find(&id).await?;
     Ok(Json(nodes::to_node(
         &store::rule_fields(&record),
@@ -209,12 +209,12 @@ pub async fn to_node_by_id(
 
 /// Store the rule a graph-editor node stands for (checked like any new rule).
 #[utoipa::path(post, path = "/rules/from-node", tag = "rules", request_body(content = Object, description = "A node template"),
-    responses((status = 201, body = Object), (status = 409, body = crate::error::ErrorBody),
-        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+    responses((status = 201, body = Object), (status = 409, body = crate::api::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody), (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn from_node(
     State(state): State<AppState>,
     ApiJson(node): ApiJson<Value>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Value>), AppError> {
     let rule = nodes::from_node(&node)?;
     let stored = store::create(&state, Value::Object(rule)).await?;
     Ok((StatusCode::CREATED, Json(store::view(&stored))))

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::extract::{ApiJson, ApiQuery};
 use crate::blocking::blocking;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::jobs::runner::{COMPLETED, PENDING, RUNNING};
 use crate::state::AppState;
 
@@ -102,14 +102,14 @@ impl From<ScenarioRecord> for Scenario {
 
 /// Create a scenario; every node's job is checked as `POST /jobs` would check it.
 #[utoipa::path(post, path = "/scenarios", tag = "scenarios", request_body = ScenarioBody,
-    responses((status = 201, body = Scenario), (status = 415, body = crate::error::ErrorBody),
-        (status = 422, description = "No nodes, duplicate node ids, or a job POST /jobs would refuse", body = crate::error::ErrorBody)))]
+    responses((status = 201, body = Scenario), (status = 415, body = crate::api::error::ErrorBody),
+        (status = 422, description = "No nodes, duplicate node ids, or a job POST /jobs would refuse", body = crate::api::error::ErrorBody)))]
 pub async fn create(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<ScenarioBody>,
-) -> Result<(StatusCode, Json<Scenario>), ApiError> {
+) -> Result<(StatusCode, Json<Scenario>), AppError> {
     if body.nodes.is_empty() || body.nodes.len() > MAX_NODES {
-        return Err(ApiError::unprocessable(format!(
+        return Err(AppError::unprocessable(format!(
             "nodes: give 1 to {MAX_NODES}, got {}",
             body.nodes.len()
         )));
@@ -117,20 +117,20 @@ pub async fn create(
     let mut ids = BTreeSet::new();
     for node in &body.nodes {
         if node.id.trim().is_empty() || !ids.insert(node.id.as_str()) {
-            return Err(ApiError::unprocessable(format!(
+            return Err(AppError::unprocessable(format!(
                 "nodes: node ids must be unique and not empty ({:?})",
                 node.id
             )));
         }
         crate::jobs::submit::job_from(&state, node.job.clone(), Default::default())
             .await
-            .map_err(|e| ApiError::unprocessable(format!("node {}: {}", node.id, e.message)))?;
+            .map_err(|e| AppError::unprocessable(format!("node {}: {}", node.id, e.message)))?;
     }
     let record = ScenarioRecord {
         id: uuid::Uuid::new_v4().to_string(),
         name: body.name,
         mode: body.mode.as_str().into(),
-        nodes: serde_json::to_string(&body.nodes).map_err(|e| ApiError::internal(&e))?,
+        nodes: serde_json::to_string(&body.nodes).map_err(|e| AppError::internal(&e))?,
         created_at: crate::timestamp::now(),
     };
     let engine = state.store();
@@ -148,7 +148,7 @@ pub struct ScenarioList {
 
 /// List the scenarios, oldest first.
 #[utoipa::path(get, path = "/scenarios", tag = "scenarios", responses((status = 200, body = ScenarioList)))]
-pub async fn list(State(state): State<AppState>) -> Result<Json<ScenarioList>, ApiError> {
+pub async fn list(State(state): State<AppState>) -> Result<Json<ScenarioList>, AppError> {
     let engine = state.store();
     let scenarios: Vec<Scenario> = blocking(move || engine.scenarios(None))
         .await?
@@ -258,14 +258,14 @@ async fn run_nodes(state: &AppState, nodes: &[Node], mode: Mode) -> Vec<NodeOutc
     outcomes
 }
 
-async fn scenario(state: &AppState, id: &str) -> Result<Scenario, ApiError> {
+async fn scenario(state: &AppState, id: &str) -> Result<Scenario, AppError> {
     let engine = state.store();
     let key = id.to_owned();
     blocking(move || engine.scenarios(Some(&key)))
         .await?
         .pop()
         .map(Scenario::from)
-        .ok_or_else(|| ApiError::not_found(format!("no scenario {id}")))
+        .ok_or_else(|| AppError::not_found(format!("no scenario {id}")))
 }
 
 fn report(scenario_id: String, mode: Mode, nodes: Vec<NodeOutcome>) -> Json<RunReport> {
@@ -292,13 +292,13 @@ pub struct RunQuery {
 
 /// Run a scenario and report each node when every submitted job has ended.
 #[utoipa::path(post, path = "/scenarios/{id}/run", tag = "scenarios", params(RunQuery),
-    responses((status = 200, body = RunReport), (status = 400, description = "An unknown mode", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = RunReport), (status = 400, description = "An unknown mode", body = crate::api::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn run(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<RunQuery>,
-) -> Result<Json<RunReport>, ApiError> {
+) -> Result<Json<RunReport>, AppError> {
     let scenario = scenario(&state, &id).await?;
     let mode = query.mode.unwrap_or(scenario.mode);
     let outcomes = run_nodes(&state, &scenario.nodes, mode).await;
@@ -316,20 +316,20 @@ pub struct NodeQuery {
 
 /// Run one node of a scenario and report it when its job has ended.
 #[utoipa::path(post, path = "/scenarios/{id}/run-node", tag = "scenarios", params(NodeQuery),
-    responses((status = 200, body = RunReport), (status = 400, description = "node missing", body = crate::error::ErrorBody),
-        (status = 404, description = "No such scenario or node", body = crate::error::ErrorBody)))]
+    responses((status = 200, body = RunReport), (status = 400, description = "node missing", body = crate::api::error::ErrorBody),
+        (status = 404, description = "No such scenario or node", body = crate::api::error::ErrorBody)))]
 pub async fn run_node(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<NodeQuery>,
-) -> Result<Json<RunReport>, ApiError> {
+) -> Result<Json<RunReport>, AppError> {
     let scenario = scenario(&state, &id).await?;
     let node = scenario
         .nodes
         .iter()
         .find(|n| n.id == query.node)
         .ok_or_else(|| {
-            ApiError::not_found(format!("scenario {id} has no node {:?}", query.node))
+            AppError::not_found(format!("scenario {id} has no node {:?}", query.node))
         })?;
     let outcomes = run_nodes(&state, std::slice::from_ref(node), Mode::Sequential).await;
     Ok(report(scenario.id, scenario.mode, outcomes))

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::extract::ApiJson;
 use crate::blocking::blocking;
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 use crate::schedules::{Skip, fire, next_after, parse_cron};
 use crate::state::AppState;
 
@@ -89,9 +89,9 @@ pub struct ScheduleBody {
 }
 
 /// The job a body describes, with the schedule's name and engine in it.
-fn job_of(body: &ScheduleBody, name: &str) -> Result<Value, ApiError> {
+fn job_of(body: &ScheduleBody, name: &str) -> Result<Value, AppError> {
     if body.notify.is_some() {
-        return Err(ApiError::unprocessable(
+        return Err(AppError::unprocessable(
             "notify: webhook notifications are not implemented yet; subscribe to schedule_fired on /ws/events",
         ));
     }
@@ -99,7 +99,7 @@ fn job_of(body: &ScheduleBody, name: &str) -> Result<Value, ApiError> {
         (Some(job), None, None) => job.clone(),
         (None, Some(rule), None) => {
             let dataset = body.dataset_id.as_ref().ok_or_else(|| {
-                ApiError::unprocessable("pipeline_id (a stored rule) needs dataset_id")
+                AppError::unprocessable("pipeline_id (a stored rule) needs dataset_id")
             })?;
             json!({"dataset_id": dataset, "parameters": {"rule_ids": [rule]}})
         }
@@ -111,18 +111,18 @@ fn job_of(body: &ScheduleBody, name: &str) -> Result<Value, ApiError> {
             job
         }
         (None, None, Some(_)) => {
-            return Err(ApiError::unprocessable(
+            return Err(AppError::unprocessable(
                 "pipeline must be a PipelineSpec object (server-side file paths are not read)",
             ));
         }
         _ => {
-            return Err(ApiError::unprocessable(
+            return Err(AppError::unprocessable(
                 "say what to run with exactly one of job, pipeline_id (with dataset_id) or pipeline",
             ));
         }
     };
     let Some(object) = job.as_object_mut() else {
-        return Err(ApiError::unprocessable("job must be an object"));
+        return Err(AppError::unprocessable("job must be an object"));
     };
     object.entry("name").or_insert_with(|| json!(name));
     if let Some(engine) = &body.engine {
@@ -136,27 +136,27 @@ fn now() -> String {
 }
 
 /// The next time of `cron` when `enabled`.
-fn next_run(cron: &str, enabled: bool) -> Result<Option<String>, ApiError> {
-    let parsed = parse_cron(cron).map_err(ApiError::unprocessable)?;
+fn next_run(cron: &str, enabled: bool) -> Result<Option<String>, AppError> {
+    let parsed = parse_cron(cron).map_err(AppError::unprocessable)?;
     Ok(enabled.then(|| next_after(&parsed, Utc::now())).flatten())
 }
 
 /// Checks the job as `POST /jobs` would (document, dataset), without submitting it.
-async fn check_job(state: &AppState, job: &Value) -> Result<(), ApiError> {
+async fn check_job(state: &AppState, job: &Value) -> Result<(), AppError> {
     crate::jobs::submit::job_from(state, job.clone(), Default::default())
         .await
         .map(|_| ())
 }
 
-async fn stored(state: &AppState, id: &str) -> Result<ScheduleRecord, ApiError> {
+async fn stored(state: &AppState, id: &str) -> Result<ScheduleRecord, AppError> {
     let records = state.schedule_records();
     let key = id.to_owned();
     blocking(move || records.get(&key))
         .await?
-        .ok_or_else(|| ApiError::not_found(format!("no schedule {id}")))
+        .ok_or_else(|| AppError::not_found(format!("no schedule {id}")))
 }
 
-async fn save(state: &AppState, record: ScheduleRecord) -> Result<ScheduleRecord, ApiError> {
+async fn save(state: &AppState, record: ScheduleRecord) -> Result<ScheduleRecord, AppError> {
     let records = state.schedule_records();
     let copy = record.clone();
     blocking(move || records.put(&copy)).await?;
@@ -165,17 +165,17 @@ async fn save(state: &AppState, record: ScheduleRecord) -> Result<ScheduleRecord
 
 /// Create a schedule.
 #[utoipa::path(post, path = "/schedules", tag = "schedules", request_body = ScheduleBody,
-    responses((status = 201, body = Schedule), (status = 415, body = crate::error::ErrorBody),
-        (status = 422, description = "A bad cron, or a job POST /jobs would refuse", body = crate::error::ErrorBody)))]
+    responses((status = 201, body = Schedule), (status = 415, body = crate::api::error::ErrorBody),
+        (status = 422, description = "A bad cron, or a job POST /jobs would refuse", body = crate::api::error::ErrorBody)))]
 pub async fn create(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<ScheduleBody>,
-) -> Result<(StatusCode, Json<Schedule>), ApiError> {
+) -> Result<(StatusCode, Json<Schedule>), AppError> {
     let cron = body
         .cron
         .clone()
         .or_else(|| body.schedule.clone())
-        .ok_or_else(|| ApiError::unprocessable("cron (or schedule) is required"))?;
+        .ok_or_else(|| AppError::unprocessable("cron (or schedule) is required"))?;
     let name = body.name.clone().unwrap_or_else(|| "schedule".into());
     let enabled = body.enabled.unwrap_or(true);
     let next_run_at = next_run(&cron, enabled)?;
@@ -209,7 +209,7 @@ pub struct ScheduleList {
 
 /// List the schedules, oldest first.
 #[utoipa::path(get, path = "/schedules", tag = "schedules", responses((status = 200, body = ScheduleList)))]
-pub async fn list(State(state): State<AppState>) -> Result<Json<ScheduleList>, ApiError> {
+pub async fn list(State(state): State<AppState>) -> Result<Json<ScheduleList>, AppError> {
     let records = state.schedule_records();
     let schedules: Vec<Schedule> = blocking(move || records.list())
         .await?
@@ -224,11 +224,11 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<ScheduleList>, A
 
 /// One schedule.
 #[utoipa::path(get, path = "/schedules/{id}", tag = "schedules",
-    responses((status = 200, body = Schedule), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Schedule), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn read(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Schedule>, ApiError> {
+) -> Result<Json<Schedule>, AppError> {
     Ok(Json(stored(&state, &id).await?.into()))
 }
 
@@ -245,13 +245,13 @@ pub struct ScheduleEdit {
 
 /// Edit a schedule; its next time is computed again.
 #[utoipa::path(patch, path = "/schedules/{id}", tag = "schedules", request_body = ScheduleEdit,
-    responses((status = 200, body = Schedule), (status = 404, body = crate::error::ErrorBody),
-        (status = 415, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Schedule), (status = 404, body = crate::api::error::ErrorBody),
+        (status = 415, body = crate::api::error::ErrorBody), (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn edit(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiJson(edit): ApiJson<ScheduleEdit>,
-) -> Result<Json<Schedule>, ApiError> {
+) -> Result<Json<Schedule>, AppError> {
     let mut record = stored(&state, &id).await?;
     if let Some(job) = edit.job {
         check_job(&state, &job).await?;
@@ -267,32 +267,32 @@ pub async fn edit(
 
 /// Delete a schedule (its jobs stay).
 #[utoipa::path(delete, path = "/schedules/{id}", tag = "schedules",
-    responses((status = 200, description = "{deleted: id}", body = Object), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "{deleted: id}", body = Object), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn remove(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let records = state.schedule_records();
     let key = id.clone();
     if !blocking(move || records.delete(&key)).await? {
-        return Err(ApiError::not_found(format!("no schedule {id}")));
+        return Err(AppError::not_found(format!("no schedule {id}")));
     }
     Ok(Json(json!({ "deleted": id })))
 }
 
 /// Run a schedule's job now (its cron times are unchanged). 409 while its previous job runs.
 #[utoipa::path(post, path = "/schedules/{id}/run-now", tag = "schedules",
-    responses((status = 202, body = Schedule), (status = 404, body = crate::error::ErrorBody),
-        (status = 409, description = "The previous job still runs", body = crate::error::ErrorBody),
-        (status = 422, description = "The job no longer passes (e.g. its dataset was deleted)", body = crate::error::ErrorBody)))]
+    responses((status = 202, body = Schedule), (status = 404, body = crate::api::error::ErrorBody),
+        (status = 409, description = "The previous job still runs", body = crate::api::error::ErrorBody),
+        (status = 422, description = "The job no longer passes (e.g. its dataset was deleted)", body = crate::api::error::ErrorBody)))]
 pub async fn run_now(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<(StatusCode, Json<Schedule>), ApiError> {
+) -> Result<(StatusCode, Json<Schedule>), AppError> {
     match fire(&state, &id, None).await {
         Ok(record) => Ok((StatusCode::ACCEPTED, Json(record.into()))),
-        Err(Skip::StillRunning(job)) => Err(ApiError::new(
-            StatusCode::CONFLICT,
+        Err(Skip::StillRunning(job)) => Err(AppError::new(
+            ErrorKind::Conflict,
             "still_running",
             format!("the schedule's previous job {job} is still running"),
         )),

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::extract::ApiJson;
 use super::sql::{DEFAULT_ROWS, MAX_ROWS, failed, rows_body};
 use crate::blocking::blocking;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::sessions::{DEFAULT_IDLE_TIMEOUT_S, MAX_IDLE_TIMEOUT_S, Session};
 use crate::state::AppState;
 
@@ -25,11 +25,11 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// The live session `id` (marked used), or a 404.
-fn live(state: &AppState, id: &str) -> Result<Session, ApiError> {
+fn live(state: &AppState, id: &str) -> Result<Session, AppError> {
     state
         .sessions()
         .touch(id)
-        .ok_or_else(|| ApiError::not_found(format!("no session {id} (it may have expired)")))
+        .ok_or_else(|| AppError::not_found(format!("no session {id} (it may have expired)")))
 }
 
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
@@ -47,22 +47,22 @@ pub struct SessionBody {
 
 /// Open a session.
 #[utoipa::path(post, path = "/sessions", tag = "sessions", request_body = SessionBody,
-    responses((status = 201, body = Session), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody)))]
+    responses((status = 201, body = Session), (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn create(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<SessionBody>,
-) -> Result<(StatusCode, Json<Session>), ApiError> {
+) -> Result<(StatusCode, Json<Session>), AppError> {
     if let Some(kind) = body.kind.as_deref()
         && kind != "memory"
     {
-        return Err(ApiError::unprocessable(format!(
+        return Err(AppError::unprocessable(format!(
             "kind {kind:?}: sessions are in-memory databases (kind \"memory\")"
         )));
     }
     let idle_timeout_s = body.idle_timeout_s.unwrap_or(DEFAULT_IDLE_TIMEOUT_S);
     if !(1..=MAX_IDLE_TIMEOUT_S).contains(&idle_timeout_s) {
-        return Err(ApiError::unprocessable(format!(
+        return Err(AppError::unprocessable(format!(
             "idle_timeout_s is from 1 to {MAX_IDLE_TIMEOUT_S}, got {idle_timeout_s}"
         )));
     }
@@ -92,23 +92,23 @@ pub async fn list(State(state): State<AppState>) -> Json<SessionList> {
 
 /// One live session (reading it counts as use).
 #[utoipa::path(get, path = "/sessions/{id}", tag = "sessions",
-    responses((status = 200, body = Session), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Session), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn read(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Session>, ApiError> {
+) -> Result<Json<Session>, AppError> {
     live(&state, &id).map(Json)
 }
 
 /// End a session and free its memory.
 #[utoipa::path(delete, path = "/sessions/{id}", tag = "sessions",
-    responses((status = 200, description = "{\"deleted\": id}", body = Object), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "{\"deleted\": id}", body = Object), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn remove(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     if !state.sessions().remove(&id) {
-        return Err(ApiError::not_found(format!("no session {id}")));
+        return Err(AppError::not_found(format!("no session {id}")));
     }
     let (engine, key) = (state.store(), id.clone());
     blocking(move || engine.close_session(&key)).await?;
@@ -138,14 +138,14 @@ pub struct SessionTable {
 /// Copy a stored layer into the session as a table.
 #[utoipa::path(post, path = "/sessions/{id}/layers", tag = "sessions", request_body = SessionLayerBody,
     responses((status = 201, body = SessionTable),
-        (status = 400, description = "`dataset_id` is not a UUID", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody)))]
+        (status = 400, description = "`dataset_id` is not a UUID", body = crate::api::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn add_layer(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<SessionLayerBody>,
-) -> Result<(StatusCode, Json<SessionTable>), ApiError> {
+) -> Result<(StatusCode, Json<SessionTable>), AppError> {
     live(&state, &id)?;
     let (layer, name) = super::datasets::layer_to_copy(
         &state,
@@ -161,11 +161,11 @@ pub async fn add_layer(
 
 /// The session's tables.
 #[utoipa::path(get, path = "/sessions/{id}/layers", tag = "sessions",
-    responses((status = 200, body = [SessionTable]), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = [SessionTable]), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn layers(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Vec<SessionTable>>, ApiError> {
+) -> Result<Json<Vec<SessionTable>>, AppError> {
     live(&state, &id)?;
     let engine = state.store();
     let tables = blocking(move || engine.session_tables(&id)).await?;
@@ -191,19 +191,19 @@ pub struct SessionQueryBody {
 /// it, behind `X-Admin-Key` when `GEOMILL_ADMIN_KEY` is set: the auth guard checks it).
 #[utoipa::path(post, path = "/sessions/{id}/query", tag = "sessions", request_body = SessionQueryBody,
     responses((status = 200, description = "{columns: [{name, type}], rows, row_count, truncated}", body = Object),
-        (status = 400, description = "A limit above 10000", body = crate::error::ErrorBody),
-        (status = 401, body = crate::error::ErrorBody), (status = 403, description = "X-Admin-Key wrong, or `forbidden_sql`: not one read-only query", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, body = crate::error::ErrorBody)))]
+        (status = 400, description = "A limit above 10000", body = crate::api::error::ErrorBody),
+        (status = 401, body = crate::api::error::ErrorBody), (status = 403, description = "X-Admin-Key wrong, or `forbidden_sql`: not one read-only query", body = crate::api::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody), (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn query(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<SessionQueryBody>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     live(&state, &id)?;
     let limit = body.limit.unwrap_or(DEFAULT_ROWS);
     if limit > MAX_ROWS {
-        return Err(ApiError::bad_request(format!(
+        return Err(AppError::bad_request(format!(
             "limit must be at most {MAX_ROWS}, got {limit}"
         )));
     }
@@ -217,7 +217,7 @@ pub async fn query(
         engine.session_query(&id, &body.query, &tables, limit, timeout)
     })
     .await
-    .map_err(|e| ApiError::internal(&e))?
+    .map_err(|e| AppError::internal(&e))?
     .map_err(failed)?;
     Ok(Json(rows_body(&result)))
 }
@@ -227,7 +227,7 @@ pub async fn query(
 fn session_bindings(
     names: &std::collections::BTreeSet<String>,
     stored: &[(String, i64)],
-) -> Result<Vec<(String, String)>, ApiError> {
+) -> Result<Vec<(String, String)>, AppError> {
     let mut bindings = Vec::new();
     let mut unknown = Vec::new();
     for name in names {
@@ -239,7 +239,7 @@ fn session_bindings(
     if unknown.is_empty() {
         return Ok(bindings);
     }
-    Err(ApiError::unprocessable(format!(
+    Err(AppError::unprocessable(format!(
         "{} name no table of the session: copy a layer in with POST /sessions/{{id}}/layers",
         unknown.join(", ")
     )))

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::extract::{ApiJson, ApiQuery};
 use crate::blocking::blocking;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 use crate::styles::Style;
 use crate::styles::qml_read::from_qml;
@@ -41,7 +41,7 @@ async fn layer_of(
     state: &AppState,
     id: &str,
     layer: Option<&str>,
-) -> Result<geomill_backends::store::LayerRecord, ApiError> {
+) -> Result<geomill_backends::store::LayerRecord, AppError> {
     let dataset = crate::datasets::lookup::find(state, id).await?;
     let found = match layer {
         Some(name) => dataset.layers.iter().find(|l| l.name == name),
@@ -49,7 +49,7 @@ async fn layer_of(
     };
     found.cloned().ok_or_else(|| {
         let known: Vec<&str> = dataset.layers.iter().map(|l| l.name.as_str()).collect();
-        ApiError::not_found(format!(
+        AppError::not_found(format!(
             "dataset {id} has no layer {:?} (layers: {})",
             layer.unwrap_or_default(),
             known.join(", ")
@@ -63,13 +63,13 @@ async fn layer_of(
     params(("id" = String, Path), StyleQuery),
     responses((status = 200, description = "The style as QGIS QML, or (format=json) as the JSON model",
             content((String = "text/xml"), (Style = "application/json"))),
-        (status = 400, description = "The id is not a UUID, or an unknown format", body = crate::error::ErrorBody),
-        (status = 404, description = "No such dataset or layer", body = crate::error::ErrorBody)))]
+        (status = 400, description = "The id is not a UUID, or an unknown format", body = crate::api::error::ErrorBody),
+        (status = 404, description = "No such dataset or layer", body = crate::api::error::ErrorBody)))]
 pub async fn read(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<StyleQuery>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let layer = layer_of(&state, &id, query.layer.as_deref()).await?;
     let (style, stored) = stored_style(&state, &id, &layer).await?;
     let origin = if stored { "stored" } else { "default" };
@@ -93,7 +93,7 @@ pub async fn read(
             )
                 .into_response())
         }
-        other => Err(ApiError::bad_request(format!(
+        other => Err(AppError::bad_request(format!(
             "format must be qml or json, got {other:?}"
         ))),
     }
@@ -105,14 +105,14 @@ async fn store_style(
     id: &str,
     layer: &geomill_backends::store::LayerRecord,
     style: &Style,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let problems = style.problems();
     if !problems.is_empty() {
         let detail: Vec<Value> = problems
             .iter()
             .map(|(path, message)| json!({"path": path, "message": message}))
             .collect();
-        return Err(ApiError::unprocessable(format!(
+        return Err(AppError::unprocessable(format!(
             "the style is not valid: {}",
             problems
                 .iter()
@@ -122,7 +122,7 @@ async fn store_style(
         ))
         .with_detail(json!({ "errors": detail })));
     }
-    let text = serde_json::to_string(style).map_err(|e| ApiError::internal(&e))?;
+    let text = serde_json::to_string(style).map_err(|e| AppError::internal(&e))?;
     let store = state.store();
     let (key, name, now) = (id.to_owned(), layer.name.clone(), crate::timestamp::now());
     blocking(move || store.put_style(&key, &name, &text, &now)).await?;
@@ -133,16 +133,16 @@ async fn store_style(
 #[utoipa::path(put, path = "/datasets/{id}/styles", tag = "datasets",
     params(("id" = String, Path), StyleQuery), request_body = Style,
     responses((status = 200, description = "The stored style", body = Style),
-        (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody),
-        (status = 415, description = "The body is not sent as application/json", body = crate::error::ErrorBody),
-        (status = 422, description = "Not a valid style: every problem with its path", body = crate::error::ErrorBody)))]
+        (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody),
+        (status = 415, description = "The body is not sent as application/json", body = crate::api::error::ErrorBody),
+        (status = 422, description = "Not a valid style: every problem with its path", body = crate::api::error::ErrorBody)))]
 pub async fn update(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<StyleQuery>,
     ApiJson(style): ApiJson<Style>,
-) -> Result<Json<Style>, ApiError> {
+) -> Result<Json<Style>, AppError> {
     let layer = layer_of(&state, &id, query.layer.as_deref()).await?;
     store_style(&state, &id, &layer, &style).await?;
     Ok(Json(style))
@@ -153,20 +153,20 @@ pub async fn update(
 #[utoipa::path(post, path = "/datasets/{id}/styles/import", tag = "datasets",
     params(("id" = String, Path), StyleQuery), request_body(content = String, content_type = "text/xml"),
     responses((status = 200, description = "{style, dropped: [what was not kept]}", body = Object),
-        (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody),
-        (status = 422, description = "Not XML, not a QGIS style, or a renderer the model does not hold", body = crate::error::ErrorBody)))]
+        (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody),
+        (status = 422, description = "Not XML, not a QGIS style, or a renderer the model does not hold", body = crate::api::error::ErrorBody)))]
 pub async fn import(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<StyleQuery>,
     body: Bytes,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Value>), AppError> {
     let layer = layer_of(&state, &id, query.layer.as_deref()).await?;
     let text = std::str::from_utf8(&body)
-        .map_err(|_| ApiError::unprocessable("the QML is not UTF-8 text"))?;
+        .map_err(|_| AppError::unprocessable("the QML is not UTF-8 text"))?;
     let imported = from_qml(text)
-        .map_err(|reason| ApiError::unprocessable(format!("cannot import the style: {reason}")))?;
+        .map_err(|reason| AppError::unprocessable(format!("cannot import the style: {reason}")))?;
     store_style(&state, &id, &layer, &imported.style).await?;
     Ok((
         StatusCode::OK,

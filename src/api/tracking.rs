@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::extract::ApiJson;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 use crate::triggers::tracking;
 
@@ -30,7 +30,7 @@ fn layer_example() -> Value {
     json!({"layer": "countries"})
 }
 
-async fn layer_of(state: &AppState, id: &str, body: TrackingBody) -> Result<String, ApiError> {
+async fn layer_of(state: &AppState, id: &str, body: TrackingBody) -> Result<String, AppError> {
     match body.layer {
         Some(layer) => Ok(layer),
         None => crate::datasets::lookup::find(state, id)
@@ -38,7 +38,7 @@ async fn layer_of(state: &AppState, id: &str, body: TrackingBody) -> Result<Stri
             .layers
             .first()
             .map(|l| l.name.clone())
-            .ok_or_else(|| ApiError::not_found(format!("dataset {id} has no layer"))),
+            .ok_or_else(|| AppError::not_found(format!("dataset {id} has no layer"))),
     }
 }
 
@@ -47,15 +47,15 @@ async fn layer_of(state: &AppState, id: &str, body: TrackingBody) -> Result<Stri
     params(("id" = String, Path, description = "Dataset id (UUID)")),
     request_body(content = TrackingBody, example = layer_example),
     responses((status = 200, description = "{dataset_id, layers: [{layer, table, engine, pending}]}", body = Object),
-        (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
-        (status = 404, description = "Unknown dataset or layer", body = crate::error::ErrorBody),
-        (status = 415, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
-        (status = 503, description = "The layer lives in PostgreSQL, which is unreachable", body = crate::error::ErrorBody)))]
+        (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody),
+        (status = 404, description = "Unknown dataset or layer", body = crate::api::error::ErrorBody),
+        (status = 415, body = crate::api::error::ErrorBody), (status = 422, body = crate::api::error::ErrorBody),
+        (status = 503, description = "The layer lives in PostgreSQL, which is unreachable", body = crate::api::error::ErrorBody)))]
 pub async fn enable(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<TrackingBody>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let layer = layer_of(&state, &id, body).await?;
     Ok(Json(tracking::enable(&state, &id, &layer).await?))
 }
@@ -65,15 +65,15 @@ pub async fn enable(
     params(("id" = String, Path, description = "Dataset id (UUID)")),
     request_body(content = TrackingBody, example = layer_example),
     responses((status = 200, description = "{dataset_id, layers}", body = Object),
-        (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
-        (status = 404, description = "Unknown dataset or layer, or a layer not tracked", body = crate::error::ErrorBody),
-        (status = 415, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
-        (status = 503, description = "The layer lives in PostgreSQL, which is unreachable", body = crate::error::ErrorBody)))]
+        (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody),
+        (status = 404, description = "Unknown dataset or layer, or a layer not tracked", body = crate::api::error::ErrorBody),
+        (status = 415, body = crate::api::error::ErrorBody), (status = 422, body = crate::api::error::ErrorBody),
+        (status = 503, description = "The layer lives in PostgreSQL, which is unreachable", body = crate::api::error::ErrorBody)))]
 pub async fn disable(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<TrackingBody>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let layer = layer_of(&state, &id, body).await?;
     Ok(Json(tracking::disable(&state, &id, &layer).await?))
 }
@@ -82,11 +82,11 @@ pub async fn disable(
 #[utoipa::path(get, path = "/datasets/{id}/tracking_status", tag = "datasets",
     params(("id" = String, Path, description = "Dataset id (UUID)")),
     responses((status = 200, description = "{dataset_id, layers: [{layer, table, engine, pending}]}", body = Object),
-        (status = 400, description = "The id is not a UUID", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody)))]
+        (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn status(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     Ok(Json(tracking::status(&state, &id).await?))
 }

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::extract::ApiJson;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 use crate::triggers::fire::{Change, ChangeOp, ChangedFeature, announce, evaluate_row};
 use crate::triggers::store::{self, Trigger, check, invalid};
@@ -55,18 +55,18 @@ pub struct TriggerRun {
     pub layer: Option<String>,
 }
 
-async fn trigger_of(state: &AppState, run: &TriggerRun) -> Result<Trigger, ApiError> {
+async fn trigger_of(state: &AppState, run: &TriggerRun) -> Result<Trigger, AppError> {
     match (&run.trigger_id, &run.trigger) {
         (Some(id), None) => store::load(state, id).await,
         (None, Some(body)) => unsaved(state, body).await,
-        _ => Err(ApiError::unprocessable(
+        _ => Err(AppError::unprocessable(
             "give exactly one of trigger_id or trigger",
         )),
     }
 }
 
 /// A trigger document checked as `POST /triggers` would, not stored.
-async fn unsaved(state: &AppState, body: &Value) -> Result<Trigger, ApiError> {
+async fn unsaved(state: &AppState, body: &Value) -> Result<Trigger, AppError> {
     let spec = check(state, body).await.map_err(|p| invalid(&p))?;
     let now = crate::timestamp::now();
     Ok(Trigger {
@@ -80,10 +80,10 @@ async fn unsaved(state: &AppState, body: &Value) -> Result<Trigger, ApiError> {
 /// Dry run of a trigger document over every row of the stored layer it watches (at most
 /// 10,000), each row taken as inserted: which rows pass the predicates, whether the trigger
 /// would fire and what each action would do. Nothing is stored, published or sent.
-pub(crate) async fn dry_run_layer(state: &AppState, body: &Value) -> Result<Value, ApiError> {
+pub(crate) async fn dry_run_layer(state: &AppState, body: &Value) -> Result<Value, AppError> {
     let trigger = unsaved(state, body).await?;
     let (Some(dataset_id), Some(layer)) = (&trigger.spec.dataset_id, &trigger.spec.layer) else {
-        return Err(ApiError::unprocessable(
+        return Err(AppError::unprocessable(
             "the trigger must watch a stored layer (dataset_id, layer)",
         ));
     };
@@ -121,14 +121,14 @@ pub(crate) async fn dry_run_layer(state: &AppState, body: &Value) -> Result<Valu
 async fn given_rows(
     state: &AppState,
     run: &TriggerRun,
-) -> Result<Option<Vec<ChangedFeature>>, ApiError> {
+) -> Result<Option<Vec<ChangedFeature>>, AppError> {
     let items: Vec<Value> = match (&run.geometry, &run.feature, &run.features) {
         (None, None, None) => return Ok(None),
         (Some(g), None, None) => vec![g.clone()],
         (None, Some(f), None) => vec![f.clone()],
         (None, None, Some(fs)) => fs.clone(),
         _ => {
-            return Err(ApiError::unprocessable(
+            return Err(AppError::unprocessable(
                 "give one of geometry, feature or features",
             ));
         }
@@ -152,9 +152,9 @@ async fn given_rows(
             let text = geometry.to_string();
             let converted = tokio::task::spawn_blocking(move || engine.geojson_wkb(&text))
                 .await
-                .map_err(|e| ApiError::internal(&e))?;
+                .map_err(|e| AppError::internal(&e))?;
             Some(converted.map_err(|_| {
-                ApiError::unprocessable(format!("features[{i}]: not a GeoJSON geometry"))
+                AppError::unprocessable(format!("features[{i}]: not a GeoJSON geometry"))
             })?)
         };
         rows.push(ChangedFeature {
@@ -171,7 +171,7 @@ async fn evaluate_rows(
     state: &AppState,
     trigger: &Trigger,
     rows: &[ChangedFeature],
-) -> Result<(Vec<Option<String>>, Vec<Value>), ApiError> {
+) -> Result<(Vec<Option<String>>, Vec<Value>), AppError> {
     let mut matched = Vec::new();
     let mut results = Vec::new();
     for row in rows {
@@ -193,21 +193,21 @@ fn run_example() -> Value {
 #[utoipa::path(post, path = "/triggers/test", tag = "triggers",
     request_body(content = TriggerRun, example = run_example),
     responses((status = 200, description = "{trigger_id, table, event, op, event_matches, would_fire, matched, rows, actions}", body = Object),
-        (status = 404, description = "Unknown trigger_id", body = crate::error::ErrorBody),
-        (status = 415, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+        (status = 404, description = "Unknown trigger_id", body = crate::api::error::ErrorBody),
+        (status = 415, body = crate::api::error::ErrorBody), (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn test(
     State(state): State<AppState>,
     ApiJson(run): ApiJson<TriggerRun>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     if run.dataset_id.is_some() || run.layer.is_some() {
-        return Err(ApiError::unprocessable(
+        return Err(AppError::unprocessable(
             "test takes geometries; evaluate a layer's rows with POST /triggers/evaluate",
         ));
     }
     let trigger = trigger_of(&state, &run).await?;
     let op_text = run.op.as_deref().unwrap_or("INSERT");
     let op = ChangeOp::parse(op_text).ok_or_else(|| {
-        ApiError::unprocessable(format!("op {op_text:?} is not INSERT, UPDATE or DELETE"))
+        AppError::unprocessable(format!("op {op_text:?} is not INSERT, UPDATE or DELETE"))
     })?;
     let given = given_rows(&state, &run).await?;
     let (matched, rows, evaluated) = match &given {
@@ -245,12 +245,12 @@ pub async fn test(
 #[utoipa::path(post, path = "/triggers/evaluate", tag = "triggers",
     request_body(content = TriggerRun, example = run_example),
     responses((status = 200, description = "{trigger_id, total, matched_count, matched, rows: [{fid, matches, predicates}], truncated}", body = Object),
-        (status = 404, description = "Unknown trigger, dataset or layer", body = crate::error::ErrorBody),
-        (status = 415, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+        (status = 404, description = "Unknown trigger, dataset or layer", body = crate::api::error::ErrorBody),
+        (status = 415, body = crate::api::error::ErrorBody), (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn evaluate(
     State(state): State<AppState>,
     ApiJson(run): ApiJson<TriggerRun>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let trigger = trigger_of(&state, &run).await?;
     let (mut rows, from_layer) = match (given_rows(&state, &run).await?, &run.dataset_id) {
         (Some(rows), None) => (rows, false),
@@ -261,18 +261,18 @@ pub async fn evaluate(
                     crate::datasets::loaded_layer::find_layer(&state, dataset_id, name).await?
                 }
                 None => dataset.layers.first().cloned().ok_or_else(|| {
-                    ApiError::not_found(format!("dataset {dataset_id} has no layer"))
+                    AppError::not_found(format!("dataset {dataset_id} has no layer"))
                 })?,
             };
             (tracking::layer_rows(&state, &layer.table_name).await?, true)
         }
         (None, None) => {
-            return Err(ApiError::unprocessable(
+            return Err(AppError::unprocessable(
                 "give the data: geometry, feature or features, or dataset_id (and layer)",
             ));
         }
         (Some(_), Some(_)) => {
-            return Err(ApiError::unprocessable(
+            return Err(AppError::unprocessable(
                 "give either geometries or dataset_id, not both",
             ));
         }

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::extract::ApiJson;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 use crate::triggers::model::{Operation, parse_operation};
 use crate::triggers::secrets;
@@ -51,13 +51,13 @@ pub struct TriggerList {
 /// change tracking is installed if missing).
 #[utoipa::path(post, path = "/triggers", tag = "triggers",
     request_body(content = Object, description = "A Trigger", example = trigger_example),
-    responses((status = 201, body = Trigger), (status = 415, body = crate::error::ErrorBody),
-        (status = 422, description = "Invalid: detail.errors lists every problem with its field path", body = crate::error::ErrorBody),
-        (status = 503, description = "The watched PostgreSQL table cannot be reached", body = crate::error::ErrorBody)))]
+    responses((status = 201, body = Trigger), (status = 415, body = crate::api::error::ErrorBody),
+        (status = 422, description = "Invalid: detail.errors lists every problem with its field path", body = crate::api::error::ErrorBody),
+        (status = 503, description = "The watched PostgreSQL table cannot be reached", body = crate::api::error::ErrorBody)))]
 pub async fn create(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Value>,
-) -> Result<(StatusCode, Json<Trigger>), ApiError> {
+) -> Result<(StatusCode, Json<Trigger>), AppError> {
     let mut spec = check(&state, &body).await.map_err(|p| invalid(&p))?;
     secrets::keep_stored(&mut spec, None).map_err(|p| invalid(&p))?;
     crate::triggers::tracking::ensure_table_tracked(&state, &spec).await?;
@@ -76,7 +76,7 @@ pub async fn create(
 
 /// List the triggers, oldest first.
 #[utoipa::path(get, path = "/triggers", tag = "triggers", responses((status = 200, body = TriggerList)))]
-pub async fn list(State(state): State<AppState>) -> Result<Json<TriggerList>, ApiError> {
+pub async fn list(State(state): State<AppState>) -> Result<Json<TriggerList>, AppError> {
     let triggers = store::all(&state).await?;
     Ok(Json(TriggerList {
         total: triggers.len(),
@@ -87,11 +87,11 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<TriggerList>, Ap
 /// One trigger.
 #[utoipa::path(get, path = "/triggers/{id}", tag = "triggers",
     params(("id" = String, Path, description = "Trigger id")),
-    responses((status = 200, body = Trigger), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Trigger), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn read(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Trigger>, ApiError> {
+) -> Result<Json<Trigger>, AppError> {
     Ok(Json(store::load(&state, &id).await?))
 }
 
@@ -100,14 +100,14 @@ pub async fn read(
 #[utoipa::path(put, path = "/triggers/{id}", tag = "triggers",
     params(("id" = String, Path, description = "Trigger id")),
     request_body(content = Object, description = "A Trigger", example = trigger_example),
-    responses((status = 200, body = Trigger), (status = 404, body = crate::error::ErrorBody),
-        (status = 415, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody),
-        (status = 503, description = "The watched PostgreSQL table cannot be reached", body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Trigger), (status = 404, body = crate::api::error::ErrorBody),
+        (status = 415, body = crate::api::error::ErrorBody), (status = 422, body = crate::api::error::ErrorBody),
+        (status = 503, description = "The watched PostgreSQL table cannot be reached", body = crate::api::error::ErrorBody)))]
 pub async fn replace(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<Value>,
-) -> Result<Json<Trigger>, ApiError> {
+) -> Result<Json<Trigger>, AppError> {
     let mut trigger = store::load(&state, &id).await?;
     let mut spec = check(&state, &body).await.map_err(|p| invalid(&p))?;
     secrets::keep_stored(&mut spec, Some(&trigger.spec)).map_err(|p| invalid(&p))?;
@@ -123,11 +123,11 @@ pub async fn replace(
 /// Delete a trigger.
 #[utoipa::path(delete, path = "/triggers/{id}", tag = "triggers",
     params(("id" = String, Path, description = "Trigger id")),
-    responses((status = 200, description = "{deleted: id}", body = Object), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "{deleted: id}", body = Object), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn remove(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     store::delete(&state, &id).await?;
     Ok(Json(json!({ "deleted": id })))
 }
@@ -135,11 +135,11 @@ pub async fn remove(
 /// Enable a disabled trigger, or disable an enabled one.
 #[utoipa::path(post, path = "/triggers/{id}/toggle", tag = "triggers",
     params(("id" = String, Path, description = "Trigger id")),
-    responses((status = 200, body = Trigger), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Trigger), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn toggle(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Trigger>, ApiError> {
+) -> Result<Json<Trigger>, AppError> {
     let mut trigger = store::load(&state, &id).await?;
     trigger.spec.enabled = !trigger.spec.enabled;
     trigger.updated_at = crate::timestamp::now();
@@ -150,7 +150,7 @@ pub async fn toggle(
 #[utoipa::path(post, path = "/triggers/validate", tag = "triggers",
     request_body(content = Object, description = "A Trigger", example = trigger_example),
     responses((status = 200, description = "{valid, errors: [{path, message}], trigger}", body = Object),
-        (status = 415, body = crate::error::ErrorBody), (status = 422, description = "The body is not JSON", body = crate::error::ErrorBody)))]
+        (status = 415, body = crate::api::error::ErrorBody), (status = 422, description = "The body is not JSON", body = crate::api::error::ErrorBody)))]
 pub async fn validate(State(state): State<AppState>, ApiJson(body): ApiJson<Value>) -> Json<Value> {
     let answer = match check(&state, &body).await {
         Ok(spec) => json!({"valid": true, "errors": [], "trigger": secrets::masked(&spec)}),
@@ -174,11 +174,11 @@ pub struct OperationList {
 /// The operations attached to a trigger, by ascending `order`.
 #[utoipa::path(get, path = "/triggers/{id}/operations", tag = "triggers",
     params(("id" = String, Path, description = "Trigger id")),
-    responses((status = 200, body = OperationList), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = OperationList), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn operations(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<OperationList>, ApiError> {
+) -> Result<Json<OperationList>, AppError> {
     let trigger = store::load(&state, &id).await?;
     Ok(Json(OperationList {
         trigger_id: trigger.id,
@@ -200,13 +200,13 @@ fn sorted(mut operations: Vec<Operation>) -> Vec<Operation> {
 #[utoipa::path(post, path = "/triggers/{id}/operations", tag = "triggers",
     params(("id" = String, Path, description = "Trigger id")),
     request_body(content = Object, description = "A trigger operation", example = operation_example),
-    responses((status = 201, body = Operation), (status = 404, body = crate::error::ErrorBody),
-        (status = 415, body = crate::error::ErrorBody), (status = 422, description = "Unknown capability or invalid params (detail.errors)", body = crate::error::ErrorBody)))]
+    responses((status = 201, body = Operation), (status = 404, body = crate::api::error::ErrorBody),
+        (status = 415, body = crate::api::error::ErrorBody), (status = 422, description = "Unknown capability or invalid params (detail.errors)", body = crate::api::error::ErrorBody)))]
 pub async fn add_operation(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<Value>,
-) -> Result<(StatusCode, Json<Operation>), ApiError> {
+) -> Result<(StatusCode, Json<Operation>), AppError> {
     let mut trigger = store::load(&state, &id).await?;
     let next = trigger
         .spec
@@ -229,20 +229,20 @@ pub async fn add_operation(
 #[utoipa::path(put, path = "/triggers/{id}/operations/{op_id}", tag = "triggers",
     params(("id" = String, Path, description = "Trigger id"), ("op_id" = String, Path, description = "Operation id")),
     request_body(content = Object, description = "A trigger operation", example = operation_example),
-    responses((status = 200, body = Operation), (status = 404, body = crate::error::ErrorBody),
-        (status = 415, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+    responses((status = 200, body = Operation), (status = 404, body = crate::api::error::ErrorBody),
+        (status = 415, body = crate::api::error::ErrorBody), (status = 422, body = crate::api::error::ErrorBody)))]
 pub async fn replace_operation(
     State(state): State<AppState>,
     Path((id, op_id)): Path<(String, String)>,
     ApiJson(body): ApiJson<Value>,
-) -> Result<Json<Operation>, ApiError> {
+) -> Result<Json<Operation>, AppError> {
     let mut trigger = store::load(&state, &id).await?;
     let position = trigger
         .spec
         .operations
         .iter()
         .position(|o| o.id == op_id)
-        .ok_or_else(|| ApiError::not_found(format!("trigger {id} has no operation {op_id}")))?;
+        .ok_or_else(|| AppError::not_found(format!("trigger {id} has no operation {op_id}")))?;
     let order = trigger.spec.operations[position].order;
     let operation = parse_operation(&body, op_id, order).map_err(|p| invalid(&p))?;
     trigger.spec.operations[position] = operation.clone();
@@ -255,16 +255,16 @@ pub async fn replace_operation(
 /// Remove an operation from a trigger.
 #[utoipa::path(delete, path = "/triggers/{id}/operations/{op_id}", tag = "triggers",
     params(("id" = String, Path, description = "Trigger id"), ("op_id" = String, Path, description = "Operation id")),
-    responses((status = 200, description = "{deleted: op_id}", body = Object), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "{deleted: op_id}", body = Object), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn remove_operation(
     State(state): State<AppState>,
     Path((id, op_id)): Path<(String, String)>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, AppError> {
     let mut trigger = store::load(&state, &id).await?;
     let before = trigger.spec.operations.len();
     trigger.spec.operations.retain(|o| o.id != op_id);
     if trigger.spec.operations.len() == before {
-        return Err(ApiError::not_found(format!(
+        return Err(AppError::not_found(format!(
             "trigger {id} has no operation {op_id}"
         )));
     }

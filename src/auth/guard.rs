@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 
 use axum::extract::{ConnectInfo, MatchedPath, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
@@ -17,7 +17,7 @@ use super::policy::{Access, Requirement, requirement};
 use super::rate_limit::Decision;
 use super::token::{COOKIE, cookie_value};
 use crate::auth::config::Environment;
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 use crate::state::AppState;
 
 /// `METHOD /template`, named in refusals (formatted only when one is written).
@@ -140,8 +140,8 @@ fn rate_headers(headers: &mut HeaderMap, decision: &Decision) {
 }
 
 fn too_many(decision: &Decision) -> Response {
-    let mut response = ApiError::new(
-        StatusCode::TOO_MANY_REQUESTS,
+    let mut response = AppError::new(
+        ErrorKind::RateLimited,
         "rate_limited",
         format!(
             "more than {} requests in a minute: retry in {} s (GEOMILL_RATE_LIMIT, or \
@@ -158,12 +158,12 @@ fn too_many(decision: &Decision) -> Response {
     response
 }
 
-fn unauthenticated(message: &str) -> ApiError {
-    ApiError::new(StatusCode::UNAUTHORIZED, "unauthenticated", message)
+fn unauthenticated(message: &str) -> AppError {
+    AppError::new(ErrorKind::Unauthenticated, "unauthenticated", message)
 }
 
-fn forbidden(message: impl Into<String>) -> ApiError {
-    ApiError::new(StatusCode::FORBIDDEN, "forbidden", message)
+fn forbidden(message: impl Into<String>) -> AppError {
+    AppError::new(ErrorKind::Forbidden, "forbidden", message)
 }
 
 /// The caller allowed by the route's role, or the 401/403 that refuses them.
@@ -172,7 +172,7 @@ fn authorize(
     caller: Caller,
     needed: &Requirement,
     what: &Route<'_>,
-) -> Result<Option<Principal>, ApiError> {
+) -> Result<Option<Principal>, AppError> {
     let closed = state.auth().is_closed();
     let principal = match caller {
         Caller::Known(principal) => Some(principal),
@@ -207,7 +207,7 @@ fn check_admin_key(
     state: &AppState,
     headers: &HeaderMap,
     what: &Route<'_>,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let config = state.config();
     let Some(expected) = &config.admin_key else {
         if config.auth.environment == Environment::Production {
@@ -224,14 +224,14 @@ fn check_admin_key(
     }
 }
 
-fn check_tier(state: &AppState, needed: &Requirement, what: &Route<'_>) -> Result<(), ApiError> {
+fn check_tier(state: &AppState, needed: &Requirement, what: &Route<'_>) -> Result<(), AppError> {
     let configured = state.config().auth.tier;
     let tier = state.auth().tier(configured);
     if tier >= needed.tier {
         return Ok(());
     }
-    Err(ApiError::new(
-        StatusCode::FORBIDDEN,
+    Err(AppError::new(
+        ErrorKind::Forbidden,
         "tier_required",
         format!(
             "{what} needs the {} tier; this server runs {} (set GEOMILL_TIER or send a licence to POST /admin/license)",

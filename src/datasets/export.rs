@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use geomill_backends::store::LayerRecord;
 use geomill_planner::plan::operator::ExportFormat;
 
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 /// A file ready to send.
@@ -112,7 +112,7 @@ pub async fn export(
     dataset_name: &str,
     source: ExportSource,
     format: ExportFormat,
-) -> Result<ExportedFile, ApiError> {
+) -> Result<ExportedFile, AppError> {
     let scratch = state
         .config()
         .data_dir
@@ -120,7 +120,7 @@ pub async fn export(
         .join(uuid::Uuid::new_v4().to_string());
     tokio::fs::create_dir_all(&scratch)
         .await
-        .map_err(|e| ApiError::internal(&e))?;
+        .map_err(|e| AppError::internal(&e))?;
     let stem = file_stem(dataset_name);
     let file_name = format!("{stem}_{}.{}", source.name(), extension(format));
     let style = match (&source, format) {
@@ -131,7 +131,7 @@ pub async fn export(
     };
     let (store, engine) = (state.store(), state.embedded());
     let folder = scratch.clone();
-    let written = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, ApiError> {
+    let written = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, AppError> {
         let target = match format {
             ExportFormat::Shp => folder.join("shapefile"),
             _ => folder.join(format!("export.{}", extension(format))),
@@ -154,15 +154,15 @@ pub async fn export(
                 engine.export_file(path, layer_name, &destination, format)
             }
         }
-        .map_err(ApiError::from)?;
+        .map_err(AppError::from)?;
         match format {
             ExportFormat::Shp => zip_folder(&target),
             _ => std::fs::read(&target),
         }
-        .map_err(|e| ApiError::internal(&e))
+        .map_err(|e| AppError::internal(&e))
     })
     .await
-    .map_err(|e| ApiError::internal(&e));
+    .map_err(|e| AppError::internal(&e));
     let _ = tokio::fs::remove_dir_all(&scratch).await;
     let bytes = written??;
     Ok(ExportedFile {

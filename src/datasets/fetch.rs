@@ -8,10 +8,8 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-use axum::http::StatusCode;
-
 use crate::config::Config;
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 
 const MAX_REDIRECTS: usize = 5;
 /// Longest wait for a host's addresses.
@@ -107,12 +105,12 @@ pub fn is_public(ip: IpAddr) -> bool {
 }
 
 /// A URL the server will not fetch: 400 `url_not_allowed`.
-fn refused(message: String) -> ApiError {
-    ApiError::new(StatusCode::BAD_REQUEST, "url_not_allowed", message)
+fn refused(message: String) -> AppError {
+    AppError::new(ErrorKind::BadRequest, "url_not_allowed", message)
 }
 
 /// The URL parsed and its host resolved (once) to an address `policy` allows.
-async fn checked(url: &str, policy: &UrlPolicy) -> Result<(reqwest::Url, SocketAddr), ApiError> {
+async fn checked(url: &str, policy: &UrlPolicy) -> Result<(reqwest::Url, SocketAddr), AppError> {
     let parsed =
         reqwest::Url::parse(url).map_err(|e| refused(format!("{url:?} is not a URL: {e}")))?;
     if !matches!(parsed.scheme(), "http" | "https") {
@@ -159,7 +157,7 @@ pub async fn send(
     policy: &UrlPolicy,
     timeout: Duration,
     build: impl Fn(&reqwest::Client, reqwest::Url) -> reqwest::RequestBuilder,
-) -> Result<(reqwest::Url, reqwest::Response), ApiError> {
+) -> Result<(reqwest::Url, reqwest::Response), AppError> {
     let mut current = url.to_owned();
     let mut previous: Option<String> = None;
     for _ in 0..=MAX_REDIRECTS {
@@ -181,35 +179,35 @@ pub async fn send(
             .timeout(timeout)
             .resolve(&host, address)
             .build()
-            .map_err(|e| ApiError::internal(&e))?;
+            .map_err(|e| AppError::internal(&e))?;
         let response = build(&client, parsed.clone())
             .send()
             .await
-            .map_err(|e| ApiError::unprocessable(format!("cannot fetch {current}: {e}")))?;
+            .map_err(|e| AppError::unprocessable(format!("cannot fetch {current}: {e}")))?;
         if response.status().is_redirection() {
             let location = response
                 .headers()
                 .get(reqwest::header::LOCATION)
                 .and_then(|l| l.to_str().ok())
                 .ok_or_else(|| {
-                    ApiError::unprocessable(format!("{current} redirects without a location"))
+                    AppError::unprocessable(format!("{current} redirects without a location"))
                 })?;
             let next = parsed
                 .join(location)
-                .map_err(|e| ApiError::unprocessable(e.to_string()))?
+                .map_err(|e| AppError::unprocessable(e.to_string()))?
                 .to_string();
             previous = Some(std::mem::replace(&mut current, next));
             continue;
         }
         if !response.status().is_success() {
-            return Err(ApiError::unprocessable(format!(
+            return Err(AppError::unprocessable(format!(
                 "{current} answered {}",
                 response.status()
             )));
         }
         return Ok((parsed, response));
     }
-    Err(ApiError::unprocessable(format!(
+    Err(AppError::unprocessable(format!(
         "{url} redirects more than {MAX_REDIRECTS} times"
     )))
 }
@@ -220,7 +218,7 @@ pub async fn get(
     accept: Option<&str>,
     policy: &UrlPolicy,
     timeout: Duration,
-) -> Result<(reqwest::Url, reqwest::Response), ApiError> {
+) -> Result<(reqwest::Url, reqwest::Response), AppError> {
     send(url, policy, timeout, |client, url| {
         let request = client.get(url);
         match accept {
@@ -232,18 +230,18 @@ pub async fn get(
 }
 
 /// The whole body of `response`, refused past `limit` bytes.
-pub async fn body(response: reqwest::Response, limit: u64) -> Result<Vec<u8>, ApiError> {
+pub async fn body(response: reqwest::Response, limit: u64) -> Result<Vec<u8>, AppError> {
     use futures_util::StreamExt;
     let source = response.url().to_string();
     let mut stream = response.bytes_stream();
     let mut bytes = Vec::new();
     while let Some(chunk) = stream.next().await {
         let chunk =
-            chunk.map_err(|e| ApiError::unprocessable(format!("cannot read {source}: {e}")))?;
+            chunk.map_err(|e| AppError::unprocessable(format!("cannot read {source}: {e}")))?;
         bytes.extend_from_slice(&chunk);
         if bytes.len() as u64 > limit {
-            return Err(ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
+            return Err(AppError::new(
+                ErrorKind::TooLarge,
                 "payload_too_large",
                 format!(
                     "{source} answers more than the limit of {} MiB (GEOMILL_MAX_UPLOAD_MB)",
@@ -262,7 +260,7 @@ pub async fn download(
     path_for: impl Fn(&str) -> std::path::PathBuf,
     limit: u64,
     policy: &UrlPolicy,
-) -> Result<std::path::PathBuf, ApiError> {
+) -> Result<std::path::PathBuf, AppError> {
     let (final_url, response) = get(url, None, policy, DATA_TIMEOUT).await?;
     let name = final_url
         .path_segments()

@@ -1,12 +1,11 @@
 //! Loading a file already in a dataset's folder into the store, and announcing new datasets.
 
-use axum::http::StatusCode;
 use serde_json::json;
 
 use crate::blocking::blocking;
 use crate::datasets::model::Dataset;
 use crate::datasets::upload;
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 use crate::state::AppState;
 
 /// Publishes `dataset_created` on the event bus.
@@ -24,7 +23,7 @@ pub async fn ingest_stored(
     id: &str,
     name: String,
     path: &std::path::Path,
-) -> Result<Dataset, ApiError> {
+) -> Result<Dataset, AppError> {
     ingest_parts(state, id, name, path, &[]).await
 }
 
@@ -36,7 +35,7 @@ pub async fn ingest_parts(
     name: String,
     path: &std::path::Path,
     parts: &[std::path::PathBuf],
-) -> Result<Dataset, ApiError> {
+) -> Result<Dataset, AppError> {
     let mut source = upload::source_for(&readable_path(state, path).await?);
     source.parts = parts.iter().map(|p| p.display().to_string()).collect();
     let engine = state.store();
@@ -48,8 +47,8 @@ pub async fn ingest_parts(
             announce_created(state, &dataset);
             Ok(dataset)
         }
-        Err(rejected) => Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
+        Err(rejected) => Err(AppError::new(
+            ErrorKind::Invalid,
             "unreadable_file",
             rejected.0,
         )),
@@ -61,7 +60,7 @@ pub async fn ingest_parts(
 pub async fn readable_path(
     state: &AppState,
     path: &std::path::Path,
-) -> Result<std::path::PathBuf, ApiError> {
+) -> Result<std::path::PathBuf, AppError> {
     let is_zip = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("zip"));
@@ -81,8 +80,8 @@ pub async fn readable_path(
     })
     .await?
     .map_err(|e| {
-        ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
+        AppError::new(
+            ErrorKind::Invalid,
             "unreadable_file",
             format!("the archive cannot be unpacked: {e}"),
         )

@@ -7,11 +7,9 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use axum::http::StatusCode;
-
 use geomill_backends::duckdb::gdal_read;
 
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 
 /// Most entries in one archive.
 pub const MAX_ENTRIES: u64 = 10_000;
@@ -103,9 +101,9 @@ pub fn indirection(bytes: &[u8]) -> Option<&'static str> {
     gdal_read::indirection(bytes)
 }
 
-fn unsafe_file(shown: &str, root: &str) -> ApiError {
-    ApiError::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
+fn unsafe_file(shown: &str, root: &str) -> AppError {
+    AppError::new(
+        ErrorKind::Invalid,
         "unsafe_file",
         format!(
             "{shown} is a GDAL description of other sources ({root}), which could read the server's files or reach its network: upload the data itself"
@@ -130,8 +128,8 @@ fn expected(extension: &str) -> Option<(&'static [Kind], &'static str)> {
     })
 }
 
-fn unsafe_archive(message: String) -> ApiError {
-    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "unsafe_archive", message)
+fn unsafe_archive(message: String) -> AppError {
+    AppError::new(ErrorKind::Invalid, "unsafe_archive", message)
 }
 
 /// Why a zip entry's name is refused: it leaves the archive's folder or is not a plain name.
@@ -189,8 +187,8 @@ fn declared_entries(file: &mut std::fs::File) -> std::io::Result<Option<u64>> {
 /// Checks an archive from its central directory: at most [`MAX_ENTRIES`] entries, at most
 /// `max_total` bytes declared uncompressed, no entry past [`MAX_RATIO`], no name leaving the
 /// archive, no symbolic link. `shown` is the file's name in messages.
-pub fn check_archive(path: &Path, shown: &str, max_total: u64) -> Result<(), ApiError> {
-    let mut file = std::fs::File::open(path).map_err(|e| ApiError::internal(&e))?;
+pub fn check_archive(path: &Path, shown: &str, max_total: u64) -> Result<(), AppError> {
+    let mut file = std::fs::File::open(path).map_err(|e| AppError::internal(&e))?;
     let unreadable = |e: &dyn std::fmt::Display| {
         unsafe_archive(format!("{shown} is not a readable zip archive: {e}"))
     };
@@ -202,7 +200,7 @@ pub fn check_archive(path: &Path, shown: &str, max_total: u64) -> Result<(), Api
         )));
     }
     file.seek(SeekFrom::Start(0))
-        .map_err(|e| ApiError::internal(&e))?;
+        .map_err(|e| AppError::internal(&e))?;
     let mut archive = zip::ZipArchive::new(file).map_err(|e| unreadable(&e))?;
     if archive.len() as u64 > MAX_ENTRIES {
         return Err(unsafe_archive(format!(
@@ -291,13 +289,13 @@ fn extension_of(name: &str) -> Option<String> {
 
 /// Refuses (422 `format_mismatch`) bytes of `kind` that a known extension of `name`
 /// contradicts; `shown` names the file in the message.
-fn agrees_with_name(name: &str, kind: Kind, shown: &str) -> Result<(), ApiError> {
+fn agrees_with_name(name: &str, kind: Kind, shown: &str) -> Result<(), AppError> {
     let Some(extension) = extension_of(name) else {
         return Ok(());
     };
     match expected(&extension) {
-        Some((kinds, promised)) if !kinds.contains(&kind) => Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
+        Some((kinds, promised)) if !kinds.contains(&kind) => Err(AppError::new(
+            ErrorKind::Invalid,
             "format_mismatch",
             format!(
                 "{shown} is named as {promised} (.{extension}) but its bytes are {}",
@@ -311,11 +309,11 @@ fn agrees_with_name(name: &str, kind: Kind, shown: &str) -> Result<(), ApiError>
 /// Checks one received file (`shown` is the name the client gave): its bytes must agree with a
 /// known extension, and an archive must pass [`check_archive`]. Answers the path to read it
 /// from: the same, or renamed with the extension its bytes call for when it had none.
-pub fn check_file(path: &Path, shown: &str, max_upload: u64) -> Result<PathBuf, ApiError> {
+pub fn check_file(path: &Path, shown: &str, max_upload: u64) -> Result<PathBuf, AppError> {
     let mut start = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(gdal_read::INDIRECTION_SCAN).read_to_end(&mut start))
-        .map_err(|e| ApiError::internal(&e))?;
+        .map_err(|e| AppError::internal(&e))?;
     let head = &start[..start.len().min(8192)];
     let kind = sniff(head);
     if let Some(root) = indirection(&start) {
@@ -337,7 +335,7 @@ pub fn check_file(path: &Path, shown: &str, max_upload: u64) -> Result<PathBuf, 
             if renamed.exists() {
                 return Ok(path.to_path_buf());
             }
-            std::fs::rename(path, &renamed).map_err(|e| ApiError::internal(&e))?;
+            std::fs::rename(path, &renamed).map_err(|e| AppError::internal(&e))?;
             Ok(renamed)
         }
         _ => Ok(path.to_path_buf()),
@@ -348,7 +346,7 @@ pub fn check_file(path: &Path, shown: &str, max_upload: u64) -> Result<PathBuf, 
 pub async fn check_files(
     files: Vec<(String, PathBuf)>,
     max_upload: u64,
-) -> Result<Vec<(String, PathBuf)>, ApiError> {
+) -> Result<Vec<(String, PathBuf)>, AppError> {
     tokio::task::spawn_blocking(move || {
         files
             .into_iter()
@@ -356,7 +354,7 @@ pub async fn check_files(
             .collect()
     })
     .await
-    .map_err(|e| ApiError::internal(&e))?
+    .map_err(|e| AppError::internal(&e))?
 }
 
 #[cfg(test)]

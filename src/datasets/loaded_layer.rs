@@ -3,7 +3,7 @@
 
 use super::lookup::find;
 use super::remote;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 /// A layer of a dataset, its features loaded (a remote layer is fetched on first use); 404
@@ -12,7 +12,7 @@ pub async fn find_layer(
     state: &AppState,
     id: &str,
     layer: &str,
-) -> Result<geomill_backends::store::LayerRecord, ApiError> {
+) -> Result<geomill_backends::store::LayerRecord, AppError> {
     Ok(find_dataset_layer(state, id, layer).await?.1)
 }
 
@@ -26,11 +26,11 @@ pub async fn find_dataset_layer(
         geomill_backends::store::DatasetRecord,
         geomill_backends::store::LayerRecord,
     ),
-    ApiError,
+    AppError,
 > {
     let missing = |dataset: &geomill_backends::store::DatasetRecord| {
         let known: Vec<&str> = dataset.layers.iter().map(|l| l.name.as_str()).collect();
-        ApiError::not_found(format!(
+        AppError::not_found(format!(
             "dataset {id} has no layer {layer:?} (layers: {})",
             known.join(", ")
         ))

@@ -4,14 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use axum::http::StatusCode;
 use geomill_backends::store::{DatasetRecord, RemoteLayer};
 use reqwest::Url;
 use serde_json::Value;
 
 use super::fetch::{self, UrlPolicy};
 use super::{inspect, upload};
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 use crate::state::AppState;
 
 /// Features asked for per OGC API page.
@@ -54,13 +53,13 @@ impl Service {
     }
 }
 
-fn parse_url(url: &str) -> Result<Url, ApiError> {
-    Url::parse(url).map_err(|e| ApiError::bad_request(format!("{url:?} is not a URL: {e}")))
+fn parse_url(url: &str) -> Result<Url, AppError> {
+    Url::parse(url).map_err(|e| AppError::bad_request(format!("{url:?} is not a URL: {e}")))
 }
 
 /// The service's base URL as stored: an OGC API landing page without a trailing
 /// `/collections/<layer>[/items]`, a WFS endpoint without the request's own parameters.
-pub fn base_url(service: Service, url: &str, layer: &str) -> Result<String, ApiError> {
+pub fn base_url(service: Service, url: &str, layer: &str) -> Result<String, AppError> {
     let mut parsed = parse_url(url)?;
     match service {
         Service::OgcApiFeatures => {
@@ -89,16 +88,16 @@ pub fn base_url(service: Service, url: &str, layer: &str) -> Result<String, ApiE
     Ok(parsed.to_string())
 }
 
-fn collection_url(base: &str, layer: &str) -> Result<Url, ApiError> {
+fn collection_url(base: &str, layer: &str) -> Result<Url, AppError> {
     let mut url = parse_url(base)?;
     url.path_segments_mut()
-        .map_err(|()| ApiError::bad_request(format!("{base} cannot have a path")))?
+        .map_err(|()| AppError::bad_request(format!("{base} cannot have a path")))?
         .pop_if_empty()
         .extend(["collections", layer]);
     Ok(url)
 }
 
-fn wfs_url(base: &str, request: &str, layer: &str) -> Result<Url, ApiError> {
+fn wfs_url(base: &str, request: &str, layer: &str) -> Result<Url, AppError> {
     let mut url = parse_url(base)?;
     url.query_pairs_mut()
         .append_pair("service", "WFS")
@@ -128,16 +127,16 @@ pub async fn describe(
     base: &str,
     layer: &str,
     policy: &UrlPolicy,
-) -> Result<Option<String>, ApiError> {
+) -> Result<Option<String>, AppError> {
     let not_offered = |reason: String| {
-        ApiError::unprocessable(format!(
+        AppError::unprocessable(format!(
             "the {} service at {base} does not offer layer {layer:?}: {reason}",
             service.label()
         ))
     };
     // A refused URL stays a 400; a service that answers badly is a 422 naming the layer.
-    let unavailable = |error: ApiError| {
-        if error.status == StatusCode::UNPROCESSABLE_ENTITY {
+    let unavailable = |error: AppError| {
+        if error.kind == ErrorKind::Invalid {
             not_offered(error.message)
         } else {
             error
@@ -181,12 +180,12 @@ async fn fetch_collection(
     path: &Path,
     limit: u64,
     policy: &UrlPolicy,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     use tokio::io::AsyncWriteExt;
     let mut items = collection_url(base, layer)?;
     items
         .path_segments_mut()
-        .map_err(|()| ApiError::bad_request(format!("{base} cannot have a path")))?
+        .map_err(|()| AppError::bad_request(format!("{base} cannot have a path")))?
         .push("items");
     items
         .query_pairs_mut()
@@ -194,18 +193,18 @@ async fn fetch_collection(
     let mut next = Some(Ok(items));
     let mut file = tokio::fs::File::create(path)
         .await
-        .map_err(|e| ApiError::internal(&e))?;
+        .map_err(|e| AppError::internal(&e))?;
     file.write_all(br#"{"type":"FeatureCollection","features":["#)
         .await
-        .map_err(|e| ApiError::internal(&e))?;
+        .map_err(|e| AppError::internal(&e))?;
     let (mut written, mut first, mut seen) = (0_u64, true, Vec::<Url>::new());
     while let Some(url) = next.take() {
-        let url = url.map_err(|e| ApiError::unprocessable(format!("a next link is bad: {e}")))?;
+        let url = url.map_err(|e| AppError::unprocessable(format!("a next link is bad: {e}")))?;
         if seen.contains(&url) {
             break;
         }
         if seen.len() >= MAX_PAGES {
-            return Err(ApiError::unprocessable(format!(
+            return Err(AppError::unprocessable(format!(
                 "{base} has more than {MAX_PAGES} pages of {layer:?}; nothing was loaded"
             )));
         }
@@ -215,22 +214,22 @@ async fn fetch_collection(
         let bytes = fetch::body(response, limit.saturating_sub(written)).await?;
         written += bytes.len() as u64;
         let page: Value = serde_json::from_slice(&bytes).map_err(|e| {
-            ApiError::unprocessable(format!("{url} is not a GeoJSON FeatureCollection: {e}"))
+            AppError::unprocessable(format!("{url} is not a GeoJSON FeatureCollection: {e}"))
         })?;
         let features = page["features"].as_array().ok_or_else(|| {
-            ApiError::unprocessable(format!("{url} is not a GeoJSON FeatureCollection"))
+            AppError::unprocessable(format!("{url} is not a GeoJSON FeatureCollection"))
         })?;
         for feature in features {
             if !first {
                 file.write_all(b",")
                     .await
-                    .map_err(|e| ApiError::internal(&e))?;
+                    .map_err(|e| AppError::internal(&e))?;
             }
             first = false;
-            let text = serde_json::to_vec(feature).map_err(|e| ApiError::internal(&e))?;
+            let text = serde_json::to_vec(feature).map_err(|e| AppError::internal(&e))?;
             file.write_all(&text)
                 .await
-                .map_err(|e| ApiError::internal(&e))?;
+                .map_err(|e| AppError::internal(&e))?;
         }
         next = page["links"].as_array().and_then(|links| {
             links
@@ -243,8 +242,8 @@ async fn fetch_collection(
     }
     file.write_all(b"]}")
         .await
-        .map_err(|e| ApiError::internal(&e))?;
-    file.flush().await.map_err(|e| ApiError::internal(&e))
+        .map_err(|e| AppError::internal(&e))?;
+    file.flush().await.map_err(|e| AppError::internal(&e))
 }
 
 /// A WFS GetFeature answer (GML) saved whole; a truncated answer is refused, not loaded.
@@ -254,13 +253,13 @@ async fn fetch_feature_type(
     path: &Path,
     limit: u64,
     policy: &UrlPolicy,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let url = wfs_url(base, "GetFeature", layer)?;
     let (_, response) = fetch::get(url.as_str(), None, policy, fetch::DATA_TIMEOUT).await?;
     upload::save(response.bytes_stream(), path, limit, 0, "download").await?;
     let head = read_head(path).await?;
     if let Some(reason) = exception_text(&head) {
-        return Err(ApiError::unprocessable(format!(
+        return Err(AppError::unprocessable(format!(
             "the WFS at {base} refused GetFeature for {layer:?}: {reason}"
         )));
     }
@@ -273,23 +272,23 @@ async fn fetch_feature_type(
         (attribute("numberMatched"), attribute("numberReturned"))
         && returned < matched
     {
-        return Err(ApiError::unprocessable(format!(
+        return Err(AppError::unprocessable(format!(
             "the WFS at {base} returned {returned} of {matched} features of {layer:?} (a server limit); nothing was loaded"
         )));
     }
     Ok(())
 }
 
-async fn read_head(path: &Path) -> Result<Vec<u8>, ApiError> {
+async fn read_head(path: &Path) -> Result<Vec<u8>, AppError> {
     use tokio::io::AsyncReadExt;
     let file = tokio::fs::File::open(path)
         .await
-        .map_err(|e| ApiError::internal(&e))?;
+        .map_err(|e| AppError::internal(&e))?;
     let mut head = Vec::new();
     file.take(8192)
         .read_to_end(&mut head)
         .await
-        .map_err(|e| ApiError::internal(&e))?;
+        .map_err(|e| AppError::internal(&e))?;
     Ok(head)
 }
 
@@ -306,7 +305,7 @@ fn features_path(folder: &Path, service: Service) -> PathBuf {
 pub async fn ensure_loaded(
     state: &AppState,
     record: DatasetRecord,
-) -> Result<DatasetRecord, ApiError> {
+) -> Result<DatasetRecord, AppError> {
     if record.remote.as_ref().is_none_or(|r| r.loaded_at.is_some()) {
         return Ok(record);
     }
@@ -315,17 +314,17 @@ pub async fn ensure_loaded(
     let id = record.id.clone();
     let current = crate::blocking::blocking(move || engine.dataset(&id))
         .await?
-        .ok_or_else(|| ApiError::not_found(format!("no dataset {}", record.id)))?;
+        .ok_or_else(|| AppError::not_found(format!("no dataset {}", record.id)))?;
     let Some(remote) = current.remote.clone().filter(|r| r.loaded_at.is_none()) else {
         return Ok(current);
     };
     let service = Service::parse(&remote.service_type).ok_or_else(|| {
-        ApiError::internal(&format!("unknown service type {}", remote.service_type))
+        AppError::internal(&format!("unknown service type {}", remote.service_type))
     })?;
     let folder = upload::folder(&state.config().uploads_dir(), &current.id);
     tokio::fs::create_dir_all(&folder)
         .await
-        .map_err(|e| ApiError::internal(&e))?;
+        .map_err(|e| AppError::internal(&e))?;
     let path = features_path(&folder, service);
     let outcome = load(state, &current.id, service, &remote, &path).await;
     if outcome.is_err() {
@@ -340,7 +339,7 @@ async fn load(
     service: Service,
     remote: &RemoteLayer,
     path: &Path,
-) -> Result<DatasetRecord, ApiError> {
+) -> Result<DatasetRecord, AppError> {
     let config = state.config();
     let limit = config.max_upload_mb.saturating_mul(1024 * 1024);
     let policy = UrlPolicy::from_config(config);
@@ -354,7 +353,7 @@ async fn load(
     let fetched = tokio::time::timeout(LOAD_TIMEOUT, fetching)
         .await
         .unwrap_or_else(|_| {
-            Err(ApiError::unprocessable(format!(
+            Err(AppError::unprocessable(format!(
                 "fetching {layer:?} from {base} took longer than {} s",
                 LOAD_TIMEOUT.as_secs()
             )))
@@ -362,8 +361,8 @@ async fn load(
     // The service failing is a bad gateway (and may pass: jobs retry it); a refused URL or an
     // answer past the size limit keeps its own status.
     fetched.map_err(|error| {
-        if error.status == StatusCode::UNPROCESSABLE_ENTITY {
-            ApiError::new(StatusCode::BAD_GATEWAY, "remote_unavailable", error.message)
+        if error.kind == ErrorKind::Invalid {
+            AppError::new(ErrorKind::Upstream, "remote_unavailable", error.message)
         } else {
             error
         }
@@ -379,8 +378,8 @@ async fn load(
             crate::triggers::tracking::record_loaded(state, &record).await;
             Ok(record)
         }
-        Err(rejected) => Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
+        Err(rejected) => Err(AppError::new(
+            ErrorKind::Invalid,
             "unreadable_remote_layer",
             rejected.0,
         )),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use geomill_backends::store::{Reader, SourceFile};
 use tokio::io::AsyncWriteExt;
 
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 
 /// Most files in one upload (a Shapefile and its companions fit many times).
 pub const MAX_FILES: usize = 32;
@@ -31,19 +31,19 @@ pub fn base_name(name: &str) -> Option<String> {
 pub async fn text_field<E: std::fmt::Display>(
     mut chunks: impl futures_util::Stream<Item = Result<bytes::Bytes, E>> + Unpin,
     what: &str,
-) -> Result<String, ApiError> {
+) -> Result<String, AppError> {
     use futures_util::StreamExt;
     let mut text = Vec::new();
     while let Some(chunk) = chunks.next().await {
-        let chunk = chunk.map_err(|e| ApiError::bad_request(format!("field {what}: {e}")))?;
+        let chunk = chunk.map_err(|e| AppError::bad_request(format!("field {what}: {e}")))?;
         text.extend_from_slice(&chunk);
         if text.len() > MAX_TEXT_FIELD {
-            return Err(ApiError::bad_request(format!(
+            return Err(AppError::bad_request(format!(
                 "field {what} is longer than {MAX_TEXT_FIELD} bytes"
             )));
         }
     }
-    String::from_utf8(text).map_err(|_| ApiError::bad_request(format!("field {what} is not UTF-8")))
+    String::from_utf8(text).map_err(|_| AppError::bad_request(format!("field {what} is not UTF-8")))
 }
 
 /// Streams `chunks` into `path`, refusing to let the upload (`already` bytes stored before this
@@ -55,19 +55,19 @@ pub async fn save<E: std::fmt::Display>(
     limit: u64,
     already: u64,
     what: &str,
-) -> Result<u64, ApiError> {
+) -> Result<u64, AppError> {
     use futures_util::StreamExt;
     let mut file = tokio::fs::File::create(path)
         .await
-        .map_err(|e| ApiError::internal(&e))?;
+        .map_err(|e| AppError::internal(&e))?;
     let mut written: u64 = already;
     while let Some(chunk) = chunks.next().await {
         let chunk =
-            chunk.map_err(|e| ApiError::bad_request(format!("the {what} was interrupted: {e}")))?;
+            chunk.map_err(|e| AppError::bad_request(format!("the {what} was interrupted: {e}")))?;
         written += chunk.len() as u64;
         if written > limit {
-            return Err(ApiError::new(
-                axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+            return Err(AppError::new(
+                ErrorKind::TooLarge,
                 "payload_too_large",
                 format!(
                     "the file is larger than the limit of {} MiB (GEOMILL_MAX_UPLOAD_MB)",
@@ -77,9 +77,9 @@ pub async fn save<E: std::fmt::Display>(
         }
         file.write_all(&chunk)
             .await
-            .map_err(|e| ApiError::internal(&e))?;
+            .map_err(|e| AppError::internal(&e))?;
     }
-    file.flush().await.map_err(|e| ApiError::internal(&e))?;
+    file.flush().await.map_err(|e| AppError::internal(&e))?;
     Ok(written)
 }
 

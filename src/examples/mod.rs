@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use geomill_backends::store::DatasetRecord;
 
 use crate::blocking::blocking;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 pub use example::{Example, example_id};
 
@@ -20,7 +20,7 @@ const EXTENSIONS: &[&str] = &[
 
 /// Every example, sorted by id; loaded on first call (an empty list without
 /// `GEOMILL_EXAMPLES_DIR`). A file that cannot be read is left out and logged.
-pub async fn all(state: &AppState) -> Result<&[Example], ApiError> {
+pub async fn all(state: &AppState) -> Result<&[Example], AppError> {
     state
         .examples()
         .get_or_try_init(|| load(state))
@@ -29,28 +29,28 @@ pub async fn all(state: &AppState) -> Result<&[Example], ApiError> {
 }
 
 /// One example and its dataset; 404 when there is no such example.
-pub async fn find(state: &AppState, id: &str) -> Result<(Example, DatasetRecord), ApiError> {
+pub async fn find(state: &AppState, id: &str) -> Result<(Example, DatasetRecord), AppError> {
     let example = all(state)
         .await?
         .iter()
         .find(|e| e.id == id)
         .cloned()
-        .ok_or_else(|| ApiError::not_found(format!("no example {id:?}")))?;
+        .ok_or_else(|| AppError::not_found(format!("no example {id:?}")))?;
     let engine = state.store();
     let key = example.dataset_id.clone();
     let dataset = blocking(move || engine.dataset(&key))
         .await?
-        .ok_or_else(|| ApiError::not_found(format!("example {id:?} is no longer stored")))?;
+        .ok_or_else(|| AppError::not_found(format!("example {id:?} is no longer stored")))?;
     Ok((example, dataset))
 }
 
 /// Whether `dataset_id` holds an example (and so may not be changed).
-pub async fn is_example(state: &AppState, dataset_id: &str) -> Result<bool, ApiError> {
+pub async fn is_example(state: &AppState, dataset_id: &str) -> Result<bool, AppError> {
     Ok(all(state).await?.iter().any(|e| e.dataset_id == dataset_id))
 }
 
 /// The ids of the datasets holding examples.
-pub async fn dataset_ids(state: &AppState) -> Result<Vec<String>, ApiError> {
+pub async fn dataset_ids(state: &AppState) -> Result<Vec<String>, AppError> {
     Ok(all(state)
         .await?
         .iter()
@@ -59,15 +59,15 @@ pub async fn dataset_ids(state: &AppState) -> Result<Vec<String>, ApiError> {
 }
 
 /// The example files of `folder`, sorted by name.
-async fn files(folder: &Path) -> Result<Vec<(String, PathBuf)>, ApiError> {
+async fn files(folder: &Path) -> Result<Vec<(String, PathBuf)>, AppError> {
     let mut entries = tokio::fs::read_dir(folder).await.map_err(|e| {
-        ApiError::internal(&format!("GEOMILL_EXAMPLES_DIR {}: {e}", folder.display()))
+        AppError::internal(&format!("GEOMILL_EXAMPLES_DIR {}: {e}", folder.display()))
     })?;
     let mut found = Vec::new();
     while let Some(entry) = entries
         .next_entry()
         .await
-        .map_err(|e| ApiError::internal(&e))?
+        .map_err(|e| AppError::internal(&e))?
     {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -85,12 +85,12 @@ async fn files(folder: &Path) -> Result<Vec<(String, PathBuf)>, ApiError> {
 
 /// Loads every example file not stored yet (a file is known by its path, which its dataset
 /// keeps: a restart with the same folder reuses the stored datasets).
-async fn load(state: &AppState) -> Result<Vec<Example>, ApiError> {
+async fn load(state: &AppState) -> Result<Vec<Example>, AppError> {
     let Some(folder) = state.config().examples_dir.clone() else {
         return Ok(Vec::new());
     };
     let folder = tokio::fs::canonicalize(&folder).await.map_err(|e| {
-        ApiError::internal(&format!("GEOMILL_EXAMPLES_DIR {}: {e}", folder.display()))
+        AppError::internal(&format!("GEOMILL_EXAMPLES_DIR {}: {e}", folder.display()))
     })?;
     let stored = crate::execute::all_datasets(state).await?;
     let mut examples: Vec<Example> = Vec::new();
@@ -107,7 +107,7 @@ async fn load(state: &AppState) -> Result<Vec<Example>, ApiError> {
                 let key = uuid::Uuid::new_v4().to_string();
                 match crate::datasets::ingest::ingest_stored(state, &key, id.clone(), &path).await {
                     Ok(dataset) => dataset.id,
-                    Err(error) if error.status.is_client_error() => {
+                    Err(error) if error.kind.is_the_requests() => {
                         tracing::warn!(file = %file, message = %error.message, "examples: a file cannot be read; left out");
                         continue;
                     }

@@ -5,20 +5,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::StatusCode;
 use geomill_backends::executor::Cancel;
 use serde_json::json;
 use tokio::task::JoinHandle;
 
 use super::{Execution, RunRequest};
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 use crate::state::AppState;
 
 /// Longest wait for a stopped run to give its connection back.
 const STOP_GRACE: Duration = Duration::from_secs(30);
 
 /// A run in flight, spawned so that it can be stopped from outside.
-pub(crate) type RunHandle = JoinHandle<Result<Execution, ApiError>>;
+pub(crate) type RunHandle = JoinHandle<Result<Execution, AppError>>;
 
 /// Starts `request` with a cancel of its own (answered with the run).
 pub(crate) fn spawn_run(state: &AppState, request: RunRequest) -> (RunHandle, Arc<Cancel>) {
@@ -53,18 +52,18 @@ pub async fn run_within(
     state: &AppState,
     request: RunRequest,
     time_out: Duration,
-) -> Result<Execution, ApiError> {
+) -> Result<Execution, AppError> {
     let (mut run, cancel) = spawn_run(state, request);
     tokio::select! {
-        joined = &mut run => return joined.unwrap_or_else(|e| Err(ApiError::internal(&e))),
+        joined = &mut run => return joined.unwrap_or_else(|e| Err(AppError::internal(&e))),
         () = tokio::time::sleep(time_out) => {}
     }
     if !stop_run(&mut run, &cancel).await {
         tracing::error!("a timed-out pipeline run did not return within the grace period");
     }
     let seconds = time_out.as_secs();
-    Err(ApiError::new(
-        StatusCode::GATEWAY_TIMEOUT,
+    Err(AppError::new(
+        ErrorKind::Timeout,
         "run_timeout",
         format!(
             "the pipeline ran longer than the run time-out of {seconds} s (GEOMILL_JOB_TIMEOUT_S) and was stopped: submit it as a job (POST /jobs) to give it a longer timeout_s"

@@ -7,7 +7,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
-use axum::http::StatusCode;
 use geomill_backends::BackendError;
 use geomill_backends::executor::{Cancel, CompiledRun, Progress, ResultSink, StatementRun};
 use geomill_backends::store::{Binding, DatasetRecord, LayerRecord};
@@ -22,7 +21,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::blocking::blocking;
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 use crate::state::AppState;
 
 /// What a run answers.
@@ -153,7 +152,7 @@ fn resolve(
 }
 
 /// Every stored dataset (the names sources may use).
-pub(crate) async fn all_datasets(state: &AppState) -> Result<Vec<DatasetRecord>, ApiError> {
+pub(crate) async fn all_datasets(state: &AppState) -> Result<Vec<DatasetRecord>, AppError> {
     let engine = state.store();
     Ok(blocking(move || engine.datasets(i64::MAX, 0)).await?.1)
 }
@@ -163,7 +162,7 @@ pub(crate) fn bind_sources(
     sources: BTreeSet<String>,
     input: Option<&DatasetRecord>,
     all: &[DatasetRecord],
-) -> Result<Vec<Binding>, ApiError> {
+) -> Result<Vec<Binding>, AppError> {
     let mut bindings = Vec::new();
     let mut unknown = Vec::new();
     for source in sources {
@@ -180,7 +179,7 @@ pub(crate) fn bind_sources(
     } else {
         ""
     };
-    Err(ApiError::unprocessable(format!(
+    Err(AppError::unprocessable(format!(
         "{} name no stored layer{hint}: use a layer of the dataset, a dataset id or name, or <dataset>/<layer>",
         unknown.join(", ")
     )))
@@ -192,14 +191,14 @@ pub(crate) async fn bind_loaded(
     state: &AppState,
     sources: &BTreeSet<String>,
     input_id: Option<&str>,
-) -> Result<Vec<Binding>, ApiError> {
+) -> Result<Vec<Binding>, AppError> {
     let all = all_datasets(state).await?;
     let input = match input_id {
         Some(id) => Some(
             all.iter()
                 .find(|d| d.id == id)
                 .cloned()
-                .ok_or_else(|| ApiError::not_found(format!("no dataset {id}")))?,
+                .ok_or_else(|| AppError::not_found(format!("no dataset {id}")))?,
         ),
         None => None,
     };
@@ -240,7 +239,7 @@ pub(crate) async fn stored_catalog(
     document: &Value,
     vars: &Vars,
     dataset_id: Option<&str>,
-) -> Result<(Vec<Binding>, Catalog), ApiError> {
+) -> Result<(Vec<Binding>, Catalog), AppError> {
     let sources = document_sources(document, vars)?;
     let bindings = bind_loaded(state, &sources, dataset_id).await?;
     let mut catalog = Catalog::default();
@@ -256,17 +255,17 @@ pub(crate) async fn stored_catalog(
 /// A run's failure as the client sees it: a stop, or an engine unavailable (PostgreSQL gone),
 /// is mapped as engine failures are (503); any other failure fails the run (422 with the job's
 /// id), naming the engine.
-fn run_failed(error: BackendError, job_id: &str, engine: &str) -> ApiError {
+fn run_failed(error: BackendError, job_id: &str, engine: &str) -> AppError {
     let transient = error.is_transient();
     let reason = match error {
         stopped @ (BackendError::Interrupted { .. } | BackendError::Unavailable { .. }) => {
-            return ApiError::from(stopped);
+            return AppError::from(stopped);
         }
         BackendError::Query { reason, .. } => reason,
         other => other.to_string(),
     };
-    ApiError::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
+    AppError::new(
+        ErrorKind::Invalid,
         "execution_failed",
         format!("the pipeline failed on {engine}: {reason}"),
     )
@@ -286,10 +285,10 @@ impl From<StatementRun> for StatementReport {
 }
 
 /// Plans and runs `request` on the engine it names.
-pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, ApiError> {
+pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, AppError> {
     let engine = state.run_engine(request.engine)?;
     if request.step_by_step && !engine.counts_each_step() {
-        return Err(ApiError::unprocessable(
+        return Err(AppError::unprocessable(
             "step-by-step runs are for the embedded engine; leave out engine or use \"embedded\"",
         ));
     }
@@ -299,7 +298,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
     };
     let document = geomill_planner::spec::SpecDocument::from_value(&request.document)?;
     if matches!(document, geomill_planner::spec::SpecDocument::Scenario(_)) {
-        return Err(ApiError::unprocessable(
+        return Err(AppError::unprocessable(
             "a scenario runs through /scenarios/{id}/run, not as one pipeline",
         ));
     }
@@ -320,7 +319,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
         .into_iter()
         .next()
         .map(|p| if step_by_step { p.plan } else { p.optimized })
-        .ok_or_else(|| ApiError::unprocessable("nothing to run"))?;
+        .ok_or_else(|| AppError::unprocessable("nothing to run"))?;
 
     let job_id = request
         .job_id
@@ -335,7 +334,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
     for node in plan.graph.node_weights_mut() {
         if let Operator::Export(export) = &mut node.op {
             let path = confined(&outputs_root, &export.destination).ok_or_else(|| {
-                ApiError::unprocessable(format!(
+                AppError::unprocessable(format!(
                     "step {}: destination {:?} must be a relative path without `..` (files are written under the data directory)",
                     node.step, export.destination
                 ))
@@ -363,7 +362,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
     ) {
         tokio::fs::create_dir_all(folder)
             .await
-            .map_err(|e| ApiError::internal(&e))?;
+            .map_err(|e| AppError::internal(&e))?;
     }
     let partial = results_dir.join("result.partial.gpkg");
     let final_path = results_dir.join("result.gpkg");
@@ -391,7 +390,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, Api
     };
     tokio::fs::rename(&partial, &final_path)
         .await
-        .map_err(|e| ApiError::internal(&e))?;
+        .map_err(|e| AppError::internal(&e))?;
     crate::styles::result_style::style_result(state, &plan, &final_path).await;
     Ok(Execution {
         statements: step_by_step.then(|| {

@@ -6,7 +6,7 @@ use geomill_backends::store::{JobRecord, Publication};
 use crate::blocking::blocking;
 use crate::datasets::export::file_stem;
 use crate::datasets::model::Dataset;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 /// The dataset a job's result is published as, and whether this call created it.
@@ -16,14 +16,14 @@ pub struct Published {
 }
 
 /// Asks for the result of `job_id` to be published when the job completes.
-pub async fn mark(state: &AppState, job_id: &str) -> Result<(), ApiError> {
+pub async fn mark(state: &AppState, job_id: &str) -> Result<(), AppError> {
     let engine = state.store();
     let key = job_id.to_owned();
     blocking(move || engine.mark_for_publication(&key)).await
 }
 
 /// Whether `job_id` was marked for publication at submission and is not published yet.
-pub async fn is_pending(state: &AppState, job_id: &str) -> Result<bool, ApiError> {
+pub async fn is_pending(state: &AppState, job_id: &str) -> Result<bool, AppError> {
     let engine = state.store();
     let key = job_id.to_owned();
     Ok(blocking(move || engine.publication(&key)).await? == Publication::Pending)
@@ -35,7 +35,7 @@ pub async fn publish(
     state: &AppState,
     job: &JobRecord,
     result_path: &str,
-) -> Result<Published, ApiError> {
+) -> Result<Published, AppError> {
     let engine = state.store();
     let key = job.id.clone();
     if let Publication::Dataset(id) = blocking(move || engine.publication(&key)).await? {
@@ -53,10 +53,10 @@ pub async fn publish(
     let outcome = async {
         tokio::fs::create_dir_all(&folder)
             .await
-            .map_err(|e| ApiError::internal(&e))?;
+            .map_err(|e| AppError::internal(&e))?;
         tokio::fs::copy(result_path, &copy)
             .await
-            .map_err(|e| ApiError::internal(&e))?;
+            .map_err(|e| AppError::internal(&e))?;
         let dataset =
             crate::datasets::ingest::ingest_stored(state, &dataset_id, job.name.clone(), &copy)
                 .await?;

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::feed::JobFeed;
 use super::in_flight::Control;
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 use crate::execute::{Execution, RunRequest};
 use crate::state::AppState;
 use crate::timestamp;
@@ -42,7 +42,7 @@ pub fn feed_of(state: &AppState, job: &JobRecord) -> Arc<JobFeed> {
 
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, geomill_backends::BackendError> + Send + 'static,
-) -> Result<T, ApiError> {
+) -> Result<T, AppError> {
     crate::blocking::blocking(work).await
 }
 
@@ -104,7 +104,7 @@ pub async fn submit(
     state: &AppState,
     job: JobRecord,
     publish: bool,
-) -> Result<JobRecord, ApiError> {
+) -> Result<JobRecord, AppError> {
     if publish {
         super::publish::mark(state, &job.id).await?;
     }
@@ -122,7 +122,7 @@ pub async fn submit(
 
 /// Takes up the jobs an earlier run of the server left: RUNNING ones are requeued when retries
 /// remain and FAILED (`interrupted`) otherwise; every PENDING job is started again.
-pub async fn resume(state: &AppState) -> Result<(), ApiError> {
+pub async fn resume(state: &AppState) -> Result<(), AppError> {
     let jobs = state.job_records();
     let left = blocking(move || jobs.jobs_in(&[RUNNING, PENDING])).await?;
     for mut job in left {
@@ -166,7 +166,7 @@ pub async fn resume(state: &AppState) -> Result<(), ApiError> {
 
 /// How an attempt ended.
 enum Attempt {
-    Done(Result<Execution, ApiError>),
+    Done(Result<Execution, AppError>),
     TimedOut,
     Cancelled,
 }
@@ -180,7 +180,7 @@ async fn attempt(
 ) -> Attempt {
     let Some(engine) = geomill_planner::optimizer::EngineMode::parse(&job.engine) else {
         let reason = format!("job {} names an unknown engine {:?}", job.id, job.engine);
-        return Attempt::Done(Err(ApiError::internal(&reason)));
+        return Attempt::Done(Err(AppError::internal(&reason)));
     };
     let progress_feed = feed.clone();
     let progress = Arc::new(move |done: usize, total: usize| {
@@ -200,7 +200,7 @@ async fn attempt(
     let timeout = Duration::from_secs(u64::try_from(job.timeout_s).unwrap_or(1));
     let outcome = tokio::select! {
         joined = &mut run => {
-            return Attempt::Done(joined.unwrap_or_else(|e| Err(ApiError::internal(&e))));
+            return Attempt::Done(joined.unwrap_or_else(|e| Err(AppError::internal(&e))));
         }
         () = tokio::time::sleep(timeout) => Attempt::TimedOut,
         () = control.cancelled() => Attempt::Cancelled,
@@ -364,15 +364,15 @@ fn backoff(state: &AppState, attempt: i32) -> Duration {
 /// Cancels a job: a PENDING one at once, a RUNNING one by stopping its engine (answered once it
 /// has stopped, or after a few seconds with its state then). Cancelling a CANCELLED job again
 /// answers it as it is; a job that ended otherwise is a 409.
-pub async fn cancel(state: &AppState, id: &str) -> Result<JobRecord, ApiError> {
+pub async fn cancel(state: &AppState, id: &str) -> Result<JobRecord, AppError> {
     let mut job = read(state, id)
         .await
-        .ok_or_else(|| ApiError::not_found(format!("no job {id}")))?;
+        .ok_or_else(|| AppError::not_found(format!("no job {id}")))?;
     match job.status.as_str() {
         CANCELLED => return Ok(job),
         COMPLETED | FAILED => {
-            return Err(ApiError::new(
-                axum::http::StatusCode::CONFLICT,
+            return Err(AppError::new(
+                ErrorKind::Conflict,
                 "job_ended",
                 format!(
                     "job {id} already ended {}; there is nothing to cancel",
@@ -413,5 +413,5 @@ pub async fn cancel(state: &AppState, id: &str) -> Result<JobRecord, ApiError> {
     }
     read(state, id)
         .await
-        .ok_or_else(|| ApiError::not_found(format!("no job {id}")))
+        .ok_or_else(|| AppError::not_found(format!("no job {id}")))
 }

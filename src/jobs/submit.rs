@@ -10,7 +10,7 @@ use geomill_planner::spec::Vars;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 /// Most retries a job may ask for.
@@ -115,9 +115,9 @@ pub struct JobQuery {
 }
 
 /// The document stored rules make: a rules file, one step per rule.
-async fn rules_document(state: &AppState, ids: &[String]) -> Result<Value, ApiError> {
+async fn rules_document(state: &AppState, ids: &[String]) -> Result<Value, AppError> {
     if ids.is_empty() {
-        return Err(ApiError::unprocessable("parameters.rule_ids is empty"));
+        return Err(AppError::unprocessable("parameters.rule_ids is empty"));
     }
     let all = state.rules().all().await?;
     let mut steps = Vec::new();
@@ -125,7 +125,7 @@ async fn rules_document(state: &AppState, ids: &[String]) -> Result<Value, ApiEr
     for id in ids {
         match all.iter().find(|r| &r.id == id) {
             Some(rule) if rule.enabled == Some(false) => {
-                return Err(ApiError::unprocessable(format!(
+                return Err(AppError::unprocessable(format!(
                     "rule {id} ({}) is disabled; enable it or leave it out",
                     rule.name
                 )));
@@ -139,7 +139,7 @@ async fn rules_document(state: &AppState, ids: &[String]) -> Result<Value, ApiEr
         }
     }
     if !unknown.is_empty() {
-        return Err(ApiError::unprocessable(format!(
+        return Err(AppError::unprocessable(format!(
             "parameters.rule_ids: no rule {}",
             unknown.join(", ")
         ))
@@ -156,7 +156,7 @@ pub struct Submission {
 
 /// Checks a job body (as `POST /jobs` takes it, with `query`'s settings) and submits it: the
 /// one way jobs, schedules and scenarios start a job.
-pub async fn submit(state: &AppState, body: Value, query: JobQuery) -> Result<JobRecord, ApiError> {
+pub async fn submit(state: &AppState, body: Value, query: JobQuery) -> Result<JobRecord, AppError> {
     let submission = job_from(state, body, query).await?;
     super::runner::submit(state, submission.job, submission.publish).await
 }
@@ -166,7 +166,7 @@ pub async fn job_from(
     state: &AppState,
     body: Value,
     query: JobQuery,
-) -> Result<Submission, ApiError> {
+) -> Result<Submission, AppError> {
     let query_settings = RunSettings {
         max_retries: query.max_retries,
         timeout_s: query.timeout_s,
@@ -178,7 +178,7 @@ pub async fn job_from(
         Value::Array(_) => (query.name, query.dataset_id, body, query_settings),
         Value::Object(_) => {
             let body: JobBody = serde_json::from_value(body)
-                .map_err(|e| ApiError::unprocessable(format!("the job body: {e}")))?;
+                .map_err(|e| AppError::unprocessable(format!("the job body: {e}")))?;
             let parameters = body.parameters.unwrap_or_default();
             let forms = [
                 parameters.rule_ids.is_some(),
@@ -187,14 +187,14 @@ pub async fn job_from(
             ];
             let document = match (parameters.rule_ids, body.rules, body.pipeline) {
                 _ if forms.iter().filter(|f| **f).count() != 1 => {
-                    return Err(ApiError::unprocessable(
+                    return Err(AppError::unprocessable(
                         "give exactly one of parameters.rule_ids, rules (a rules file) or pipeline",
                     ));
                 }
                 (Some(ids), _, _) => rules_document(state, &ids).await?,
                 (_, Some(rules), _) => Value::Array(rules),
                 (_, _, Some(pipeline)) => pipeline,
-                _ => return Err(ApiError::unprocessable("the job names nothing to run")),
+                _ => return Err(AppError::unprocessable("the job names nothing to run")),
             };
             let settings = RunSettings {
                 max_retries: parameters.max_retries,
@@ -219,27 +219,27 @@ pub async fn job_from(
             )
         }
         _ => {
-            return Err(ApiError::unprocessable(
+            return Err(AppError::unprocessable(
                 "the body is a job object or a rules file (an array of steps)",
             ));
         }
     };
     let max_retries = settings.max_retries.unwrap_or(0);
     if max_retries > MAX_RETRIES {
-        return Err(ApiError::unprocessable(format!(
+        return Err(AppError::unprocessable(format!(
             "max_retries is at most {MAX_RETRIES}, got {max_retries}"
         )));
     }
     let timeout_s = settings.timeout_s.unwrap_or(state.config().job_timeout_s);
     if !(1..=MAX_TIMEOUT_S).contains(&timeout_s) {
-        return Err(ApiError::unprocessable(format!(
+        return Err(AppError::unprocessable(format!(
             "timeout_s is from 1 to {MAX_TIMEOUT_S}, got {timeout_s}"
         )));
     }
     if let Some(id) = &dataset_id
         && uuid::Uuid::parse_str(id).is_err()
     {
-        return Err(ApiError::unprocessable(format!(
+        return Err(AppError::unprocessable(format!(
             "dataset_id {id:?} is not a UUID"
         )));
     }
@@ -248,7 +248,7 @@ pub async fn job_from(
         .engine
         .unwrap_or_else(|| state.default_run_engine());
     if engine.on_postgis() && state.postgis().is_none() {
-        return Err(ApiError::unprocessable(format!(
+        return Err(AppError::unprocessable(format!(
             "engine \"{}\" needs GEOMILL_POSTGIS_DSN, which this server was started without",
             engine.as_str()
         )));
@@ -262,7 +262,7 @@ pub async fn job_from(
         status: super::runner::PENDING.into(),
         dataset_id,
         document: document.to_string(),
-        vars: serde_json::to_string(&vars).map_err(|e| ApiError::internal(&e))?,
+        vars: serde_json::to_string(&vars).map_err(|e| AppError::internal(&e))?,
         max_retries: i32::try_from(max_retries).unwrap_or(0),
         timeout_s: i64::try_from(timeout_s).unwrap_or(i64::MAX),
         attempts: 0,
@@ -289,7 +289,7 @@ async fn check_document(
     document: &Value,
     dataset_id: Option<&str>,
     vars: &BTreeMap<String, String>,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     let loose = Vars {
         values: vars.clone(),
         strict: false,
@@ -298,7 +298,7 @@ async fn check_document(
         geomill_planner::spec::SpecDocument::from_value(document)?,
         geomill_planner::spec::SpecDocument::Scenario(_)
     ) {
-        return Err(ApiError::unprocessable(
+        return Err(AppError::unprocessable(
             "a scenario runs through /scenarios/{id}/run, not as a job",
         ));
     }
@@ -308,7 +308,7 @@ async fn check_document(
         Some(id) => Some(
             all.iter()
                 .find(|d| d.id == id)
-                .ok_or_else(|| ApiError::unprocessable(format!("dataset_id: no dataset {id}")))?,
+                .ok_or_else(|| AppError::unprocessable(format!("dataset_id: no dataset {id}")))?,
         ),
         None => None,
     };

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use geomill_backends::store::{Repository, RuleRecord};
 
 use crate::blocking::blocking;
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 
 /// The rules kept in the catalog, names unique among them. Writes are one at a time, so two
 /// clients cannot both take a name.
@@ -25,24 +25,24 @@ impl RuleBook {
     }
 
     /// Every rule, oldest first.
-    pub async fn all(&self) -> Result<Vec<RuleRecord>, ApiError> {
+    pub async fn all(&self) -> Result<Vec<RuleRecord>, AppError> {
         let records = Arc::clone(&self.records);
         blocking(move || records.list()).await
     }
 
     /// The rule `id`: 400 unless a UUID, 404 when there is none.
-    pub async fn find(&self, id: &str) -> Result<RuleRecord, ApiError> {
+    pub async fn find(&self, id: &str) -> Result<RuleRecord, AppError> {
         uuid::Uuid::parse_str(id)
-            .map_err(|_| ApiError::bad_request(format!("rule id {id:?} is not a UUID")))?;
+            .map_err(|_| AppError::bad_request(format!("rule id {id:?} is not a UUID")))?;
         let records = Arc::clone(&self.records);
         let key = id.to_owned();
         blocking(move || records.get(&key))
             .await?
-            .ok_or_else(|| ApiError::not_found(format!("no rule {id}")))
+            .ok_or_else(|| AppError::not_found(format!("no rule {id}")))
     }
 
     /// Writes `rule` unless another rule has its name (409).
-    pub(super) async fn put_unique(&self, rule: RuleRecord) -> Result<RuleRecord, ApiError> {
+    pub(super) async fn put_unique(&self, rule: RuleRecord) -> Result<RuleRecord, AppError> {
         let _one_writer = self.writes.lock().await;
         if let Some(other) = self
             .all()
@@ -50,8 +50,8 @@ impl RuleBook {
             .into_iter()
             .find(|r| r.name == rule.name && r.id != rule.id)
         {
-            return Err(ApiError::new(
-                axum::http::StatusCode::CONFLICT,
+            return Err(AppError::new(
+                ErrorKind::Conflict,
                 "duplicate",
                 format!("rule {} already has the name {:?}", other.id, rule.name),
             ));
@@ -63,7 +63,7 @@ impl RuleBook {
     }
 
     /// Deletes the rule `id` (404 when there is none).
-    pub async fn delete(&self, id: &str) -> Result<(), ApiError> {
+    pub async fn delete(&self, id: &str) -> Result<(), AppError> {
         self.find(id).await?;
         let records = Arc::clone(&self.records);
         let key = id.to_owned();
@@ -133,7 +133,7 @@ mod tests {
         let book = RuleBook::new(kept.clone());
         let first = book.put_unique(rule("roads")).await.unwrap();
         let refused = book.put_unique(rule("roads")).await.unwrap_err();
-        assert_eq!(refused.status, axum::http::StatusCode::CONFLICT);
+        assert_eq!(refused.kind, ErrorKind::Conflict);
         assert!(refused.message.contains(&first.id), "{}", refused.message);
         assert_eq!(*kept.writes.lock().unwrap(), 1);
         // The rule itself may be written again under its own name.
@@ -141,6 +141,6 @@ mod tests {
         assert_eq!(book.all().await.unwrap(), vec![first.clone()]);
         book.delete(&first.id).await.unwrap();
         let gone = book.find(&first.id).await.unwrap_err();
-        assert_eq!(gone.status, axum::http::StatusCode::NOT_FOUND);
+        assert_eq!(gone.kind, ErrorKind::NotFound);
     }
 }

@@ -7,12 +7,12 @@ use geomill_planner::spec::Vars;
 use geomill_planner::{PlanError, plan_document};
 use serde_json::{Map, Value, json};
 
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 /// Every problem of `rule`, with paths under `prefix` (`[0].`, or empty) and in the name the
 /// rule used for its parameters (`config` or `params`).
-pub fn problems(rule: &Map<String, Value>, prefix: &str) -> Result<Vec<Problem>, ApiError> {
+pub fn problems(rule: &Map<String, Value>, prefix: &str) -> Result<Vec<Problem>, AppError> {
     let written_as_params = rule.contains_key("params") && !rule.contains_key("config");
     let mut rule = rule.clone();
     rule.entry("name")
@@ -28,7 +28,7 @@ pub fn problems(rule: &Map<String, Value>, prefix: &str) -> Result<Vec<Problem>,
             }
             Ok(problems)
         }
-        Err(other) => Err(ApiError::internal(&other)),
+        Err(other) => Err(AppError::internal(&other)),
     }
 }
 

@@ -6,13 +6,13 @@
 use geomill_planner::capabilities::find;
 use serde_json::{Map, Value, json};
 
-use crate::error::ApiError;
+use crate::error::AppError;
 
 /// The node template of a valid rule (its own fields: name, capability, config or params, ...).
-pub fn to_node(rule: &Map<String, Value>, rule_id: Option<&str>) -> Result<Value, ApiError> {
+pub fn to_node(rule: &Map<String, Value>, rule_id: Option<&str>) -> Result<Value, AppError> {
     let text = |key: &str| rule.get(key).and_then(Value::as_str).unwrap_or_default();
     let capability = find(text("capability")).ok_or_else(|| {
-        ApiError::unprocessable(format!(
+        AppError::unprocessable(format!(
             "capability {:?} does not exist",
             text("capability")
         ))
@@ -26,7 +26,7 @@ pub fn to_node(rule: &Map<String, Value>, rule_id: Option<&str>) -> Result<Value
         Some(Value::Object(values)) => values.clone(),
         None => Map::new(),
         Some(_) => {
-            return Err(ApiError::unprocessable(format!(
+            return Err(AppError::unprocessable(format!(
                 "{config_key} is not an object"
             )));
         }
@@ -34,7 +34,7 @@ pub fn to_node(rule: &Map<String, Value>, rule_id: Option<&str>) -> Result<Value
     let parsed = capability
         .parse(&Value::Object(values.clone()), config_key)
         .map_err(|problems| {
-            ApiError::unprocessable("the rule is invalid; check it with /rules/validate")
+            AppError::unprocessable("the rule is invalid; check it with /rules/validate")
                 .with_detail(json!({ "errors": problems }))
         })?;
     let mut port_names = vec!["input".to_owned()];
@@ -107,22 +107,22 @@ fn resolved(property: &Value, schema: &Value) -> Value {
 }
 
 /// The rule a node stands for (its own fields, to be checked like any rule).
-pub fn from_node(node: &Value) -> Result<Map<String, Value>, ApiError> {
+pub fn from_node(node: &Value) -> Result<Map<String, Value>, AppError> {
     let capability = node["type"]
         .as_str()
-        .ok_or_else(|| ApiError::unprocessable("type: the node names no capability"))?;
+        .ok_or_else(|| AppError::unprocessable("type: the node names no capability"))?;
     let label = node["label"]
         .as_str()
-        .ok_or_else(|| ApiError::unprocessable("label: the node has no name"))?;
+        .ok_or_else(|| AppError::unprocessable("label: the node has no name"))?;
     let mut config = match &node["values"] {
         Value::Object(values) => values.clone(),
         Value::Null => Map::new(),
-        _ => return Err(ApiError::unprocessable("values: expected an object")),
+        _ => return Err(AppError::unprocessable("values: expected an object")),
     };
     for input in node["inputs"].as_array().into_iter().flatten() {
         let name = input["name"]
             .as_str()
-            .ok_or_else(|| ApiError::unprocessable("inputs: a port has no name"))?;
+            .ok_or_else(|| AppError::unprocessable("inputs: a port has no name"))?;
         let value = &input["value"];
         if !value.is_null() {
             config.insert(name.to_owned(), value.clone());
@@ -132,7 +132,7 @@ pub fn from_node(node: &Value) -> Result<Map<String, Value>, ApiError> {
         None | Some("config") => "config",
         Some("params") => "params",
         Some(other) => {
-            return Err(ApiError::unprocessable(format!(
+            return Err(AppError::unprocessable(format!(
                 "rule.config_key: {other:?} is not config or params"
             )));
         }

@@ -5,7 +5,7 @@ use geomill_backends::store::RuleRecord;
 use serde_json::{Map, Value, json};
 
 use super::check;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 /// A rule as the API shows it: the fields as written, plus id and times.
@@ -48,9 +48,9 @@ fn checked(
     body: Value,
     id: Option<&str>,
     source: &str,
-) -> Result<Map<String, Value>, ApiError> {
+) -> Result<Map<String, Value>, AppError> {
     let Value::Object(mut rule) = body else {
-        return Err(ApiError::unprocessable("a rule is a JSON object"));
+        return Err(AppError::unprocessable("a rule is a JSON object"));
     };
     rule.remove("created_at");
     rule.remove("updated_at");
@@ -58,12 +58,12 @@ fn checked(
         (None, _) => {}
         (Some(given), Some(id)) if given == id => {}
         (Some(given), Some(id)) => {
-            return Err(ApiError::unprocessable(format!(
+            return Err(AppError::unprocessable(format!(
                 "id {given} in the body is not the rule written ({id})"
             )));
         }
         (Some(_), None) => {
-            return Err(ApiError::unprocessable(
+            return Err(AppError::unprocessable(
                 "id is given by the server; leave it out",
             ));
         }
@@ -73,7 +73,7 @@ fn checked(
     if problems.is_empty() {
         Ok(rule)
     } else {
-        Err(ApiError::unprocessable(format!(
+        Err(AppError::unprocessable(format!(
             "the rule is invalid: {}",
             problems
                 .iter()
@@ -110,7 +110,7 @@ pub(super) fn record(id: String, rule: &Map<String, Value>, created_at: String) 
     }
 }
 
-pub async fn create(state: &AppState, body: Value) -> Result<RuleRecord, ApiError> {
+pub async fn create(state: &AppState, body: Value) -> Result<RuleRecord, AppError> {
     let rule = checked(state, body, None, "create")?;
     let now = crate::timestamp::now();
     state
@@ -119,7 +119,7 @@ pub async fn create(state: &AppState, body: Value) -> Result<RuleRecord, ApiErro
         .await
 }
 
-pub async fn replace(state: &AppState, id: &str, body: Value) -> Result<RuleRecord, ApiError> {
+pub async fn replace(state: &AppState, id: &str, body: Value) -> Result<RuleRecord, AppError> {
     let existing = state.rules().find(id).await?;
     let rule = checked(state, body, Some(id), "update")?;
     state

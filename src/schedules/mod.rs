@@ -12,7 +12,7 @@ use croner::Cron;
 use geomill_backends::store::ScheduleRecord;
 use serde_json::{Value, json};
 
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::jobs::runner::{PENDING, RUNNING};
 use crate::state::AppState;
 
@@ -46,7 +46,7 @@ pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
 pub enum Skip {
     /// The schedule's previous job is still pending or running.
     StillRunning(String),
-    Failed(ApiError),
+    Failed(AppError),
 }
 
 /// Submits the schedule's job now (from the ticker or `run-now`), records the firing and
@@ -62,7 +62,7 @@ pub async fn fire(
     let mut schedule = crate::blocking::blocking(move || records.get(&key))
         .await
         .map_err(Skip::Failed)?
-        .ok_or_else(|| Skip::Failed(ApiError::not_found(format!("no schedule {id}"))))?;
+        .ok_or_else(|| Skip::Failed(AppError::not_found(format!("no schedule {id}"))))?;
     if let Some(previous) = &schedule.last_job_id {
         let jobs = state.job_records();
         let key = previous.clone();

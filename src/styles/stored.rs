@@ -5,7 +5,7 @@ use geomill_backends::store::LayerRecord;
 use super::model::Style;
 use super::qml_write::to_qml;
 use crate::blocking::blocking;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 /// The stored style of a dataset's layer (`true`), or the default single symbol for its
@@ -14,13 +14,13 @@ pub async fn stored_style(
     state: &AppState,
     id: &str,
     layer: &LayerRecord,
-) -> Result<(Style, bool), ApiError> {
+) -> Result<(Style, bool), AppError> {
     let store = state.store();
     let (key, name) = (id.to_owned(), layer.name.clone());
     match blocking(move || store.style(&key, &name)).await? {
         Some(text) => serde_json::from_str(&text)
             .map(|style| (style, true))
-            .map_err(|e| ApiError::internal(&e)),
+            .map_err(|e| AppError::internal(&e)),
         None => Ok((Style::default_for(layer.geometry_type.as_deref()), false)),
     }
 }
@@ -30,7 +30,7 @@ pub async fn stored_qml(
     state: &AppState,
     id: &str,
     layer: &LayerRecord,
-) -> Result<Option<String>, ApiError> {
+) -> Result<Option<String>, AppError> {
     let (style, stored) = stored_style(state, id, layer).await?;
     Ok(stored.then(|| to_qml(&style)))
 }

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::actions;
 use super::store::{self, Reference, Trigger};
 use crate::blocking::blocking;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 /// What happened to the rows.
@@ -74,7 +74,7 @@ pub async fn evaluate_row(
     state: &AppState,
     trigger: &Trigger,
     row: &ChangedFeature,
-) -> Result<(bool, Vec<Value>), ApiError> {
+) -> Result<(bool, Vec<Value>), AppError> {
     let mut outcomes = Vec::new();
     let mut all = true;
     for predicate in &trigger.spec.predicates {
@@ -94,10 +94,10 @@ async fn intersects(
     name: &str,
     wkb: &[u8],
     srid: Option<i32>,
-) -> Result<bool, ApiError> {
+) -> Result<bool, AppError> {
     match store::reference(state, name)
         .await
-        .map_err(ApiError::unprocessable)?
+        .map_err(AppError::unprocessable)?
     {
         Reference::Layer { table_name } => {
             let engine = state.store();
@@ -107,17 +107,17 @@ async fn intersects(
         Reference::Postgres { schema, table } => {
             let engine = state
                 .postgres_store()
-                .ok_or_else(|| ApiError::unprocessable("PostGIS is not configured"))?;
+                .ok_or_else(|| AppError::unprocessable("PostGIS is not configured"))?;
             engine
                 .table_intersects(&schema, &table, wkb, srid)
                 .await
                 .map_err(|e| match e {
                     geomill_backends::BackendError::Query { reason, .. } => {
-                        ApiError::unprocessable(format!("{name}: {reason}"))
+                        AppError::unprocessable(format!("{name}: {reason}"))
                     }
-                    other => ApiError::from(other),
+                    other => AppError::from(other),
                 })?
-                .ok_or_else(|| ApiError::unprocessable(format!("{name} has no geometry column")))
+                .ok_or_else(|| AppError::unprocessable(format!("{name} has no geometry column")))
         }
     }
 }
@@ -127,7 +127,7 @@ async fn matching(
     state: &AppState,
     trigger: &Trigger,
     change: &Change,
-) -> Result<(Vec<Option<String>>, Vec<Value>), ApiError> {
+) -> Result<(Vec<Option<String>>, Vec<Value>), AppError> {
     let mut matched = Vec::new();
     let mut results = Vec::new();
     for row in &change.rows {

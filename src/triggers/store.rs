@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::model::{FieldProblem, TriggerSpec, Watched, parse};
 use crate::blocking::blocking;
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 use crate::state::AppState;
 
 /// A trigger as the API shows it.
@@ -25,9 +25,9 @@ pub struct Trigger {
 }
 
 impl Trigger {
-    fn from_record(record: TriggerRecord) -> Result<Self, ApiError> {
+    fn from_record(record: TriggerRecord) -> Result<Self, AppError> {
         let mut spec: TriggerSpec =
-            serde_json::from_str(&record.document).map_err(|e| ApiError::internal(&e))?;
+            serde_json::from_str(&record.document).map_err(|e| AppError::internal(&e))?;
         spec.enabled = record.enabled;
         Ok(Self {
             id: record.id,
@@ -196,7 +196,7 @@ pub async fn check(state: &AppState, body: &Value) -> Result<TriggerSpec, Vec<Fi
 }
 
 /// A 422 listing the problems (`detail.errors`), the first named in the message.
-pub fn invalid(problems: &[FieldProblem]) -> ApiError {
+pub fn invalid(problems: &[FieldProblem]) -> AppError {
     let first = problems
         .first()
         .map(|p| {
@@ -207,8 +207,8 @@ pub fn invalid(problems: &[FieldProblem]) -> ApiError {
             )
         })
         .unwrap_or_default();
-    ApiError::new(
-        axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+    AppError::new(
+        ErrorKind::Invalid,
         "invalid_trigger",
         format!("invalid trigger: {first}"),
     )
@@ -216,17 +216,17 @@ pub fn invalid(problems: &[FieldProblem]) -> ApiError {
 }
 
 /// One stored trigger; 404 when there is none.
-pub async fn load(state: &AppState, id: &str) -> Result<Trigger, ApiError> {
+pub async fn load(state: &AppState, id: &str) -> Result<Trigger, AppError> {
     let records = state.trigger_records();
     let key = id.to_owned();
     let record = blocking(move || records.get(&key))
         .await?
-        .ok_or_else(|| ApiError::not_found(format!("no trigger {id}")))?;
+        .ok_or_else(|| AppError::not_found(format!("no trigger {id}")))?;
     Trigger::from_record(record)
 }
 
 /// Every stored trigger, oldest first.
-pub async fn all(state: &AppState) -> Result<Vec<Trigger>, ApiError> {
+pub async fn all(state: &AppState) -> Result<Vec<Trigger>, AppError> {
     let records = state.trigger_records();
     blocking(move || records.list())
         .await?
@@ -236,12 +236,12 @@ pub async fn all(state: &AppState) -> Result<Vec<Trigger>, ApiError> {
 }
 
 /// Writes a trigger.
-pub async fn save(state: &AppState, trigger: Trigger) -> Result<Trigger, ApiError> {
+pub async fn save(state: &AppState, trigger: Trigger) -> Result<Trigger, AppError> {
     let record = TriggerRecord {
         id: trigger.id.clone(),
         name: trigger.spec.name.clone(),
         enabled: trigger.spec.enabled,
-        document: serde_json::to_string(&trigger.spec).map_err(|e| ApiError::internal(&e))?,
+        document: serde_json::to_string(&trigger.spec).map_err(|e| AppError::internal(&e))?,
         created_at: trigger.created_at.clone(),
         updated_at: trigger.updated_at.clone(),
     };
@@ -251,12 +251,12 @@ pub async fn save(state: &AppState, trigger: Trigger) -> Result<Trigger, ApiErro
 }
 
 /// Deletes a trigger; 404 when there is none.
-pub async fn delete(state: &AppState, id: &str) -> Result<(), ApiError> {
+pub async fn delete(state: &AppState, id: &str) -> Result<(), AppError> {
     let records = state.trigger_records();
     let key = id.to_owned();
     if blocking(move || records.delete(&key)).await? {
         Ok(())
     } else {
-        Err(ApiError::not_found(format!("no trigger {id}")))
+        Err(AppError::not_found(format!("no trigger {id}")))
     }
 }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::fire::{ChangeOp, ChangedFeature};
 use super::store::layer_table;
 use crate::blocking::blocking;
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 use crate::state::AppState;
 
 /// The PostgreSQL table (`schema`, `table`) a dataset layer is stored in, when it lives in
@@ -35,13 +35,13 @@ pub async fn postgis_table_of(
 }
 
 /// The dataset's layer named `layer`, checked (404 for an unknown dataset or layer).
-async fn checked_layer(state: &AppState, dataset_id: &str, layer: &str) -> Result<(), ApiError> {
+async fn checked_layer(state: &AppState, dataset_id: &str, layer: &str) -> Result<(), AppError> {
     let dataset = crate::datasets::lookup::find(state, dataset_id).await?;
     if dataset.layers.iter().any(|l| l.name == layer) {
         return Ok(());
     }
     let known: Vec<&str> = dataset.layers.iter().map(|l| l.name.as_str()).collect();
-    Err(ApiError::not_found(format!(
+    Err(AppError::not_found(format!(
         "dataset {dataset_id} has no layer {layer:?} (layers: {})",
         known.join(", ")
     )))
@@ -54,23 +54,23 @@ pub async fn enable_table(
     schema: &str,
     table: &str,
     dataset: Option<(&str, &str)>,
-) -> Result<TrackedTable, ApiError> {
+) -> Result<TrackedTable, AppError> {
     let engine = state.postgres_store().ok_or_else(|| {
-        ApiError::unprocessable("tracking a PostgreSQL table needs GEOMILL_POSTGIS_DSN")
+        AppError::unprocessable("tracking a PostgreSQL table needs GEOMILL_POSTGIS_DSN")
     })?;
     let tracked = engine
         .enable_tracking(schema, table, dataset)
         .await
         .map_err(|e| match e {
-            geomill_backends::BackendError::Query { reason, .. } => ApiError::unprocessable(reason),
-            other => ApiError::from(other),
+            geomill_backends::BackendError::Query { reason, .. } => AppError::unprocessable(reason),
+            other => AppError::from(other),
         })?;
     super::listen::start(state);
     Ok(tracked)
 }
 
 /// Starts tracking a layer; answers the dataset's tracking status.
-pub async fn enable(state: &AppState, dataset_id: &str, layer: &str) -> Result<Value, ApiError> {
+pub async fn enable(state: &AppState, dataset_id: &str, layer: &str) -> Result<Value, AppError> {
     checked_layer(state, dataset_id, layer).await?;
     if let Some((schema, table)) = postgis_table_of(state, dataset_id, layer).await {
         enable_table(state, &schema, &table, Some((dataset_id, layer))).await?;
@@ -85,23 +85,23 @@ pub async fn enable(state: &AppState, dataset_id: &str, layer: &str) -> Result<V
 }
 
 /// Stops tracking a layer (404 when it was not tracked); answers the dataset's status.
-pub async fn disable(state: &AppState, dataset_id: &str, layer: &str) -> Result<Value, ApiError> {
+pub async fn disable(state: &AppState, dataset_id: &str, layer: &str) -> Result<Value, AppError> {
     checked_layer(state, dataset_id, layer).await?;
     let removed = if let Some((schema, table)) = postgis_table_of(state, dataset_id, layer).await {
         let engine = state
             .postgres_store()
-            .ok_or_else(|| ApiError::unprocessable("PostGIS is not configured"))?;
+            .ok_or_else(|| AppError::unprocessable("PostGIS is not configured"))?;
         engine
             .disable_tracking(&schema, &table)
             .await
-            .map_err(ApiError::from)?
+            .map_err(AppError::from)?
     } else {
         let engine = state.store();
         let (key, name) = (dataset_id.to_owned(), layer.to_owned());
         blocking(move || engine.untrack_layer(&key, &name)).await?
     };
     if !removed {
-        return Err(ApiError::not_found(format!(
+        return Err(AppError::not_found(format!(
             "layer {layer:?} of dataset {dataset_id} is not tracked"
         )));
     }
@@ -109,7 +109,7 @@ pub async fn disable(state: &AppState, dataset_id: &str, layer: &str) -> Result<
 }
 
 /// The tracked layers of a dataset: `{dataset_id, layers: [{layer, table, engine, pending}]}`.
-pub async fn status(state: &AppState, dataset_id: &str) -> Result<Value, ApiError> {
+pub async fn status(state: &AppState, dataset_id: &str) -> Result<Value, AppError> {
     crate::datasets::lookup::find(state, dataset_id).await?;
     let engine = state.store();
     let key = dataset_id.to_owned();
@@ -169,7 +169,7 @@ pub async fn record(
 pub async fn layer_rows(
     state: &AppState,
     table_name: &str,
-) -> Result<Vec<ChangedFeature>, ApiError> {
+) -> Result<Vec<ChangedFeature>, AppError> {
     let engine = state.store();
     let table = table_name.to_owned();
     Ok(blocking(move || engine.layer_rows(&table))
@@ -232,7 +232,7 @@ pub async fn record_deleting(state: &AppState, dataset: &geomill_backends::store
 pub async fn ensure_table_tracked(
     state: &AppState,
     spec: &super::model::TriggerSpec,
-) -> Result<(), ApiError> {
+) -> Result<(), AppError> {
     if spec.dataset_id.is_some() {
         return Ok(());
     }
@@ -240,9 +240,9 @@ pub async fn ensure_table_tracked(
         return Ok(());
     };
     let engine = state.postgres_store().ok_or_else(|| {
-        ApiError::unprocessable("table: a PostgreSQL table needs GEOMILL_POSTGIS_DSN")
+        AppError::unprocessable("table: a PostgreSQL table needs GEOMILL_POSTGIS_DSN")
     })?;
-    let tracked = engine.tracked_tables().await.map_err(ApiError::from)?;
+    let tracked = engine.tracked_tables().await.map_err(AppError::from)?;
     if tracked.iter().any(|t| t.table == spec.table) {
         super::listen::start(state);
         return Ok(());
@@ -251,7 +251,7 @@ pub async fn ensure_table_tracked(
         .await
         .map(|_| ())
         .map_err(|e| {
-            if e.status == axum::http::StatusCode::UNPROCESSABLE_ENTITY {
+            if e.kind == ErrorKind::Invalid {
                 super::store::invalid(&[super::model::FieldProblem::new("table", e.message)])
             } else {
                 e

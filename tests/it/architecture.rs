@@ -2,7 +2,7 @@
 //! import one another (nor the executor or the store), the native kernels and the shared
 //! geometry code are crates that depend on no engine, the store never imports the executor, no module of the
 //! app outside `src/api` imports the HTTP layer (but the command line's `serve`, which starts
-//! it), a run reaches every engine through the one run seam (`executor::Engine`), and no test
+//! it) or names an HTTP status, a run reaches every engine through the one run seam (`executor::Engine`), and no test
 //! imports another test (shared helpers are in `tests/it/common`). Import circles:
 //! `import_circles.rs`.
 
@@ -104,6 +104,20 @@ fn only_the_command_line_reaches_into_the_http_layer() {
             }
         }
     }
+    assert!(offences.is_empty(), "{offences:#?}");
+}
+
+/// Services fail with `error::AppError`, a kind and no status: only `src/api` (its `error.rs`)
+/// says which HTTP status a failure answers.
+#[test]
+fn only_the_api_layer_maps_failures_to_http_statuses() {
+    let api = repo().join("src/api");
+    let words = ["StatusCode".to_owned(), "IntoResponse for".to_owned()];
+    let offences: Vec<String> = sources(&repo().join("src"))
+        .into_iter()
+        .filter(|file| !file.starts_with(&api))
+        .flat_map(|file| naming(&file, &words))
+        .collect();
     assert!(offences.is_empty(), "{offences:#?}");
 }
 

@@ -14,7 +14,7 @@ use super::html::{self, Encoding, negotiate};
 use super::wire::{GEOJSON, HTML, JSON, base_url, layers, link, resolve, typed, urlencode};
 use crate::api::extract::ApiQuery;
 use crate::blocking::blocking;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 /// The query of the descriptive resources: only the encoding.
@@ -27,18 +27,18 @@ pub struct FormatQuery {
     pub f: Option<String>,
 }
 
-fn encoding(query: &FormatQuery, headers: &HeaderMap) -> Result<Encoding, ApiError> {
+fn encoding(query: &FormatQuery, headers: &HeaderMap) -> Result<Encoding, AppError> {
     negotiate(query.f.as_deref(), headers, &["json"])
 }
 
 /// The landing page.
 #[utoipa::path(get, path = "/ogc", tag = "ogc", params(FormatQuery),
     responses((status = 200, description = "Landing page (JSON or HTML)", content((Object = "application/json"), (String = "text/html"))),
-        (status = 400, body = crate::error::ErrorBody)))]
+        (status = 400, body = crate::api::error::ErrorBody)))]
 pub async fn landing(
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<FormatQuery>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let base = base_url(&headers);
     let document = json!({
         "title": "geomill",
@@ -62,11 +62,11 @@ pub async fn landing(
 /// reference, Part 3 filtering with CQL2 text and JSON.
 #[utoipa::path(get, path = "/ogc/conformance", tag = "ogc", params(FormatQuery),
     responses((status = 200, description = "Conformance classes (JSON or HTML)", content((Object = "application/json"), (String = "text/html"))),
-        (status = 400, body = crate::error::ErrorBody)))]
+        (status = 400, body = crate::api::error::ErrorBody)))]
 pub async fn conformance(
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<FormatQuery>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let document = json!({"conformsTo": [
         "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
         "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
@@ -94,7 +94,7 @@ async fn describe(
     base: &str,
     dataset: &DatasetRecord,
     layer: &LayerRecord,
-) -> Result<Value, ApiError> {
+) -> Result<Value, AppError> {
     let id = format!("{}.{}", dataset.id, layer.name);
     let unfetched = dataset
         .remote
@@ -138,12 +138,12 @@ async fn describe(
 /// Every collection.
 #[utoipa::path(get, path = "/ogc/collections", tag = "ogc", params(FormatQuery),
     responses((status = 200, description = "The collections (JSON or HTML)", content((Object = "application/json"), (String = "text/html"))),
-        (status = 400, body = crate::error::ErrorBody)))]
+        (status = 400, body = crate::api::error::ErrorBody)))]
 pub async fn collections(
     State(state): State<AppState>,
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<FormatQuery>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let encoding = encoding(&query, &headers)?;
     let base = base_url(&headers);
     let mut described = Vec::new();
@@ -166,13 +166,13 @@ pub async fn collections(
 /// One collection.
 #[utoipa::path(get, path = "/ogc/collections/{id}", tag = "ogc", params(FormatQuery),
     responses((status = 200, description = "The collection (JSON or HTML)", content((Object = "application/json"), (String = "text/html"))),
-        (status = 400, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+        (status = 400, body = crate::api::error::ErrorBody), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn collection(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<FormatQuery>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let encoding = encoding(&query, &headers)?;
     let (dataset, layer) = resolve(&state, &id).await?;
     let document = describe(&state, &base_url(&headers), &dataset, &layer).await?;
@@ -186,7 +186,7 @@ pub async fn collection(
 pub(super) async fn queryable_columns(
     state: &AppState,
     layer: &LayerRecord,
-) -> Result<Vec<(String, &'static str)>, ApiError> {
+) -> Result<Vec<(String, &'static str)>, AppError> {
     let engine = state.store();
     let record = layer.clone();
     let schema = blocking(move || engine.layer_schema(&record)).await?;
@@ -209,12 +209,12 @@ pub(super) async fn queryable_columns(
 /// The properties a filter may use, as a JSON Schema.
 #[utoipa::path(get, path = "/ogc/collections/{id}/queryables", tag = "ogc",
     responses((status = 200, description = "A JSON Schema", content_type = "application/schema+json", body = Object),
-        (status = 404, body = crate::error::ErrorBody)))]
+        (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn queryables(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let (_, layer) = resolve(&state, &id).await?;
     let mut properties = serde_json::Map::new();
     properties.insert(

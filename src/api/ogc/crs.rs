@@ -5,7 +5,7 @@ use axum::http::HeaderValue;
 use axum::response::Response;
 use geomill_backends::store::{LayerRecord, OutputCrs};
 
-use crate::error::ApiError;
+use crate::error::AppError;
 
 pub const CRS84: &str = "http://www.opengis.net/def/crs/OGC/1.3/CRS84";
 
@@ -41,7 +41,7 @@ pub fn supported_crs(layer: &LayerRecord) -> Vec<OutputCrs> {
 }
 
 /// A `crs` or `bbox-crs` value: one of the collection's CRS URIs (or `EPSG:<n>`, `OGC:CRS84`).
-pub fn parse_crs(text: &str, parameter: &str, layer: &LayerRecord) -> Result<OutputCrs, ApiError> {
+pub fn parse_crs(text: &str, parameter: &str, layer: &LayerRecord) -> Result<OutputCrs, AppError> {
     let supported = supported_crs(layer);
     let parsed = if text == CRS84 || text == "OGC:CRS84" || text == "[OGC:CRS84]" {
         Some(OutputCrs::Crs84)
@@ -56,7 +56,7 @@ pub fn parse_crs(text: &str, parameter: &str, layer: &LayerRecord) -> Result<Out
             .map(OutputCrs::Epsg)
     };
     parsed.filter(|c| supported.contains(c)).ok_or_else(|| {
-        ApiError::bad_request(format!(
+        AppError::bad_request(format!(
             "{parameter}={text:?} is not offered by this collection; use one of {}",
             supported
                 .iter()

@@ -6,7 +6,7 @@ use axum::http::{HeaderMap, header};
 use axum::response::{Html, IntoResponse, Response};
 use serde_json::Value;
 
-use crate::error::ApiError;
+use crate::error::AppError;
 
 /// The encodings the OGC endpoints serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,12 +22,12 @@ pub fn negotiate(
     f: Option<&str>,
     headers: &HeaderMap,
     json_names: &[&str],
-) -> Result<Encoding, ApiError> {
+) -> Result<Encoding, AppError> {
     if let Some(f) = f {
         return match f {
             "html" => Ok(Encoding::Html),
             other if json_names.contains(&other) => Ok(Encoding::Json),
-            other => Err(ApiError::bad_request(format!(
+            other => Err(AppError::bad_request(format!(
                 "f={other:?}: use html or {}",
                 json_names.join(" or ")
             ))),

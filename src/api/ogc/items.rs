@@ -15,7 +15,7 @@ use super::wire::{GEOJSON, JSON, base_url, link, resolve, typed, urlencode};
 use crate::api::datasets::{MAX_LIMIT, parse_bbox};
 use crate::api::extract::ApiQuery;
 use crate::blocking::blocking;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 
 /// Items per page unless `limit` says otherwise (the service's page size everywhere).
@@ -59,10 +59,10 @@ async fn filter_condition(
     state: &AppState,
     layer: &LayerRecord,
     query: &ItemsQuery,
-) -> Result<Option<String>, ApiError> {
+) -> Result<Option<String>, AppError> {
     let Some(text) = &query.filter else {
         if query.filter_lang.is_some() || query.filter_crs.is_some() {
-            return Err(ApiError::bad_request(
+            return Err(AppError::bad_request(
                 "filter-lang and filter-crs need a filter",
             ));
         }
@@ -71,7 +71,7 @@ async fn filter_condition(
     if let Some(crs) = &query.filter_crs
         && parse_crs(crs, "filter-crs", layer)? != OutputCrs::Crs84
     {
-        return Err(ApiError::bad_request(format!(
+        return Err(AppError::bad_request(format!(
             "filter-crs: only {CRS84} is supported"
         )));
     }
@@ -81,12 +81,12 @@ async fn filter_condition(
             .map_err(|e| format!("not JSON: {e}"))
             .and_then(|v| geomill_planner::cql2::from_json(&v)),
         other => {
-            return Err(ApiError::bad_request(format!(
+            return Err(AppError::bad_request(format!(
                 "filter-lang={other:?}: use cql2-text or cql2-json"
             )));
         }
     }
-    .map_err(|reason| ApiError::bad_request(format!("filter: {reason}")))?;
+    .map_err(|reason| AppError::bad_request(format!("filter: {reason}")))?;
     let columns = queryable_columns(state, layer).await?;
     let names: Vec<String> = columns.iter().map(|(name, _)| name.clone()).collect();
     let geometry = geomill_backends::store::lon_lat_geometry(layer);
@@ -97,22 +97,22 @@ async fn filter_condition(
     };
     geomill_planner::cql2::to_sql(&expr, &target)
         .map(Some)
-        .map_err(|reason| ApiError::bad_request(format!("filter: {reason}")))
+        .map_err(|reason| AppError::bad_request(format!("filter: {reason}")))
 }
 
 /// A page of a collection's features: GeoJSON with `numberMatched`, `numberReturned` and
 /// `next`/`prev` links while more exist.
 #[utoipa::path(get, path = "/ogc/collections/{id}/items", tag = "ogc", params(ItemsQuery),
     responses((status = 200, description = "GeoJSON FeatureCollection (or HTML)", content((Object = "application/geo+json"), (String = "text/html"))),
-        (status = 400, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+        (status = 400, body = crate::api::error::ErrorBody), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn items(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<ItemsQuery>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     if query.datetime.is_some() {
-        return Err(ApiError::bad_request(
+        return Err(AppError::bad_request(
             "datetime: this collection has no temporal property to filter on",
         ));
     }
@@ -120,7 +120,7 @@ pub async fn items(
     let limit = query.limit.unwrap_or(DEFAULT_ITEMS);
     let offset = query.offset.unwrap_or(0);
     if limit < 1 || offset < 0 {
-        return Err(ApiError::bad_request(
+        return Err(AppError::bad_request(
             "limit must be at least 1 and offset at least 0",
         ));
     }
@@ -135,7 +135,7 @@ pub async fn items(
         (Some(bbox), Some(text)) => match parse_crs(text, "bbox-crs", &layer)? {
             OutputCrs::Crs84 => Some(bbox),
             OutputCrs::Epsg(_) if bbox[0] > bbox[2] => {
-                return Err(ApiError::bad_request(
+                return Err(AppError::bad_request(
                     "bbox: minx > maxx crosses the antimeridian only in longitudes (CRS84)",
                 ));
             }
@@ -144,7 +144,7 @@ pub async fn items(
                 Some(blocking(move || engine.bbox_to_crs84(bbox, code)).await?)
             }
         },
-        (None, Some(_)) => return Err(ApiError::bad_request("bbox-crs is given without bbox")),
+        (None, Some(_)) => return Err(AppError::bad_request("bbox-crs is given without bbox")),
         (bbox, None) => bbox,
     };
     let condition = filter_condition(&state, &layer, &query).await?;
@@ -199,16 +199,16 @@ pub async fn items(
 /// One feature by id.
 #[utoipa::path(get, path = "/ogc/collections/{id}/items/{feature_id}", tag = "ogc", params(ItemQuery),
     responses((status = 200, description = "GeoJSON Feature (or HTML)", content((Object = "application/geo+json"), (String = "text/html"))),
-        (status = 400, description = "An unknown `crs` or `f`, or a malformed query string", body = crate::error::ErrorBody),
-        (status = 404, body = crate::error::ErrorBody)))]
+        (status = 400, description = "An unknown `crs` or `f`, or a malformed query string", body = crate::api::error::ErrorBody),
+        (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn item(
     State(state): State<AppState>,
     Path((id, feature_id)): Path<(String, String)>,
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<ItemQuery>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let encoding = negotiate(query.f.as_deref(), &headers, &["json", "geojson"])?;
-    let missing = || ApiError::not_found(format!("collection {id} has no feature {feature_id:?}"));
+    let missing = || AppError::not_found(format!("collection {id} has no feature {feature_id:?}"));
     let number: i64 = feature_id.parse().map_err(|_| missing())?;
     let (_, layer) = resolve(&state, &id).await?;
     let output = match &query.crs {
@@ -219,7 +219,7 @@ pub async fn item(
     let text = blocking(move || engine.feature(&layer, number, output))
         .await?
         .ok_or_else(missing)?;
-    let mut feature: Value = serde_json::from_str(&text).map_err(|e| ApiError::internal(&e))?;
+    let mut feature: Value = serde_json::from_str(&text).map_err(|e| AppError::internal(&e))?;
     let base = base_url(&headers);
     let collection = format!("{base}/ogc/collections/{}", urlencode(&id));
     feature["links"] = json!([
@@ -257,20 +257,20 @@ async fn filtered_page(
     condition: Option<String>,
     (limit, offset): (i64, i64),
     output: OutputCrs,
-) -> Result<geomill_backends::store::FeaturePage, ApiError> {
+) -> Result<geomill_backends::store::FeaturePage, AppError> {
     let engine = state.store();
     let filtered = condition.is_some();
     tokio::task::spawn_blocking(move || {
         engine.features_in(&layer, bbox, condition.as_deref(), (limit, offset), output)
     })
     .await
-    .map_err(|e| ApiError::internal(&e))?
+    .map_err(|e| AppError::internal(&e))?
     .map_err(|error| match error {
         // The filter's literals reach the engine only here (a WKT it cannot read, a comparison
         // of a text column with a number): the request's fault.
         geomill_backends::BackendError::Query { reason, .. } if filtered => {
-            ApiError::bad_request(format!("filter cannot be evaluated: {reason}"))
+            AppError::bad_request(format!("filter cannot be evaluated: {reason}"))
         }
-        other => ApiError::from(other),
+        other => AppError::from(other),
     })
 }

@@ -8,7 +8,7 @@ use axum::http::{HeaderValue, header};
 use axum::response::{Html, IntoResponse, Response};
 use serde_json::json;
 
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 use crate::styles::maplibre::paint;
 use crate::styles::stored::stored_style;
@@ -18,11 +18,11 @@ const PAGE: &str = include_str!("../assets/map.html");
 /// The map page of a collection.
 #[utoipa::path(get, path = "/ogc/collections/{id}/map", tag = "ogc",
     responses((status = 200, description = "HTML page", content_type = "text/html", body = String),
-        (status = 404, body = crate::error::ErrorBody)))]
+        (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn map_page(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Html<String>, ApiError> {
+) -> Result<Html<String>, AppError> {
     let (dataset, layer) = super::wire::resolve(&state, &id).await?;
     let engine = state.store();
     let record = layer.clone();
@@ -73,19 +73,19 @@ pub async fn map_page(
 pub async fn asset(
     State(state): State<AppState>,
     Path(file): Path<String>,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let content_type = match file.as_str() {
         "maplibre-gl.js" => "text/javascript",
         "maplibre-gl.css" => "text/css",
-        _ => return Err(ApiError::not_found(format!("no asset {file:?}"))),
+        _ => return Err(AppError::not_found(format!("no asset {file:?}"))),
     };
     let folder = state.config().maplibre_dir.clone().ok_or_else(|| {
-        ApiError::not_found(
+        AppError::not_found(
             "the map page's MapLibre GL files are not installed: set GEOMILL_MAPLIBRE_DIR (scripts/setup.sh fetches them)",
         )
     })?;
     let bytes = tokio::fs::read(folder.join(&file)).await.map_err(|e| {
-        ApiError::not_found(format!(
+        AppError::not_found(format!(
             "{file} is not in GEOMILL_MAPLIBRE_DIR={}: {e}",
             folder.display()
         ))

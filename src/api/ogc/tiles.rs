@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::wire::{JSON, base_url, data_version, resolve, typed, urlencode};
 use crate::blocking::blocking;
-use crate::error::ApiError;
+use crate::error::AppError;
 use crate::state::AppState;
 use crate::tile_cache::TileKey;
 
@@ -22,12 +22,12 @@ const MAX_ZOOM: u32 = 22;
 
 /// TileJSON 3.0 for the collection's vector tiles.
 #[utoipa::path(get, path = "/ogc/collections/{id}/tiles", tag = "ogc",
-    responses((status = 200, description = "TileJSON", body = Object), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 200, description = "TileJSON", body = Object), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn tilejson(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let (_, layer) = resolve(&state, &id).await?;
     let engine = state.store();
     let (record, schema_layer) = (layer.clone(), layer.clone());
@@ -72,23 +72,23 @@ pub async fn tilejson(
 
 /// The tile index of path segments `z`, `x` and `{y}.mvt`; 400 naming the problem when it is
 /// not one of the tile matrix.
-pub(crate) fn tile_index(z: &str, x: &str, y: &str) -> Result<(u32, u32, u32), ApiError> {
+pub(crate) fn tile_index(z: &str, x: &str, y: &str) -> Result<(u32, u32, u32), AppError> {
     let y = y.strip_suffix(".mvt").ok_or_else(|| {
-        ApiError::bad_request(format!("tile {y:?}: tiles are served as {{y}}.mvt"))
+        AppError::bad_request(format!("tile {y:?}: tiles are served as {{y}}.mvt"))
     })?;
     let number = |name: &str, text: &str| {
         text.parse::<u32>()
-            .map_err(|_| ApiError::bad_request(format!("{name}={text:?} is not a tile index")))
+            .map_err(|_| AppError::bad_request(format!("{name}={text:?} is not a tile index")))
     };
     let (z, x, y) = (number("z", z)?, number("x", x)?, number("y", y)?);
     if z > MAX_ZOOM {
-        return Err(ApiError::bad_request(format!(
+        return Err(AppError::bad_request(format!(
             "z={z}: zoom levels go from 0 to {MAX_ZOOM}"
         )));
     }
     let size = 1_u32 << z;
     if x >= size || y >= size {
-        return Err(ApiError::bad_request(format!(
+        return Err(AppError::bad_request(format!(
             "tile {z}/{x}/{y} is outside the tile matrix (x and y below {size} at zoom {z})"
         )));
     }
@@ -100,12 +100,12 @@ pub(crate) fn tile_index(z: &str, x: &str, y: &str) -> Result<(u32, u32, u32), A
 #[utoipa::path(get, path = "/ogc/collections/{id}/tiles/{z}/{x}/{y}.mvt", tag = "ogc",
     responses((status = 200, description = "A Mapbox Vector Tile", content_type = "application/vnd.mapbox-vector-tile"),
         (status = 204, description = "Empty tile"),
-        (status = 400, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody)))]
+        (status = 400, body = crate::api::error::ErrorBody), (status = 404, body = crate::api::error::ErrorBody)))]
 pub async fn tile(
     State(state): State<AppState>,
     Path((id, z, x, y)): Path<(String, String, String, String)>,
     headers: HeaderMap,
-) -> Result<Response, ApiError> {
+) -> Result<Response, AppError> {
     let (z, x, y) = tile_index(&z, &x, &y)?;
     let (dataset, layer) = resolve(&state, &id).await?;
     if state.store().location().is_postgis() {

@@ -1,12 +1,12 @@
 //! What every OGC API answer shares: media types, links, the server's own address, and the
 //! lookup of a collection id to its dataset and layer.
 
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use geomill_backends::store::{DatasetRecord, LayerRecord};
 use serde_json::{Value, json};
 
-use crate::error::ApiError;
+use crate::error::{AppError, ErrorKind};
 use crate::state::AppState;
 
 pub const GEOJSON: &str = "application/geo+json";
@@ -50,7 +50,7 @@ pub(crate) fn urlencode(segment: &str) -> String {
 }
 
 /// Every (dataset, layer) pair, in dataset order.
-pub async fn layers(state: &AppState) -> Result<Vec<(DatasetRecord, LayerRecord)>, ApiError> {
+pub async fn layers(state: &AppState) -> Result<Vec<(DatasetRecord, LayerRecord)>, AppError> {
     Ok(crate::execute::all_datasets(state)
         .await?
         .into_iter()
@@ -63,8 +63,8 @@ pub async fn layers(state: &AppState) -> Result<Vec<(DatasetRecord, LayerRecord)
 pub(crate) async fn resolve(
     state: &AppState,
     id: &str,
-) -> Result<(DatasetRecord, LayerRecord), ApiError> {
-    let not_found = || ApiError::not_found(format!("no collection {id:?} (see /ogc/collections)"));
+) -> Result<(DatasetRecord, LayerRecord), AppError> {
+    let not_found = || AppError::not_found(format!("no collection {id:?} (see /ogc/collections)"));
     let (dataset_id, layer_name) = id.split_once('.').ok_or_else(not_found)?;
     if uuid::Uuid::parse_str(dataset_id).is_err() {
         return Err(not_found());
@@ -72,7 +72,7 @@ pub(crate) async fn resolve(
     crate::datasets::loaded_layer::find_dataset_layer(state, dataset_id, layer_name)
         .await
         .map_err(|e| {
-            if e.status == StatusCode::NOT_FOUND {
+            if e.kind == ErrorKind::NotFound {
                 not_found()
             } else {
                 e
