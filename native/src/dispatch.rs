@@ -9,8 +9,7 @@ use geomill_planner::plan::operator::{Operator, ValueExpr};
 use super::layer::{Layer, Wkb};
 use super::stage::NativeNode;
 use super::{
-    NativeError, aggregate, geometry_ops, joins, line_clean, network, overlay, owned, pivot,
-    validation, wkb,
+    NativeError, aggregate, geometry_ops, joins, network, overlay, owned, pivot, validation, wkb,
 };
 
 /// The WKB type codes a kernel's input may hold.
@@ -91,7 +90,6 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
         }
         NativeKernel::Owned(o) => owned::run(&**o, inputs),
         NativeKernel::Network(n) => network::analyse(n, inputs),
-        NativeKernel::LineClean(n) => line_clean::clean(main()?, n),
         NativeKernel::Pivot(p) => pivot::pivot(main()?, p),
         NativeKernel::Validate(v) => validation::validate(main()?, v),
     }

@@ -19,7 +19,7 @@ use rstar::primitives::{GeomWithData, Rectangle};
 use super::NativeError;
 use super::geos_base::{to_geos, to_wkb};
 use super::layer::{Layer, Wkb};
-use geomill_planner::plan::line_clean::{DangleMethod, DuplicateRule, LineCleanOp, SnapRule};
+use geomill_planner::plan::ops::line_clean::{DangleMethod, DuplicateRule, LineCleanOp, SnapRule};
 
 /// A vertex: x, y and z (0 without Z).
 pub(crate) type Vertex = [f64; 3];

@@ -12,7 +12,7 @@ use super::super::NativeError;
 use super::super::geos_base::{to_geos, to_wkb};
 use super::super::layer::Layer;
 use super::LineNetwork;
-use geomill_planner::plan::line_clean::REBUILT_ID;
+use geomill_planner::plan::ops::line_clean::REBUILT_ID;
 use geomill_planner::schema::GEOM;
 
 /// Every non-empty geometry (lines; a MultiLineString's parts each) collected in row order,

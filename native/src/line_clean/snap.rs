@@ -9,7 +9,7 @@ use rstar::{AABB, RTree};
 
 use super::{LineNetwork, Lines};
 use crate::NativeError;
-use geomill_planner::plan::line_clean::SnapTarget;
+use geomill_planner::plan::ops::line_clean::SnapTarget;
 
 /// A point ends meet at, and the rows whose ends are there.
 struct Kept {

@@ -30,6 +30,7 @@ kernels! {
     classify => geomill_planner::plan::ops::classify::ClassifyOp,
     clean => geomill_planner::plan::ops::clean::CleanOp,
     generate => geomill_planner::plan::ops::statistics::GenerateOp,
+    line_clean => geomill_planner::plan::ops::line_clean::LineCleanOp,
     scale => geomill_planner::plan::ops::scale::ScaleOp,
     statistic => geomill_planner::plan::ops::statistics::StatisticOp,
     tessellate => geomill_planner::plan::ops::tessellate::TessellateOp,

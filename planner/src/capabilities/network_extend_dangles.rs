@@ -75,6 +75,6 @@ impl CapabilityParams for NetworkExtendDangles {
                 CloseBy::NearestPoint => DangleMethod::NearestPoint,
             },
         };
-        super::work_crs::operator_within(self.work_crs.as_deref(), ctx, Operator::LineClean(op))
+        super::work_crs::operator_within(self.work_crs.as_deref(), ctx, Operator::owned(op))
     }
 }

@@ -52,6 +52,6 @@ impl CapabilityParams for NetworkNodeLines {
         } else {
             LineCleanOp::NodeLines
         };
-        super::work_crs::operator_within(self.work_crs.as_deref(), ctx, Operator::LineClean(op))
+        super::work_crs::operator_within(self.work_crs.as_deref(), ctx, Operator::owned(op))
     }
 }

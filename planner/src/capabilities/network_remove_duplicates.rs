@@ -91,6 +91,6 @@ impl CapabilityParams for NetworkRemoveDuplicates {
             order_by: self.order_by.clone(),
             rule,
         };
-        super::work_crs::operator_within(self.work_crs.as_deref(), ctx, Operator::LineClean(op))
+        super::work_crs::operator_within(self.work_crs.as_deref(), ctx, Operator::owned(op))
     }
 }

@@ -67,6 +67,6 @@ impl CapabilityParams for NetworkRemovePseudoNodes {
                 fields: self.fields.clone(),
             }
         };
-        super::work_crs::operator_within(self.work_crs.as_deref(), ctx, Operator::LineClean(op))
+        super::work_crs::operator_within(self.work_crs.as_deref(), ctx, Operator::owned(op))
     }
 }

@@ -109,6 +109,6 @@ impl CapabilityParams for NetworkSnapEndpoints {
             target,
             rule,
         };
-        super::work_crs::operator_within(self.work_crs.as_deref(), ctx, Operator::LineClean(op))
+        super::work_crs::operator_within(self.work_crs.as_deref(), ctx, Operator::owned(op))
     }
 }

@@ -88,7 +88,6 @@ fn describe_op(op: &Operator) -> String {
         },
         Operator::Filter { predicate } => format!("{name} {predicate}"),
         Operator::Network(n) => format!("{name} {}", n.describe()),
-        Operator::LineClean(n) => format!("{name} {}", n.describe()),
         Operator::Map(map) => {
             let mut parts = vec![name.to_owned()];
             if !map.drop.is_empty() {

@@ -6,7 +6,6 @@ mod explain;
 mod geo_expr;
 pub(crate) mod geo_kinds;
 pub mod graph;
-pub mod line_clean;
 pub mod lower;
 pub mod native;
 pub mod network;

@@ -10,7 +10,6 @@
 //! algebra rather than behind a trait the backend implements because plans are made where no
 //! backend is linked (`geomill preview`, the planner's own tests).
 
-use super::line_clean::{DangleMethod, LineCleanOp, SnapRule};
 use super::network::NetworkOp;
 use super::operator::{
     AggFunc, GeoExpr, GeometryAgg, JoinHow, NearestOp, Operator, OverlayOp, Owned, PivotOp,
@@ -68,9 +67,6 @@ pub enum NativeKernel<'a> {
     Overlay(&'a OverlayOp),
     /// An analysis over the graph of a line layer (petgraph, searches in parallel).
     Network(&'a NetworkOp),
-    /// Line network cleaning over the whole input (snapping endpoints, merging pseudo nodes,
-    /// extending dangles).
-    LineClean(&'a LineCleanOp),
     /// Rows to columns, one per value found in the data.
     Pivot(&'a PivotOp),
     /// A validation report in input order with GEOS's predicates.
@@ -93,7 +89,6 @@ fn found_pivot(op: &Operator) -> Option<&PivotOp> {
 /// holds the run's tables.
 pub fn native_only(op: &Operator) -> bool {
     matches!(op, Operator::Owned(o) if o.native_only())
-        || matches!(op, Operator::LineClean(n) if n.native_only())
         || matches!(op, Operator::Validate(v) if v.native_only())
         || found_pivot(op).is_some()
 }
@@ -161,8 +156,6 @@ pub fn native_support(op: &Operator) -> Result<NativeKernel<'_>, String> {
             Err(why) => decline(&why),
         },
         Operator::Network(n) => Ok(NativeKernel::Network(n)),
-        Operator::LineClean(n) if n.native_only() => Ok(NativeKernel::LineClean(n)),
-        Operator::LineClean(_) => decline("(SQL: noding and deduplicating run on the SQL engine)"),
         Operator::Validate(v) if v.native_only() => Ok(NativeKernel::Validate(v)),
         Operator::Map(_) if is_relational(op) => decline(RELATIONAL),
         Operator::Map(map) => {
@@ -251,18 +244,6 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
         NativeKernel::Network(n) => format!(
             "{}: a petgraph graph of the lines' end points, Dijkstra from each source in parallel",
             n.describe()
-        ),
-        NativeKernel::LineClean(n) => format!(
-            "{}: {}",
-            n.describe(),
-            match n {
-                LineCleanOp::SnapEndpoints { rule: SnapRule::GridBuckets, .. } => "LineString ends in row order hashed into buckets on a grid of the tolerance, each joining the first of the 3x3 nearby buckets whose mean is within reach, then moved to its bucket's mean",
-                LineCleanOp::SnapEndpoints { .. } => "endpoints sorted by x then y, each moved onto the nearest kept endpoint (or line) of another line within the tolerance, found through an R-tree",
-                LineCleanOp::RemovePseudoNodes { .. } => "line ends hashed by their exact coordinates, the lines meeting two at a node grouped and merged by GEOS's line merger",
-                LineCleanOp::ExtendDangles { method: DangleMethod::NearestPoint, .. } => "each LineString end's nearest point on the other features found through an R-tree (GEOS distance), the nearest within reach kept",
-                LineCleanOp::RemoveDuplicates { .. } => "rows in order, each compared with the kept rows whose boxes are within the tolerance (GEOS equals_exact, discrete Hausdorff for LineStrings) through an R-tree",
-                _ => "each dangling end's ray cut by the other lines found through an R-tree, the nearest crossing kept",
-            }
         ),
         NativeKernel::Validate(v) => format!(
             "{}: {}",

@@ -7,9 +7,9 @@ use crate::expr::SqlExpr;
 use crate::schema::FieldType;
 
 pub use super::geo_expr::{Family, GeoExpr, MAX_DENSIFIED_VERTICES, OffsetJoin, ShapeExpr};
-pub use super::line_clean::{DangleMethod, DuplicateRule, LineCleanOp, SnapRule, SnapTarget};
 pub use super::network::{GraphSpec, NetworkAnalysis, NetworkOp};
 pub use super::ops::clean::{CleanOp, OverlapOwner};
+pub use super::ops::line_clean::{DangleMethod, DuplicateRule, LineCleanOp, SnapRule, SnapTarget};
 pub use super::ops::scale::{
     ClassColors, ClassMethod, KMeansMethod, NormalizeMethod, RampColors, RampPosition, RampScale,
     ScaleKind, ScaleOp, TimeGate,
@@ -79,9 +79,6 @@ pub enum Operator {
     /// An analysis over the graph of the first input's lines (the point layers it needs
     /// follow).
     Network(NetworkOp),
-    /// A cleaning step over the layer's lines as a network (snapping, noding, merging,
-    /// extending, deduplicating).
-    LineClean(LineCleanOp),
     /// Write the input to a file (a sink: nothing consumes it).
     Export(ExportOp),
     /// An operator that owns its parts (`plan/ops/`): every site delegates to it.
@@ -115,7 +112,6 @@ impl Operator {
             Self::Distinct { .. } => "Distinct",
             Self::Sample { .. } => "Sample",
             Self::Network(_) => "Network",
-            Self::LineClean(_) => "LineClean",
             Self::Export(_) => "Export",
             Self::Owned(o) => o.name(),
         }
@@ -158,7 +154,6 @@ impl Operator {
             Self::Owned(o) => o.reads(),
             Self::Validate(v) => v.reads(),
             Self::Network(n) => n.reads(),
-            Self::LineClean(n) => n.reads(),
             Self::SpatialFilter(_) | Self::Concat | Self::Sample { .. } | Self::Export(_) => {
                 Vec::new()
             }

@@ -163,7 +163,6 @@ pub fn output_schema(op: &Operator, inputs: &[Option<&Schema>]) -> Option<Schema
         }
         Operator::Reshape(reshape) => reshape.output_schema(main?),
         Operator::Network(n) => n.output_schema(inputs),
-        Operator::LineClean(n) => Some(n.output_schema(main?)),
         Operator::Owned(o) => o.output_schema(inputs),
         Operator::Validate(v) => Some(v.output_schema(main, other)),
         Operator::Aggregate(aggregate) => {

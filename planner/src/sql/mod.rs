@@ -5,7 +5,6 @@ mod explode;
 pub(crate) mod geo;
 pub mod guard;
 pub mod input;
-mod line_clean;
 mod nearest;
 mod network;
 mod network_layer;

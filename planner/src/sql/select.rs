@@ -2,7 +2,6 @@
 
 use super::dialect::Dialect;
 use super::geo::predicate_sql;
-use super::line_clean::line_clean_sql;
 use super::nearest::nearest_sql;
 use super::network::network_sql;
 use super::overlay::overlay_sql;
@@ -191,15 +190,6 @@ pub fn select(
             native_only(main.from, dialect, &missing)
         }
         Operator::Network(n) => network_sql(n, inputs)?,
-        Operator::LineClean(n) if n.native_only() => native_only(
-            main.from,
-            dialect,
-            &format!(
-                "{} runs on the native backend: it follows the lines as a network",
-                n.describe()
-            ),
-        ),
-        Operator::LineClean(n) => line_clean_sql(n, main, dialect)?,
         Operator::Validate(v) if v.native_only() => native_only(
             main.from,
             dialect,

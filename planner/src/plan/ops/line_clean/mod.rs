@@ -3,7 +3,12 @@
 //! Each keeps the input's columns; node_lines and remove_duplicates are SQL on both engines,
 //! the others run on the native backend on every engine.
 
+mod sql;
+
+use crate::plan::owned::OwnedOperator;
 use crate::schema::{Column, FieldType, GEOM, Schema};
+use crate::sql::dialect::Dialect;
+use crate::sql::input::Input;
 
 /// The field numbering [`LineCleanOp::Rebuilt`]'s parts.
 pub const REBUILT_ID: &str = "id";
@@ -178,5 +183,79 @@ impl LineCleanOp {
                 order_by.join(", ")
             ),
         }
+    }
+}
+
+impl OwnedOperator for LineCleanOp {
+    fn name(&self) -> &'static str {
+        "LineClean"
+    }
+
+    fn explain(&self) -> String {
+        self.describe()
+    }
+
+    fn reads(&self) -> Vec<String> {
+        LineCleanOp::reads(self)
+    }
+
+    fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema> {
+        Some(LineCleanOp::output_schema(
+            self,
+            inputs.first().copied().flatten()?,
+        ))
+    }
+
+    fn native_only(&self) -> bool {
+        LineCleanOp::native_only(self)
+    }
+
+    fn sql_missing(&self, _dialect: Dialect) -> Option<String> {
+        LineCleanOp::native_only(self).then(|| {
+            format!(
+                "{} runs on the native backend: it follows the lines as a network",
+                self.describe()
+            )
+        })
+    }
+
+    fn sql(
+        &self,
+        inputs: &[Input<'_>],
+        _output: Option<&Schema>,
+        dialect: Dialect,
+    ) -> Result<String, String> {
+        let main = inputs.first().ok_or("LineClean needs an input")?;
+        sql::line_clean_sql(self, *main, dialect)
+    }
+
+    fn native_kernel(&self) -> Result<String, String> {
+        if !LineCleanOp::native_only(self) {
+            return Err("(SQL: noding and deduplicating run on the SQL engine)".to_owned());
+        }
+        Ok(format!(
+            "{}: {}",
+            self.describe(),
+            match self {
+                Self::SnapEndpoints {
+                    rule: SnapRule::GridBuckets,
+                    ..
+                } =>
+                    "LineString ends in row order hashed into buckets on a grid of the tolerance, each joining the first of the 3x3 nearby buckets whose mean is within reach, then moved to its bucket's mean",
+                Self::SnapEndpoints { .. } =>
+                    "endpoints sorted by x then y, each moved onto the nearest kept endpoint (or line) of another line within the tolerance, found through an R-tree",
+                Self::RemovePseudoNodes { .. } =>
+                    "line ends hashed by their exact coordinates, the lines meeting two at a node grouped and merged by GEOS's line merger",
+                Self::ExtendDangles {
+                    method: DangleMethod::NearestPoint,
+                    ..
+                } =>
+                    "each LineString end's nearest point on the other features found through an R-tree (GEOS distance), the nearest within reach kept",
+                Self::RemoveDuplicates { .. } =>
+                    "rows in order, each compared with the kept rows whose boxes are within the tolerance (GEOS equals_exact, discrete Hausdorff for LineStrings) through an R-tree",
+                _ =>
+                    "each dangling end's ray cut by the other lines found through an R-tree, the nearest crossing kept",
+            }
+        ))
     }
 }

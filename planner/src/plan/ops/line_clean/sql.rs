@@ -2,12 +2,13 @@
 //! `node_lines` (the union of every line, each piece given to the lines it lies on) and
 //! `remove_duplicates` (lines grouped by their normalized WKB, the first of each group kept).
 
-use super::dialect::Dialect;
-use super::parts::{Input, NEEDS_COLUMNS, columns_with_geom};
-use super::quote::{ident, number};
+use super::{DuplicateRule, LineCleanOp};
 use crate::plan::geo_kinds::{Kind, kind_in};
-use crate::plan::line_clean::{DuplicateRule, LineCleanOp};
 use crate::schema::{FieldType, GEOM, Schema};
+use crate::sql::dialect::Dialect;
+use crate::sql::input::Input;
+use crate::sql::parts::{NEEDS_COLUMNS, columns_with_geom};
+use crate::sql::quote::{ident, number};
 
 /// How far (relative to the larger side of the lines' extent) a piece's middle may lie from a
 /// line for the piece to be that line's: noding computes crossing points, which lie on their
