@@ -38,7 +38,7 @@ struct Inner {
     rule_events: tokio::sync::broadcast::Sender<serde_json::Value>,
     /// The rules, their names kept unique.
     rules: crate::rules::book::RuleBook,
-    schedules: Arc<dyn Repository<ScheduleRecord>>,
+    schedule_records: Arc<dyn Repository<ScheduleRecord>>,
     job_records: Arc<dyn JobRepo>,
     trigger_records: Arc<dyn Repository<TriggerRecord>>,
     tiles: crate::tile_cache::TileCache,
@@ -102,7 +102,7 @@ impl AppState {
             inner: Arc::new(Inner {
                 config,
                 rules: crate::rules::book::RuleBook::new(store.clone()),
-                schedules: store.clone(),
+                schedule_records: store.clone(),
                 job_records: store.clone(),
                 trigger_records: store.clone(),
                 store,
@@ -184,7 +184,7 @@ impl AppState {
 
     /// The stored schedules.
     pub fn schedule_records(&self) -> Arc<dyn Repository<ScheduleRecord>> {
-        Arc::clone(&self.inner.schedules)
+        Arc::clone(&self.inner.schedule_records)
     }
 
     /// The stored triggers.
