@@ -23,6 +23,11 @@ pub enum BackendError {
     /// words for the user.
     #[error("{0}")]
     Unsupported(String),
+    /// A native kernel failed (bad geometry in a row, a column of the wrong type, GEOS); the
+    /// kernel's error is kept as the cause.
+    #[cfg(feature = "native")]
+    #[error("native query failed: {0}")]
+    Native(#[source] geomill_native::NativeError),
     /// The engine is busy or poisoned by an earlier panic.
     #[error("the {engine} engine is unavailable: {reason}")]
     Unavailable {
@@ -40,13 +45,15 @@ impl BackendError {
             | Self::Query { .. }
             | Self::Interrupted { .. }
             | Self::Unavailable { .. } => true,
+            #[cfg(feature = "native")]
+            Self::Native(_) => true,
             Self::Unsupported(_) => false,
         }
     }
 }
 
 /// A native kernel's failure as the backends report it: a stop is an interruption, an
-/// unreachable cluster an unavailable engine, anything else a failed query of `native`.
+/// unreachable cluster an unavailable engine, anything else a kernel failure with its cause.
 #[cfg(feature = "native")]
 impl From<geomill_native::NativeError> for BackendError {
     fn from(e: geomill_native::NativeError) -> Self {
@@ -62,10 +69,6 @@ impl From<geomill_native::NativeError> for BackendError {
             }
             _ => {}
         }
-        BackendError::Query {
-            engine: "native",
-            reason: e.to_string(),
-            sql: String::new(),
-        }
+        BackendError::Native(e)
     }
 }

@@ -49,7 +49,7 @@ impl<'a> ClusterAggregate<'a> {
     /// kernel) where the native kernel declines it.
     pub fn new(op: &'a SpatialAggregateOp, points: &Layer) -> Result<Self, NativeError> {
         if geomill_native::aggregate::point_matches(op.predicate).is_none() {
-            return Err(NativeError::Unsupported(format!(
+            return Err(NativeError::Declined(format!(
                 "spatial_aggregate with predicate {:?}",
                 op.predicate
             )));

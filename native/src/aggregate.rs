@@ -61,7 +61,7 @@ pub fn value_kind(
     })?;
     let ty = schema.field(index).data_type();
     if item.func == AggFunc::First {
-        return Err(NativeError::Unsupported(format!("first({column})")));
+        return Err(NativeError::Declined(format!("first({column})")));
     }
     let kind = if item.func == AggFunc::Count && !ty.is_integer() && !ty.is_floating() {
         ValueKind::Present
@@ -70,7 +70,7 @@ pub fn value_kind(
     } else if ty.is_floating() || item.func == AggFunc::Count {
         ValueKind::Float
     } else {
-        return Err(NativeError::Unsupported(format!(
+        return Err(NativeError::Declined(format!(
             "{}({column}) of a {ty} column",
             item.func.sql()
         )));
@@ -188,7 +188,7 @@ pub fn spatial_aggregate(
     aggregates: &[AggItem],
 ) -> Result<Layer, NativeError> {
     let matches = point_matches(predicate).ok_or_else(|| {
-        NativeError::Unsupported(format!("spatial_aggregate with predicate {predicate:?}"))
+        NativeError::Declined(format!("spatial_aggregate with predicate {predicate:?}"))
     })?;
     let prepared = prepare_polygons(polygons)?;
     let n_rows = polygons.num_rows();

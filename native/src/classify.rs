@@ -346,10 +346,8 @@ fn class_colors(op: &ClassifyOp, classes: usize) -> Result<Option<Vec<String>>, 
     let Some(colors) = &op.colors else {
         return Ok(None);
     };
-    let mut palette =
-        geomill_planner::palettes::colors(&colors.scheme, classes).ok_or_else(|| {
-            NativeError::Unsupported(format!("the colour scheme {:?}", colors.scheme))
-        })?;
+    let mut palette = geomill_planner::palettes::colors(&colors.scheme, classes)
+        .ok_or_else(|| NativeError::Declined(format!("the colour scheme {:?}", colors.scheme)))?;
     if colors.reverse {
         palette.reverse();
     }

@@ -66,7 +66,7 @@ fn receive(
         .filter(|(_, pieces)| !pieces.is_empty())
         .map(|(row, mut pieces)| {
             let own = rows.polygons[row].as_ref().ok_or_else(|| {
-                NativeError::Unsupported(format!("row {row} receives a piece without a polygon"))
+                NativeError::Declined(format!("row {row} receives a piece without a polygon"))
             })?;
             pieces.push(Geom::clone(own));
             Ok((row, union_of(pieces)?))

@@ -1,7 +1,7 @@
 //! One plan node computed by its native kernel: the operator's inputs as layers in, its output
 //! as a layer out. The kernels are the ones the planner declares ([`NativeKernel`]), matched
 //! here one by one; data a kernel cannot take (lines where points are expected, say) is declined with
-//! [`NativeError::Unsupported`] before any work, so the caller can run the node's SQL instead.
+//! [`NativeError::Declined`] before any work, so the caller can run the node's SQL instead.
 
 use geomill_planner::plan::native::{NativeKernel, native_support};
 use geomill_planner::plan::operator::{Operator, ValueExpr};
@@ -28,7 +28,7 @@ pub fn require(layer: &Layer, allowed: &[u32], role: &str, what: &str) -> Result
                 reason: e.to_string(),
             })?;
             if !allowed.contains(&code) {
-                return Err(NativeError::Unsupported(format!(
+                return Err(NativeError::Declined(format!(
                     "the kernel takes {what} as its {role} input, which holds WKB type {code}"
                 )));
             }
@@ -38,16 +38,17 @@ pub fn require(layer: &Layer, allowed: &[u32], role: &str, what: &str) -> Result
 }
 
 fn input<'a>(inputs: &[&'a Layer], index: usize, op: &Operator) -> Result<&'a Layer, NativeError> {
-    inputs.get(index).copied().ok_or_else(|| {
-        NativeError::Unsupported(format!("{} without input {}", op.name(), index + 1))
-    })
+    inputs
+        .get(index)
+        .copied()
+        .ok_or_else(|| NativeError::Declined(format!("{} without input {}", op.name(), index + 1)))
 }
 
 /// Computes `node` over `inputs` (its inputs' layers, in order), by the kernel the planner
 /// declares for it (one arm per [`NativeKernel`], no wildcard).
 pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeError> {
     let op = &node.op;
-    let kernel = native_support(op).map_err(NativeError::Unsupported)?;
+    let kernel = native_support(op).map_err(NativeError::Declined)?;
     let main = || input(inputs, 0, op);
     match kernel {
         NativeKernel::PointInPolygonAggregate(a) => {
@@ -82,7 +83,7 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
             let mut layer = main()?.clone();
             for (name, value, _) in set {
                 let ValueExpr::Geo(expr) = value else {
-                    return Err(NativeError::Unsupported(format!("computing {name}")));
+                    return Err(NativeError::Declined(format!("computing {name}")));
                 };
                 layer = geometry_ops::map_one(&layer, name, expr)?;
             }

@@ -199,7 +199,7 @@ pub(crate) fn map_one(layer: &Layer, name: &str, expr: &GeoExpr) -> Result<Layer
         GeoExpr::Area { .. } | GeoExpr::Length { .. } | GeoExpr::MeasuredIn { .. }
     );
     if geometry_out && name != GEOM {
-        return Err(NativeError::Unsupported(format!(
+        return Err(NativeError::Declined(format!(
             "a geometry written to column {name} (native maps replace {GEOM})"
         )));
     }
@@ -221,7 +221,7 @@ pub(crate) fn map_one(layer: &Layer, name: &str, expr: &GeoExpr) -> Result<Layer
         GeoExpr::Length { geodesic, factor } => {
             measures::measure(layer, name, Measure::Length, geodesic, factor)
         }
-        GeoExpr::Transform { .. } => Err(NativeError::Unsupported("reprojection".into())),
+        GeoExpr::Transform { .. } => Err(NativeError::Declined("reprojection".into())),
         // No kernel: these run as SQL on every engine (`GeoExpr::native_kernel` says so).
         GeoExpr::Boundary
         | GeoExpr::Envelope
@@ -239,7 +239,7 @@ pub(crate) fn map_one(layer: &Layer, name: &str, expr: &GeoExpr) -> Result<Layer
         | GeoExpr::ForceSingle { .. }
         | GeoExpr::OfFamily { .. }
         | GeoExpr::SetCrs { .. }
-        | GeoExpr::MeasuredIn { .. } => Err(NativeError::Unsupported(expr.explain())),
+        | GeoExpr::MeasuredIn { .. } => Err(NativeError::Declined(expr.explain())),
         GeoExpr::Shape(ref shape) => super::shapes::map_shape(layer, shape),
         GeoExpr::MakeValid => make_valid(layer),
     }

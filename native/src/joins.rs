@@ -108,7 +108,7 @@ pub fn points_polygons_join(
         (SpatialPredicate::Dwithin, Some(d)) if d >= 0.0 => d,
         (SpatialPredicate::Intersects | SpatialPredicate::Within, None) => 0.0,
         _ => {
-            return Err(NativeError::Unsupported(format!(
+            return Err(NativeError::Declined(format!(
                 "a point join with predicate {predicate:?} and distance {distance:?}"
             )));
         }
@@ -150,7 +150,7 @@ pub fn nearest(
     columns: &RefColumns,
 ) -> Result<Layer, NativeError> {
     if k == 0 {
-        return Err(NativeError::Unsupported("nearest with k = 0".into()));
+        return Err(NativeError::Declined("nearest with k = 0".into()));
     }
     let prepared = prepare_polygons(polygons)?;
     let ties = tie_keys(polygons)?;

@@ -64,8 +64,12 @@ pub enum NativeError {
     File { path: String, reason: String },
     #[error("geometry of row {row}: {reason}")]
     Geometry { row: usize, reason: String },
+    /// A kernel declines this data or these parameters (lines where it takes points, a
+    /// reprojection it lacks): not a failure of the run, the stage runs as SQL instead.
+    /// Kernels return it to stop early; it leaves the stage as [`stage::Computed::Declined`],
+    /// never as an error.
     #[error("the native backend does not run {0}")]
-    Unsupported(String),
+    Declined(String),
     /// The parameters cannot be computed on this data (a grid too fine for its extent, say).
     #[error("{0}")]
     Input(String),

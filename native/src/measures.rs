@@ -60,7 +60,7 @@ fn measure_one(
         .map_err(NativeError::geos);
     }
     let declined = |what: &str| {
-        NativeError::Unsupported(format!(
+        NativeError::Declined(format!(
             "geodesic {measure:?} of {what} (native: polygons and multipolygons)"
         ))
     };

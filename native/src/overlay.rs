@@ -50,7 +50,7 @@ pub fn overlay(
     mode: OverlayMode,
 ) -> Result<Layer, NativeError> {
     if !matches!(mode, OverlayMode::Clip | OverlayMode::Erase) {
-        return Err(NativeError::Unsupported(format!("overlay {mode:?}")));
+        return Err(NativeError::Declined(format!("overlay {mode:?}")));
     }
     let mask = mask_of(mask_layer)?;
     let (geom, schema) = features.with_binary_geometry()?;

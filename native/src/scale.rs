@@ -468,7 +468,7 @@ fn categories(
     let palette: Option<Vec<String>> = match colors {
         Some(colors) => Some(
             palettes::colors(&colors.scheme, classes)
-                .ok_or_else(|| NativeError::Unsupported(format!("the scheme {}", colors.scheme)))?
+                .ok_or_else(|| NativeError::Declined(format!("the scheme {}", colors.scheme)))?
                 .into_iter()
                 .map(palettes::hex)
                 .collect(),
@@ -531,7 +531,7 @@ fn bivariate(
     );
     let colors = |scheme: &str, n: usize| {
         palettes::colors(scheme, n)
-            .ok_or_else(|| NativeError::Unsupported(format!("the scheme {scheme}")))
+            .ok_or_else(|| NativeError::Declined(format!("the scheme {scheme}")))
     };
     let (colors_x, colors_y) = (
         colors(scheme_x, bins_x.len())?,

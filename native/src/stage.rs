@@ -104,9 +104,30 @@ impl NodeRunner for OnThisMachine {
 /// Reads a table of a run, by name and with its CRS, as a layer.
 pub type ReadTable<'a> = dyn Fn(&str, Option<String>) -> Result<Layer, NativeError> + 'a;
 
+/// What a native stage gives: its layer, or why its kernels declined the data (the stage then
+/// runs as SQL, and the run's report says why).
+#[derive(Debug)]
+pub enum Computed {
+    Layer(Layer),
+    Declined(String),
+}
+
 /// Computes the stage's layer, reading its inputs through `read` and each node by `nodes`; adds
-/// the time spent reading and in kernels to `timings`.
+/// the time spent reading and in kernels to `timings`. A kernel's decline is a result.
 pub fn compute(
+    stage: &NativeStage,
+    read: &ReadTable<'_>,
+    nodes: &dyn NodeRunner,
+    timings: &mut StageTimings,
+) -> Result<Computed, NativeError> {
+    match compute_layer(stage, read, nodes, timings) {
+        Ok(layer) => Ok(Computed::Layer(layer)),
+        Err(NativeError::Declined(reason)) => Ok(Computed::Declined(reason)),
+        Err(error) => Err(error),
+    }
+}
+
+fn compute_layer(
     stage: &NativeStage,
     read: &ReadTable<'_>,
     nodes: &dyn NodeRunner,
@@ -131,7 +152,7 @@ pub fn compute(
                 StageInput::Table { .. } => fresh.next(),
             })
             .collect::<Option<_>>()
-            .ok_or_else(|| NativeError::Unsupported("a stage reading a later node".into()))?;
+            .ok_or_else(|| NativeError::Declined("a stage reading a later node".into()))?;
         let computing = Instant::now();
         let output = nodes.run(node, &inputs)?;
         timings.kernels += computing.elapsed();
@@ -139,5 +160,5 @@ pub fn compute(
     }
     outputs
         .pop()
-        .ok_or_else(|| NativeError::Unsupported("an empty stage".into()))
+        .ok_or_else(|| NativeError::Declined("an empty stage".into()))
 }

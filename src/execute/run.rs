@@ -262,6 +262,7 @@ fn run_failed(error: BackendError, job_id: &str, engine: &str) -> AppError {
             return AppError::from(stopped);
         }
         BackendError::Query { reason, .. } => reason,
+        BackendError::Native(cause) => cause.to_string(),
         other => other.to_string(),
     };
     AppError::new(

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::steps::{NativeStepReport, ScriptStep};
 use crate::BackendError;
-use geomill_native::stage::{NodeRunner, StageTimings, compute};
+use geomill_native::stage::{Computed, NodeRunner, StageTimings, compute};
 use geomill_native::{Layer, NativeError};
 
 /// The engine that holds a run's tables (DuckDB for `embedded` and `native` runs, PostGIS for
@@ -66,7 +66,7 @@ pub fn walk(
         let mut timings = StageTimings::default();
         let read = |table: &str, crs: Option<String>| engine.read_layer(table, crs);
         match compute(stage, &read, nodes, &mut timings) {
-            Ok(layer) => {
+            Ok(Computed::Layer(layer)) => {
                 let storing = Instant::now();
                 let last = steps[done + 1..].iter().all(|s| s.makes.is_none());
                 engine.write_layer(&layer, step, last)?;
@@ -77,7 +77,7 @@ pub fn walk(
                     timings: Some(timings),
                 });
             }
-            Err(NativeError::Unsupported(reason)) => {
+            Ok(Computed::Declined(reason)) => {
                 reports.push(NativeStepReport {
                     relation: stage.relation.clone(),
                     declined: Some(reason),

@@ -252,7 +252,7 @@ pub fn clean(layer: &Layer, op: &LineCleanOp) -> Result<Layer, NativeError> {
         }
         LineCleanOp::Rebuilt { merge } => rebuilt::rebuilt(layer, &network, *merge),
         LineCleanOp::NodeLines | LineCleanOp::RemoveDuplicates { .. } => {
-            Err(NativeError::Unsupported(op.describe()))
+            Err(NativeError::Declined(op.describe()))
         }
     }
 }

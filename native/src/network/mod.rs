@@ -42,7 +42,7 @@ pub use graph::Network;
 pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> {
     let layer = |i: usize| {
         inputs.get(i).copied().ok_or_else(|| {
-            NativeError::Unsupported(format!("{} without input {}", op.describe(), i + 1))
+            NativeError::Declined(format!("{} without input {}", op.describe(), i + 1))
         })
     };
     let lines = layer(0)?;
@@ -112,7 +112,7 @@ pub fn analyse(op: &NetworkOp, inputs: &[&Layer]) -> Result<Layer, NativeError> 
         | NetworkAnalysis::GraphRoute(_)
         | NetworkAnalysis::GraphReach(_)
         | NetworkAnalysis::GraphMatrix(_)
-        | NetworkAnalysis::GraphAllocation(_) => Err(NativeError::Unsupported(op.describe())),
+        | NetworkAnalysis::GraphAllocation(_) => Err(NativeError::Declined(op.describe())),
     }
 }
 

@@ -108,7 +108,7 @@ fn id_keys(array: &ArrayRef) -> Result<Vec<IdKey>, NativeError> {
         let numbers = numbers
             .as_any()
             .downcast_ref::<Float64Array>()
-            .ok_or_else(|| NativeError::Unsupported("line ids".into()))?;
+            .ok_or_else(|| NativeError::Declined("line ids".into()))?;
         return Ok(numbers
             .iter()
             .map(|v| v.map_or(IdKey::Text("None".into()), IdKey::Number))
@@ -118,7 +118,7 @@ fn id_keys(array: &ArrayRef) -> Result<Vec<IdKey>, NativeError> {
     let texts = texts
         .as_any()
         .downcast_ref::<arrow::array::StringArray>()
-        .ok_or_else(|| NativeError::Unsupported("line ids".into()))?;
+        .ok_or_else(|| NativeError::Declined("line ids".into()))?;
     Ok(texts
         .iter()
         .map(|v| IdKey::Text(v.unwrap_or("None").to_owned()))
@@ -268,7 +268,7 @@ fn snapped_layer(
             let original = taken
                 .as_any()
                 .downcast_ref::<BinaryArray>()
-                .ok_or_else(|| NativeError::Unsupported("a geometry column not of WKB".into()))?;
+                .ok_or_else(|| NativeError::Declined("a geometry column not of WKB".into()))?;
             let moved: BinaryArray = snaps
                 .iter()
                 .enumerate()

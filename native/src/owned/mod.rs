@@ -18,7 +18,7 @@ macro_rules! kernels {
             $(if let Some(op) = op.as_any().downcast_ref::<$op>() {
                 return $module::run(op, inputs);
             })*
-            Err(NativeError::Unsupported(format!(
+            Err(NativeError::Declined(format!(
                 "{} has no kernel in the native backend",
                 op.name()
             )))
@@ -42,5 +42,5 @@ pub fn first<'a>(op: &dyn OwnedOperator, inputs: &[&'a Layer]) -> Result<&'a Lay
     inputs
         .first()
         .copied()
-        .ok_or_else(|| NativeError::Unsupported(format!("{} without its input", op.name())))
+        .ok_or_else(|| NativeError::Declined(format!("{} without its input", op.name())))
 }

@@ -86,7 +86,7 @@ impl Mt19937 {
 /// The row numbers `op` draws from `rows` rows, in the order drawn.
 pub fn sample_rows(op: &NumpySampleOp, rows: usize) -> Result<Vec<u32>, NativeError> {
     let count = u32::try_from(rows)
-        .map_err(|_| NativeError::Unsupported(format!("a sample of {rows} rows")))?;
+        .map_err(|_| NativeError::Declined(format!("a sample of {rows} rows")))?;
     let size = match op.size {
         SampleSize::Rows(n) => usize::try_from(n).unwrap_or(usize::MAX),
         // Python's `round`: halves to even.

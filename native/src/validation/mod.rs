@@ -87,7 +87,7 @@ pub fn validate(layer: &Layer, op: &ValidateOp) -> Result<Layer, NativeError> {
             python_rules::python_rules(layer, &rows, rules)?
         }
         _ => {
-            return Err(NativeError::Unsupported(format!(
+            return Err(NativeError::Declined(format!(
                 "{} (SQL: it runs on the SQL engine)",
                 op.describe()
             )));
