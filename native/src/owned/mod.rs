@@ -1,22 +1,34 @@
 //! The kernels of the operators that own their parts (the planner's `plan/ops/`), bound by the
-//! operator's type: a kernel is its file here (`pub fn run(op, inputs)`) and a line in
-//! [`kernels!`]. An operator whose binding names a kernel that is not here is declined at run
-//! time and runs as its SQL, saying so.
+//! operator's type in [`kernels!`]: a kernel written for its operator is its file here
+//! (`pub fn run(op, inputs)`) and a line under `modules`; a kernel of the crate over the first
+//! input (`fn(&Layer, &Op)`) is a line under `first_input`. An operator with no kernel here is
+//! declined at run time and runs as its SQL, saying so.
 
+use geomill_planner::plan::ops::{
+    classify::ClassifyOp, clean::CleanOp, line_clean::LineCleanOp, numpy_sample::NumpySampleOp,
+    scale::ScaleOp, statistics::GenerateOp, statistics::StatisticOp, tessellate::TessellateOp,
+};
 use geomill_planner::plan::owned::OwnedOperator;
 
 use super::NativeError;
 use super::layer::Layer;
 
-/// Declares each kernel's module and dispatches an operator of its type to its `run`.
+/// Declares each kernel module and dispatches an operator of each bound type to its kernel.
 macro_rules! kernels {
-    ($($module:ident => $op:ty),* $(,)?) => {
+    (
+        modules { $($module:ident => $op:ty),* $(,)? }
+        first_input { $($kernel:path => $first_op:ty),* $(,)? }
+    ) => {
         $(pub mod $module;)*
 
         /// Computes `op` over `inputs` with the kernel bound to its type.
         pub fn run(op: &dyn OwnedOperator, inputs: &[&Layer]) -> Result<Layer, NativeError> {
-            $(if let Some(op) = op.as_any().downcast_ref::<$op>() {
-                return $module::run(op, inputs);
+            let any = op.as_any();
+            $(if let Some(typed) = any.downcast_ref::<$op>() {
+                return $module::run(typed, inputs);
+            })*
+            $(if let Some(typed) = any.downcast_ref::<$first_op>() {
+                return $kernel(first(op, inputs)?, typed);
             })*
             Err(NativeError::Declined(format!(
                 "{} has no kernel in the native backend",
@@ -27,14 +39,18 @@ macro_rules! kernels {
 }
 
 kernels! {
-    classify => geomill_planner::plan::ops::classify::ClassifyOp,
-    clean => geomill_planner::plan::ops::clean::CleanOp,
-    generate => geomill_planner::plan::ops::statistics::GenerateOp,
-    line_clean => geomill_planner::plan::ops::line_clean::LineCleanOp,
-    scale => geomill_planner::plan::ops::scale::ScaleOp,
-    statistic => geomill_planner::plan::ops::statistics::StatisticOp,
-    tessellate => geomill_planner::plan::ops::tessellate::TessellateOp,
-    numpy_sample => geomill_planner::plan::ops::numpy_sample::NumpySampleOp,
+    modules {
+        generate => GenerateOp,
+        numpy_sample => NumpySampleOp,
+    }
+    first_input {
+        crate::classify::classify => ClassifyOp,
+        crate::cleaning::clean => CleanOp,
+        crate::line_clean::clean => LineCleanOp,
+        crate::scale::scale => ScaleOp,
+        crate::statistics::statistic => StatisticOp,
+        crate::diagrams::tessellate => TessellateOp,
+    }
 }
 
 /// The first input, or the error naming the operator that lacks it.

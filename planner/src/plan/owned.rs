@@ -15,7 +15,7 @@ use std::any::Any;
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use crate::schema::Schema;
+use crate::schema::{FieldType, Schema};
 use crate::sql::dialect::Dialect;
 use crate::sql::input::Input;
 
@@ -73,6 +73,32 @@ pub trait OwnedOperator: Debug + Send + Sync + Identity {
     fn is_relational(&self) -> bool {
         false
     }
+}
+
+/// The first input's schema, when known: the rows most operators keep.
+pub fn first_schema<'a>(inputs: &[Option<&'a Schema>]) -> Option<&'a Schema> {
+    inputs.first().copied().flatten()
+}
+
+/// The first input's schema with `columns` set (added, or retyped where they exist): the output
+/// of an operator that adds values to its input's rows.
+pub fn with_columns(
+    inputs: &[Option<&Schema>],
+    columns: impl IntoIterator<Item = (String, FieldType)>,
+) -> Option<Schema> {
+    let mut schema = first_schema(inputs)?.clone();
+    for (name, ty) in columns {
+        schema.set(&name, ty);
+    }
+    Some(schema)
+}
+
+/// The first input as its SELECT reads it, or the error naming the operator that lacks it.
+pub fn first_input<'a>(inputs: &[Input<'a>], name: &str) -> Result<Input<'a>, String> {
+    inputs
+        .first()
+        .copied()
+        .ok_or_else(|| format!("{name} needs an input"))
 }
 
 /// What lets plans compare and downcast owned operators; implemented for every `PartialEq` type.
@@ -149,9 +175,7 @@ mod tests {
             Vec::new()
         }
         fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema> {
-            let mut schema = inputs.first().copied().flatten()?.clone();
-            schema.set(&self.column, FieldType::Integer);
-            Some(schema)
+            with_columns(inputs, [(self.column.clone(), FieldType::Integer)])
         }
         fn sql_missing(&self, dialect: Dialect) -> Option<String> {
             (dialect == Dialect::Postgis).then(|| "Stamp runs natively on PostGIS".to_owned())

@@ -2,7 +2,7 @@
 //! then each row's class and its bounds. Native only: no SQL engine computes the breaks.
 
 use crate::plan::ops::scale::{ClassColors, ClassMethod};
-use crate::plan::owned::OwnedOperator;
+use crate::plan::owned::{OwnedOperator, with_columns};
 use crate::schema::{FieldType, Schema};
 use crate::sql::dialect::Dialect;
 
@@ -66,18 +66,23 @@ impl OwnedOperator for ClassifyOp {
     }
 
     fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema> {
-        let mut schema = inputs.first().copied().flatten()?.clone();
         let [class, lower, upper] = self.output_columns();
-        schema.set(&class, FieldType::Integer);
-        schema.set(&lower, FieldType::Double);
-        schema.set(&upper, FieldType::Double);
-        if let Some(colors) = &self.colors {
-            schema.set(&colors.field, FieldType::Text);
-        }
-        if let Some(count) = &self.count {
-            schema.set(count, FieldType::Integer);
-        }
-        Some(schema)
+        let color = self
+            .colors
+            .as_ref()
+            .map(|c| (c.field.clone(), FieldType::Text));
+        let count = self.count.clone().map(|c| (c, FieldType::Integer));
+        with_columns(
+            inputs,
+            [
+                (class, FieldType::Integer),
+                (lower, FieldType::Double),
+                (upper, FieldType::Double),
+            ]
+            .into_iter()
+            .chain(color)
+            .chain(count),
+        )
     }
 
     fn native_only(&self) -> bool {

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::owned::OwnedOperator;
+use crate::plan::owned::{OwnedOperator, first_schema};
 use crate::schema::Schema;
 use crate::sql::dialect::Dialect;
 
@@ -123,7 +123,7 @@ impl OwnedOperator for CleanOp {
     }
 
     fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema> {
-        inputs.first().copied().flatten().cloned()
+        first_schema(inputs).cloned()
     }
 
     fn native_only(&self) -> bool {

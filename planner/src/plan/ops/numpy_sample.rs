@@ -1,7 +1,7 @@
 //! `NumpySample`: NumPy's (and so pandas') reproducible sample of a layer's rows. Computed by the
 //! native kernel on every engine: no SQL engine draws as NumPy does.
 
-use crate::plan::owned::OwnedOperator;
+use crate::plan::owned::{OwnedOperator, first_schema};
 use crate::schema::Schema;
 use crate::sql::dialect::Dialect;
 
@@ -42,7 +42,7 @@ impl OwnedOperator for NumpySampleOp {
     }
 
     fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema> {
-        inputs.first().copied().flatten().cloned()
+        first_schema(inputs).cloned()
     }
 
     fn native_only(&self) -> bool {

@@ -1,7 +1,7 @@
 //! `RankIn`: each row's value ranked among the distinct values of a field of the second input
 //! (the ring a value falls in, for `classify_by_ring`). SQL on every dialect; no kernel.
 
-use crate::plan::owned::OwnedOperator;
+use crate::plan::owned::{OwnedOperator, with_columns};
 use crate::schema::{FieldType, Schema};
 use crate::sql::dialect::Dialect;
 use crate::sql::input::Input;
@@ -40,9 +40,7 @@ impl OwnedOperator for RankInOp {
     }
 
     fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema> {
-        let mut schema = inputs.first().copied().flatten()?.clone();
-        schema.set(&self.output, FieldType::Integer);
-        Some(schema)
+        with_columns(inputs, [(self.output.clone(), FieldType::Integer)])
     }
 
     /// A left join to the ranked distinct values, the rows kept in their order.

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::owned::OwnedOperator;
+use crate::plan::owned::{OwnedOperator, with_columns};
 use crate::schema::{FieldType, Schema};
 use crate::sql::dialect::Dialect;
 
@@ -408,11 +408,7 @@ impl OwnedOperator for ScaleOp {
     }
 
     fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema> {
-        let mut schema = inputs.first().copied().flatten()?.clone();
-        for (name, ty) in self.outputs() {
-            schema.set(&name, ty);
-        }
-        Some(schema)
+        with_columns(inputs, self.outputs())
     }
 
     fn native_only(&self) -> bool {

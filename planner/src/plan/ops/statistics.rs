@@ -2,7 +2,7 @@
 //! autocorrelation statistics computed over them, and layers made from a layer as a whole
 //! (grids of cells over its extent, a density surface, its neighbours as a table).
 
-use crate::plan::owned::OwnedOperator;
+use crate::plan::owned::{OwnedOperator, first_schema, with_columns};
 use crate::schema::{Column, FieldType, GEOM, Schema};
 use crate::sql::dialect::Dialect;
 
@@ -380,11 +380,7 @@ impl OwnedOperator for StatisticOp {
     }
 
     fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema> {
-        let mut schema = inputs.first().copied().flatten()?.clone();
-        for (name, ty) in self.outputs() {
-            schema.set(&name, ty);
-        }
-        Some(schema)
+        with_columns(inputs, self.outputs())
     }
 
     fn native_only(&self) -> bool {
@@ -426,7 +422,7 @@ impl OwnedOperator for GenerateOp {
                 .into_iter()
                 .map(|(name, ty)| Column { name, ty })
                 .collect(),
-            crs: inputs.first().copied().flatten()?.crs.clone(),
+            crs: first_schema(inputs)?.crs.clone(),
         })
     }
 

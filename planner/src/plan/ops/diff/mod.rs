@@ -5,7 +5,7 @@ mod sql;
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::owned::OwnedOperator;
+use crate::plan::owned::{OwnedOperator, first_schema};
 use crate::plan::relational::{JoinKey, common_type};
 use crate::schema::{FieldType, GEOM, Schema};
 use crate::sql::dialect::Dialect;
@@ -187,7 +187,7 @@ impl OwnedOperator for DiffOp {
     }
 
     fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema> {
-        let new = inputs.first().copied().flatten()?;
+        let new = first_schema(inputs)?;
         let old = inputs.get(1).copied().flatten();
         Some(DiffOp::output_schema(self, new, old))
     }

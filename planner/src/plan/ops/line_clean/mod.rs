@@ -5,7 +5,7 @@
 
 mod sql;
 
-use crate::plan::owned::OwnedOperator;
+use crate::plan::owned::{OwnedOperator, first_input, first_schema};
 use crate::schema::{Column, FieldType, GEOM, Schema};
 use crate::sql::dialect::Dialect;
 use crate::sql::input::Input;
@@ -200,10 +200,7 @@ impl OwnedOperator for LineCleanOp {
     }
 
     fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema> {
-        Some(LineCleanOp::output_schema(
-            self,
-            inputs.first().copied().flatten()?,
-        ))
+        Some(LineCleanOp::output_schema(self, first_schema(inputs)?))
     }
 
     fn native_only(&self) -> bool {
@@ -225,8 +222,7 @@ impl OwnedOperator for LineCleanOp {
         _output: Option<&Schema>,
         dialect: Dialect,
     ) -> Result<String, String> {
-        let main = inputs.first().ok_or("LineClean needs an input")?;
-        sql::line_clean_sql(self, *main, dialect)
+        sql::line_clean_sql(self, first_input(inputs, "LineClean")?, dialect)
     }
 
     fn native_kernel(&self) -> Result<String, String> {

@@ -3,7 +3,7 @@
 
 mod sql;
 
-use crate::plan::owned::OwnedOperator;
+use crate::plan::owned::{OwnedOperator, first_input, first_schema};
 use crate::schema::{Column, FieldType, GEOM, Schema};
 use crate::sql::dialect::Dialect;
 use crate::sql::input::Input;
@@ -110,10 +110,7 @@ impl OwnedOperator for TessellateOp {
     }
 
     fn output_schema(&self, inputs: &[Option<&Schema>]) -> Option<Schema> {
-        Some(TessellateOp::output_schema(
-            self,
-            inputs.first().copied().flatten()?,
-        ))
+        Some(TessellateOp::output_schema(self, first_schema(inputs)?))
     }
 
     fn sql_missing(&self, dialect: Dialect) -> Option<String> {
@@ -126,8 +123,7 @@ impl OwnedOperator for TessellateOp {
         _output: Option<&Schema>,
         dialect: Dialect,
     ) -> Result<String, String> {
-        let main = inputs.first().ok_or("Tessellate needs an input")?;
-        sql::tessellate_sql(self, *main, dialect)
+        sql::tessellate_sql(self, first_input(inputs, "Tessellate")?, dialect)
     }
 
     fn native_kernel(&self) -> Result<String, String> {
