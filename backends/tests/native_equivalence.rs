@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use arrow::array::{Array, Float64Array, Int64Array};
 use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
 use geomill_backends::executor;
-use geomill_native::{Layer, aggregate, geometry_ops, joins};
+use geomill_native::{Layer, aggregate, dissolve, geometry_ops, joins};
 use geomill_planner::plan::operator::{AggFunc, AggItem, RefColumns, SpatialPredicate};
 use proptest::prelude::*;
 
@@ -265,7 +265,7 @@ fn buffer_in_metres_dissolve_and_simplify_match_duckdb() {
     let d = relative_difference(&duck, &buffered, &buffer_sql);
     assert!(d < 1e-6, "buffer differs by {d}");
 
-    let dissolved = geometry_ops::dissolve(&buffered).unwrap();
+    let dissolved = dissolve::dissolve(&buffered).unwrap();
     executor::store_layer(&duck, &dissolved, "diss", &std::env::temp_dir()).unwrap();
     let rows = sql_rows(&duck, "SELECT CAST(1e12 * ST_Area(ST_SymDifference(a.geom, b.geom)) / ST_Area(b.geom) AS BIGINT) AS d
         FROM diss a, (SELECT ST_Union_Agg(geom) AS geom FROM native_out) b", &["d"]);

@@ -9,7 +9,8 @@ use geomill_planner::plan::operator::{Operator, ValueExpr};
 use super::layer::{Layer, Wkb};
 use super::stage::NativeNode;
 use super::{
-    NativeError, aggregate, geometry_ops, joins, network, overlay, owned, pivot, validation, wkb,
+    NativeError, aggregate, dissolve, geometry_ops, joins, network, overlay, owned, pivot,
+    validation, wkb,
 };
 
 /// The WKB type codes a kernel's input may hold.
@@ -77,7 +78,7 @@ pub fn run_node(node: &NativeNode, inputs: &[&Layer]) -> Result<Layer, NativeErr
                 &n.columns,
             )
         }
-        NativeKernel::Dissolve => geometry_ops::dissolve(main()?),
+        NativeKernel::Dissolve => dissolve::dissolve(main()?),
         NativeKernel::Overlay(o) => overlay::overlay(main()?, input(inputs, 1, op)?, o.mode),
         NativeKernel::GeometryMap(set) => {
             let mut layer = main()?.clone();

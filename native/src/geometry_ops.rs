@@ -1,16 +1,11 @@
-//! Per-feature geometry kernels (buffer, simplify) and dissolve (GEOS cascaded union,
-//! parallel by spatial partition), rayon-parallel over rows.
+//! Per-feature geometry kernels (buffer, simplify, the computed columns of a map),
+//! rayon-parallel over rows (dissolve is `dissolve.rs`).
 
-use std::sync::Arc;
-
-use arrow::array::{BinaryBuilder, RecordBatch};
-use arrow::datatypes::{DataType, Field, Schema};
 use geos::{Geom, Geometry, GeometryTypes};
-use rayon::prelude::*;
 
 use super::NativeError;
 use super::geos_base::{map_geometry, to_geos, to_wkb};
-use super::layer::{Layer, Wkb};
+use super::layer::Layer;
 use super::measures::{self, Measure};
 use geomill_geometry::geodesic::GeodesicBuffer;
 use geomill_planner::plan::operator::GeoExpr;
@@ -118,77 +113,6 @@ pub fn simplify(
         .map_err(NativeError::geos)?;
         to_wkb(&out).map(Some)
     })
-}
-
-/// Unions every geometry of the layer into one (one row, the geometry column only): rows are
-/// sorted along x, cut into one run per task, each run unioned (GEOS cascaded union) in
-/// parallel, and the partial unions unioned last.
-pub fn dissolve(layer: &Layer) -> Result<Layer, NativeError> {
-    let geom = layer.geometry_index()?;
-    let mut keyed: Vec<(f64, &[u8], usize)> = Vec::with_capacity(layer.num_rows());
-    let mut row = 0;
-    for batch in &layer.batches {
-        let wkbs = Wkb::of(batch, geom)?;
-        for i in 0..wkbs.len() {
-            if let Some(bytes) = wkbs.get(i) {
-                keyed.push((0.0, bytes, row));
-            }
-            row += 1;
-        }
-    }
-    keyed.par_iter_mut().try_for_each(|entry| {
-        let g = to_geos(entry.1, entry.2)?;
-        entry.0 = if g.is_empty().unwrap_or(true) {
-            0.0
-        } else {
-            g.get_x_min().unwrap_or(0.0)
-        };
-        Ok::<_, NativeError>(())
-    })?;
-    keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let runs = (rayon::current_num_threads() * 4).max(1);
-    let run_len = keyed.len().div_ceil(runs).max(1);
-    let mut partials: Vec<Vec<u8>> = keyed
-        .par_chunks(run_len)
-        .map(|run| {
-            let parts = run
-                .iter()
-                .map(|(_, bytes, row)| to_geos(bytes, *row))
-                .collect::<Result<Vec<_>, _>>()?;
-            let collection =
-                Geometry::create_geometry_collection(parts).map_err(NativeError::geos)?;
-            to_wkb(&collection.unary_union().map_err(NativeError::geos)?)
-        })
-        .collect::<Result<_, _>>()?;
-    // Neighbouring runs are unioned pairwise, level by level (a unary union of all the
-    // partial results would take them apart into polygons and redo the whole union on one
-    // thread).
-    while partials.len() > 1 {
-        partials = partials
-            .par_chunks(2)
-            .map(|pair| match pair {
-                [a, b] => {
-                    let union = to_geos(a, 0)?
-                        .union(&to_geos(b, 0)?)
-                        .map_err(NativeError::geos)?;
-                    to_wkb(&union)
-                }
-                [single] => Ok(single.clone()),
-                _ => Ok(Vec::new()),
-            })
-            .collect::<Result<_, NativeError>>()?;
-    }
-    let merged: Option<Vec<u8>> = partials.pop();
-    let mut builder = BinaryBuilder::new();
-    builder.append_option(merged);
-    let schema = Arc::new(Schema::new(vec![Field::new(
-        &layer.geometry,
-        DataType::Binary,
-        true,
-    )]));
-    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(builder.finish())])
-        .map_err(NativeError::arrow)?;
-    Layer::new(schema, vec![batch], &layer.geometry, layer.crs.clone())
 }
 
 /// One computed column of a map (the native side of `GeoExpr`; a new per-feature kernel is

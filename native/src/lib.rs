@@ -19,6 +19,7 @@ mod delaunay;
 pub mod density;
 pub mod diagrams;
 pub mod dispatch;
+pub mod dissolve;
 mod enclosing;
 pub mod geometry_ops;
 mod geos_base;

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use std::sync::Arc;
 
 use super::NativeError;
-use super::geometry_ops::dissolve;
+use super::dissolve::dissolve;
 use super::geos_base::{to_geos, to_wkb};
 use super::layer::{Layer, Wkb};
 

@@ -231,11 +231,13 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
                     _ => String::new(),
                 })
                 .collect();
-            format!("per-feature geometry, rows in parallel: {}", kernels.join("; "))
+            format!(
+                "per-feature geometry, rows in parallel: {}",
+                kernels.join("; ")
+            )
         }
         NativeKernel::Dissolve => {
-            "dissolve: rows sorted along x, one cascaded GEOS union per core, the partial unions unioned"
-                .to_owned()
+            "dissolve: one overlay sweep over every polygon edge (shared edges cancel)".to_owned()
         }
         NativeKernel::Overlay(o) => format!(
             "{:?}: an R-tree over the second input, each feature cut by the GEOS union of the parts it meets, rows in parallel",
@@ -249,9 +251,12 @@ pub fn native_kernel(op: &Operator) -> Option<String> {
             "{}: {}",
             v.describe(),
             match &v.check {
-                ValidateCheck::Duplicates { tolerance, .. } if *tolerance > 0.0 => "rows in order, each unclaimed row claiming the later unclaimed rows within the tolerance (GEOS distance) found through an R-tree",
-                ValidateCheck::Duplicates { .. } => "rows in order, each geometry's well-known text (16 decimals, trimmed) looked up among the earlier ones in a hash map",
-                _ => "rows in order through GEOS's isValid and isSimple, then the polygons' pairs whose boxes meet (an R-tree) tested by GEOS's overlaps",
+                ValidateCheck::Duplicates { tolerance, .. } if *tolerance > 0.0 =>
+                    "rows in order, each unclaimed row claiming the later unclaimed rows within the tolerance (GEOS distance) found through an R-tree",
+                ValidateCheck::Duplicates { .. } =>
+                    "rows in order, each geometry's well-known text (16 decimals, trimmed) looked up among the earlier ones in a hash map",
+                _ =>
+                    "rows in order through GEOS's isValid and isSimple, then the polygons' pairs whose boxes meet (an R-tree) tested by GEOS's overlaps",
             }
         ),
         NativeKernel::Pivot(p) => format!(
