@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use geomill_backends::duckdb::{EmbeddedEngine, EmbeddedOptions};
 use geomill_backends::executor;
 use geomill_backends::postgis::PostgisEngine;
-use geomill_native::{aggregate, geometry_ops, joins, read_geoparquet, write_geoparquet};
+use geomill_native::{aggregate, dissolve, geometry_ops, joins, read_geoparquet, write_geoparquet};
 use geomill_planner::plan::operator::{AggFunc, AggItem, RefColumns, SpatialPredicate};
 
 #[path = "common/generators.rs"]
@@ -240,7 +240,7 @@ fn main() {
                        AS geom FROM points_100k".into(),
             native: Box::new(|| {
                 let halo = geometry_ops::buffer(&points_100k, 100.0, true, 8).unwrap();
-                geometry_ops::dissolve(&halo).unwrap();
+                dissolve::dissolve(&halo).unwrap();
             }),
         },
         Workload {

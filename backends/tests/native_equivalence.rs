@@ -269,7 +269,12 @@ fn buffer_in_metres_dissolve_and_simplify_match_duckdb() {
     executor::store_layer(&duck, &dissolved, "diss", &std::env::temp_dir()).unwrap();
     let rows = sql_rows(&duck, "SELECT CAST(1e12 * ST_Area(ST_SymDifference(a.geom, b.geom)) / ST_Area(b.geom) AS BIGINT) AS d
         FROM diss a, (SELECT ST_Union_Agg(geom) AS geom FROM native_out) b", &["d"]);
-    assert!(rows[0][0].unwrap() < 1000, "dissolve differs: {rows:?}");
+    // The native union puts vertices on a grid of 2^-30 of the layer's extent (here 2^-28 degrees,
+    // 0.4 mm): on 100 m circles that is a symmetric difference of a few millionths of their area.
+    assert!(
+        rows[0][0].unwrap() < 10_000_000,
+        "dissolve differs: {rows:?}"
+    );
 
     // The simplifiers of the system GEOS (3.11) and of DuckDB's spatial extension choose
     // different ring anchors (start points kept or dropped): both stay within the tolerance of

@@ -7,9 +7,11 @@
 //! polygons alike, where GEOS's cascaded union re-nodes every partial result at each level of
 //! its tree (21 s for 3,000 real-shaped regions that the sweep unions in about a second). A
 //! coverage needs no detection of its own: its shared edges cancel in the same sweep, and GEOS's
-//! `CoverageUnion` (3.12+) is not in the system's 3.11. The sweep works on an integer grid fitted
-//! to the layer's extent (2^-30 of it: 3.4e-7 degrees on the whole globe), so vertices move by
-//! at most half a cell and areas agree with GEOS's to about 1e-9 of the total.
+//! `CoverageUnion` (3.12+) is not in the system's 3.11. The sweep runs on an integer grid fitted
+//! to the layer's extent (2^-30 of it: 3.4e-7 degrees on the whole globe), in vertical strips on
+//! every core (`strips.rs`); the vertices of the input keep their exact coordinates, only the
+//! points where edges cross are on the grid; rings that touch themselves are split as the OGC
+//! model wants (`simple_rings.rs`), so the answer is valid for GEOS and the SQL engines.
 //!
 //! Lines and points (what `make_valid` leaves of collapsed rings, or a layer of lines) are
 //! unioned by GEOS: lines left in a polygon layer are cut to the parts outside the polygons'

@@ -67,6 +67,44 @@ impl Grid {
     }
 }
 
+/// The input's vertices by grid point: a vertex of the union that is a vertex of the input gets
+/// its exact coordinates back (so the union shares them with its inputs, as GEOS's does, and
+/// predicates against the inputs, `touches` rather than `overlaps`, stay exact); only the
+/// points where edges cross are on the grid.
+struct Originals(Vec<((i32, i32), Coord<f64>)>);
+
+impl Originals {
+    fn of(grid: &Grid, polygons: &[Polygon<f64>]) -> Originals {
+        let mut all: Vec<((i32, i32), Coord<f64>)> = polygons
+            .par_iter()
+            .flat_map_iter(|p| {
+                rings(p)
+                    .flat_map(|r| r.0.iter())
+                    .map(|c| {
+                        let q = grid.to_int(c);
+                        ((q.x, q.y), *c)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        // Two input vertices on one grid point: the smaller coordinates, whatever the order.
+        all.par_sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then(a.1.x.total_cmp(&b.1.x))
+                .then(a.1.y.total_cmp(&b.1.y))
+        });
+        all.dedup_by_key(|entry| entry.0);
+        Originals(all)
+    }
+
+    fn coordinate(&self, grid: &Grid, p: &IntPoint) -> Coord<f64> {
+        match self.0.binary_search_by(|entry| entry.0.cmp(&(p.x, p.y))) {
+            Ok(i) => self.0[i].1,
+            Err(_) => grid.to_float(p),
+        }
+    }
+}
+
 fn rings(polygon: &Polygon<f64>) -> impl Iterator<Item = &LineString<f64>> {
     std::iter::once(polygon.exterior()).chain(polygon.interiors())
 }
@@ -99,12 +137,14 @@ pub(super) fn union(polygons: &[Polygon<f64>], strips: usize) -> MultiPolygon<f6
         merge(per_strip.into_iter().flatten().collect(), &cuts)
     };
     let shapes = super::simple_rings::split_touching_rings(shapes);
+    let originals = Originals::of(&grid, polygons);
     MultiPolygon(
         shapes
-            .iter()
+            .par_iter()
             .map(|shape| {
                 let mut rings = shape.iter().map(|c| {
-                    let mut points: Vec<Coord<f64>> = c.iter().map(|p| grid.to_float(p)).collect();
+                    let mut points: Vec<Coord<f64>> =
+                        c.iter().map(|p| originals.coordinate(&grid, p)).collect();
                     points.push(points[0]);
                     LineString(points)
                 });
@@ -130,8 +170,8 @@ fn to_contour(grid: &Grid, ring: &LineString<f64>) -> Contour {
     contour
 }
 
-/// One sweep: the union of `contours` (positive fill rule); a vertex exactly on the straight
-/// line between its neighbours is dropped (the shape is the same).
+/// One sweep: the union of `contours` (positive fill rule), every input vertex on the union's
+/// boundary kept (as GEOS keeps them).
 fn overlay(contours: &[Contour]) -> Vec<Shape> {
     let points = contours.iter().map(Vec::len).sum();
     let mut overlay = Overlay::new_custom(points, IntOverlayOptions::default(), Default::default());
