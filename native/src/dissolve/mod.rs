@@ -1,14 +1,15 @@
 //! Dissolve: the union of every geometry of a layer, polygons in one overlay sweep.
 //!
-//! The polygonal parts are unioned by one sweep over all their edges (i_overlay, through geo's
-//! `unary_union`: rings oriented counter-clockwise, holes clockwise, the positive fill rule),
+//! The polygonal parts are unioned by one sweep over all their edges (i_overlay's integer
+//! overlay: rings oriented counter-clockwise, holes clockwise, the positive fill rule),
 //! whose cost is O(E log E) in the number of edges whatever the layer looks like: a coverage
 //! (neighbours sharing their edges, as administrative and parcel layers do) and overlapping
 //! polygons alike, where GEOS's cascaded union re-nodes every partial result at each level of
 //! its tree (21 s for 3,000 real-shaped regions that the sweep unions in about a second). A
 //! coverage needs no detection of its own: its shared edges cancel in the same sweep, and GEOS's
 //! `CoverageUnion` (3.12+) is not in the system's 3.11. The sweep runs on an integer grid fitted
-//! to the layer's extent (2^-30 of it: 3.4e-7 degrees on the whole globe), in vertical strips on
+//! to the layer's extent (2^29 units over its larger half-extent, rounded to a power of two:
+//! 2.4e-7 degrees on the whole globe, 3.7e-9 on a 7-degree layer), in vertical strips on
 //! every core (`strips.rs`); the vertices of the input keep their exact coordinates, only the
 //! points where edges cross are on the grid; rings that touch themselves are split as the OGC
 //! model wants (`simple_rings.rs`), so the answer is valid for GEOS and the SQL engines.

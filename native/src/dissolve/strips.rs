@@ -1,7 +1,7 @@
 //! The union of polygons on an integer grid, in vertical strips unioned on every core.
 //!
 //! Every vertex is put on one integer grid fitted to the layer's extent (i_overlay's own
-//! scale: 2^29 units over the larger half-extent). The plane is cut by vertical lines at
+//! scale: 2^29 units over the larger half-extent, rounded to a power of two). The plane is cut by vertical lines at
 //! x-quantiles of the vertices into strips; every ring segment crossing a cut line is split
 //! there first, at a point computed once from the segment, so both strips see the same point.
 //! Each strip unions its rings clipped to the strip (one i_overlay sweep, positive fill rule),
@@ -11,6 +11,7 @@
 //! the merged shape that holds their piece.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use geo::{Coord, LineString, MultiPolygon, Polygon};
 use i_overlay::core::fill_rule::FillRule;
@@ -70,38 +71,51 @@ impl Grid {
 /// The input's vertices by grid point: a vertex of the union that is a vertex of the input gets
 /// its exact coordinates back (so the union shares them with its inputs, as GEOS's does, and
 /// predicates against the inputs, `touches` rather than `overlaps`, stay exact); only the
-/// points where edges cross are on the grid.
-struct Originals(Vec<((i32, i32), Coord<f64>)>);
+/// points where edges cross are on the grid. Two input vertices on one grid point: the first
+/// in input order.
+struct Originals(HashMap<u64, Coord<f64>, BuildHasherDefault<PointHasher>>);
+
+/// One grid point as one number.
+fn key(p: IntPoint) -> u64 {
+    (u64::from(p.x as u32) << 32) | u64::from(p.y as u32)
+}
+
+/// The hash of a grid point's key: one multiply (std's SipHash is half the union's time here).
+#[derive(Default)]
+struct PointHasher(u64);
+
+impl Hasher for PointHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+
+    fn write_u64(&mut self, k: u64) {
+        let h = (self.0 ^ k ^ (k >> 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 29);
+    }
+}
 
 impl Originals {
     fn of(grid: &Grid, polygons: &[Polygon<f64>]) -> Originals {
-        let mut all: Vec<((i32, i32), Coord<f64>)> = polygons
-            .par_iter()
-            .flat_map_iter(|p| {
-                rings(p)
-                    .flat_map(|r| r.0.iter())
-                    .map(|c| {
-                        let q = grid.to_int(c);
-                        ((q.x, q.y), *c)
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        // Two input vertices on one grid point: the smaller coordinates, whatever the order.
-        all.par_sort_unstable_by(|a, b| {
-            a.0.cmp(&b.0)
-                .then(a.1.x.total_cmp(&b.1.x))
-                .then(a.1.y.total_cmp(&b.1.y))
-        });
-        all.dedup_by_key(|entry| entry.0);
-        Originals(all)
+        let vertices = polygons.iter().flat_map(rings).map(|r| r.0.len()).sum();
+        let mut map = HashMap::with_capacity_and_hasher(vertices, BuildHasherDefault::default());
+        for c in polygons.iter().flat_map(rings).flat_map(|r| r.0.iter()) {
+            map.entry(key(grid.to_int(c))).or_insert(*c);
+        }
+        Originals(map)
     }
 
     fn coordinate(&self, grid: &Grid, p: &IntPoint) -> Coord<f64> {
-        match self.0.binary_search_by(|entry| entry.0.cmp(&(p.x, p.y))) {
-            Ok(i) => self.0[i].1,
-            Err(_) => grid.to_float(p),
-        }
+        self.0
+            .get(&key(*p))
+            .copied()
+            .unwrap_or_else(|| grid.to_float(p))
     }
 }
 

@@ -15,10 +15,10 @@
 //! - per-feature geometry (buffer, simplify, hull, ...), dissolve, clip and erase go native:
 //!   GEOS on every core instead of one statement on one core.
 
-use super::{EngineMode, OptimizerRule, transform_up};
+use super::{EngineMode, OptimizerRule, transform_down};
 use crate::error::PlanError;
 use crate::plan::native::{NativeKernel, is_relational, missing_sql, native_only, native_support};
-use crate::plan::operator::Operator;
+use crate::plan::operator::{GeoExpr, Operator, ValueExpr};
 use crate::plan::{EngineKind, Plan};
 use crate::sql::Dialect;
 
@@ -29,6 +29,18 @@ pub struct AssignEngine {
 /// Why embedded mode dissolves natively: the one node whose kernel is an order of magnitude
 /// ahead of DuckDB on one layer (`benches/real_layers.rs`), with the data in the same process.
 const EMBEDDED_DISSOLVE: &str = "dissolve: the native overlay sweep on every core (DuckDB's ST_Union_Agg is one GEOS union on one core)";
+
+/// Why the validity repair (`on_invalid: fix`) of an embedded run goes native when what reads
+/// it does (a dissolve): it runs in the same native stage, with no data moved in between, on
+/// every core where DuckDB runs it on one.
+const EMBEDDED_FEEDS_NATIVE: &str =
+    "make_valid read by a native step: computed in its stage, on every core";
+
+/// Whether the node is `on_invalid: fix`'s repair (a map of the geometry by make_valid only).
+fn repairs_validity(op: &Operator) -> bool {
+    matches!(op, Operator::Map(map) if !map.set.is_empty()
+        && map.set.iter().all(|(_, value, _)| matches!(value, ValueExpr::Geo(GeoExpr::MakeValid))))
+}
 
 /// Why a node the native backend computes goes native in hybrid mode.
 fn hybrid_native_reason(op: &Operator) -> &'static str {
@@ -101,11 +113,26 @@ impl OptimizerRule for AssignEngine {
     }
 
     fn rewrite(&self, plan: &mut Plan) -> Result<bool, PlanError> {
-        transform_up(plan, &mut |plan, index| {
+        // Consumers first: a per-feature geometry step of an embedded run sees whether what
+        // reads it runs natively.
+        transform_down(plan, &mut |plan, index| {
+            let feeds_native = plan.consumers(index).iter().all(|&c| {
+                plan.node(c)
+                    .is_some_and(|n| n.engine == Some(EngineKind::Native))
+            }) && !plan.consumers(index).is_empty();
             let Some(node) = plan.graph.node_weight_mut(index) else {
                 return Ok(false);
             };
-            let (engine, why) = assign(self.mode, &node.op);
+            let (engine, why) = match assign(self.mode, &node.op) {
+                (EngineKind::Duckdb, _)
+                    if self.mode == EngineMode::Embedded
+                        && feeds_native
+                        && repairs_validity(&node.op) =>
+                {
+                    (EngineKind::Native, Some(EMBEDDED_FEEDS_NATIVE.into()))
+                }
+                assigned => assigned,
+            };
             let changed = node.engine != Some(engine) || node.engine_reason != why;
             if changed {
                 node.engine = Some(engine);

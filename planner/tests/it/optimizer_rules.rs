@@ -168,6 +168,37 @@ fn assign_engine_in_hybrid_mode_sends_joins_native_and_attribute_work_to_postgis
 }
 
 #[test]
+fn assign_engine_in_embedded_mode_dissolves_a_whole_layer_natively_with_its_repair() {
+    let engine = AssignEngine {
+        mode: EngineMode::Embedded,
+    };
+    let whole = after(
+        &engine,
+        lowered(&steps(json!([
+            {"id": "merged", "capability": "dissolve", "input": "countries", "params": {}}
+        ]))),
+    );
+    let line = |text: &str, word: &str| text.lines().find(|l| l.contains(word)).unwrap().to_owned();
+    assert!(
+        line(&whole, "Aggregate").contains("engine=native why=\"dissolve"),
+        "{whole}"
+    );
+    assert!(
+        line(&whole, "MakeValid").contains("engine=native why=\"make_valid"),
+        "{whole}"
+    );
+    assert!(line(&whole, "Scan").contains("engine=duckdb"), "{whole}");
+    // By groups or with aggregates, the kernel does not take it: all of it stays in DuckDB.
+    let grouped = after(
+        &engine,
+        lowered(&steps(json!([
+            {"id": "merged", "capability": "dissolve", "input": "countries", "params": {"by": ["continent"]}}
+        ]))),
+    );
+    assert!(!grouped.contains("engine=native"), "{grouped}");
+}
+
+#[test]
 fn fuse_stages_runs_consecutive_nodes_of_one_engine_as_one_stage() {
     let pipeline = steps(json!([
         {"id": "big", "capability": "filter", "input": "countries", "params": {"where": "pop_est > 1000"}},
