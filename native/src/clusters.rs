@@ -115,23 +115,24 @@ pub fn kmeans(
         .par_iter()
         .map(|p| Bounds::of(&centres, *p))
         .collect();
+    // Sums per fixed chunk of points, then the chunks' sums in order: the same centres whatever
+    // the number of threads. A chunk's sums are computed again only when a label in it changed.
+    let chunks = points.len().div_ceil(SUM_CHUNK);
+    let mut partial: Vec<(Vec<[f64; 2]>, Vec<usize>)> = vec![(Vec::new(), Vec::new()); chunks];
+    let mut changed = vec![true; chunks];
     for _ in 0..max_iter {
-        // Sums per fixed chunk of points, then the chunks' sums in order: the same centres
-        // whatever the number of threads.
-        let partial: Vec<(Vec<[f64; 2]>, Vec<usize>)> = points
-            .par_chunks(SUM_CHUNK)
-            .zip(bounds.par_chunks(SUM_CHUNK))
-            .map(|(chunk, chunk_bounds)| {
-                let mut sums = vec![[0.0, 0.0]; centres.len()];
-                let mut counts = vec![0_usize; centres.len()];
-                for (p, b) in chunk.iter().zip(chunk_bounds) {
-                    sums[b.label][0] += p[0];
-                    sums[b.label][1] += p[1];
-                    counts[b.label] += 1;
-                }
-                (sums, counts)
-            })
-            .collect();
+        partial
+            .par_iter_mut()
+            .zip(
+                points
+                    .par_chunks(SUM_CHUNK)
+                    .zip(bounds.par_chunks(SUM_CHUNK)),
+            )
+            .zip(changed.par_iter())
+            .filter(|(_, changed)| **changed)
+            .for_each(|((part, (chunk, chunk_bounds)), _)| {
+                *part = chunk_sums(chunk, chunk_bounds, centres.len());
+            });
         let mut sums = vec![[0.0, 0.0]; centres.len()];
         let mut counts = vec![0_usize; centres.len()];
         for (chunk_sums, chunk_counts) in &partial {
@@ -154,16 +155,36 @@ pub fn kmeans(
             .collect();
         let farthest_move = moved.iter().copied().fold(0.0, f64::max);
         let half_gaps = half_gaps(&centres);
-        let changed: usize = bounds
-            .par_iter_mut()
-            .zip(points.par_iter())
-            .map(|(b, p)| usize::from(b.step(&centres, *p, &moved, farthest_move, &half_gaps)))
-            .sum();
-        if changed == 0 {
+        changed = bounds
+            .par_chunks_mut(SUM_CHUNK)
+            .zip(points.par_chunks(SUM_CHUNK))
+            .map(|(chunk_bounds, chunk)| {
+                // Every point steps (no short cut): `|`, not `||`.
+                chunk_bounds
+                    .iter_mut()
+                    .zip(chunk)
+                    .fold(false, |any, (b, p)| {
+                        b.step(&centres, *p, &moved, farthest_move, &half_gaps) | any
+                    })
+            })
+            .collect();
+        if !changed.contains(&true) {
             break;
         }
     }
     bounds.into_iter().map(|b| b.label).collect()
+}
+
+/// The sums and counts of one chunk's points per cluster.
+fn chunk_sums(chunk: &[[f64; 2]], bounds: &[Bounds], k: usize) -> (Vec<[f64; 2]>, Vec<usize>) {
+    let mut sums = vec![[0.0, 0.0]; k];
+    let mut counts = vec![0_usize; k];
+    for (p, b) in chunk.iter().zip(bounds) {
+        sums[b.label][0] += p[0];
+        sums[b.label][1] += p[1];
+        counts[b.label] += 1;
+    }
+    (sums, counts)
 }
 
 /// The relative slack of the bounds' test: a point is skipped only when its centre is nearer

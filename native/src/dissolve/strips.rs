@@ -338,8 +338,8 @@ pub(super) fn winding(ring: &Contour, p: IntPoint) -> i32 {
     let mut w = 0;
     for (i, a) in ring.iter().enumerate() {
         let b = ring[(i + 1) % ring.len()];
-        let cross = (i64::from(b.x) - i64::from(a.x)) * (i64::from(p.y) - i64::from(a.y))
-            - (i64::from(p.x) - i64::from(a.x)) * (i64::from(b.y) - i64::from(a.y));
+        let cross = (i128::from(b.x) - i128::from(a.x)) * (i128::from(p.y) - i128::from(a.y))
+            - (i128::from(p.x) - i128::from(a.x)) * (i128::from(b.y) - i128::from(a.y));
         if a.y <= p.y {
             if b.y > p.y && cross > 0 {
                 w += 1;
