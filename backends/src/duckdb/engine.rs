@@ -75,6 +75,24 @@ impl std::fmt::Debug for EmbeddedEngine {
     }
 }
 
+/// DuckDB's settings at open: a database that will be locked and whose extensions are the pinned
+/// releases skips DuckDB's signature check and loads nothing on its own (`extensions.rs`).
+fn open_config(options: &EmbeddedOptions) -> duckdb::Result<duckdb::Config> {
+    let config = duckdb::Config::default();
+    let locked = options.sandbox.is_some() && options.attachment.is_none();
+    if !locked
+        || !super::extensions::all_pinned(
+            options.extension_directory.as_deref(),
+            super::extensions::LOADED_BEFORE_LOCK,
+        )
+    {
+        return Ok(config);
+    }
+    config
+        .allow_unsigned_extensions()?
+        .enable_autoload_extension(false)
+}
+
 impl EmbeddedEngine {
     /// Opens (or creates) the database and loads `spatial`: `LOAD` first, and only if that
     /// fails `INSTALL` then `LOAD` (which needs DuckDB's extension repository to be reachable).
@@ -83,9 +101,10 @@ impl EmbeddedEngine {
             engine: ENGINE,
             reason,
         };
+        let config = open_config(options).map_err(|e| open_error(e.to_string()))?;
         let connection = match &options.database_path {
-            Some(path) => Connection::open(path),
-            None => Connection::open_in_memory(),
+            Some(path) => Connection::open_with_flags(path, config),
+            None => Connection::open_in_memory_with_flags(config),
         }
         .map_err(|e| open_error(e.to_string()))?;
         if let Some(dir) = &options.extension_directory {
@@ -304,6 +323,42 @@ mod tests {
         let text: String =
             connection.query_row("SELECT ST_AsText(geom) FROM t", [], |r| r.get(0))?;
         assert_eq!(text, "POINT (1 2)");
+        Ok(())
+    }
+
+    #[test]
+    fn a_locked_database_on_the_pinned_releases_skips_only_the_signature_check()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let locked = EmbeddedOptions {
+            sandbox: Some(vec![dir.path().to_path_buf()]),
+            ..EmbeddedOptions::default()
+        };
+        let pinned = super::super::extensions::all_pinned(
+            None,
+            super::super::extensions::LOADED_BEFORE_LOCK,
+        );
+        let setting = |engine: &EmbeddedEngine,
+                       name: &str|
+         -> Result<bool, Box<dyn std::error::Error>> {
+            let connection = engine.connection.lock().map_err(|_| "poisoned")?;
+            Ok(
+                connection.query_row(&format!("SELECT current_setting('{name}')"), [], |r| {
+                    r.get::<_, bool>(0)
+                })?,
+            )
+        };
+        let engine = EmbeddedEngine::open(&locked)?;
+        assert!(engine.check_spatial().is_ok());
+        assert_eq!(setting(&engine, "allow_unsigned_extensions")?, pinned);
+        assert!(!setting(&engine, "autoload_known_extensions")?);
+        // Locked: no extension loads after open, signed or not.
+        let connection = engine.connection.lock().map_err(|_| "poisoned")?;
+        assert!(connection.execute_batch("LOAD postgres").is_err());
+        drop(connection);
+        // Not locked: DuckDB's own check, whatever the files.
+        let open = EmbeddedEngine::open(&EmbeddedOptions::default())?;
+        assert!(!setting(&open, "allow_unsigned_extensions")?);
         Ok(())
     }
 

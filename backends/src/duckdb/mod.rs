@@ -2,6 +2,7 @@
 //! runs SQL; what the database stores (catalog, layers) is the store's (`crate::store`).
 
 mod engine;
+mod extensions;
 mod functions;
 pub mod gdal_read;
 mod lock;
