@@ -118,6 +118,11 @@ pub struct Config {
     /// write (`geomill run`'s input folders and working directory). Not a setting.
     #[arg(skip)]
     pub file_dirs: Vec<PathBuf>,
+    /// The embedded database in memory, spilling below the data directory's `tmp`
+    /// (`geomill run`: a scratch store removed afterwards gains nothing from being written,
+    /// compressed and read back). Not a setting.
+    #[arg(skip)]
+    pub store_in_memory: bool,
 }
 
 /// A configuration value that cannot work, named with the variable that holds it.
@@ -176,6 +181,7 @@ impl Config {
             maplibre_dir: None,
             examples_dir: None,
             file_dirs: Vec::new(),
+            store_in_memory: false,
             max_concurrent_jobs: 4,
             job_timeout_s: 300,
             job_retry_backoff_ms: 1000,

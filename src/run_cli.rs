@@ -12,6 +12,7 @@ use crate::datasets::upload::source_for;
 use crate::error::AppError;
 use crate::execute::{RunRequest, run};
 use crate::state::AppState;
+use geomill_backends::store::Reader;
 use geomill_planner::optimizer::EngineMode;
 
 fn fail(code: u8, message: &str) -> ExitCode {
@@ -235,6 +236,7 @@ pub fn main(
     }
     let scratch = std::env::temp_dir().join(format!("geomill-run-{}", uuid::Uuid::new_v4()));
     config.data_dir = scratch.clone();
+    config.store_in_memory = true;
     // The embedded database reaches the inputs' folders and the working directory (exports,
     // `--output`) besides its scratch folders, nothing else.
     config.file_dirs = inputs
@@ -285,12 +287,16 @@ fn load(state: &AppState, input: &InputFile) -> Result<String, ExitCode> {
     } else {
         input.path.clone()
     };
-    match state.store().ingest(
-        &id,
-        &name,
-        &input.path.display().to_string(),
-        &source_for(&readable),
-    ) {
+    let mut source = source_for(&readable);
+    // The scratch store lives no longer than the run and the file outlasts it: a GeoParquet
+    // layer is read where it is, not copied first.
+    if source.reader == Reader::Parquet {
+        source.reader = Reader::ParquetInPlace;
+    }
+    match state
+        .store()
+        .ingest(&id, &name, &input.path.display().to_string(), &source)
+    {
         Ok(Ok(dataset)) => {
             let layers: Vec<String> = dataset
                 .layers

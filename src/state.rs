@@ -80,7 +80,10 @@ impl AppState {
             .min(free_mb.saturating_sub(config.min_free_disk_mb))
             .max(64);
         let embedded = EmbeddedEngine::open(&EmbeddedOptions {
-            database_path: Some(config.duckdb_path()),
+            database_path: (!config.store_in_memory).then(|| config.duckdb_path()),
+            spill_directory: config
+                .store_in_memory
+                .then(|| config.data_dir.join("tmp").join("spill")),
             extension_directory: config.duckdb_extension_dir.clone(),
             max_spill_mb: Some(max_spill_mb),
             attachment: store.attachment(),

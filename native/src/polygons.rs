@@ -38,7 +38,6 @@ impl PreparedPolygons {
     pub fn new(shapes: Vec<Option<MultiPolygon<f64>>>) -> Self {
         let mut coords = Vec::new();
         let mut rings = Vec::new();
-        let mut bands = Vec::new();
         let mut parts = Vec::new();
         let mut part_row = Vec::new();
         let mut entries = Vec::new();
@@ -58,7 +57,6 @@ impl PreparedPolygons {
                         coords.push(*c);
                     }
                     rings.push((start, coords.len() as u32));
-                    bands.push(RingBands::new(&ring.0));
                 }
                 let part = parts.len() as u32;
                 parts.push((first_ring, rings.len() as u32));
@@ -69,6 +67,14 @@ impl PreparedPolygons {
                 envelopes.push([lo[0], lo[1], hi[0], hi[1]]);
             }
         }
+        // The bands of each ring, on every core (the longest part of preparing real polygons).
+        let bands = {
+            use rayon::prelude::*;
+            rings
+                .par_iter()
+                .map(|&(start, end)| RingBands::new(&coords[start as usize..end as usize]))
+                .collect()
+        };
         Self {
             coords,
             rings,

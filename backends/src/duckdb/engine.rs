@@ -14,6 +14,9 @@ const ENGINE: &str = "duckdb";
 pub struct EmbeddedOptions {
     /// The database file; `None` keeps everything in memory.
     pub database_path: Option<PathBuf>,
+    /// Where DuckDB spills what does not fit in memory (default: beside the database file; an
+    /// in-memory database has no such place and needs one to spill).
+    pub spill_directory: Option<PathBuf>,
     /// Overrides DuckDB's extension directory (default `~/.duckdb/extensions`).
     pub extension_directory: Option<PathBuf>,
     /// The most a query may spill to disk, in MiB (DuckDB's default is 90 % of the free space:
@@ -112,6 +115,12 @@ impl EmbeddedEngine {
             connection
                 .execute_batch(&format!("SET extension_directory = '{dir}'"))
                 .map_err(|e| open_error(format!("extension_directory: {e}")))?;
+        }
+        if let Some(dir) = &options.spill_directory {
+            let dir = dir.to_string_lossy().replace('\'', "''");
+            connection
+                .execute_batch(&format!("SET temp_directory = '{dir}'"))
+                .map_err(|e| open_error(format!("temp_directory: {e}")))?;
         }
         if let Some(mb) = options.max_spill_mb {
             connection

@@ -48,11 +48,20 @@ pub const INDIRECTION_SCAN: u64 = 1 << 20;
 /// wherever they are among them (NUL bytes included: GDAL's XML parser stops at the first NUL,
 /// so a description followed by binary padding still works).
 pub fn indirection(bytes: &[u8]) -> Option<&'static str> {
-    let lower = bytes.to_ascii_lowercase();
-    INDIRECTIONS.iter().copied().find(|root| {
-        let needle = format!("<{}", root.to_ascii_lowercase()).into_bytes();
-        lower.windows(needle.len()).any(|w| w == needle.as_slice())
-    })
+    // One pass over the `<`s (a naive search per root took 0.2 s per MiB unoptimised).
+    let mut found: Option<usize> = None;
+    for (at, _) in bytes.iter().enumerate().filter(|(_, b)| **b == b'<') {
+        let after = &bytes[at + 1..];
+        for (index, root) in INDIRECTIONS.iter().enumerate() {
+            let named = after
+                .get(..root.len())
+                .is_some_and(|name| name.eq_ignore_ascii_case(root.as_bytes()));
+            if named && found.is_none_or(|first| index < first) {
+                found = Some(index);
+            }
+        }
+    }
+    found.and_then(|index| INDIRECTIONS.get(index).copied())
 }
 
 /// [`indirection`] in the first [`INDIRECTION_SCAN`] bytes of the file at `path`.

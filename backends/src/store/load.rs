@@ -63,7 +63,7 @@ fn epsg(crs: Option<&MetaCrs>) -> Option<String> {
 /// The read of a layer (the first when `layer` is `None`) with the source's options: through
 /// the allow-list of GDAL drivers, or DuckDB's Parquet reader.
 fn read_call(source: &SourceFile, layer: Option<&str>) -> String {
-    if source.reader == Reader::Parquet {
+    if source.reader.is_parquet() {
         if source.parts.is_empty() {
             return format!("read_parquet({})", string(&source.gdal_path));
         }
@@ -101,7 +101,7 @@ pub(super) fn inspect(
             gdal_read::READ_FORMATS
         )));
     }
-    let (driver, layers) = if source.reader == Reader::Parquet {
+    let (driver, layers) = if source.reader.is_parquet() {
         let mut stem = std::path::Path::new(&source.gdal_path)
             .file_stem()
             .map_or_else(|| "layer".to_owned(), |s| s.to_string_lossy().into_owned());
@@ -198,11 +198,45 @@ fn create_layer_table(
     source: &SourceFile,
     layer: &str,
 ) -> Result<(), duckdb::Error> {
-    let create = format!(
-        "CREATE TABLE {table} AS SELECT * FROM {}",
-        read_call(source, Some(layer))
-    );
+    let create = if source.reader == Reader::ParquetInPlace {
+        in_place_view(connection, table, source)?
+    } else {
+        format!(
+            "CREATE TABLE {table} AS SELECT * FROM {}",
+            read_call(source, Some(layer))
+        )
+    };
     connection.execute_batch(&create)
+}
+
+/// `CREATE VIEW table AS` the Parquet file, its first geometry column read as `geom` (a view's
+/// columns cannot be renamed or dropped afterwards, as a table's are below).
+fn in_place_view(
+    connection: &Connection,
+    table: &str,
+    source: &SourceFile,
+) -> Result<String, duckdb::Error> {
+    let read = read_call(source, None);
+    let mut statement = connection.prepare(&format!("DESCRIBE SELECT * FROM {read}"))?;
+    let columns: Vec<(String, String)> = statement
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let geometry = columns
+        .iter()
+        .find(|(_, kind)| kind.starts_with("GEOMETRY"))
+        .map(|(name, _)| name.clone());
+    let select: Vec<String> = columns
+        .iter()
+        .filter(|(name, _)| name != "OGC_FID")
+        .map(|(name, _)| match &geometry {
+            Some(g) if g == name && name != "geom" => format!("{} AS geom", ident(name)),
+            _ => ident(name),
+        })
+        .collect();
+    Ok(format!(
+        "CREATE VIEW {table} AS SELECT {} FROM {read}",
+        select.join(", ")
+    ))
 }
 
 /// The type of the source's geometry column as DuckDB's reader gives it (with its CRS, as
@@ -238,6 +272,41 @@ fn geometry_type_of_rows(
         [one] => Some(gdal_type_name(one)),
         _ => Some("Unknown (any)".to_owned()),
     })
+}
+
+/// The geometry type a GeoParquet file declares for its primary column (`geometry_types` of
+/// its `geo` metadata), named as [`geometry_type_of_rows`] names it; `None` when it declares
+/// none. For a layer read in place, where reading the rows means reading the whole file.
+fn geometry_type_of_metadata(connection: &Connection, source: &SourceFile) -> Option<String> {
+    let sql = format!(
+        "SELECT decode(value) FROM parquet_kv_metadata({}) WHERE decode(key) = 'geo' LIMIT 1",
+        string(&source.gdal_path)
+    );
+    let text: String = connection.query_row(&sql, [], |r| r.get(0)).ok()?;
+    let geo: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let primary = geo.get("primary_column")?.as_str()?;
+    let declared = geo
+        .get("columns")?
+        .get(primary)?
+        .get("geometry_types")?
+        .as_array()?;
+    let types: std::collections::BTreeSet<String> = declared
+        .iter()
+        .filter_map(|t| t.as_str())
+        .map(|t| {
+            let planar = t
+                .trim_end_matches(" ZM")
+                .trim_end_matches(" Z")
+                .trim_end_matches(" M");
+            planar.to_ascii_uppercase()
+        })
+        .collect();
+    let mut types = types.into_iter();
+    match (types.next(), types.next()) {
+        (None, _) => None,
+        (Some(one), None) => Some(gdal_type_name(&one)),
+        _ => Some("Unknown (any)".to_owned()),
+    }
 }
 
 /// `MULTIPOLYGON` → `Multi Polygon`, as GDAL writes geometry types.
@@ -311,13 +380,14 @@ pub(super) fn load_layers(
         }
         // GDAL's feature ids are not attributes (ogrinfo does not list them); written back they
         // would collide with the FID of the file written. Features use their row number.
-        let fid_columns = if driver == "GPKG" {
-            "\"OGC_FID\", \"fid\""
-        } else {
-            "\"OGC_FID\""
+        // (A view's select list leaves them out already.)
+        let fid_columns = match (source.reader, driver) {
+            (Reader::ParquetInPlace, _) => "",
+            (_, "GPKG") => "\"OGC_FID\", \"fid\"",
+            _ => "\"OGC_FID\"",
         };
         let mut drop_fid = String::new();
-        for column in fid_columns.split(", ") {
+        for column in fid_columns.split(", ").filter(|c| !c.is_empty()) {
             drop_fid.push_str(&format!(
                 "ALTER TABLE {table} DROP COLUMN IF EXISTS {column};\n"
             ));
@@ -332,7 +402,14 @@ pub(super) fn load_layers(
         let field = layer.geometry_fields.first();
         let geometry_type = match field.and_then(|f| f.kind.clone()) {
             Some(kind) => Some(kind),
-            None => geometry_type_of_rows(connection, &table)?,
+            None => match source.reader {
+                Reader::ParquetInPlace => geometry_type_of_metadata(connection, source),
+                _ => None,
+            }
+            .map_or_else(
+                || geometry_type_of_rows(connection, &table),
+                |t| Ok(Some(t)),
+            )?,
         };
         let record = LayerRecord {
             name: layer.name.clone(),

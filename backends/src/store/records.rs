@@ -57,6 +57,16 @@ pub enum Reader {
     Gdal,
     /// DuckDB's own Parquet reader (GeoParquet geometry becomes GEOMETRY with its CRS).
     Parquet,
+    /// DuckDB's Parquet reader, the layer a view over the file instead of a copy: for a store
+    /// that the file outlives (`geomill run`'s scratch store), where a copy is only a cost.
+    ParquetInPlace,
+}
+
+impl Reader {
+    /// Whether DuckDB's Parquet reader reads the file (copied or in place).
+    pub fn is_parquet(self) -> bool {
+        matches!(self, Self::Parquet | Self::ParquetInPlace)
+    }
 }
 
 /// Why a file could not be loaded: the user's file, not the server.
