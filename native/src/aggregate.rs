@@ -208,11 +208,22 @@ pub fn spatial_aggregate(
             let mut hits: Vec<(u32, Location)> = Vec::new();
             for i in 0..wkbs.len() {
                 let Some(bytes) = wkbs.get(i) else { continue };
-                let Some((x, y)) = wkb::read_point(bytes).map_err(|e| NativeError::Geometry {
-                    row: i,
-                    reason: e.to_string(),
-                })?
-                else {
+                let point = match wkb::read_point(bytes) {
+                    Ok(point) => point,
+                    // Lines or polygons to aggregate: the SQL engine's step, not an error.
+                    Err(wkb::WkbError::Unexpected { found, .. }) => {
+                        return Err(NativeError::Declined(format!(
+                            "spatial_aggregate of features that are not points ({found})"
+                        )));
+                    }
+                    Err(e) => {
+                        return Err(NativeError::Geometry {
+                            row: i,
+                            reason: e.to_string(),
+                        });
+                    }
+                };
+                let Some((x, y)) = point else {
                     continue;
                 };
                 locate_rows(&prepared, x, y, &mut hits);

@@ -12,6 +12,8 @@ CREATE OR REPLACE TEMP TABLE "cities_in" AS
 SELECT t.*, r."iso_a3" AS "iso_a3" FROM "cities" AS t JOIN "halo" AS r ON ST_Intersects(t."geom", r."geom");
 
 -- 4: counted
+-- runs natively: point-in-polygon aggregation (Within): an R-tree over the polygon parts, points read straight from WKB in parallel batches, 1 aggregate(s) accumulated per polygon
+-- (the SQL below runs instead if a kernel declines the data)
 CREATE OR REPLACE TEMP TABLE "counted" AS
 WITH n AS (SELECT *, row_number() OVER () AS "__geomill_row" FROM "big"), a AS (SELECT t."__geomill_row", count(*) AS "count" FROM n AS t JOIN "cities_in" AS r ON ST_Within(r."geom", t."geom") GROUP BY t."__geomill_row") SELECT n.* EXCLUDE ("__geomill_row"), COALESCE(a."count", 0) AS "count" FROM n LEFT JOIN a ON n."__geomill_row" = a."__geomill_row" ORDER BY n."__geomill_row";
 

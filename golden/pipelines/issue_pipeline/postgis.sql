@@ -15,6 +15,8 @@ CREATE TEMP TABLE "cities_in" AS
 SELECT t.*, r."iso_a3" AS "iso_a3" FROM "cities" AS t JOIN "halo" AS r ON ST_Intersects(t."geom", r."geom");
 
 -- 4: counted
+-- runs natively: point-in-polygon aggregation (Within): an R-tree over the polygon parts, points read straight from WKB in parallel batches, 1 aggregate(s) accumulated per polygon
+-- (the SQL below runs instead if a kernel declines the data)
 DROP TABLE IF EXISTS "counted";
 CREATE TEMP TABLE "counted" AS
 SELECT t.*, a.* FROM "big" AS t LEFT JOIN LATERAL (SELECT count(*) AS "count" FROM "cities_in" AS r WHERE ST_Within(r."geom", t."geom")) AS a ON true;

@@ -199,6 +199,34 @@ fn assign_engine_in_embedded_mode_dissolves_a_whole_layer_natively_with_its_repa
 }
 
 #[test]
+fn assign_engine_in_embedded_mode_aggregates_points_per_polygon_natively() {
+    let engine = AssignEngine {
+        mode: EngineMode::Embedded,
+    };
+    let within = after(
+        &engine,
+        lowered(&steps(json!([
+            {"id": "counted", "capability": "spatial_aggregate", "input": "countries",
+             "params": {"ref_layer": "cities", "predicate": "within", "agg": {"*": "count"}}}
+        ]))),
+    );
+    let line = |text: &str, word: &str| text.lines().find(|l| l.contains(word)).unwrap().to_owned();
+    assert!(
+        line(&within, "SpatialAggregate").contains("engine=native why=\"points per polygon"),
+        "{within}"
+    );
+    // A predicate the kernel has no form for stays in DuckDB.
+    let contains = after(
+        &engine,
+        lowered(&steps(json!([
+            {"id": "counted", "capability": "spatial_aggregate", "input": "countries",
+             "params": {"ref_layer": "cities", "predicate": "contains", "agg": {"*": "count"}}}
+        ]))),
+    );
+    assert!(!contains.contains("engine=native"), "{contains}");
+}
+
+#[test]
 fn fuse_stages_runs_consecutive_nodes_of_one_engine_as_one_stage() {
     let pipeline = steps(json!([
         {"id": "big", "capability": "filter", "input": "countries", "params": {"where": "pop_est > 1000"}},
