@@ -26,7 +26,7 @@ export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS ?= -C link-arg=-fuse-ld=m
 # rides on the build, the dependencies are compiled once.
 LINTED := RUSTC_WORKSPACE_WRAPPER=$(CURDIR)/scripts/clippy-rustc.sh
 
-.PHONY: run test setup-run setup-test build lint bench bench-ogc bench-engines bench-native bench-real bench-statistics bench-network bench-distributed
+.PHONY: run test setup-run setup-test build lint bench bench-ogc bench-engines bench-native bench-real bench-statistics bench-network bench-distributed bench-whole-run
 
 setup-run:
 	@scripts/setup.sh run >/dev/null
@@ -94,6 +94,13 @@ bench-network: setup-test
 bench-distributed: setup-test
 	cargo build --profile suite --locked --bin geomill
 	"$(GEOMILL_PYTHON)" benches/distributed.py "$(CARGO_TARGET_DIR)/suite/geomill"
+
+## make bench-whole-run: W1 (1M GeoParquet points counted and summed per GeoPackage region, the
+## result written as a GeoPackage) as whole processes: geomill run (native, embedded) against
+## GeoPandas, DuckDB 1.5.5 and SedonaDB 0.5, in one run.
+bench-whole-run: setup-test
+	cargo build --profile suite --locked --bin geomill
+	"$(GEOMILL_PYTHON)" benches/whole_run.py "$(CARGO_TARGET_DIR)/suite/geomill"
 
 ## make bench-ogc: OGC API items and tiles under load (wrk), geomill against tipg on the same data.
 bench-ogc:

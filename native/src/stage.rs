@@ -14,8 +14,13 @@ use super::{Layer, NativeError};
 /// Where a node of a stage reads an input from.
 #[derive(Debug, Clone)]
 pub enum StageInput {
-    /// A table (or bound source) of the run, by name, with its CRS.
-    Table { name: String, crs: Option<String> },
+    /// A table (or bound source) of the run, by name, with its CRS, and the attribute columns
+    /// the node reads of it when not all (its geometry is always read).
+    Table {
+        name: String,
+        crs: Option<String>,
+        columns: Option<Vec<String>>,
+    },
     /// The output of an earlier node of the same stage.
     Earlier(usize),
 }
@@ -49,7 +54,8 @@ impl NativeStage {
             let inputs = plan
                 .inputs(index)
                 .into_iter()
-                .map(|input| {
+                .enumerate()
+                .map(|(position, input)| {
                     if let Some(position) = members.iter().position(|&m| m == input) {
                         return Some(StageInput::Earlier(position));
                     }
@@ -62,7 +68,8 @@ impl NativeStage {
                         _ => upstream.relation.clone(),
                     };
                     let crs = upstream.schema.as_ref().and_then(|s| s.crs.clone());
-                    Some(StageInput::Table { name, crs })
+                    let columns = columns_read(&node.op, position);
+                    Some(StageInput::Table { name, crs, columns })
                 })
                 .collect::<Option<Vec<_>>>()?;
             nodes.push(NativeNode {
@@ -74,6 +81,25 @@ impl NativeStage {
             nodes,
             relation: relation.to_owned(),
         })
+    }
+}
+
+/// The attribute columns `op` reads of its input at `position`, when not all of them: the
+/// points of a spatial aggregate for the aggregated columns only (the rest of a wide layer is
+/// never moved out of the engine).
+fn columns_read(op: &Operator, position: usize) -> Option<Vec<String>> {
+    match op {
+        Operator::SpatialAggregate(aggregate) if position == 1 => {
+            let mut columns: Vec<String> = aggregate
+                .aggregates
+                .iter()
+                .filter_map(|item| item.column.clone())
+                .collect();
+            columns.sort();
+            columns.dedup();
+            Some(columns)
+        }
+        _ => None,
     }
 }
 
@@ -101,8 +127,10 @@ impl NodeRunner for OnThisMachine {
     }
 }
 
-/// Reads a table of a run, by name and with its CRS, as a layer.
-pub type ReadTable<'a> = dyn Fn(&str, Option<String>) -> Result<Layer, NativeError> + 'a;
+/// Reads a table of a run, by name, with its CRS and the attribute columns wanted (`None`: all;
+/// the geometry always), as a layer.
+pub type ReadTable<'a> =
+    dyn Fn(&str, Option<String>, Option<&[String]>) -> Result<Layer, NativeError> + 'a;
 
 /// What a native stage gives: its layer, or why its kernels declined the data (the stage then
 /// runs as SQL, and the run's report says why).
@@ -138,8 +166,8 @@ fn compute_layer(
         let mut read_here = Vec::new();
         let reading = Instant::now();
         for input in &node.inputs {
-            if let StageInput::Table { name, crs } = input {
-                read_here.push(read(name, crs.clone())?);
+            if let StageInput::Table { name, crs, columns } = input {
+                read_here.push(read(name, crs.clone(), columns.as_deref())?);
             }
         }
         timings.read += reading.elapsed();

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use crate::duckdb::EmbeddedEngine;
+use geomill_planner::schema::GEOM;
 
 use geomill_native::{Layer, NativeError, write_geoparquet};
 
@@ -47,6 +48,18 @@ pub fn query_layer_on(
     let schema = arrow.get_schema();
     let batches = arrow.collect();
     Layer::new(schema, batches, geometry, crs)
+}
+
+/// The select list of a layer read for `columns` (`None`: every column): the geometry first.
+pub fn select_list(columns: Option<&[String]>) -> String {
+    match columns {
+        None => "*".to_owned(),
+        Some(columns) => std::iter::once(GEOM)
+            .chain(columns.iter().map(String::as_str).filter(|c| *c != GEOM))
+            .map(quoted)
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
 }
 
 /// A table's rows as a layer.

@@ -10,7 +10,7 @@ use duckdb::Connection;
 use geomill_planner::schema::GEOM;
 use geomill_planner::sql::quote::{ident, string};
 
-use super::arrow::{query_layer_on, store_layer_on};
+use super::arrow::{query_layer_on, select_list, store_layer_on};
 use super::cancel::Cancel;
 use super::engine::{
     CompiledRun, Engine, EngineFuture, EngineOutcome, blocking, counted, result_crs, result_table,
@@ -70,8 +70,13 @@ impl TableEngine for EmbeddedTables<'_> {
         Ok(())
     }
 
-    fn read_layer(&self, table: &str, crs: Option<String>) -> Result<Layer, NativeError> {
-        let query = format!("SELECT * FROM {}", ident(table));
+    fn read_layer(
+        &self,
+        table: &str,
+        crs: Option<String>,
+        columns: Option<&[String]>,
+    ) -> Result<Layer, NativeError> {
+        let query = format!("SELECT {} FROM {}", select_list(columns), ident(table));
         query_layer_on(&self.connection, &query, GEOM, crs)
     }
 

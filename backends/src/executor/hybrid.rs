@@ -11,7 +11,7 @@ use geomill_planner::schema::GEOM;
 use geomill_planner::sql::quote::ident;
 use tokio::runtime::Handle;
 
-use super::arrow::{store_layer, table_layer};
+use super::arrow::{query_layer, select_list, store_layer};
 use super::cancel::Cancel;
 use super::steps::{NativeStepReport, ScriptStep};
 use super::walk::{TableEngine, walk};
@@ -128,7 +128,12 @@ impl TableEngine for PostgisTables {
         self.run_pending(&keep)
     }
 
-    fn read_layer(&self, table: &str, crs: Option<String>) -> Result<Layer, NativeError> {
+    fn read_layer(
+        &self,
+        table: &str,
+        crs: Option<String>,
+        columns: Option<&[String]>,
+    ) -> Result<Layer, NativeError> {
         let local = moving_table();
         if let Ok(mut moved) = self.moved.lock() {
             moved.push(local.clone());
@@ -136,7 +141,8 @@ impl TableEngine for PostgisTables {
         self.embedded
             .copy_from_postgis(self.postgis.dsn(), (&self.schema, table), &local)
             .map_err(|e| NativeError::Transfer(e.to_string()))?;
-        table_layer(&self.embedded, &local, GEOM, crs)
+        let query = format!("SELECT {} FROM {}", select_list(columns), ident(&local));
+        query_layer(&self.embedded, &query, GEOM, crs)
     }
 
     /// When the stage makes the run's last table and the caller keeps it, it stays in the

@@ -24,7 +24,13 @@ pub trait TableEngine {
     /// Runs the steps held back at the end of the walk, and whatever ends the run there.
     fn finish(&mut self) -> Result<(), BackendError>;
     /// A table of the run (or a bound source), by name and with its CRS, as Arrow batches.
-    fn read_layer(&self, table: &str, crs: Option<String>) -> Result<Layer, NativeError>;
+    /// The table as a layer: its geometry and `columns` (`None`: every column).
+    fn read_layer(
+        &self,
+        table: &str,
+        crs: Option<String>,
+        columns: Option<&[String]>,
+    ) -> Result<Layer, NativeError>;
     /// Stores a native stage's result as the table `step` makes; `last`: no later step makes a
     /// table (only exports may follow).
     fn write_layer(
@@ -64,7 +70,9 @@ pub fn walk(
             return Err(interrupted(engine));
         }
         let mut timings = StageTimings::default();
-        let read = |table: &str, crs: Option<String>| engine.read_layer(table, crs);
+        let read = |table: &str, crs: Option<String>, columns: Option<&[String]>| {
+            engine.read_layer(table, crs, columns)
+        };
         match compute(stage, &read, nodes, &mut timings) {
             Ok(Computed::Layer(layer)) => {
                 let storing = Instant::now();
