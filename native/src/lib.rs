@@ -99,36 +99,34 @@ impl NativeError {
     }
 }
 
-/// Decodes every polygon of a layer (in parallel) and indexes them; NULL and empty
-/// geometries never match; anything but polygons is an error naming the row.
+/// Decodes every polygon of a layer (in parallel, by rows: a few thousand detailed polygons are
+/// one or two batches) and indexes them; NULL and empty geometries never match; anything but
+/// polygons is an error naming the row.
 pub fn prepare_polygons(layer: &Layer) -> Result<PreparedPolygons, NativeError> {
     let geom = layer.geometry_index()?;
-    let mut offsets = Vec::with_capacity(layer.batches.len());
-    let mut total = 0;
-    for batch in &layer.batches {
-        offsets.push(total);
-        total += batch.num_rows();
-    }
-    let shapes: Vec<Vec<Option<geo::MultiPolygon<f64>>>> = layer
+    let columns = layer
         .batches
+        .iter()
+        .map(|batch| Wkb::of(batch, geom))
+        .collect::<Result<Vec<_>, _>>()?;
+    let rows: Vec<(usize, usize)> = columns
+        .iter()
+        .enumerate()
+        .flat_map(|(b, wkbs)| (0..wkbs.len()).map(move |i| (b, i)))
+        .collect();
+    let shapes = rows
         .par_iter()
-        .zip(offsets)
-        .map(|(batch, offset)| {
-            let wkbs = Wkb::of(batch, geom)?;
-            (0..wkbs.len())
-                .map(|i| {
-                    wkbs.get(i)
-                        .map(wkb::read_polygonal)
-                        .transpose()
-                        .map_err(|e| NativeError::Geometry {
-                            row: offset + i,
-                            reason: e.to_string(),
-                        })
+        .enumerate()
+        .map(|(row, &(b, i))| {
+            columns[b]
+                .get(i)
+                .map(wkb::read_polygonal)
+                .transpose()
+                .map_err(|e| NativeError::Geometry {
+                    row,
+                    reason: e.to_string(),
                 })
-                .collect()
         })
-        .collect::<Result<_, NativeError>>()?;
-    Ok(PreparedPolygons::new(
-        shapes.into_iter().flatten().collect(),
-    ))
+        .collect::<Result<Vec<_>, NativeError>>()?;
+    Ok(PreparedPolygons::new(shapes))
 }
