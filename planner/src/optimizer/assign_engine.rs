@@ -126,10 +126,12 @@ impl OptimizerRule for AssignEngine {
         // Consumers first: a per-feature geometry step of an embedded run sees whether what
         // reads it runs natively.
         transform_down(plan, &mut |plan, index| {
-            let feeds_native = plan.consumers(index).iter().all(|&c| {
-                plan.node(c)
-                    .is_some_and(|n| n.engine == Some(EngineKind::Native))
-            }) && !plan.consumers(index).is_empty();
+            let consumers = plan.consumers(index);
+            let feeds_native = !consumers.is_empty()
+                && consumers.iter().all(|&c| {
+                    plan.node(c)
+                        .is_some_and(|n| n.engine == Some(EngineKind::Native))
+                });
             let Some(node) = plan.graph.node_weight_mut(index) else {
                 return Ok(false);
             };
