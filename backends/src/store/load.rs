@@ -334,6 +334,18 @@ pub(super) fn load_layers(
     driver: &str,
     layers: &[MetaLayer],
 ) -> Result<Result<Vec<LayerRecord>, RejectedFile>, BackendError> {
+    // A view over a file lives in DuckDB: a store in PostgreSQL gets a copy.
+    let copied;
+    let source = match (store, source.reader) {
+        (StoreLocation::Postgis { .. }, Reader::ParquetInPlace) => {
+            copied = SourceFile {
+                reader: Reader::Parquet,
+                ..source.clone()
+            };
+            &copied
+        }
+        _ => source,
+    };
     let mut records = Vec::new();
     let compact: String = id.chars().filter(char::is_ascii_alphanumeric).collect();
     for (position, layer) in layers.iter().enumerate() {
