@@ -1,13 +1,13 @@
 //! Lines beside polygons in a dissolve (what `make_valid` leaves of collapsed rings): noded
 //! among themselves by GEOS and cut to their parts outside the polygons, each against the union
-//! of only the polygons near it.
+//! of only the polygons near it (found in an R-tree of their boxes).
 
-use geo::{
-    BooleanOps, BoundingRect, Coord, Intersects, LineString, MultiLineString, Polygon, Rect,
-};
+use geo::{BooleanOps, BoundingRect, Coord, LineString, MultiLineString, Polygon};
 use geomill_geometry::wkb;
 use geos::{Geom, Geometry, GeometryTypes};
 use rayon::prelude::*;
+use rstar::primitives::{GeomWithData, Rectangle};
+use rstar::{AABB, RTree};
 
 use crate::NativeError;
 use crate::geos_base::to_geos;
@@ -42,22 +42,32 @@ pub(super) fn outside(
             }
         }
     }
-    let boxes: Vec<Option<Rect<f64>>> = polygons
+    let boxes: Vec<Entry> = polygons
         .par_iter()
-        .map(BoundingRect::bounding_rect)
+        .enumerate()
+        .filter_map(|(i, p)| {
+            let b = p.bounding_rect()?;
+            Some(Entry::new(
+                Rectangle::from_corners(corner(b.min()), corner(b.max())),
+                i,
+            ))
+        })
         .collect();
+    let boxes = RTree::bulk_load(boxes);
     let pieces = merged
         .par_iter()
         .flat_map_iter(|line| {
             let Some(extent) = line.bounding_rect() else {
                 return Vec::new();
             };
-            let near: Vec<&Polygon<f64>> = polygons
-                .iter()
-                .zip(&boxes)
-                .filter(|(_, b)| b.is_some_and(|b| b.intersects(&extent)))
-                .map(|(p, _)| p)
+            let envelope = AABB::from_corners(corner(extent.min()), corner(extent.max()));
+            // In the polygons' order, as a scan of every box found them.
+            let mut found: Vec<usize> = boxes
+                .locate_in_envelope_intersecting(&envelope)
+                .map(|entry| entry.data)
                 .collect();
+            found.sort_unstable();
+            let near: Vec<&Polygon<f64>> = found.iter().map(|&i| &polygons[i]).collect();
             if near.is_empty() {
                 return vec![line.clone()];
             }
@@ -67,6 +77,13 @@ pub(super) fn outside(
         })
         .collect();
     Ok(MultiLineString(pieces))
+}
+
+/// A polygon's bounding box in the R-tree, with its position.
+type Entry = GeomWithData<Rectangle<[f64; 2]>, usize>;
+
+fn corner(c: Coord<f64>) -> [f64; 2] {
+    [c.x, c.y]
 }
 
 pub(super) fn line_of(line: &Geometry) -> Result<LineString<f64>, NativeError> {
