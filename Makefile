@@ -53,11 +53,12 @@ lint: setup-test
 TEST_RUNNER := $(if $(shell cargo nextest --version 2>/dev/null),nextest run --cargo-profile suite,test --profile suite)
 
 ## make test: install what is missing, lint, and run the whole suite (with a throw-away
-## PostgreSQL + PostGIS cluster on loopback for the PostGIS tests).
+## PostgreSQL + PostGIS cluster on loopback for the PostGIS tests; a test process that crashes
+## has the stacks of its threads printed at the end).
 test: setup-test
 	scripts/prune-build-cache.sh
 	$(MAKE) --no-print-directory lint
-	scripts/with-postgis.sh env $(LINTED) cargo $(TEST_RUNNER) --locked --workspace --no-fail-fast
+	scripts/with-postgis.sh scripts/with-crash-backtraces.sh env $(LINTED) cargo $(TEST_RUNNER) --locked --workspace --no-fail-fast
 
 bench: setup-test
 	scripts/with-postgis.sh cargo bench --locked --workspace
