@@ -20,7 +20,7 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # --- Debian packages -------------------------------------------------------------------------
 # mold links the large binaries in seconds where GNU ld takes tens of seconds each.
-packages=(pkg-config libgeos-dev curl ca-certificates python3-pip npm mold)
+packages=(pkg-config libgeos-dev libsqlite3-dev curl ca-certificates python3-pip npm mold)
 if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then
   packages+=(gdal-bin postgresql-15-postgis-3 postgresql-15-pgrouting chromium chromium-driver redis-server)
 fi

@@ -11,6 +11,8 @@ pub enum WkbError {
     ByteOrder(u8),
     #[error("WKB geometry type {0} is not supported here (2D points and polygons only)")]
     Type(u32),
+    #[error("the WKB nests collections deeper than {0} levels")]
+    TooDeep(u32),
     #[error("the WKB holds {found} where {expected} is expected")]
     Unexpected {
         expected: &'static str,
@@ -113,6 +115,104 @@ impl<'a> Reader<'a> {
         }
         Ok(Some(Polygon::new(exterior, holes)))
     }
+}
+
+/// How deep collections may nest in a value [`envelope`] reads.
+const MAX_NESTING: u32 = 64;
+
+impl Reader<'_> {
+    /// The base type code (1–7) and ordinates per point of the value that starts here, whatever
+    /// flags it carries (EWKB's Z, M and SRID bits, ISO's thousands); its SRID is skipped.
+    fn any_header(&mut self) -> Result<(u32, usize), WkbError> {
+        let code = self.header()?;
+        if code & 0x2000_0000 != 0 {
+            self.u32()?;
+        }
+        let plain = code & 0x0FFF_FFFF;
+        let (ewkb_z, ewkb_m) = (code & 0x8000_0000 != 0, code & 0x4000_0000 != 0);
+        let (z, m) = match plain / 1000 {
+            0 => (ewkb_z, ewkb_m),
+            1 => (true, false),
+            2 => (false, true),
+            3 => (true, true),
+            _ => return Err(WkbError::Type(code)),
+        };
+        Ok((plain % 1000, 2 + usize::from(z) + usize::from(m)))
+    }
+
+    /// Widens `bounds` by `n` points of `dims` ordinates (NaN points, the empty point, skipped).
+    fn widen_by_points(
+        &mut self,
+        n: usize,
+        dims: usize,
+        bounds: &mut [f64; 4],
+    ) -> Result<(), WkbError> {
+        for _ in 0..n {
+            let x = self.f64()?;
+            let y = self.f64()?;
+            for _ in 2..dims {
+                self.f64()?;
+            }
+            if !x.is_nan() && !y.is_nan() {
+                bounds[0] = bounds[0].min(x);
+                bounds[1] = bounds[1].min(y);
+                bounds[2] = bounds[2].max(x);
+                bounds[3] = bounds[3].max(y);
+            }
+        }
+        Ok(())
+    }
+
+    /// Widens `bounds` by the value that starts here, `depth` collections deep.
+    fn widen(&mut self, bounds: &mut [f64; 4], depth: u32) -> Result<(), WkbError> {
+        if depth > MAX_NESTING {
+            return Err(WkbError::TooDeep(MAX_NESTING));
+        }
+        let (base, dims) = self.any_header()?;
+        match base {
+            1 => self.widen_by_points(1, dims, bounds),
+            2 => {
+                let n = self.count(8 * dims)?;
+                self.widen_by_points(n, dims, bounds)
+            }
+            3 => {
+                let rings = self.count(4)?;
+                for _ in 0..rings {
+                    let n = self.count(8 * dims)?;
+                    self.widen_by_points(n, dims, bounds)?;
+                }
+                Ok(())
+            }
+            4..=7 => {
+                let parts = self.count(9)?;
+                for _ in 0..parts {
+                    self.widen(bounds, depth + 1)?;
+                }
+                Ok(())
+            }
+            other => Err(WkbError::Type(other)),
+        }
+    }
+}
+
+/// The base geometry type (1 point ... 7 collection) of a WKB value and whether it has Z or M
+/// ordinates, whatever flags (EWKB or ISO) say so.
+pub fn base_type(bytes: &[u8]) -> Result<(u32, bool), WkbError> {
+    let (base, dims) = Reader::new(bytes).any_header()?;
+    Ok((base, dims > 2))
+}
+
+/// The 2D envelope `[min_x, min_y, max_x, max_y]` of any WKB value (Z and M read and left
+/// out); `None` when it has no coordinates (empty, or NaN only).
+pub fn envelope(bytes: &[u8]) -> Result<Option<[f64; 4]>, WkbError> {
+    let mut bounds = [
+        f64::INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NEG_INFINITY,
+    ];
+    Reader::new(bytes).widen(&mut bounds, 0)?;
+    Ok((bounds[0] <= bounds[2]).then_some(bounds))
 }
 
 fn type_name(code: u32) -> &'static str {
@@ -258,6 +358,8 @@ mod tests {
         write_point(f64::NAN, f64::NAN, &mut empty);
         assert_eq!(read_point(&empty), Ok(None));
         assert!(read_polygonal(&out).is_err());
+        assert_eq!(envelope(&out), Ok(Some([1.5, -2.0, 1.5, -2.0])));
+        assert_eq!(envelope(&empty), Ok(None));
     }
 
     #[test]
@@ -272,5 +374,47 @@ mod tests {
         assert_eq!(read_polygonal(&out), Ok(shape));
         let bogus = [1, 3, 0, 0, 0, 1, 0, 0, 0, 255, 255, 255, 255];
         assert!(read_polygonal(&bogus).is_err());
+    }
+
+    #[test]
+    fn envelopes_of_every_type_with_z_and_m() {
+        let mut line = Vec::new();
+        write_line(&[[0.0, 5.0], [3.0, -1.0]], &mut line);
+        assert_eq!(envelope(&line), Ok(Some([0.0, -1.0, 3.0, 5.0])));
+        // An ISO LineString Z (1002) of two points, big-endian.
+        let mut z = vec![0u8];
+        z.extend_from_slice(&1002u32.to_be_bytes());
+        z.extend_from_slice(&2u32.to_be_bytes());
+        for v in [1.0f64, 2.0, 100.0, -4.0, 8.0, -100.0] {
+            z.extend_from_slice(&v.to_be_bytes());
+        }
+        assert_eq!(envelope(&z), Ok(Some([-4.0, 2.0, 1.0, 8.0])));
+        assert_eq!(base_type(&z), Ok((2, true)));
+        // A collection holding the line and an EWKB point ZM with an SRID.
+        let mut collection = vec![1u8];
+        collection.extend_from_slice(&7u32.to_le_bytes());
+        collection.extend_from_slice(&2u32.to_le_bytes());
+        collection.extend_from_slice(&line);
+        collection.push(1);
+        collection.extend_from_slice(&(0xE000_0001u32).to_le_bytes());
+        collection.extend_from_slice(&4326u32.to_le_bytes());
+        for v in [9.0f64, 9.5, 1.0, 2.0] {
+            collection.extend_from_slice(&v.to_le_bytes());
+        }
+        assert_eq!(envelope(&collection), Ok(Some([0.0, -1.0, 9.0, 9.5])));
+        assert!(envelope(&collection[..collection.len() - 3]).is_err());
+        // An empty multipolygon, and a collection nested past the limit.
+        let mut none = vec![1u8];
+        none.extend_from_slice(&6u32.to_le_bytes());
+        none.extend_from_slice(&0u32.to_le_bytes());
+        assert_eq!(envelope(&none), Ok(None));
+        let mut deep = Vec::new();
+        for _ in 0..=MAX_NESTING + 1 {
+            deep.push(1u8);
+            deep.extend_from_slice(&7u32.to_le_bytes());
+            deep.extend_from_slice(&1u32.to_le_bytes());
+        }
+        deep.extend_from_slice(&none);
+        assert_eq!(envelope(&deep), Err(WkbError::TooDeep(MAX_NESTING)));
     }
 }

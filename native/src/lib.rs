@@ -22,6 +22,7 @@ pub mod dispatch;
 pub mod dissolve;
 mod enclosing;
 pub mod geometry_ops;
+pub mod geopackage;
 mod geos_base;
 pub mod grid;
 pub mod hdbscan;
@@ -53,6 +54,7 @@ use rayon::prelude::*;
 
 use geomill_geometry::wkb;
 
+pub use geopackage::write_geopackage;
 pub use layer::{Layer, Wkb, read_geoparquet, write_geoparquet};
 pub use polygons::{Location, PreparedPolygons};
 

@@ -14,5 +14,5 @@ mod run;
 pub(crate) use engine::query_error;
 pub use engine::{Attachment, EmbeddedEngine, EmbeddedOptions, SpatialStatus};
 pub use parse::{check_console_query, looks_like_a_path, read_only_query};
-pub use run::{QueryRows, SourceView, file_source, read_with_timeout};
+pub use run::{InPlaceParquet, QueryRows, SourceView, file_source, read_with_timeout};
 pub(crate) use run::{copy_to_file, count_rows, run_error};

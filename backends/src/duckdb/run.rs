@@ -28,6 +28,17 @@ pub fn file_source(path: &str) -> String {
 pub struct SourceView {
     pub name: String,
     pub rows: String,
+    /// The GeoParquet file the stored layer is a view over, when it is read in place: a native
+    /// stage reads the file itself instead of through DuckDB.
+    pub in_place: Option<InPlaceParquet>,
+}
+
+/// A stored layer that is a view over a GeoParquet file: the file and its geometry column
+/// (which the view names `geom`), kept as the view's comment.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InPlaceParquet {
+    pub geoparquet: std::path::PathBuf,
+    pub geometry: String,
 }
 
 impl EmbeddedEngine {

@@ -1,13 +1,14 @@
 //! Moving layers between the embedded DuckDB engine and the native backend through Arrow:
-//! out with DuckDB's Arrow export (geometry as WKB), back through a GeoParquet file that
-//! DuckDB scans, so attributes are never copied row by row.
+//! out with DuckDB's Arrow export (geometry as WKB) or straight from the GeoParquet file a
+//! stored layer is a view over, back through a GeoParquet file that DuckDB scans, so
+//! attributes are never copied row by row.
 
 use std::path::Path;
 
-use crate::duckdb::EmbeddedEngine;
+use crate::duckdb::{EmbeddedEngine, InPlaceParquet};
 use geomill_planner::schema::GEOM;
 
-use geomill_native::{Layer, NativeError, write_geoparquet};
+use geomill_native::{Layer, NativeError, read_geoparquet, write_geoparquet};
 
 fn quoted(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
@@ -60,6 +61,68 @@ pub fn select_list(columns: Option<&[String]>) -> String {
             .collect::<Vec<_>>()
             .join(", "),
     }
+}
+
+/// The rows of a stored layer that is a view over a GeoParquet file, read from the file (row
+/// groups in parallel, only `columns`), as the view gives them: the geometry named `geom`,
+/// GDAL's `OGC_FID` left out. Declines what the view would read otherwise: a geometry column
+/// the file's `geo` metadata does not name, a column asked for that the file lacks.
+pub fn in_place_layer(
+    file: &InPlaceParquet,
+    columns: Option<&[String]>,
+    crs: Option<String>,
+) -> Result<Layer, NativeError> {
+    let declined = |why: &str| NativeError::Declined(format!("reading {why} in place"));
+    let wanted: Option<Vec<&str>> = columns.map(|c| {
+        c.iter()
+            .map(String::as_str)
+            .filter(|c| *c != GEOM)
+            .collect()
+    });
+    let layer = read_geoparquet(&file.geoparquet, wanted.as_deref())?;
+    if layer.geometry != file.geometry {
+        return Err(declined("a geometry column the file does not declare"));
+    }
+    let names: Vec<&str> = layer
+        .schema
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .collect();
+    if wanted
+        .as_ref()
+        .is_some_and(|w| w.iter().any(|c| !names.contains(c)))
+    {
+        return Err(declined("a column the file lacks"));
+    }
+    if file.geometry != GEOM && names.contains(&GEOM) {
+        return Err(declined("a file with a second geom column"));
+    }
+    let keep: Vec<usize> = (0..names.len())
+        .filter(|&i| names[i] != "OGC_FID")
+        .collect();
+    let fields: Vec<arrow::datatypes::FieldRef> = keep
+        .iter()
+        .map(|&i| {
+            let field = layer.schema.field(i);
+            if field.name() == &file.geometry {
+                std::sync::Arc::new(field.clone().with_name(GEOM))
+            } else {
+                std::sync::Arc::new(field.clone())
+            }
+        })
+        .collect();
+    let schema = std::sync::Arc::new(arrow::datatypes::Schema::new(fields));
+    let batches = layer
+        .batches
+        .iter()
+        .map(|batch| {
+            let columns = keep.iter().map(|&i| batch.column(i).clone()).collect();
+            arrow::record_batch::RecordBatch::try_new(schema.clone(), columns)
+                .map_err(NativeError::arrow)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Layer::new(schema, batches, GEOM, crs)
 }
 
 /// A table's rows as a layer.

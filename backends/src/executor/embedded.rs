@@ -1,7 +1,8 @@
 //! A run whose tables live in the embedded database (engines `embedded` and `native`): the
 //! sources bound as views on a connection of the run's own, the steps walked there (each SQL
 //! statement run as it comes, native stages' results stored as temporary tables of the
-//! connection), then the result counted and written as a GeoPackage.
+//! connection), then the result counted and written as a GeoPackage: by GDAL from DuckDB, or
+//! natively when a native stage made it last.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use duckdb::Connection;
 use geomill_planner::schema::GEOM;
 use geomill_planner::sql::quote::{ident, string};
 
-use super::arrow::{query_layer_on, select_list, store_layer_on};
+use super::arrow::{in_place_layer, query_layer_on, select_list, store_layer_on};
 use super::cancel::Cancel;
 use super::engine::{
     CompiledRun, Engine, EngineFuture, EngineOutcome, blocking, counted, result_crs, result_table,
@@ -18,10 +19,10 @@ use super::engine::{
 use super::steps::{RunOutcome, ScriptStep, steps_of};
 use super::walk::{TableEngine, walk};
 use crate::BackendError;
-use crate::duckdb::{EmbeddedEngine, SourceView, count_rows, run_error};
+use crate::duckdb::{EmbeddedEngine, InPlaceParquet, SourceView, count_rows, run_error};
 use crate::store::Store;
 use geomill_native::stage::{NodeRunner, OnThisMachine};
-use geomill_native::{Layer, NativeError};
+use geomill_native::{Layer, NativeError, write_geopackage};
 use geomill_planner::sql::Dialect;
 
 const ENGINE: &str = "duckdb";
@@ -34,6 +35,12 @@ struct EmbeddedTables<'a> {
     scratch: PathBuf,
     /// For each step, the rows of the table it made, when asked to count.
     rows_after: Vec<Option<i64>>,
+    /// The run's result table when the last step makes it by a native stage: that layer is
+    /// kept in `held` and written to the result file as it is, not stored in DuckDB first.
+    hold: Option<String>,
+    held: Option<Layer>,
+    /// The bound sources that are views over GeoParquet files, by source name.
+    in_place: std::collections::HashMap<String, InPlaceParquet>,
 }
 
 impl EmbeddedTables<'_> {
@@ -76,6 +83,12 @@ impl TableEngine for EmbeddedTables<'_> {
         crs: Option<String>,
         columns: Option<&[String]>,
     ) -> Result<Layer, NativeError> {
+        // A file the native reader cannot take (an encoding it lacks, say) is read by DuckDB.
+        if let Some(file) = self.in_place.get(table)
+            && let Ok(layer) = in_place_layer(file, columns, crs.clone())
+        {
+            return Ok(layer);
+        }
         let query = format!("SELECT {} FROM {}", select_list(columns), ident(table));
         query_layer_on(&self.connection, &query, GEOM, crs)
     }
@@ -90,6 +103,12 @@ impl TableEngine for EmbeddedTables<'_> {
             .native
             .as_ref()
             .map_or("", |stage| stage.relation.as_str());
+        if self.hold.as_deref() == Some(relation) {
+            let rows = i64::try_from(layer.num_rows()).unwrap_or(i64::MAX);
+            self.rows_after.push(step.count.as_ref().map(|_| rows));
+            self.held = Some(layer.clone());
+            return Ok(());
+        }
         store_layer_on(&self.connection, layer, relation, &self.scratch, true)?;
         let rows = count_rows(&self.connection, step.count.as_deref())?;
         self.rows_after.push(rows);
@@ -155,13 +174,45 @@ pub fn run_embedded(
     let scratch = result_file
         .and_then(|f| Path::new(f.path).parent())
         .map_or_else(std::env::temp_dir, Path::to_path_buf);
+    let hold = statements
+        .last()
+        .and_then(|step| step.native.as_ref())
+        .map(|stage| stage.relation.clone())
+        .filter(|relation| relation == result && result_file.is_some());
     let mut tables = EmbeddedTables {
         connection,
         cancel,
         scratch,
         rows_after: Vec::with_capacity(statements.len()),
+        hold,
+        held: None,
+        in_place: views
+            .iter()
+            .filter_map(|v| Some((v.name.clone(), v.in_place.clone()?)))
+            .collect(),
     };
     let native = walk(&mut tables, statements, nodes, progress)?;
+    if let (Some(layer), Some(file)) = (tables.held.take(), result_file) {
+        let crs = file
+            .crs
+            .filter(|c| c.starts_with("EPSG:"))
+            .map(str::to_owned)
+            .or_else(|| layer.crs.clone());
+        match write_geopackage(&layer, Path::new(file.path), "result", crs.as_deref()) {
+            Ok(()) => {
+                return Ok(RunOutcome {
+                    result_rows: i64::try_from(layer.num_rows()).unwrap_or(i64::MAX),
+                    rows_after: tables.rows_after,
+                    native,
+                });
+            }
+            // Written through GDAL below, from the table it would have been stored as.
+            Err(NativeError::Declined(_)) => {
+                store_layer_on(&tables.connection, &layer, result, &tables.scratch, true)?;
+            }
+            Err(error) => return Err(error.into()),
+        }
+    }
     let count = format!("SELECT count(*) FROM {}", ident(result));
     let result_rows: i64 = tables
         .connection

@@ -233,10 +233,19 @@ fn in_place_view(
             _ => ident(name),
         })
         .collect();
-    Ok(format!(
-        "CREATE VIEW {table} AS SELECT {} FROM {read}",
+    let mut create = format!(
+        "CREATE VIEW {table} AS SELECT {} FROM {read};",
         select.join(", ")
-    ))
+    );
+    if let Some(geometry) = geometry {
+        let file = crate::duckdb::InPlaceParquet {
+            geoparquet: std::path::PathBuf::from(&source.gdal_path),
+            geometry,
+        };
+        let comment = serde_json::to_string(&file).unwrap_or_default();
+        create.push_str(&format!("COMMENT ON VIEW {table} IS {};", string(&comment)));
+    }
+    Ok(create)
 }
 
 /// The type of the source's geometry column as DuckDB's reader gives it (with its CRS, as

@@ -35,7 +35,7 @@ use std::sync::{Arc, MutexGuard};
 use duckdb::Connection;
 
 use crate::BackendError;
-use crate::duckdb::{EmbeddedEngine, SourceView};
+use crate::duckdb::{EmbeddedEngine, InPlaceParquet, SourceView};
 
 pub use features::{FeaturePage, OutputCrs, lon_lat_geometry};
 pub use fields::FieldStats;
@@ -96,15 +96,40 @@ impl Store {
         &self.location
     }
 
-    /// The views a run binds its sources as: each source's stored layer, as the store names it.
+    /// The views a run binds its sources as: each source's stored layer, as the store names it,
+    /// and the file it is read from when it is a view over a GeoParquet file.
     pub fn source_views(&self, bindings: &[Binding]) -> Vec<SourceView> {
+        let in_place = self.in_place_files().unwrap_or_default();
         bindings
             .iter()
             .map(|b| SourceView {
                 name: b.source.clone(),
                 rows: self.location.layer_rows(&b.layer.table_name),
+                in_place: in_place.get(&b.layer.table_name).cloned(),
             })
             .collect()
+    }
+
+    /// The stored layers that are views over GeoParquet files (their comments), by table.
+    fn in_place_files(
+        &self,
+    ) -> Result<std::collections::HashMap<String, InPlaceParquet>, BackendError> {
+        if self.location.is_postgis() {
+            return Ok(Default::default());
+        }
+        let connection = self.reader()?;
+        let sql = "SELECT view_name, comment FROM duckdb_views() \
+                   WHERE schema_name = 'layers' AND comment IS NOT NULL";
+        let mut statement = connection
+            .prepare(sql)
+            .map_err(crate::duckdb::query_error(sql))?;
+        let rows = statement
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(crate::duckdb::query_error(sql))?;
+        Ok(rows
+            .filter_map(Result::ok)
+            .filter_map(|(table, comment)| Some((table, serde_json::from_str(&comment).ok()?)))
+            .collect())
     }
 
     fn connection(&self) -> Result<MutexGuard<'_, Connection>, BackendError> {
