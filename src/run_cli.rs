@@ -267,8 +267,48 @@ pub fn main(
     code
 }
 
-/// Loads one input as a dataset named `name`; answers its id.
-fn load(state: &AppState, input: &InputFile) -> Result<String, ExitCode> {
+/// A GeoPackage input of a native run read natively and written as a GeoParquet file under
+/// `folder`, which the run then reads in place: no GDAL read into DuckDB and export back out.
+/// `None` when the native reader declines the file (it then loads through GDAL).
+fn geopackage_as_geoparquet(folder: &Path, path: &Path) -> Option<PathBuf> {
+    let read = geomill_native::geopackage::read_geopackage(path).ok()?;
+    // The file's stem is the layer's name: a name that is not a plain file name goes to GDAL.
+    if read.name.is_empty() || read.name.contains(['/', '\\', '\0']) || read.name.starts_with('.') {
+        return None;
+    }
+    let types: &[&str] = match read.geometry_type.as_str() {
+        "POINT" => &["Point"],
+        "LINESTRING" => &["LineString"],
+        "POLYGON" => &["Polygon"],
+        "MULTIPOINT" => &["MultiPoint"],
+        "MULTILINESTRING" => &["MultiLineString"],
+        "MULTIPOLYGON" => &["MultiPolygon"],
+        "GEOMETRYCOLLECTION" => &["GeometryCollection"],
+        // Any type: every one of them.
+        _ => &[
+            "Point",
+            "LineString",
+            "Polygon",
+            "MultiPoint",
+            "MultiLineString",
+            "MultiPolygon",
+            "GeometryCollection",
+        ],
+    };
+    std::fs::create_dir_all(folder).ok()?;
+    let file = folder.join(format!("{}.parquet", read.name));
+    geomill_native::write_typed_geoparquet(&read.layer, &file, types).ok()?;
+    Some(file)
+}
+
+/// Loads one input as a dataset named `name` (from `converted`, its native GeoParquet copy,
+/// when there is one); answers its id.
+fn load(
+    state: &AppState,
+    input: &InputFile,
+    converted: Option<PathBuf>,
+) -> Result<String, ExitCode> {
+    let started = std::time::Instant::now();
     let id = uuid::Uuid::new_v4().to_string();
     let file_name = input
         .path
@@ -287,7 +327,7 @@ fn load(state: &AppState, input: &InputFile) -> Result<String, ExitCode> {
     } else {
         input.path.clone()
     };
-    let mut source = source_for(&readable);
+    let mut source = source_for(converted.as_deref().unwrap_or(&readable));
     // The scratch store lives no longer than the run and the file outlasts it: a GeoParquet
     // layer is read where it is, not copied first.
     if source.reader == Reader::Parquet {
@@ -307,7 +347,11 @@ fn load(state: &AppState, input: &InputFile) -> Result<String, ExitCode> {
                 .name
                 .as_ref()
                 .map_or_else(String::new, |n| format!(" as {n}"));
-            eprintln!("loaded {file_name}{as_source}: {}", layers.join(", "));
+            eprintln!(
+                "loaded {file_name}{as_source}: {} in {:.2} s",
+                layers.join(", "),
+                started.elapsed().as_secs_f64()
+            );
             Ok(id)
         }
         Ok(Err(rejected)) => Err(fail(2, &rejected.0)),
@@ -323,14 +367,39 @@ fn run_in(
     vars: std::collections::BTreeMap<String, String>,
     output: Option<&Path>,
 ) -> ExitCode {
+    // GeoPackages of a native run are read natively while the store opens.
+    let conversions: Vec<Option<std::thread::JoinHandle<Option<PathBuf>>>> = inputs
+        .iter()
+        .enumerate()
+        .map(|(position, input)| {
+            let is_geopackage = input
+                .path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("gpkg"));
+            (engine == EngineMode::Native && is_geopackage).then(|| {
+                let folder = config
+                    .data_dir
+                    .join("tmp")
+                    .join(format!("native-{position}"));
+                let path = input.path.clone();
+                std::thread::spawn(move || geopackage_as_geoparquet(&folder, &path))
+            })
+        })
+        .collect();
+    let opening = std::time::Instant::now();
     let state = match AppState::open(config) {
         Ok(state) => state,
         Err(error) => return fail(1, &error.to_string()),
     };
+    eprintln!(
+        "opened the scratch store in {:.2} s",
+        opening.elapsed().as_secs_f64()
+    );
     let mut first_named = None;
     let mut bare = None;
-    for input in inputs {
-        let id = match load(&state, input) {
+    for (input, conversion) in inputs.iter().zip(conversions) {
+        let converted = conversion.and_then(|c| c.join().ok().flatten());
+        let id = match load(&state, input, converted) {
             Ok(id) => id,
             Err(code) => return code,
         };
@@ -358,6 +427,7 @@ fn run_in(
         Ok(runtime) => runtime,
         Err(error) => return fail(1, &error.to_string()),
     };
+    let running = std::time::Instant::now();
     let execution = match runtime.block_on(run(&state, request)) {
         Ok(execution) => execution,
         Err(error) => {
@@ -365,7 +435,22 @@ fn run_in(
             return fail(1, &describe(&error));
         }
     };
-    eprintln!("\r[{}] done{}", "#".repeat(30), " ".repeat(12));
+    eprintln!(
+        "\r[{}] done in {:.2} s{}",
+        "#".repeat(30),
+        running.elapsed().as_secs_f64(),
+        " ".repeat(12)
+    );
+    for stage in &execution.native {
+        match (&stage.declined, stage.seconds) {
+            (Some(reason), _) => eprintln!("{}: ran as SQL ({reason})", stage.relation),
+            (None, Some(seconds)) => eprintln!(
+                "{}: native, read {:.2} s, kernels {:.2} s, stored {:.2} s",
+                stage.relation, seconds.read, seconds.kernels, seconds.store
+            ),
+            (None, None) => {}
+        }
+    }
     println!(
         "completed: {} step(s), {} feature(s) in the result",
         execution.steps_executed, execution.result_features
@@ -374,7 +459,10 @@ fn run_in(
         println!("wrote {path}");
     }
     if let Some(output) = output {
-        if let Err(error) = std::fs::copy(&execution.result_path, output) {
+        // The scratch folder goes after the run: its result is moved out when it can be.
+        let moved = std::fs::rename(&execution.result_path, output)
+            .or_else(|_| std::fs::copy(&execution.result_path, output).map(|_| ()));
+        if let Err(error) = moved {
             return fail(1, &format!("cannot write {}: {error}", output.display()));
         }
         println!("wrote {}", output.display());

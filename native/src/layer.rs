@@ -275,9 +275,10 @@ pub fn read_geoparquet(path: &Path, columns: Option<&[&str]>) -> Result<Layer, N
     Layer::new(schema, batches, &geometry, crs)
 }
 
-/// The GeoParquet `geo` metadata of a layer.
-fn geo_metadata(layer: &Layer) -> Value {
-    let mut column = json!({"encoding": "WKB", "geometry_types": []});
+/// The GeoParquet `geo` metadata of a layer whose geometries are of `geometry_types` (empty:
+/// not said).
+fn geo_metadata(layer: &Layer, geometry_types: &[&str]) -> Value {
+    let mut column = json!({"encoding": "WKB", "geometry_types": geometry_types});
     if let Some((authority, code)) = layer.crs.as_deref().and_then(|c| c.split_once(':'))
         && !(authority == "EPSG" && code == "4326")
     {
@@ -290,16 +291,41 @@ fn geo_metadata(layer: &Layer) -> Value {
 
 /// Writes a layer as a GeoParquet 1.0 file (WKB, snappy).
 pub fn write_geoparquet(layer: &Layer, path: &Path) -> Result<(), NativeError> {
+    write_parquet_file(layer, path, &[], parquet::basic::Compression::SNAPPY)
+}
+
+/// Writes a layer as an uncompressed GeoParquet 1.0 file (a scratch copy, read once soon)
+/// that declares its geometries to be of `geometry_types` (GeoParquet's names: `Point`,
+/// `MultiPolygon`).
+pub fn write_typed_geoparquet(
+    layer: &Layer,
+    path: &Path,
+    geometry_types: &[&str],
+) -> Result<(), NativeError> {
+    write_parquet_file(
+        layer,
+        path,
+        geometry_types,
+        parquet::basic::Compression::UNCOMPRESSED,
+    )
+}
+
+fn write_parquet_file(
+    layer: &Layer,
+    path: &Path,
+    geometry_types: &[&str],
+    compression: parquet::basic::Compression,
+) -> Result<(), NativeError> {
     let error = parquet_error(path);
     let file = File::create(path).map_err(|e| NativeError::File {
         path: path.display().to_string(),
         reason: e.to_string(),
     })?;
     let properties = WriterProperties::builder()
-        .set_compression(parquet::basic::Compression::SNAPPY)
+        .set_compression(compression)
         .set_key_value_metadata(Some(vec![KeyValue::new(
             "geo".into(),
-            geo_metadata(layer).to_string(),
+            geo_metadata(layer, geometry_types).to_string(),
         )]))
         .build();
     let mut writer =

@@ -55,7 +55,7 @@ use rayon::prelude::*;
 use geomill_geometry::wkb;
 
 pub use geopackage::write_geopackage;
-pub use layer::{Layer, Wkb, read_geoparquet, write_geoparquet};
+pub use layer::{Layer, Wkb, read_geoparquet, write_geoparquet, write_typed_geoparquet};
 pub use polygons::{Location, PreparedPolygons};
 
 /// An error of a native kernel.

@@ -37,6 +37,7 @@ mod engines_equivalence;
 mod events_ws;
 mod exploded_toolkit;
 mod geometry_toolkit;
+mod geopackage_files;
 mod gispulse_clients;
 mod gispulse_conformance;
 mod golden_distributed;

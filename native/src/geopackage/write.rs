@@ -1,11 +1,5 @@
-//! GeoPackage files written natively (SQLite): a layer as one feature table with its
-//! spatial reference, contents and geometry-column rows and its R-tree index, laid out as GDAL
-//! lays them out, without a round trip through another engine.
-//!
-//! What it cannot write as GDAL would (a CRS other than EPSG:4326 or none, whose definition
-//! comes from PROJ's database; Z or M ordinates; attribute types without a GeoPackage type) it
-//! declines with [`NativeError::Declined`] before creating anything, and the caller writes
-//! through GDAL instead.
+//! Writing a layer as a GeoPackage: one feature table with its spatial reference, contents and
+//! geometry-column rows and its R-tree index, laid out as GDAL lays them out.
 
 use std::path::Path;
 
@@ -18,35 +12,8 @@ use geomill_geometry::wkb;
 use rusqlite::types::Value;
 use rusqlite::{Connection, params};
 
-use super::{Layer, NativeError, Wkb};
-
-/// The spatial reference rows every GeoPackage holds (the standard's required rows).
-const REQUIRED_SRS: [(&str, i32, &str, i32, &str, &str); 3] = [
-    (
-        "Undefined cartesian SRS",
-        -1,
-        "NONE",
-        -1,
-        "undefined",
-        "undefined Cartesian coordinate reference system",
-    ),
-    (
-        "Undefined geographic SRS",
-        0,
-        "NONE",
-        0,
-        "undefined",
-        "undefined geographic coordinate reference system",
-    ),
-    (
-        "WGS 84 geodetic",
-        4326,
-        "EPSG",
-        4326,
-        "GEOGCS[\"WGS 84\",DATUM[\"WGS_1984\",SPHEROID[\"WGS 84\",6378137,298.257223563,AUTHORITY[\"EPSG\",\"7030\"]],AUTHORITY[\"EPSG\",\"6326\"]],PRIMEM[\"Greenwich\",0,AUTHORITY[\"EPSG\",\"8901\"]],UNIT[\"degree\",0.0174532925199433,AUTHORITY[\"EPSG\",\"9122\"]],AXIS[\"Latitude\",NORTH],AXIS[\"Longitude\",EAST],AUTHORITY[\"EPSG\",\"4326\"]]",
-        "longitude/latitude coordinates in decimal degrees on the WGS 84 spheroid",
-    ),
-];
+use super::{REQUIRED_SRS, quoted};
+use crate::{Layer, NativeError, Wkb};
 
 /// `GPKG` as the file's application id, and the standard's version 1.2 as its user version.
 const APPLICATION_ID: i32 = 0x4750_4B47;
@@ -72,10 +39,6 @@ CREATE TABLE gpkg_extensions (table_name TEXT, column_name TEXT,
   extension_name TEXT NOT NULL, definition TEXT NOT NULL, scope TEXT NOT NULL,
   CONSTRAINT ge_tce UNIQUE (table_name, column_name, extension_name));
 ";
-
-fn quoted(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
 
 /// The GeoPackage column type of an attribute (`None`: none that GDAL reads back as it is).
 fn column_type(data_type: &DataType) -> Option<&'static str> {
