@@ -97,11 +97,11 @@ bench-distributed: setup-test
 	"$(GEOMILL_PYTHON)" benches/distributed.py "$(CARGO_TARGET_DIR)/suite/geomill"
 
 ## make bench-whole-run: W1 (1M GeoParquet points counted and summed per GeoPackage region, the
-## result written as a GeoPackage) as whole processes: geomill run (native, embedded) against
+## result written as a GeoPackage) as whole processes: geomill run (native, embedded; the release
+## build `make run` uses) against
 ## GeoPandas, DuckDB 1.5.5 and SedonaDB 0.5, in one run.
-bench-whole-run: setup-test
-	cargo build --profile suite --locked --bin geomill
-	"$(GEOMILL_PYTHON)" benches/whole_run.py "$(CARGO_TARGET_DIR)/suite/geomill"
+bench-whole-run: setup-test build
+	"$(GEOMILL_PYTHON)" benches/whole_run.py "$(CARGO_TARGET_DIR)/release/geomill" --runs 5
 
 ## make bench-ogc: OGC API items and tiles under load (wrk), geomill against tipg on the same data.
 bench-ogc:

@@ -275,10 +275,17 @@ pub fn read_geoparquet(path: &Path, columns: Option<&[&str]>) -> Result<Layer, N
     Layer::new(schema, batches, &geometry, crs)
 }
 
+/// EPSG:4326 as PROJJSON (PROJ's own description of it), for readers that recognise a CRS
+/// only from a whole PROJJSON document (DuckDB's Parquet reader among them).
+const WGS84_PROJJSON: &str = r#"{"type":"GeographicCRS","name":"WGS 84","datum_ensemble":{"name":"World Geodetic System 1984 ensemble","members":[{"name":"World Geodetic System 1984 (Transit)","id":{"authority":"EPSG","code":1166}},{"name":"World Geodetic System 1984 (G730)","id":{"authority":"EPSG","code":1152}},{"name":"World Geodetic System 1984 (G873)","id":{"authority":"EPSG","code":1153}},{"name":"World Geodetic System 1984 (G1150)","id":{"authority":"EPSG","code":1154}},{"name":"World Geodetic System 1984 (G1674)","id":{"authority":"EPSG","code":1155}},{"name":"World Geodetic System 1984 (G1762)","id":{"authority":"EPSG","code":1156}},{"name":"World Geodetic System 1984 (G2139)","id":{"authority":"EPSG","code":1309}},{"name":"World Geodetic System 1984 (G2296)","id":{"authority":"EPSG","code":1383}}],"ellipsoid":{"name":"WGS 84","semi_major_axis":6378137,"inverse_flattening":298.257223563},"accuracy":"2.0","id":{"authority":"EPSG","code":6326}},"coordinate_system":{"subtype":"ellipsoidal","axis":[{"name":"Geodetic latitude","abbreviation":"Lat","direction":"north","unit":"degree"},{"name":"Geodetic longitude","abbreviation":"Lon","direction":"east","unit":"degree"}]},"scope":"Horizontal component of 3D system.","area":"World.","bbox":{"south_latitude":-90,"west_longitude":-180,"north_latitude":90,"east_longitude":180},"id":{"authority":"EPSG","code":4326}}"#;
+
 /// The GeoParquet `geo` metadata of a layer whose geometries are of `geometry_types` (empty:
-/// not said).
-fn geo_metadata(layer: &Layer, geometry_types: &[&str]) -> Value {
+/// not said); `whole_crs`: EPSG:4326 as the whole PROJJSON document rather than left out.
+fn geo_metadata(layer: &Layer, geometry_types: &[&str], whole_crs: bool) -> Value {
     let mut column = json!({"encoding": "WKB", "geometry_types": geometry_types});
+    if whole_crs && layer.crs.as_deref() == Some("EPSG:4326") {
+        column["crs"] = serde_json::from_str(WGS84_PROJJSON).unwrap_or(Value::Null);
+    }
     if let Some((authority, code)) = layer.crs.as_deref().and_then(|c| c.split_once(':'))
         && !(authority == "EPSG" && code == "4326")
     {
@@ -291,12 +298,12 @@ fn geo_metadata(layer: &Layer, geometry_types: &[&str]) -> Value {
 
 /// Writes a layer as a GeoParquet 1.0 file (WKB, snappy).
 pub fn write_geoparquet(layer: &Layer, path: &Path) -> Result<(), NativeError> {
-    write_parquet_file(layer, path, &[], parquet::basic::Compression::SNAPPY)
+    write_parquet_file(layer, path, &[], false, parquet::basic::Compression::SNAPPY)
 }
 
 /// Writes a layer as an uncompressed GeoParquet 1.0 file (a scratch copy, read once soon)
 /// that declares its geometries to be of `geometry_types` (GeoParquet's names: `Point`,
-/// `MultiPolygon`).
+/// `MultiPolygon`) and its CRS even when it is EPSG:4326.
 pub fn write_typed_geoparquet(
     layer: &Layer,
     path: &Path,
@@ -306,6 +313,7 @@ pub fn write_typed_geoparquet(
         layer,
         path,
         geometry_types,
+        true,
         parquet::basic::Compression::UNCOMPRESSED,
     )
 }
@@ -314,6 +322,7 @@ fn write_parquet_file(
     layer: &Layer,
     path: &Path,
     geometry_types: &[&str],
+    whole_crs: bool,
     compression: parquet::basic::Compression,
 ) -> Result<(), NativeError> {
     let error = parquet_error(path);
@@ -325,7 +334,7 @@ fn write_parquet_file(
         .set_compression(compression)
         .set_key_value_metadata(Some(vec![KeyValue::new(
             "geo".into(),
-            geo_metadata(layer, geometry_types).to_string(),
+            geo_metadata(layer, geometry_types, whole_crs).to_string(),
         )]))
         .build();
     let mut writer =

@@ -1,7 +1,8 @@
 //! GeoPackages read and written natively by `geomill run --engine native`: the same layer,
-//! field types, geometries, CRS and working R-tree as the embedded engine's GDAL path, checked
-//! through GDAL itself (pyogrio) and against GeoPandas' answer, on real-shaped regions
-//! (multipolygons, holes, invalid, NULL and empty geometries).
+//! field types, geometries, CRS and working R-tree as a file GDAL writes (the embedded engine's
+//! result when a SQL step ends the run), checked through GDAL itself (pyogrio) and against
+//! GeoPandas' answer, on real-shaped regions (multipolygons, holes, invalid, NULL and empty
+//! geometries).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests fail by panicking
 
 use std::path::Path;
@@ -12,7 +13,7 @@ use crate::common;
 const COMPARE: &str = r#"
 import json, sqlite3, sys
 import geopandas as gpd, pyogrio, shapely
-native, embedded, regions_path, points_path = sys.argv[1:5]
+native, embedded, regions_path, points_path = sys.argv[1:5]  # embedded: written by GDAL
 info = {p: pyogrio.read_info(p) for p in (native, embedded)}
 a, b = info[native], info[embedded]
 for key in ("layer_name", "crs", "geometry_type", "features", "fid_column", "geometry_name"):
@@ -23,7 +24,8 @@ assert all(abs(x - y) < 1e-9 for x, y in zip(a["total_bounds"], b["total_bounds"
 # The native file is not GDAL's: GDAL keeps a feature-count table the native writer does not.
 tables = lambda p: {r[0] for r in sqlite3.connect(p).execute("SELECT name FROM sqlite_master")}
 assert "gpkg_ogr_contents" not in tables(native) and "gpkg_ogr_contents" in tables(embedded)
-n, e = gpd.read_file(native), gpd.read_file(embedded)
+n = gpd.read_file(native).sort_values("id").reset_index(drop=True)
+e = gpd.read_file(embedded).sort_values("id").reset_index(drop=True)
 for column in n.columns.drop("geometry"):
     x, y = n[column], e[column]
     if x.dtype.kind == "f":
@@ -41,8 +43,8 @@ for box in [(-10, 35, 30, 60), (100, -50, 180, 0), (-180, -90, -179, -89)]:
 # Against GeoPandas on every valid region (`within` is undefined on the invalid ones).
 regions = gpd.read_file(regions_path)
 points = gpd.read_parquet(points_path)
-joined = gpd.sjoin(points, regions[["id", "geometry"]], predicate="within")
-counts = joined.groupby("id").size()
+joined = gpd.sjoin(points, regions[["id", "geometry"]].rename(columns={"id": "region"}), predicate="within")
+counts = joined.groupby("region").size()
 valid = regions.geometry.notna() & regions.geometry.is_valid
 checked = 0
 for _, row in n[n["id"].isin(regions.loc[valid, "id"])].iterrows():
@@ -91,7 +93,20 @@ fn native_runs_read_and_write_geopackages_as_gdal_does() {
         format!("points={}", points.display()),
     ];
     let native = run(work.path(), "native", &inputs, &pipeline);
-    let embedded = run(work.path(), "embedded", &inputs, &pipeline);
+    // The same steps and a sort, a SQL step: its result is written by GDAL.
+    let sorted = work.path().join("sorted.json");
+    std::fs::write(
+        &sorted,
+        serde_json::json!({"name": "counted", "steps": [{"id": "counted",
+            "capability": "spatial_aggregate", "input": "regions",
+            "params": {"ref_layer": "points", "predicate": "within",
+                       "agg": {"*": "count", "value": "sum"}}},
+            {"id": "sorted", "capability": "sort", "input": "counted",
+             "params": {"by": [{"field": "id"}]}}]})
+        .to_string(),
+    )
+    .unwrap();
+    let embedded = run(work.path(), "embedded", &inputs, &sorted);
     let answer: serde_json::Value = serde_json::from_str(&common::real::run_python(
         COMPARE,
         &[

@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use crate::duckdb::{EmbeddedEngine, InPlaceParquet};
+use arrow::datatypes::DataType;
 use geomill_planner::schema::GEOM;
 
 use geomill_native::{Layer, NativeError, read_geoparquet, write_geoparquet};
@@ -101,15 +102,26 @@ pub fn in_place_layer(
     let keep: Vec<usize> = (0..names.len())
         .filter(|&i| names[i] != "OGC_FID")
         .collect();
+    // Dictionary-encoded columns (pandas' categories) arrive decoded, as DuckDB gives them.
+    let plain = |data_type: &DataType| match data_type {
+        DataType::Dictionary(_, values) => values.as_ref().clone(),
+        other => other.clone(),
+    };
     let fields: Vec<arrow::datatypes::FieldRef> = keep
         .iter()
         .map(|&i| {
             let field = layer.schema.field(i);
-            if field.name() == &file.geometry {
-                std::sync::Arc::new(field.clone().with_name(GEOM))
+            let name = if field.name() == &file.geometry {
+                GEOM
             } else {
-                std::sync::Arc::new(field.clone())
-            }
+                field.name()
+            };
+            std::sync::Arc::new(
+                field
+                    .clone()
+                    .with_name(name)
+                    .with_data_type(plain(field.data_type())),
+            )
         })
         .collect();
     let schema = std::sync::Arc::new(arrow::datatypes::Schema::new(fields));
@@ -117,7 +129,18 @@ pub fn in_place_layer(
         .batches
         .iter()
         .map(|batch| {
-            let columns = keep.iter().map(|&i| batch.column(i).clone()).collect();
+            let columns = keep
+                .iter()
+                .zip(schema.fields())
+                .map(|(&i, field)| {
+                    let column = batch.column(i);
+                    if column.data_type() == field.data_type() {
+                        Ok(column.clone())
+                    } else {
+                        arrow::compute::cast(column, field.data_type()).map_err(NativeError::arrow)
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()?;
             arrow::record_batch::RecordBatch::try_new(schema.clone(), columns)
                 .map_err(NativeError::arrow)
         })
