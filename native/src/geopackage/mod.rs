@@ -195,6 +195,15 @@ mod tests {
         fields[1] = fields[1].clone().with_name("FID");
         with_fid.schema = Arc::new(Schema::new(fields));
         declined(write_geopackage(&with_fid, &path, "r", None));
+        // Beyond 20,000 features GDAL builds the R-tree faster.
+        let many: Vec<Option<Vec<u8>>> = (0..20_001)
+            .map(|i| {
+                let mut point = Vec::new();
+                wkb::write_point(f64::from(i), 0.0, &mut point);
+                Some(point)
+            })
+            .collect();
+        declined(write_geopackage(&layer(many), &path, "r", None));
         // A file that is not a GeoPackage is declined by the reader, not an error.
         std::fs::write(&path, b"not sqlite").unwrap();
         assert!(matches!(
