@@ -78,14 +78,14 @@ fn run(work: &Path, engine: &str, inputs: &[String], pipeline: &Path) -> std::pa
 fn native_runs_read_and_write_geopackages_as_gdal_does() {
     let work = tempfile::tempdir().unwrap();
     let (regions, points) = common::real::real_layers(work.path(), 20_000, 10.0);
+    let counted = serde_json::json!({"id": "counted",
+        "capability": "spatial_aggregate", "input": "regions",
+        "params": {"ref_layer": "points", "predicate": "within",
+                   "agg": {"*": "count", "value": "sum"}}});
     let pipeline = work.path().join("aggregate.json");
     std::fs::write(
         &pipeline,
-        serde_json::json!({"name": "counted", "steps": [{"id": "counted",
-            "capability": "spatial_aggregate", "input": "regions",
-            "params": {"ref_layer": "points", "predicate": "within",
-                       "agg": {"*": "count", "value": "sum"}}}]})
-        .to_string(),
+        serde_json::json!({"name": "counted", "steps": [counted.clone()]}).to_string(),
     )
     .unwrap();
     let inputs = [
@@ -97,10 +97,7 @@ fn native_runs_read_and_write_geopackages_as_gdal_does() {
     let sorted = work.path().join("sorted.json");
     std::fs::write(
         &sorted,
-        serde_json::json!({"name": "counted", "steps": [{"id": "counted",
-            "capability": "spatial_aggregate", "input": "regions",
-            "params": {"ref_layer": "points", "predicate": "within",
-                       "agg": {"*": "count", "value": "sum"}}},
+        serde_json::json!({"name": "counted", "steps": [counted,
             {"id": "sorted", "capability": "sort", "input": "counted",
              "params": {"by": [{"field": "id"}]}}]})
         .to_string(),

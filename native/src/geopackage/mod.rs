@@ -11,9 +11,7 @@ mod write;
 pub use read::{GeoPackageLayer, read_geopackage};
 pub use write::write_geopackage;
 
-fn quoted(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
+use geomill_planner::sql::quote::ident as quoted;
 
 /// The spatial reference rows every GeoPackage holds (the standard's required rows).
 const REQUIRED_SRS: [(&str, i32, &str, i32, &str, &str); 3] = [
