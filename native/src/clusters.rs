@@ -1,5 +1,6 @@
-//! Clusters of a layer's points: k-means (Lloyd's iterations, k-means++ seeding) and DBSCAN
-//! (a grid of `eps` cells for the neighbourhoods, scikit-learn's walk for the labels).
+//! Clusters of a layer's points: the points themselves, their distances to their clusters'
+//! means (k-means itself is `kmeans_lloyd`), and DBSCAN (a grid of `eps` cells for the
+//! neighbourhoods, scikit-learn's walk for the labels).
 
 use std::collections::HashMap;
 
@@ -9,7 +10,6 @@ use rayon::prelude::*;
 use super::NativeError;
 use super::geos_base::to_geos;
 use super::layer::{Layer, Wkb};
-use super::random::SplitMix64;
 use super::wkb;
 
 /// Each row's point (the centroid of a line or polygon), per batch; `None` for a NULL or
@@ -49,217 +49,6 @@ pub fn points(layer: &Layer) -> Result<Vec<Vec<Option<[f64; 2]>>>, NativeError> 
                     ]))
                 })
                 .collect()
-        })
-        .collect()
-}
-
-fn squared(a: [f64; 2], b: [f64; 2]) -> f64 {
-    let (dx, dy) = (a[0] - b[0], a[1] - b[1]);
-    dx * dx + dy * dy
-}
-
-/// k-means++: the first centre drawn uniformly, each next one with probability proportional
-/// to the squared distance to the nearest centre already chosen.
-fn kmeans_plus_plus(points: &[[f64; 2]], k: usize, seed: u64) -> Vec<[f64; 2]> {
-    let mut random = SplitMix64::new(seed);
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let first = ((random.next_f64() * points.len() as f64) as usize).min(points.len() - 1);
-    let mut centres = vec![points[first]];
-    let mut distances: Vec<f64> = points.iter().map(|p| squared(*p, points[first])).collect();
-    while centres.len() < k {
-        let total: f64 = distances.iter().sum();
-        if total <= 0.0 {
-            break;
-        }
-        let mut target = random.next_f64() * total;
-        let mut chosen = points.len() - 1;
-        for (i, d) in distances.iter().enumerate() {
-            if target < *d {
-                chosen = i;
-                break;
-            }
-            target -= d;
-        }
-        centres.push(points[chosen]);
-        for (d, p) in distances.iter_mut().zip(points) {
-            *d = d.min(squared(*p, points[chosen]));
-        }
-    }
-    centres
-}
-
-/// Points per partial sum of a k-means step.
-const SUM_CHUNK: usize = 4096;
-
-/// The cluster of each point by k-means: Lloyd's iterations from `init` (or k-means++ seeded
-/// by `seed`) until no point changes cluster, or `max_iter`. A centre left without points
-/// keeps its place. Each assignment is Lloyd's, with Hamerly's bounds (the distance to the
-/// point's centre, to the second nearest, and half the gap between centres) skipping the
-/// points whose centre cannot have changed: the same labels, most points not measured again.
-pub fn kmeans(
-    points: &[[f64; 2]],
-    k: usize,
-    init: &[[f64; 2]],
-    seed: u64,
-    max_iter: usize,
-) -> Vec<usize> {
-    if points.is_empty() {
-        return Vec::new();
-    }
-    let mut centres = if init.is_empty() {
-        kmeans_plus_plus(points, k.min(points.len()), seed)
-    } else {
-        init.to_vec()
-    };
-    let mut bounds: Vec<Bounds> = points
-        .par_iter()
-        .map(|p| Bounds::of(&centres, *p))
-        .collect();
-    // Sums per fixed chunk of points, then the chunks' sums in order: the same centres whatever
-    // the number of threads. A chunk's sums are computed again only when a label in it changed.
-    let chunks = points.len().div_ceil(SUM_CHUNK);
-    let mut partial: Vec<(Vec<[f64; 2]>, Vec<usize>)> = vec![(Vec::new(), Vec::new()); chunks];
-    let mut changed = vec![true; chunks];
-    for _ in 0..max_iter {
-        partial
-            .par_iter_mut()
-            .zip(
-                points
-                    .par_chunks(SUM_CHUNK)
-                    .zip(bounds.par_chunks(SUM_CHUNK)),
-            )
-            .zip(changed.par_iter())
-            .filter(|(_, changed)| **changed)
-            .for_each(|((part, (chunk, chunk_bounds)), _)| {
-                *part = chunk_sums(chunk, chunk_bounds, centres.len());
-            });
-        let mut sums = vec![[0.0, 0.0]; centres.len()];
-        let mut counts = vec![0_usize; centres.len()];
-        for (chunk_sums, chunk_counts) in &partial {
-            for c in 0..centres.len() {
-                sums[c][0] += chunk_sums[c][0];
-                sums[c][1] += chunk_sums[c][1];
-                counts[c] += chunk_counts[c];
-            }
-        }
-        let previous = centres.clone();
-        for ((centre, sum), count) in centres.iter_mut().zip(&sums).zip(&counts) {
-            if *count > 0 {
-                *centre = [sum[0] / *count as f64, sum[1] / *count as f64];
-            }
-        }
-        let moved: Vec<f64> = previous
-            .iter()
-            .zip(&centres)
-            .map(|(a, b)| squared(*a, *b).sqrt())
-            .collect();
-        let farthest_move = moved.iter().copied().fold(0.0, f64::max);
-        let half_gaps = half_gaps(&centres);
-        changed = bounds
-            .par_chunks_mut(SUM_CHUNK)
-            .zip(points.par_chunks(SUM_CHUNK))
-            .map(|(chunk_bounds, chunk)| {
-                // Every point steps (no short cut): `|`, not `||`.
-                chunk_bounds
-                    .iter_mut()
-                    .zip(chunk)
-                    .fold(false, |any, (b, p)| {
-                        b.step(&centres, *p, &moved, farthest_move, &half_gaps) | any
-                    })
-            })
-            .collect();
-        if !changed.contains(&true) {
-            break;
-        }
-    }
-    bounds.into_iter().map(|b| b.label).collect()
-}
-
-/// The sums and counts of one chunk's points per cluster.
-fn chunk_sums(chunk: &[[f64; 2]], bounds: &[Bounds], k: usize) -> (Vec<[f64; 2]>, Vec<usize>) {
-    let mut sums = vec![[0.0, 0.0]; k];
-    let mut counts = vec![0_usize; k];
-    for (p, b) in chunk.iter().zip(bounds) {
-        sums[b.label][0] += p[0];
-        sums[b.label][1] += p[1];
-        counts[b.label] += 1;
-    }
-    (sums, counts)
-}
-
-/// The relative slack of the bounds' test: a point is skipped only when its centre is nearer
-/// than every other by more than the rounding of the distances and of the bounds' sums, so a
-/// skipped point is one Lloyd's step would leave where it is, and the labels are Lloyd's.
-const BOUND_SLACK: f64 = 1e-9;
-
-/// Hamerly's bounds of one point: its cluster, a distance at least that to its centre, and a
-/// distance at most that to any other centre.
-#[derive(Clone, Copy)]
-struct Bounds {
-    label: usize,
-    upper: f64,
-    lower: f64,
-}
-
-impl Bounds {
-    /// The nearest centre (the first of equally near ones), with exact bounds.
-    fn of(centres: &[[f64; 2]], p: [f64; 2]) -> Bounds {
-        let (mut label, mut best, mut second) = (0, f64::INFINITY, f64::INFINITY);
-        for (i, c) in centres.iter().enumerate() {
-            let d = squared(*c, p);
-            if d < best {
-                (label, second, best) = (i, best, d);
-            } else if d < second {
-                second = d;
-            }
-        }
-        Bounds {
-            label,
-            upper: best.sqrt(),
-            lower: second.sqrt(),
-        }
-    }
-
-    /// One Lloyd assignment of the point after the centres moved by `moved`: kept when the
-    /// bounds show its centre is still the nearest, else found again. `true` when it changed.
-    fn step(
-        &mut self,
-        centres: &[[f64; 2]],
-        p: [f64; 2],
-        moved: &[f64],
-        farthest_move: f64,
-        half_gaps: &[f64],
-    ) -> bool {
-        self.upper += moved[self.label];
-        self.lower -= farthest_move;
-        let clear =
-            |upper: f64, bound: f64| upper * (1.0 + BOUND_SLACK) < bound * (1.0 - BOUND_SLACK);
-        let bound = self.lower.max(half_gaps[self.label]);
-        if clear(self.upper, bound) {
-            return false;
-        }
-        self.upper = squared(centres[self.label], p).sqrt();
-        if clear(self.upper, bound) {
-            return false;
-        }
-        let label = self.label;
-        *self = Bounds::of(centres, p);
-        self.label != label
-    }
-}
-
-/// Half the distance from each centre to the nearest other one (no other: infinite).
-fn half_gaps(centres: &[[f64; 2]]) -> Vec<f64> {
-    centres
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            centres
-                .iter()
-                .enumerate()
-                .filter(|&(j, _)| j != i)
-                .map(|(_, b)| squared(*a, *b).sqrt() / 2.0)
-                .fold(f64::INFINITY, f64::min)
         })
         .collect()
 }
@@ -423,71 +212,8 @@ pub(crate) fn label(neighbourhoods: &[Vec<usize>], min_samples: usize) -> Vec<i6
 mod tests {
     use super::*;
 
-    /// Lloyd's iterations measuring every point against every centre, with the kernel's sums.
-    fn plain_lloyd(points: &[[f64; 2]], init: &[[f64; 2]], max_iter: usize) -> Vec<usize> {
-        let nearest = |centres: &[[f64; 2]], p: [f64; 2]| Bounds::of(centres, p).label;
-        let mut centres = init.to_vec();
-        let mut labels: Vec<usize> = points.iter().map(|p| nearest(&centres, *p)).collect();
-        for _ in 0..max_iter {
-            let mut sums = vec![[0.0, 0.0]; centres.len()];
-            let mut counts = vec![0_usize; centres.len()];
-            for (chunk, chunk_labels) in points.chunks(SUM_CHUNK).zip(labels.chunks(SUM_CHUNK)) {
-                let mut chunk_sums = vec![[0.0, 0.0]; centres.len()];
-                for (p, &l) in chunk.iter().zip(chunk_labels) {
-                    chunk_sums[l][0] += p[0];
-                    chunk_sums[l][1] += p[1];
-                    counts[l] += 1;
-                }
-                for (total, part) in sums.iter_mut().zip(&chunk_sums) {
-                    total[0] += part[0];
-                    total[1] += part[1];
-                }
-            }
-            for ((centre, sum), count) in centres.iter_mut().zip(&sums).zip(&counts) {
-                if *count > 0 {
-                    *centre = [sum[0] / *count as f64, sum[1] / *count as f64];
-                }
-            }
-            let next: Vec<usize> = points.iter().map(|p| nearest(&centres, *p)).collect();
-            if next == labels {
-                break;
-            }
-            labels = next;
-        }
-        labels
-    }
-
     #[test]
-    fn the_bounds_give_the_labels_of_plain_lloyd_iterations() {
-        let mut random = crate::random::SplitMix64::new(2026);
-        for (n, k, spread) in [(20_000, 8, 1.0), (9_000, 3, 0.1), (5_000, 12, 10.0)] {
-            // Clustered points, some exactly on top of each other, some between clusters.
-            let centres: Vec<[f64; 2]> = (0..k)
-                .map(|_| [random.next_f64() * 100.0, random.next_f64() * 50.0])
-                .collect();
-            let points: Vec<[f64; 2]> = (0..n)
-                .map(|i| {
-                    let c = centres[i % k];
-                    if i % 97 == 0 {
-                        return c;
-                    }
-                    let (u, v) = (random.next_f64() - 0.5, random.next_f64() - 0.5);
-                    [c[0] + u * spread * 20.0, c[1] + v * spread * 20.0]
-                })
-                .collect();
-            let init: Vec<[f64; 2]> = points.iter().step_by(n / k).take(k).copied().collect();
-            for max_iter in [1, 3, 300] {
-                assert_eq!(
-                    kmeans(&points, k, &init, 0, max_iter),
-                    plain_lloyd(&points, &init, max_iter),
-                    "n {n}, k {k}, {max_iter} iterations"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn two_groups_and_an_outlier() {
+    fn dbscan_two_groups_and_an_outlier() {
         let points = [
             [0.0, 0.0],
             [0.1, 0.0],
@@ -498,11 +224,6 @@ mod tests {
             [20.0, 0.0],
         ];
         assert_eq!(dbscan(&points, 0.5, 3), [0, 0, 0, 1, 1, 1, -1]);
-        let labels = kmeans(&points[..6], 2, &[[0.0, 0.0], [5.0, 5.0]], 0, 10);
-        assert_eq!(labels, [0, 0, 0, 1, 1, 1]);
-        let seeded = kmeans(&points[..6], 2, &[], 7, 10);
-        assert_eq!(seeded, kmeans(&points[..6], 2, &[], 7, 10));
-        assert_ne!(seeded[0], seeded[3]);
     }
 
     #[test]

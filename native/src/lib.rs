@@ -28,6 +28,7 @@ pub mod grid;
 pub mod hdbscan;
 mod hex_rows;
 pub mod joins;
+pub mod kmeans_lloyd;
 mod kmeans_sklearn;
 pub mod layer;
 pub mod line_clean;

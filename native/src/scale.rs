@@ -16,7 +16,7 @@ use geomill_planner::plan::operator::{
 
 use super::classify::{breaks, class_of, mean, numbers, numpy_sum, with_columns};
 use super::layer::Layer;
-use super::{NativeError, clusters, hdbscan, kmeans_sklearn};
+use super::{NativeError, clusters, hdbscan, kmeans_lloyd, kmeans_sklearn};
 
 /// Computes `op` over `layer`.
 pub fn scale(layer: &Layer, op: &ScaleOp) -> Result<Layer, NativeError> {
@@ -135,7 +135,8 @@ pub fn scale(layer: &Layer, op: &ScaleOp) -> Result<Layer, NativeError> {
         } => {
             let points = clusters::points(layer)?;
             let present: Vec<[f64; 2]> = points.iter().flatten().flatten().copied().collect();
-            let labels = clusters::kmeans(&present, *k as usize, init, *seed, *max_iter as usize);
+            let labels =
+                kmeans_lloyd::kmeans(&present, *k as usize, init, *seed, *max_iter as usize);
             let distances = distance
                 .as_ref()
                 .map(|_| clusters::distances_to_centres(&present, &labels));
