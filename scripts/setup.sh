@@ -19,8 +19,9 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # --- Debian packages -------------------------------------------------------------------------
-# mold links the large binaries in seconds where GNU ld takes tens of seconds each.
-packages=(pkg-config libgeos-dev libsqlite3-dev curl ca-certificates python3-pip npm mold)
+# mold links the large binaries in seconds where GNU ld takes tens of seconds each. libgdal-dev:
+# the raster kernels link Debian's GDAL (the gdal crate carries bindings for 3.6, no libclang).
+packages=(pkg-config libgeos-dev libsqlite3-dev libgdal-dev curl ca-certificates python3-pip npm mold)
 if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then
   packages+=(gdal-bin postgresql-15-postgis-3 postgresql-15-pgrouting chromium chromium-driver redis-server)
 fi
@@ -118,6 +119,20 @@ if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then
     log "installing the tests' Python references ($requirements)"
     "$venv/bin/pip" install -q --disable-pip-version-check -r "$requirements"
     echo "$wanted" > "$venv/.requirements"
+  fi
+  # Rasters for the raster tests: rasterstats' own test data (slope.tif and its variants, the
+  # polygons of its tests), from its source package on PyPI.
+  RASTERSTATS_SDIST="rasterstats==0.21.0"
+  raster_data="$deps_dir/rasterstats-0.21.0-data"
+  if [ ! -f "$raster_data/slope.tif" ]; then
+    log "fetching rasterstats' test rasters ($RASTERSTATS_SDIST source package)"
+    tmp=$(mktemp -d)
+    "$venv/bin/pip" download -q --no-deps --no-binary :all: --disable-pip-version-check \
+      "$RASTERSTATS_SDIST" -d "$tmp"
+    tar -xzf "$tmp"/rasterstats-*.tar.gz -C "$tmp"
+    mkdir -p "$raster_data"
+    cp "$tmp"/rasterstats-*/tests/data/* "$raster_data/"
+    rm -rf "$tmp"
   fi
 fi
 

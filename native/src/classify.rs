@@ -13,15 +13,18 @@ use super::NativeError;
 use super::layer::Layer;
 use super::tessellation::arange;
 
-/// A sum as numpy's `add.reduce` computes it over a contiguous array: pairwise, in blocks of
-/// eight accumulators up to 128 values, halves above (rounding included).
-pub(super) fn numpy_sum(values: &[f64]) -> f64 {
+/// A sum as numpy's `add.reduce` computes it over a contiguous array of `T` (`f64` or `f32`):
+/// pairwise, in blocks of eight accumulators up to 128 values, halves above (rounding included).
+pub(crate) fn numpy_sum<T>(values: &[T]) -> T
+where
+    T: Copy + Default + std::ops::Add<Output = T> + std::ops::AddAssign,
+{
     let n = values.len();
     if n < 8 {
-        return values.iter().fold(0.0, |sum, v| sum + v);
+        return values.iter().fold(T::default(), |sum, v| sum + *v);
     }
     if n <= 128 {
-        let mut r = [0.0; 8];
+        let mut r = [T::default(); 8];
         r.copy_from_slice(&values[..8]);
         let mut i = 8;
         while i < n - n % 8 {
@@ -32,7 +35,7 @@ pub(super) fn numpy_sum(values: &[f64]) -> f64 {
         }
         let mut sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
         for v in &values[i..] {
-            sum += v;
+            sum += *v;
         }
         return sum;
     }

@@ -40,6 +40,7 @@ pub mod owned;
 mod pivot;
 pub mod polygons;
 pub mod random;
+pub mod raster;
 mod ring_bands;
 pub mod scale;
 mod shapes;

@@ -1,0 +1,121 @@
+//! Rasters through GDAL: files opened only by the GeoTIFF driver (a COG is a GeoTIFF), their
+//! description (size, bands, types, nodata, CRS, transform, overviews), and the raster kernels
+//! (`zonal`: zonal statistics as rasterstats computes them).
+
+pub mod zonal;
+
+use std::path::Path;
+
+use gdal::{Dataset, DatasetOptions, GdalOpenFlags};
+use serde::Serialize;
+
+/// The only GDAL drivers a raster file is opened with: a file that needs another (a VRT, an
+/// HDF5 container, a URL) is refused, not read.
+pub const RASTER_DRIVERS: &[&str] = &["GTiff"];
+
+/// Why a raster could not be read or computed.
+#[derive(Debug, thiserror::Error)]
+pub enum RasterError {
+    /// The file is not a raster GDAL's GeoTIFF driver reads (the message says what it is).
+    #[error("not a GeoTIFF raster: {0}")]
+    NotARaster(String),
+    /// A parameter out of range for this raster (a band it does not have, say).
+    #[error("{0}")]
+    Input(String),
+    /// GDAL failed while reading a raster it opened.
+    #[error("reading the raster: {0}")]
+    Gdal(#[from] gdal::errors::GdalError),
+}
+
+/// Opens `path` read-only with the GeoTIFF driver alone.
+pub fn open(path: &Path) -> Result<Dataset, RasterError> {
+    let options = DatasetOptions {
+        open_flags: GdalOpenFlags::GDAL_OF_RASTER | GdalOpenFlags::GDAL_OF_READONLY,
+        allowed_drivers: Some(RASTER_DRIVERS),
+        ..Default::default()
+    };
+    let dataset = Dataset::open_ex(path, options).map_err(|e| {
+        RasterError::NotARaster(format!(
+            "{}: {}",
+            path.file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+            gdal_message(&e)
+        ))
+    })?;
+    if dataset.raster_count() == 0 {
+        return Err(RasterError::NotARaster(
+            "the file has no raster band".into(),
+        ));
+    }
+    Ok(dataset)
+}
+
+/// GDAL's own message of `error`, without the crate's wrapping.
+fn gdal_message(error: &gdal::errors::GdalError) -> String {
+    match error {
+        gdal::errors::GdalError::CplError { msg, .. } => msg.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// What a raster file holds.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RasterInfo {
+    /// Columns.
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+    /// `EPSG:<code>` when the CRS has one, else its WKT; `None` without a CRS.
+    pub crs: Option<String>,
+    /// GDAL's geotransform: x of the top-left corner, pixel width, row rotation, y of the
+    /// top-left corner, column rotation, pixel height (negative for north-up).
+    pub transform: [f64; 6],
+    pub bands: Vec<BandInfo>,
+}
+
+/// One band of a raster.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BandInfo {
+    /// 1-based, as GDAL and rasterio number bands.
+    pub index: usize,
+    /// GDAL's name of the cell type: Byte, Int16, UInt16, Int32, Float32, Float64, ...
+    pub data_type: String,
+    pub nodata: Option<f64>,
+    /// GDAL's block (tile or strip) size, columns × rows.
+    pub block_size: [usize; 2],
+    /// How many reduced-resolution overviews the file carries.
+    pub overviews: usize,
+}
+
+/// Describes an opened raster.
+pub fn describe(dataset: &Dataset) -> Result<RasterInfo, RasterError> {
+    let (width, height) = dataset.raster_size();
+    let transform = dataset.geo_transform()?;
+    let crs = dataset.spatial_ref().ok().and_then(|mut srs| {
+        let _ = srs.auto_identify_epsg();
+        match (srs.auth_name(), srs.auth_code()) {
+            (Some(name), Ok(code)) if name == "EPSG" => Some(format!("EPSG:{code}")),
+            _ => srs.to_wkt().ok(),
+        }
+    });
+    let bands = (1..=dataset.raster_count())
+        .map(|index| {
+            let band = dataset.rasterband(index)?;
+            let (block_x, block_y) = band.block_size();
+            Ok(BandInfo {
+                index,
+                data_type: band.band_type().name(),
+                nodata: band.no_data_value(),
+                block_size: [block_x, block_y],
+                overviews: usize::try_from(band.overview_count()?).unwrap_or(0),
+            })
+        })
+        .collect::<Result<Vec<_>, RasterError>>()?;
+    Ok(RasterInfo {
+        width,
+        height,
+        crs,
+        transform,
+        bands,
+    })
+}

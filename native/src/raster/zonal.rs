@@ -1,0 +1,549 @@
+//! Zonal statistics of one raster band under each zone (polygon, line or point), as rasterstats
+//! 0.21 computes them: the window of the zone's bounds (floor and ceil of its rows and columns,
+//! cells past the raster's edge filled with the file's nodata, or 0 without one), the cells GDAL
+//! burns for the zone (their centre inside it, or every cell it touches), less the cells equal to
+//! the nodata value and NaN; each statistic with numpy's arithmetic (float32 bands summed in
+//! float32, pairwise), zones in parallel, each thread with its own handle on the file.
+
+use std::path::Path;
+
+use gdal::raster::{RasterizeOptions, rasterize};
+use gdal::vector::Geometry;
+use gdal::{Dataset, DriverManager};
+use rayon::prelude::*;
+
+use super::{RasterError, open};
+use crate::classify::numpy_sum;
+
+/// The most cells one zone's window may cover (a zone past it is refused by name): its values
+/// and mask are held while its statistics are computed.
+pub const MAX_ZONE_CELLS: usize = 50_000_000;
+
+/// rasterstats' nodata value for a raster that declares none.
+const DEFAULT_NODATA: f64 = -999.0;
+
+/// One statistic rasterstats names.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stat {
+    Count,
+    Min,
+    Max,
+    Mean,
+    Sum,
+    Std,
+    Median,
+    Majority,
+    Minority,
+    Unique,
+    Range,
+    Nodata,
+    Nan,
+    /// `percentile_<q>`, q in [0, 100].
+    Percentile(f64),
+}
+
+impl Stat {
+    /// Every statistic of rasterstats' `stats="*"` (without percentiles).
+    pub const ALL: [Stat; 13] = [
+        Stat::Count,
+        Stat::Min,
+        Stat::Max,
+        Stat::Mean,
+        Stat::Sum,
+        Stat::Std,
+        Stat::Median,
+        Stat::Majority,
+        Stat::Minority,
+        Stat::Unique,
+        Stat::Range,
+        Stat::Nodata,
+        Stat::Nan,
+    ];
+
+    /// rasterstats' name of a statistic (`percentile_90`, ...).
+    pub fn parse(name: &str) -> Result<Stat, String> {
+        if let Some(q) = name.strip_prefix("percentile_") {
+            return match q.parse::<f64>() {
+                Ok(q) if (0.0..=100.0).contains(&q) => Ok(Stat::Percentile(q)),
+                _ => Err(format!("{name}: a percentile is between 0 and 100")),
+            };
+        }
+        Stat::ALL
+            .into_iter()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| format!("unknown statistic {name}"))
+    }
+
+    /// The name rasterstats gives the statistic.
+    pub fn name(&self) -> String {
+        match self {
+            Stat::Count => "count".into(),
+            Stat::Min => "min".into(),
+            Stat::Max => "max".into(),
+            Stat::Mean => "mean".into(),
+            Stat::Sum => "sum".into(),
+            Stat::Std => "std".into(),
+            Stat::Median => "median".into(),
+            Stat::Majority => "majority".into(),
+            Stat::Minority => "minority".into(),
+            Stat::Unique => "unique".into(),
+            Stat::Range => "range".into(),
+            Stat::Nodata => "nodata".into(),
+            Stat::Nan => "nan".into(),
+            Stat::Percentile(q) => format!("percentile_{}", trim_float(*q)),
+        }
+    }
+
+    /// Whether the statistic counts (an integer) rather than measures.
+    pub fn is_count(&self) -> bool {
+        matches!(self, Stat::Count | Stat::Unique | Stat::Nan)
+    }
+}
+
+/// `90` for 90.0, `12.5` for 12.5 (Python's `str` of the number rasterstats parsed).
+fn trim_float(q: f64) -> String {
+    if q.fract() == 0.0 {
+        format!("{q:.0}")
+    } else {
+        q.to_string()
+    }
+}
+
+/// How zonal statistics are taken.
+#[derive(Debug, Clone)]
+pub struct ZonalOptions {
+    /// 1-based band.
+    pub band: usize,
+    pub stats: Vec<Stat>,
+    /// Every cell the zone touches, not only those whose centre it contains.
+    pub all_touched: bool,
+    /// Replaces the file's nodata value.
+    pub nodata: Option<f64>,
+}
+
+/// The statistics of each zone (`None`: a NULL or empty zone, or a statistic without a value:
+/// every statistic but `count` of a zone without valid cells), in `options.stats` order.
+pub fn zonal_stats(
+    path: &Path,
+    zones: &[Option<&[u8]>],
+    options: &ZonalOptions,
+) -> Result<Vec<Vec<Option<f64>>>, RasterError> {
+    let grid = Grid::of(&open(path)?, options)?;
+    zones
+        .par_iter()
+        .enumerate()
+        .map_init(
+            || open(path),
+            |dataset, (row, zone)| {
+                let dataset = dataset
+                    .as_ref()
+                    .map_err(|e| RasterError::Input(e.to_string()))?;
+                let Some(wkb) = zone else {
+                    return Ok(vec![None; options.stats.len()]);
+                };
+                let cells = grid
+                    .zone_cells(dataset, wkb, options)
+                    .map_err(|e| with_zone(e, row))?;
+                Ok(match cells {
+                    Some(cells) => cells.stats(&options.stats, &grid),
+                    None => vec![None; options.stats.len()],
+                })
+            },
+        )
+        .collect()
+}
+
+fn with_zone(error: RasterError, row: usize) -> RasterError {
+    match error {
+        RasterError::Input(message) => RasterError::Input(format!("zone {row}: {message}")),
+        other => other,
+    }
+}
+
+/// The raster's grid and band as the statistics need them.
+struct Grid {
+    width: usize,
+    height: usize,
+    /// x of the left edge, cell width, y of the top edge, cell height (negative).
+    x0: f64,
+    dx: f64,
+    y0: f64,
+    dy: f64,
+    /// What cells past the raster's edge read as.
+    fill: f64,
+    /// The value masked as nodata.
+    nodata: f64,
+    float32: bool,
+    integer: bool,
+}
+
+impl Grid {
+    fn of(dataset: &Dataset, options: &ZonalOptions) -> Result<Grid, RasterError> {
+        let count = dataset.raster_count();
+        if options.band == 0 || options.band > count {
+            return Err(RasterError::Input(format!(
+                "band {} is out of range: the raster has {count} band{}",
+                options.band,
+                if count == 1 { "" } else { "s" }
+            )));
+        }
+        let t = dataset.geo_transform()?;
+        if t[2] != 0.0 || t[4] != 0.0 || t[1] == 0.0 || t[5] == 0.0 {
+            return Err(RasterError::Input(
+                "a rotated or degenerate geotransform (zonal statistics need a north-up grid)"
+                    .into(),
+            ));
+        }
+        let band = dataset.rasterband(options.band)?;
+        let file_nodata = band.no_data_value();
+        let data_type = band.band_type().name();
+        let (width, height) = dataset.raster_size();
+        Ok(Grid {
+            width,
+            height,
+            x0: t[0],
+            dx: t[1],
+            y0: t[3],
+            dy: t[5],
+            fill: file_nodata.unwrap_or(0.0),
+            nodata: options.nodata.or(file_nodata).unwrap_or(DEFAULT_NODATA),
+            float32: data_type == "Float32",
+            integer: !data_type.starts_with("Float") && !data_type.starts_with("CFloat"),
+        })
+    }
+
+    /// rasterstats' `rowcol`: the row and column of a point, rounded by `op`.
+    fn row_col(&self, x: f64, y: f64, op: fn(f64) -> f64) -> (f64, f64) {
+        (op((y - self.y0) / self.dy), op((x - self.x0) / self.dx))
+    }
+
+    /// The window, values and burned mask of one zone; `None` for an empty zone.
+    fn zone_cells(
+        &self,
+        dataset: &Dataset,
+        wkb: &[u8],
+        options: &ZonalOptions,
+    ) -> Result<Option<Cells>, RasterError> {
+        let bad = |e: geomill_geometry::wkb::WkbError| RasterError::Input(e.to_string());
+        let (base, _) = geomill_geometry::wkb::base_type(wkb).map_err(bad)?;
+        let geometry = if base == 1 || base == 4 {
+            match self.boxed_points(wkb)? {
+                Some(boxes) => boxes,
+                None => return Ok(None),
+            }
+        } else {
+            Geometry::from_wkb(wkb).map_err(|e| RasterError::Input(e.to_string()))?
+        };
+        if geometry.is_empty() {
+            return Ok(None);
+        }
+        let e = geometry.envelope();
+        let (row_start, col_start) = self.row_col(e.MinX, e.MaxY, f64::floor);
+        let (row_stop, col_stop) = self.row_col(e.MaxX, e.MinY, f64::ceil);
+        let rows = row_stop - row_start;
+        let cols = col_stop - col_start;
+        if !(rows.is_finite() && cols.is_finite()) || rows < 0.0 || cols < 0.0 {
+            return Err(RasterError::Input(
+                "a zone with non-finite coordinates".into(),
+            ));
+        }
+        if rows * cols > MAX_ZONE_CELLS as f64 {
+            return Err(RasterError::Input(format!(
+                "the zone's window covers {} cells, more than the {MAX_ZONE_CELLS} a zone may read",
+                rows * cols
+            )));
+        }
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let window = Window {
+            row: row_start as i64,
+            col: col_start as i64,
+            rows: rows as usize,
+            cols: cols as usize,
+        };
+        let burned = self.burn(&geometry, &window, options.all_touched)?;
+        let values = self.read(dataset, &window, options.band)?;
+        Ok(Some(Cells { values, burned }))
+    }
+
+    /// A point or multipoint as rasterstats' `boxify_points` makes it: each point's cell, 1 %
+    /// smaller on every side.
+    fn boxed_points(&self, wkb: &[u8]) -> Result<Option<Geometry>, RasterError> {
+        let points = Geometry::from_wkb(wkb).map_err(|e| RasterError::Input(e.to_string()))?;
+        let mut coordinates = Vec::new();
+        if points.geometry_count() == 0 {
+            if !points.is_empty() {
+                let (x, y, _) = points.get_point(0);
+                coordinates.push((x, y));
+            }
+        } else {
+            for i in 0..points.geometry_count() {
+                let point = points.get_geometry(i);
+                if !point.is_empty() {
+                    let (x, y, _) = point.get_point(0);
+                    coordinates.push((x, y));
+                }
+            }
+        }
+        if coordinates.is_empty() {
+            return Ok(None);
+        }
+        let shrink = 0.01 * self.dx.abs().min(self.dy.abs());
+        let boxes: Vec<String> = coordinates
+            .into_iter()
+            .map(|(x, y)| {
+                let (row, col) = self.row_col(x, y, f64::floor);
+                let (left, top) = (self.x0 + col * self.dx, self.y0 + row * self.dy);
+                let (right, bottom) = (left + self.dx, top + self.dy);
+                let (x1, x2) = (left.min(right) + shrink, left.max(right) - shrink);
+                let (y1, y2) = (top.min(bottom) + shrink, top.max(bottom) - shrink);
+                format!("(({x1} {y1},{x2} {y1},{x2} {y2},{x1} {y2},{x1} {y1}))")
+            })
+            .collect();
+        let wkt = format!("MULTIPOLYGON({})", boxes.join(","));
+        Geometry::from_wkt(&wkt)
+            .map(Some)
+            .map_err(|e| RasterError::Input(e.to_string()))
+    }
+
+    /// The cells of `window` GDAL burns for `geometry` (row-major).
+    fn burn(
+        &self,
+        geometry: &Geometry,
+        window: &Window,
+        all_touched: bool,
+    ) -> Result<Vec<bool>, RasterError> {
+        if window.rows == 0 || window.cols == 0 {
+            return Ok(Vec::new());
+        }
+        let driver = DriverManager::get_driver_by_name("MEM")?;
+        let mut mask = driver.create_with_band_type::<u8, _>("", window.cols, window.rows, 1)?;
+        #[allow(clippy::cast_precision_loss)]
+        mask.set_geo_transform(&[
+            self.x0 + window.col as f64 * self.dx,
+            self.dx,
+            0.0,
+            self.y0 + window.row as f64 * self.dy,
+            0.0,
+            self.dy,
+        ])?;
+        let options = RasterizeOptions {
+            all_touched,
+            ..Default::default()
+        };
+        rasterize(
+            &mut mask,
+            &[1],
+            std::slice::from_ref(geometry),
+            &[1.0],
+            Some(options),
+        )?;
+        let size = (window.cols, window.rows);
+        let burned = mask
+            .rasterband(1)?
+            .read_as::<u8>((0, 0), size, size, None)?;
+        Ok(burned.data().iter().map(|&b| b != 0).collect())
+    }
+
+    /// The band's values over `window` (row-major), cells past the raster's edge as `fill`.
+    fn read(
+        &self,
+        dataset: &Dataset,
+        window: &Window,
+        band: usize,
+    ) -> Result<Vec<f64>, RasterError> {
+        let mut values = vec![self.fill; window.rows * window.cols];
+        let clamp = |v: i64, high: usize| v.clamp(0, i64::try_from(high).unwrap_or(i64::MAX));
+        let (r0, r1) = (
+            clamp(window.row, self.height),
+            clamp(window.row + window.rows as i64, self.height),
+        );
+        let (c0, c1) = (
+            clamp(window.col, self.width),
+            clamp(window.col + window.cols as i64, self.width),
+        );
+        if r1 <= r0 || c1 <= c0 {
+            return Ok(values);
+        }
+        #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
+        let (rows, cols) = ((r1 - r0) as usize, (c1 - c0) as usize);
+        #[allow(clippy::cast_possible_truncation)]
+        let inside = dataset.rasterband(band)?.read_as::<f64>(
+            (c0 as isize, r0 as isize),
+            (cols, rows),
+            (cols, rows),
+            None,
+        )?;
+        #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
+        let (row_offset, col_offset) = ((r0 - window.row) as usize, (c0 - window.col) as usize);
+        for (r, source) in inside.data().chunks(cols).enumerate() {
+            let start = (row_offset + r) * window.cols + col_offset;
+            values[start..start + cols].copy_from_slice(source);
+        }
+        Ok(values)
+    }
+}
+
+/// A window of the raster's grid (its first row and column may be outside the raster).
+struct Window {
+    row: i64,
+    col: i64,
+    rows: usize,
+    cols: usize,
+}
+
+/// One zone's window: every value, and whether the zone burned the cell.
+struct Cells {
+    values: Vec<f64>,
+    burned: Vec<bool>,
+}
+
+impl Cells {
+    fn stats(&self, stats: &[Stat], grid: &Grid) -> Vec<Option<f64>> {
+        let valid: Vec<bool> = self
+            .values
+            .iter()
+            .zip(&self.burned)
+            .map(|(v, &burned)| burned && *v != grid.nodata && !v.is_nan())
+            .collect();
+        let kept: Vec<f64> = self
+            .values
+            .iter()
+            .zip(&valid)
+            .filter_map(|(v, &ok)| ok.then_some(*v))
+            .collect();
+        let mut sorted = kept.clone();
+        sorted.sort_by(f64::total_cmp);
+        let distinct = distinct_counts(&sorted);
+        stats
+            .iter()
+            .map(|stat| match stat {
+                Stat::Nodata => Some(self.burned_where(|v| v == grid.nodata)),
+                Stat::Nan => Some(self.burned_where(f64::is_nan)),
+                Stat::Count => Some(kept.len() as f64),
+                _ if kept.is_empty() => None,
+                Stat::Min => sorted.first().copied(),
+                Stat::Max => sorted.last().copied(),
+                Stat::Range => Some(sorted[sorted.len() - 1] - sorted[0]),
+                Stat::Sum => Some(self.sum(&valid, grid)),
+                Stat::Mean => Some(self.sum(&valid, grid) / kept.len() as f64),
+                Stat::Std => Some(self.std(&valid, grid, kept.len())),
+                Stat::Median => Some(median(&sorted, grid)),
+                Stat::Percentile(q) => Some(percentile(&sorted, *q, grid)),
+                Stat::Unique => Some(distinct.len() as f64),
+                Stat::Majority => pick(&distinct, |a, b| a > b),
+                Stat::Minority => pick(&distinct, |a, b| a < b),
+            })
+            .collect()
+    }
+
+    /// How many burned cells satisfy `test`.
+    fn burned_where(&self, test: impl Fn(f64) -> bool) -> f64 {
+        let n = self
+            .values
+            .iter()
+            .zip(&self.burned)
+            .filter(|(v, burned)| **burned && test(**v))
+            .count();
+        n as f64
+    }
+
+    /// numpy's `masked.sum()`: the window with masked cells as 0, summed pairwise in the band's
+    /// type (exactly in 64-bit integers for an integer band).
+    fn sum(&self, valid: &[bool], grid: &Grid) -> f64 {
+        let filled = self
+            .values
+            .iter()
+            .zip(valid)
+            .map(|(v, &ok)| if ok { *v } else { 0.0 });
+        if grid.integer {
+            #[allow(clippy::cast_possible_truncation)]
+            return filled.map(|v| v as i64).sum::<i64>() as f64;
+        }
+        if grid.float32 {
+            #[allow(clippy::cast_possible_truncation)]
+            let values: Vec<f32> = filled.map(|v| v as f32).collect();
+            return f64::from(numpy_sum(&values));
+        }
+        numpy_sum(&filled.collect::<Vec<f64>>())
+    }
+
+    /// numpy's `masked.std()`: the squared anomalies from the mean (in float64), masked cells 0,
+    /// summed pairwise, over the count.
+    fn std(&self, valid: &[bool], grid: &Grid, count: usize) -> f64 {
+        let mean = self.sum(valid, grid) / count as f64;
+        let squares: Vec<f64> = self
+            .values
+            .iter()
+            .zip(valid)
+            .map(|(v, &ok)| if ok { (v - mean) * (v - mean) } else { 0.0 })
+            .collect();
+        (numpy_sum(&squares) / count as f64).sqrt()
+    }
+}
+
+/// Each distinct value of `sorted` with how many times it occurs, ascending.
+fn distinct_counts(sorted: &[f64]) -> Vec<(f64, usize)> {
+    let mut out: Vec<(f64, usize)> = Vec::new();
+    for &v in sorted {
+        match out.last_mut() {
+            Some((last, n)) if *last == v => *n += 1,
+            _ => out.push((v, 1)),
+        }
+    }
+    out
+}
+
+/// The value whose count `better` prefers, the smallest on ties (rasterstats' `key_assoc_val`).
+fn pick(distinct: &[(f64, usize)], better: impl Fn(usize, usize) -> bool) -> Option<f64> {
+    let mut best: Option<(f64, usize)> = None;
+    for &(v, n) in distinct {
+        if best.is_none_or(|(_, m)| better(n, m)) {
+            best = Some((v, n));
+        }
+    }
+    best.map(|(v, _)| v)
+}
+
+/// `np.median`: the middle value, or the mean of the two middle ones in the band's type.
+fn median(sorted: &[f64], grid: &Grid) -> f64 {
+    let n = sorted.len();
+    if n % 2 == 1 {
+        return sorted[n / 2];
+    }
+    let (a, b) = (sorted[n / 2 - 1], sorted[n / 2]);
+    if grid.float32 {
+        #[allow(clippy::cast_possible_truncation)]
+        return f64::from((a as f32 + b as f32) / 2.0);
+    }
+    (a + b) / 2.0
+}
+
+/// `np.percentile(values, q)` (linear, `q` a Python number): between the ranks around
+/// `(n - 1) q / 100`, numpy's `_lerp` with the weight `t` (from the upper value when `t` is at
+/// least a half); for a float32 band in float32, `t` and `1 - t` rounded to it from float64.
+fn percentile(sorted: &[f64], q: f64, grid: &Grid) -> f64 {
+    let index = (sorted.len() - 1) as f64 * (q / 100.0);
+    let below = index.floor();
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let i = (below as usize).min(sorted.len() - 1);
+    let (a, b) = (sorted[i], sorted[(i + 1).min(sorted.len() - 1)]);
+    let t = index - below;
+    if grid.float32 {
+        #[allow(clippy::cast_possible_truncation)]
+        let (a, b) = (a as f32, b as f32);
+        let diff = b - a;
+        #[allow(clippy::cast_possible_truncation)]
+        let value = if t >= 0.5 {
+            b - diff * (1.0 - t) as f32
+        } else {
+            a + diff * t as f32
+        };
+        return f64::from(value);
+    }
+    let diff = b - a;
+    if t >= 0.5 {
+        b - diff * (1.0 - t)
+    } else {
+        a + diff * t
+    }
+}

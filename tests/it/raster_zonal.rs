@@ -1,0 +1,171 @@
+//! Zonal statistics of the native raster kernel against rasterstats 0.21 run on the same files
+//! (rasterstats' own test rasters and zones: a float32 slope grid, its nodata and all-nodata
+//! variants; polygons, multipolygons, partly and not overlapping polygons, lines and points),
+//! pixel-centre and all-touched, every statistic and a percentile.
+
+use std::path::PathBuf;
+
+use geomill_native::raster::zonal::{Stat, ZonalOptions, zonal_stats};
+use geomill_native::raster::{RasterError, describe, open};
+use serde_json::Value;
+
+use crate::common::real::run_python;
+
+/// rasterstats' test data, unpacked by `scripts/setup.sh test`.
+fn data() -> PathBuf {
+    let deps = std::env::var("GEOMILL_DEPS_DIR").unwrap_or_else(|_| {
+        format!(
+            "{}/.cache/geomill/deps",
+            std::env::var("HOME").unwrap_or_default()
+        )
+    });
+    PathBuf::from(deps).join("rasterstats-0.21.0-data")
+}
+
+/// Each zone's WKB (hex) and rasterstats' answers, pixel-centre then all-touched.
+const REFERENCE: &str = r#"
+import json, sys, warnings
+import pyogrio, shapely
+from rasterstats import zonal_stats
+warnings.simplefilter("ignore")
+raster, zones, stats = sys.argv[1], sys.argv[2], sys.argv[3].split()
+frame = pyogrio.read_dataframe(zones)
+out = {"wkb": [None if g is None else shapely.to_wkb(g, hex=True) for g in frame.geometry]}
+for touched in (False, True):
+    out[str(touched).lower()] = zonal_stats(zones, raster, stats=stats, all_touched=touched)
+print(json.dumps(out))
+"#;
+
+fn close(ours: Option<f64>, theirs: &Value) -> bool {
+    match (ours, theirs.as_f64()) {
+        (None, None) => theirs.is_null(),
+        (Some(a), Some(b)) => a == b || (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+        _ => false,
+    }
+}
+
+fn compare(raster: &str, zones: &str) {
+    let mut stats: Vec<Stat> = Stat::ALL.to_vec();
+    stats.extend([
+        Stat::Percentile(90.0),
+        Stat::Percentile(12.5),
+        Stat::Percentile(50.0),
+    ]);
+    let names: Vec<String> = stats.iter().map(Stat::name).collect();
+    let (raster, zones) = (data().join(raster), data().join(zones));
+    let reference: Value = serde_json::from_str(&run_python(
+        REFERENCE,
+        &[
+            raster.to_str().unwrap(),
+            zones.to_str().unwrap(),
+            &names.join(" "),
+        ],
+    ))
+    .unwrap();
+    let wkb: Vec<Option<Vec<u8>>> = reference["wkb"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().map(hex))
+        .collect();
+    let zones_wkb: Vec<Option<&[u8]>> = wkb.iter().map(|w| w.as_deref()).collect();
+    for all_touched in [false, true] {
+        let options = ZonalOptions {
+            band: 1,
+            stats: stats.clone(),
+            all_touched,
+            nodata: None,
+        };
+        let ours = zonal_stats(&raster, &zones_wkb, &options).unwrap();
+        let theirs = reference[all_touched.to_string()].as_array().unwrap();
+        assert_eq!(ours.len(), theirs.len());
+        for (zone, (row, expected)) in ours.iter().zip(theirs).enumerate() {
+            for (name, value) in names.iter().zip(row) {
+                assert!(
+                    close(*value, &expected[name]),
+                    "{} over {} zone {zone} all_touched {all_touched}: {name} {value:?}, rasterstats {}",
+                    raster.display(),
+                    zones.display(),
+                    expected[name]
+                );
+            }
+        }
+    }
+}
+
+fn hex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn polygons_equal_rasterstats() {
+    compare("slope.tif", "polygons.shp");
+    compare("slope.tif", "multipolygons.shp");
+}
+
+#[test]
+fn partial_and_missing_overlap_equal_rasterstats() {
+    compare("slope.tif", "polygons_partial_overlap.shp");
+    compare("slope.tif", "polygons_no_overlap.shp");
+}
+
+#[test]
+fn nodata_rasters_equal_rasterstats() {
+    compare("slope_nodata.tif", "polygons.shp");
+    compare("all_nodata.tif", "polygons.shp");
+    compare("slope_classes.tif", "polygons.shp");
+}
+
+#[test]
+fn lines_and_points_equal_rasterstats() {
+    compare("slope.tif", "lines.shp");
+    compare("slope.tif", "multilines.shp");
+    compare("slope.tif", "points.shp");
+    compare("slope.tif", "multipoints.shp");
+}
+
+#[test]
+fn a_raster_is_described_and_other_files_are_refused() {
+    let info = describe(&open(&data().join("slope.tif")).unwrap()).unwrap();
+    assert_eq!((info.width, info.height), (84, 78));
+    assert_eq!(info.bands.len(), 1);
+    assert_eq!(info.bands[0].data_type, "Float32");
+    assert_eq!(info.bands[0].nodata, Some(-9999.0));
+    assert!(
+        info.crs.as_deref().is_some_and(|c| c.contains("Albers")),
+        "{:?}",
+        info.crs
+    );
+    // A shapefile, a GeoJSON file and a VRT pointing at the raster: none is opened.
+    for other in ["polygons.shp", "feature.geojson"] {
+        assert!(matches!(
+            open(&data().join(other)),
+            Err(RasterError::NotARaster(_))
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let vrt = dir.path().join("slope.vrt");
+    std::fs::write(
+        &vrt,
+        format!(
+            "<VRTDataset rasterXSize=\"84\" rasterYSize=\"78\"><VRTRasterBand dataType=\"Float32\" band=\"1\"><SimpleSource><SourceFilename>{}</SourceFilename></SimpleSource></VRTRasterBand></VRTDataset>",
+            data().join("slope.tif").display()
+        ),
+    )
+    .unwrap();
+    assert!(matches!(open(&vrt), Err(RasterError::NotARaster(_))));
+    let bad_band = ZonalOptions {
+        band: 2,
+        stats: vec![Stat::Count],
+        all_touched: false,
+        nodata: None,
+    };
+    let error = zonal_stats(&data().join("slope.tif"), &[], &bad_band).unwrap_err();
+    assert!(
+        error.to_string().contains("band 2 is out of range"),
+        "{error}"
+    );
+}
