@@ -36,6 +36,9 @@ pub async fn ingest_parts(
     path: &std::path::Path,
     parts: &[std::path::PathBuf],
 ) -> Result<Dataset, AppError> {
+    if crate::datasets::raster::is_raster_path(path) {
+        return crate::datasets::raster::register(state, id, name, path).await;
+    }
     let mut source = upload::source_for(&readable_path(state, path).await?);
     source.parts = parts.iter().map(|p| p.display().to_string()).collect();
     let engine = state.store();

@@ -28,6 +28,7 @@ pub enum Kind {
     FlatGeobuf,
     Shapefile,
     Gzip,
+    Tiff,
     Json,
     Xml,
     Text,
@@ -43,6 +44,7 @@ impl Kind {
             Self::FlatGeobuf => "a FlatGeobuf file",
             Self::Shapefile => "a Shapefile .shp/.shx",
             Self::Gzip => "a gzip stream",
+            Self::Tiff => "a TIFF image (GeoTIFF raster)",
             Self::Json => "JSON text",
             Self::Xml => "XML text",
             Self::Text => "plain text",
@@ -55,6 +57,7 @@ impl Kind {
         match self {
             Self::Zip => Some("zip"),
             Self::Parquet => Some("parquet"),
+            Self::Tiff => Some("tif"),
             _ => None,
         }
     }
@@ -80,6 +83,10 @@ pub fn sniff(head: &[u8]) -> Kind {
     }
     if starts(&[0x1f, 0x8b]) {
         return Kind::Gzip;
+    }
+    // TIFF and BigTIFF, little- and big-endian.
+    if starts(b"II*\0") || starts(b"MM\0*") || starts(b"II+\0") || starts(b"MM\0+") {
+        return Kind::Tiff;
     }
     if starts(&[0xff, 0xfe]) || starts(&[0xfe, 0xff]) {
         return Kind::Text; // UTF-16 text
@@ -120,6 +127,7 @@ fn expected(extension: &str) -> Option<(&'static [Kind], &'static str)> {
         "gpkg" | "sqlite" | "mbtiles" => (&[Sqlite], "a GeoPackage or SQLite database"),
         "parquet" | "geoparquet" => (&[Parquet], "a Parquet file"),
         "fgb" => (&[FlatGeobuf], "a FlatGeobuf file"),
+        "tif" | "tiff" => (&[Tiff], "a GeoTIFF raster"),
         "shp" | "shx" => (&[Shapefile], "a Shapefile .shp/.shx"),
         "geojson" | "json" | "geojsonl" | "geojsons" | "topojson" => (&[Json], "GeoJSON"),
         "kml" | "gml" | "gpx" | "xml" => (&[Xml], "XML (KML, GML, GPX)"),
@@ -377,6 +385,8 @@ mod tests {
             (b"<?xml version=\"1.0\"?><kml/>", Kind::Xml),
             (b"name,lon,lat\nParis,2.35,48.86\n", Kind::Text),
             (b"\x00\x01\x02garbage", Kind::Binary),
+            (b"II*\0\x08\0\0\0", Kind::Tiff),
+            (b"MM\0+\0\x08\0\0", Kind::Tiff),
         ] {
             assert_eq!(sniff(bytes), kind, "{bytes:?}");
         }

@@ -1,5 +1,5 @@
 //! Datasets: uploaded files kept in the data directory, their layers loaded into the embedded
-//! engine, and what the API shows of them.
+//! engine (rasters registered and read in place), and what the API shows of them.
 
 pub mod export;
 pub mod fetch;
@@ -8,6 +8,7 @@ pub mod inspect;
 pub mod loaded_layer;
 pub mod lookup;
 pub mod model;
+pub mod raster;
 pub mod remote;
 pub mod unpack;
 pub mod upload;

@@ -1,6 +1,7 @@
 //! The Dataset and Layer resources as the API shows them.
 
 use geomill_backends::store::DatasetRecord;
+use geomill_native::raster::RasterInfo;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -39,11 +40,20 @@ pub struct Dataset {
     /// Present for a remote (WFS / OGC API) layer registered without downloading.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteSource>,
+    /// Present for a raster dataset (format `GTIFF`, no layers): its size, CRS, geotransform
+    /// and bands (type, nodata, block size, overviews).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub raster: Option<RasterInfo>,
 }
 
 impl From<DatasetRecord> for Dataset {
     fn from(record: DatasetRecord) -> Self {
+        let raster = (record.format == super::raster::FORMAT)
+            .then(|| super::raster::info(std::path::Path::new(&record.path)))
+            .flatten();
         Self {
+            raster,
             id: record.id,
             name: record.name,
             format: record.format,

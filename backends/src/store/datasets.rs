@@ -81,6 +81,30 @@ impl Store {
         })
     }
 
+    /// Registers a file the store does not load (a raster: its kernels read the file in
+    /// place) as a dataset without layers: its catalog row alone.
+    pub fn register_file(
+        &self,
+        id: &str,
+        name: &str,
+        format: &str,
+        crs: Option<&str>,
+        stored_path: &str,
+    ) -> Result<DatasetRecord, BackendError> {
+        let insert = format!(
+            "INSERT INTO {} (id, name, format, crs, path) VALUES (?, ?, ?, ?, ?)",
+            self.location.catalog("datasets")
+        );
+        self.connection()?
+            .execute(&insert, duckdb::params![id, name, format, crs, stored_path])
+            .map_err(query_error(&insert))?;
+        self.catalog.invalidate();
+        self.dataset(id)?.ok_or(BackendError::Unavailable {
+            engine: ENGINE,
+            reason: "the dataset vanished after it was stored".into(),
+        })
+    }
+
     /// Every dataset, newest first, paged.
     pub fn datasets(
         &self,

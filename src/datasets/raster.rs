@@ -1,0 +1,58 @@
+//! Raster datasets: a GeoTIFF (or COG) kept as uploaded, opened by GDAL's GeoTIFF driver
+//! alone, described, and registered in the catalog without being loaded (raster kernels read
+//! the file in place, block by block).
+
+use std::path::Path;
+
+use geomill_native::raster::{RasterInfo, describe, open};
+
+use crate::blocking::blocking;
+use crate::datasets::ingest::announce_created;
+use crate::datasets::model::Dataset;
+use crate::error::{AppError, ErrorKind};
+use crate::state::AppState;
+
+/// The format label of a raster dataset.
+pub const FORMAT: &str = "GTIFF";
+
+/// Whether `path` names a raster file (`.tif`, `.tiff`; the upload check has already made
+/// sure its bytes are a TIFF's).
+pub fn is_raster_path(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("tif") || e.eq_ignore_ascii_case("tiff"))
+}
+
+/// What the raster file at `path` holds; `None` when it cannot be read any more.
+pub fn info(path: &Path) -> Option<RasterInfo> {
+    open(path).ok().and_then(|dataset| describe(&dataset).ok())
+}
+
+/// Describes the GeoTIFF at `path` and registers it as dataset `id`: 422 `unreadable_file`
+/// when GDAL's GeoTIFF driver cannot read it, 422 `raster_without_crs` when it has no CRS.
+pub async fn register(
+    state: &AppState,
+    id: &str,
+    name: String,
+    path: &Path,
+) -> Result<Dataset, AppError> {
+    let file = path.to_path_buf();
+    let described = blocking(move || Ok(open(&file).and_then(|d| describe(&d)))).await?;
+    let info = described
+        .map_err(|e| AppError::new(ErrorKind::Invalid, "unreadable_file", e.to_string()))?;
+    let Some(crs) = info.crs.clone() else {
+        return Err(AppError::new(
+            ErrorKind::Invalid,
+            "raster_without_crs",
+            format!(
+                "{name} has no coordinate reference system: a raster is placed on the map and beside vector layers by its CRS (assign one, e.g. gdal_edit.py -a_srs EPSG:4326)"
+            ),
+        ));
+    };
+    let (store, key, stored) = (state.store(), id.to_owned(), path.display().to_string());
+    let record =
+        blocking(move || store.register_file(&key, &name, FORMAT, Some(&crs), &stored)).await?;
+    let dataset: Dataset = record.into();
+    announce_created(state, &dataset);
+    Ok(dataset)
+}
