@@ -105,13 +105,32 @@ async fn geotiffs_are_raster_datasets() {
         rgb["raster"]["transform"],
         serde_json::json!([10.0, 0.01, 0.0, 50.0, 0.0, -0.01])
     );
+    // The same process reads vector files through DuckDB's own GDAL beside the system GDAL
+    // the rasters use: rasterstats' polygons, a Shapefile in the raster's Albers CRS.
+    let polygons: Vec<(String, Vec<u8>)> = ["shp", "shx", "dbf", "prj"]
+        .iter()
+        .map(|ext| {
+            let name = format!("polygons.{ext}");
+            (
+                name.clone(),
+                std::fs::read(rasterstats_data().join(&name)).unwrap(),
+            )
+        })
+        .collect();
+    let files: Vec<(&str, Vec<u8>)> = polygons
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.clone()))
+        .collect();
+    let (status, vector) = try_upload(&state, &files).await;
+    assert_eq!(status, StatusCode::CREATED, "{vector}");
+    assert_eq!(vector["layers"][0]["feature_count"], 2, "{vector}");
     let (_, page) = call(&state, get("/datasets")).await;
-    assert_eq!(page["total"], 2, "{page}");
+    assert_eq!(page["total"], 3, "{page}");
 
     let (status, _) = call(&state, delete(&format!("/api/portal/datasets/{id}"))).await;
     assert!(status.is_success(), "{status}");
     let (_, page) = call(&state, get("/datasets")).await;
-    assert_eq!(page["total"], 1, "{page}");
+    assert_eq!(page["total"], 2, "{page}");
     assert!(!dir.path().join("uploads").join(&id).exists());
 }
 
