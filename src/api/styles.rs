@@ -4,7 +4,7 @@
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{FromRequest, Multipart, Path, Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::extract::{ApiJson, ApiQuery};
 use crate::blocking::blocking;
-use crate::error::AppError;
+use crate::error::{AppError, ErrorKind};
 use crate::state::AppState;
 use crate::styles::Style;
 use crate::styles::qml_read::from_qml;
@@ -148,21 +148,27 @@ pub async fn update(
     Ok(Json(style))
 }
 
-/// Imports a QML file QGIS wrote (the body, as sent or as XML) as the layer's style; answers
-/// the style kept and what the model could not hold.
+/// The largest QML file an import reads (QGIS styles are a few kilobytes).
+const MAX_QML_BYTES: usize = 2 << 20;
+
+/// Imports a QML file QGIS wrote as the layer's style: the body itself (as sent, or as XML), or
+/// the file field `file` of a multipart form (`curl -F file=@style.qml`, a browser's file
+/// input); answers the style kept and what the model could not hold.
 #[utoipa::path(post, path = "/datasets/{id}/styles/import", tag = "datasets",
-    params(("id" = String, Path), StyleQuery), request_body(content = String, content_type = "text/xml"),
+    params(("id" = String, Path), StyleQuery), request_body(content = String, content_type = "text/xml", description = "the QML itself, or multipart/form-data with the QML in field `file`"),
     responses((status = 200, description = "{style, dropped: [what was not kept]}", body = Object),
-        (status = 400, description = "The id is not a UUID", body = crate::api::error::ErrorBody),
+        (status = 400, description = "The id is not a UUID; a multipart body without field `file`", body = crate::api::error::ErrorBody),
         (status = 404, body = crate::api::error::ErrorBody),
+        (status = 413, description = "A QML file over 2 MiB", body = crate::api::error::ErrorBody),
         (status = 422, description = "Not XML, not a QGIS style, or a renderer the model does not hold", body = crate::api::error::ErrorBody)))]
 pub async fn import(
     State(state): State<AppState>,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<StyleQuery>,
-    body: Bytes,
+    request: Request,
 ) -> Result<(StatusCode, Json<Value>), AppError> {
     let layer = layer_of(&state, &id, query.layer.as_deref()).await?;
+    let body = qml_of(request, &state).await?;
     let text = std::str::from_utf8(&body)
         .map_err(|_| AppError::unprocessable("the QML is not UTF-8 text"))?;
     let imported = from_qml(text)
@@ -171,5 +177,52 @@ pub async fn import(
     Ok((
         StatusCode::OK,
         Json(json!({ "style": imported.style, "dropped": imported.dropped })),
+    ))
+}
+
+/// The QML an import request carries: field `file` of a multipart form, else the body.
+async fn qml_of(request: Request, state: &AppState) -> Result<Bytes, AppError> {
+    let too_large = || {
+        AppError::new(
+            ErrorKind::TooLarge,
+            "payload_too_large",
+            format!("a QML file is at most {} MiB", MAX_QML_BYTES >> 20),
+        )
+    };
+    let is_multipart = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("multipart/form-data")
+        });
+    if !is_multipart {
+        return axum::body::to_bytes(request.into_body(), MAX_QML_BYTES)
+            .await
+            .map_err(|_| too_large());
+    }
+    let mut form = Multipart::from_request(request, state).await.map_err(|e| {
+        AppError::bad_request(format!(
+            "the body is not multipart/form-data: {}",
+            e.body_text()
+        ))
+    })?;
+    while let Some(field) = form.next_field().await.map_err(|e| {
+        AppError::bad_request(format!("the body is not valid multipart/form-data: {e}"))
+    })? {
+        if field.name() == Some("file") {
+            let bytes = field.bytes().await.map_err(|e| {
+                AppError::bad_request(format!("the file field was interrupted: {e}"))
+            })?;
+            if bytes.len() > MAX_QML_BYTES {
+                return Err(too_large());
+            }
+            return Ok(bytes);
+        }
+    }
+    Err(AppError::bad_request(
+        "the multipart body has no field `file` holding the QML",
     ))
 }

@@ -97,6 +97,16 @@ async fn qml_files_as_qgis_writes_them_import() {
         dropped.contains("<blendMode>") && dropped.contains("<flags>"),
         "{dropped}"
     );
+    // The same file as a form sends it (`curl -F file=@single.qml`, a browser's file input).
+    let form =
+        crate::common::multipart(&uri, &[("single.qml", fixture("single.qml").into())], None);
+    let (status, from_form) = call(&state, form).await;
+    assert_eq!(status, StatusCode::OK, "{from_form}");
+    assert_eq!(from_form, single);
+    let no_file = crate::common::multipart(&uri, &[], Some("single"));
+    let (status, body) = call(&state, no_file).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body.to_string().contains("field `file`"), "{body}");
 
     let (status, categorized) = call(&state, import(&uri, fixture("categorized.qml"))).await;
     assert_eq!(status, StatusCode::OK, "{categorized}");
