@@ -4,6 +4,7 @@
 pub mod api;
 pub mod auth;
 pub mod blocking;
+pub mod catalog;
 pub mod cli;
 pub mod cluster_cli;
 pub mod config;

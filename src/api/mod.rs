@@ -2,6 +2,7 @@
 
 pub mod auth;
 pub mod capabilities;
+pub mod catalog;
 pub mod datasets;
 pub mod docs;
 pub mod error;
@@ -57,6 +58,7 @@ pub fn router() -> Router<AppState> {
         .merge(schedules::routes())
         .merge(scenarios::routes())
         .merge(capabilities::routes())
+        .merge(catalog::routes())
         .merge(datasets::routes())
         .merge(ingest::routes())
         .merge(examples::routes())

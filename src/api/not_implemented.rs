@@ -25,7 +25,6 @@ pub const NOT_IMPLEMENTED: &[(&str, &str, &str)] = &[
     ("POST", "/marketplace/install", "marketplace"),
     ("DELETE", "/marketplace/plugins/{name}", "marketplace"),
     ("GET", "/catalog/basemaps", "catalog"),
-    ("GET", "/catalog/projections", "catalog"),
     ("GET", "/catalog/providers", "catalog"),
 ];
 

@@ -22,6 +22,7 @@ mod attribute_toolkit;
 mod auth_flows;
 mod auth_oidc;
 mod auth_routes;
+mod catalog_projections;
 mod classification;
 mod cleaning_toolkit;
 mod cli;
