@@ -127,6 +127,45 @@ async fn geotiffs_are_raster_datasets() {
     let (_, page) = call(&state, get("/datasets")).await;
     assert_eq!(page["total"], 3, "{page}");
 
+    // The routes of vector datasets answer a raster dataset with a 4xx (tracking: no layer
+    // tracked), never a failure; the OGC collections and the dataset list still answer.
+    for (request, what) in [
+        (get(&format!("/datasets/{id}/styles")), "styles"),
+        (get(&format!("/datasets/{id}/tracking_status")), "tracking"),
+        (
+            get(&format!("/datasets/{id}/layers/slope/stats/value")),
+            "field stats",
+        ),
+        (
+            get(&format!("/datasets/{id}/layers/slope/breaks?field=value")),
+            "breaks",
+        ),
+        (
+            crate::common::post_json(
+                &format!("/datasets/{id}/enable_tracking"),
+                &serde_json::json!({}),
+            ),
+            "enable tracking",
+        ),
+        (
+            crate::common::post_json(
+                "/api/pipelines/execute",
+                &serde_json::json!({"dataset_id": id, "pipeline": {"name": "p", "steps": [
+                    {"id": "b", "capability": "buffer", "input": "slope", "params": {"distance": 1}}
+                ]}}),
+            ),
+            "a pipeline reading it as a layer",
+        ),
+    ] {
+        let (status, body) = call(&state, request).await;
+        assert!(!status.is_server_error(), "{what}: {status} {body}");
+        if what != "tracking" {
+            assert!(status.is_client_error(), "{what}: {status} {body}");
+        }
+    }
+    let (status, collections) = call(&state, get("/ogc/collections")).await;
+    assert_eq!(status, StatusCode::OK, "{collections}");
+
     let (status, _) = call(&state, delete(&format!("/api/portal/datasets/{id}"))).await;
     assert!(status.is_success(), "{status}");
     let (_, page) = call(&state, get("/datasets")).await;
