@@ -138,6 +138,7 @@ pub fn generic_catalog(document: &Value, vars: &Vars) -> Result<Catalog, PlanErr
     let schema = Schema { columns, crs: None };
     Ok(Catalog {
         sources: sources.into_iter().map(|s| (s, schema.clone())).collect(),
+        rasters: None,
     })
 }
 

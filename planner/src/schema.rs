@@ -103,6 +103,20 @@ impl Schema {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Catalog {
     pub sources: BTreeMap<String, Schema>,
+    /// The raster datasets a run may read, by id and by name; `None` when planning without the
+    /// server's catalog (a preview): raster names are then neither resolved nor refused. Never
+    /// read from a request: the server fills it from its own datasets.
+    #[serde(skip)]
+    pub rasters: Option<BTreeMap<String, RasterSource>>,
+}
+
+/// A raster dataset as planning needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RasterSource {
+    /// The stored file.
+    pub path: String,
+    /// How many bands it has.
+    pub bands: usize,
 }
 
 impl Catalog {

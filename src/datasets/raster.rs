@@ -2,9 +2,11 @@
 //! alone, described, and registered in the catalog without being loaded (raster kernels read
 //! the file in place, block by block).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use geomill_native::raster::{RasterInfo, describe, open};
+use geomill_planner::schema::RasterSource;
 
 use crate::blocking::blocking;
 use crate::datasets::ingest::announce_created;
@@ -55,4 +57,38 @@ pub async fn register(
     let dataset: Dataset = record.into();
     announce_created(state, &dataset);
     Ok(dataset)
+}
+
+/// The raster datasets a run of `document` may read, by id and by name (the newest of equally
+/// named ones), with their files and band counts, for planning; `None` when the document names
+/// no raster step (nothing to resolve).
+pub async fn catalog_for(
+    state: &AppState,
+    document: &serde_json::Value,
+) -> Result<Option<BTreeMap<String, RasterSource>>, AppError> {
+    if !document.to_string().contains("zonal_stats") {
+        return Ok(None);
+    }
+    let datasets = crate::execute::all_datasets(state).await?;
+    let rasters: Vec<(String, String, String)> = datasets
+        .into_iter()
+        .filter(|d| d.format == FORMAT)
+        .map(|d| (d.id, d.name, d.path))
+        .collect();
+    let described = blocking(move || {
+        Ok(rasters
+            .into_iter()
+            .filter_map(|(id, name, path)| {
+                let bands = info(Path::new(&path))?.bands.len();
+                Some((id, name, RasterSource { path, bands }))
+            })
+            .collect::<Vec<_>>())
+    })
+    .await?;
+    let mut catalog = BTreeMap::new();
+    for (id, name, source) in described {
+        catalog.entry(name).or_insert_with(|| source.clone());
+        catalog.insert(id, source);
+    }
+    Ok(Some(catalog))
 }

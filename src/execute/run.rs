@@ -249,6 +249,7 @@ pub(crate) async fn stored_catalog(
         let schema = blocking(move || engine.layer_schema(&layer)).await?;
         catalog.sources.insert(binding.source.clone(), schema);
     }
+    catalog.rasters = crate::datasets::raster::catalog_for(state, document).await?;
     Ok((bindings, catalog))
 }
 

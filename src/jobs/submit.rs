@@ -332,6 +332,7 @@ async fn check_document(
         let schema = crate::blocking::blocking(move || engine.layer_schema(&layer)).await?;
         catalog.sources.insert(binding.source, schema);
     }
+    catalog.rasters = crate::datasets::raster::catalog_for(state, document).await?;
     geomill_planner::plan_document(document, &catalog, &loose)?;
     Ok(())
 }

@@ -305,6 +305,7 @@ fn preview_params(capability: &str) -> Value {
             "tolerance": {"amount": 2, "unit": "hours"}}),
         "select_columns" => json!({"fields": ["name", "pop_est"], "reorder": true}),
         "temporal_filter" => json!({"field": "observed", "from": "2024-01-01", "to": "2024-06-30"}),
+        "zonal_stats" => json!({"raster": "slope", "stats": "*"}),
         other => panic!("no preview parameters for {other}: add them here"),
     }
 }

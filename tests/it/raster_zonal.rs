@@ -5,8 +5,9 @@
 
 use std::path::PathBuf;
 
-use geomill_native::raster::zonal::{Stat, ZonalOptions, zonal_stats};
+use geomill_native::raster::zonal::{ZonalOptions, zonal_stats};
 use geomill_native::raster::{RasterError, describe, open};
+use geomill_planner::plan::ops::zonal_stats::ZonalStat;
 use serde_json::Value;
 
 use crate::common::real::run_python;
@@ -45,13 +46,13 @@ fn close(ours: Option<f64>, theirs: &Value) -> bool {
 }
 
 fn compare(raster: &str, zones: &str) {
-    let mut stats: Vec<Stat> = Stat::ALL.to_vec();
+    let mut stats: Vec<ZonalStat> = ZonalStat::ALL.to_vec();
     stats.extend([
-        Stat::Percentile(90.0),
-        Stat::Percentile(12.5),
-        Stat::Percentile(50.0),
+        ZonalStat::Percentile(90.0),
+        ZonalStat::Percentile(12.5),
+        ZonalStat::Percentile(50.0),
     ]);
-    let names: Vec<String> = stats.iter().map(Stat::name).collect();
+    let names: Vec<String> = stats.iter().map(ZonalStat::name).collect();
     let (raster, zones) = (data().join(raster), data().join(zones));
     let reference: Value = serde_json::from_str(&run_python(
         REFERENCE,
@@ -159,7 +160,7 @@ fn a_raster_is_described_and_other_files_are_refused() {
     assert!(matches!(open(&vrt), Err(RasterError::NotARaster(_))));
     let bad_band = ZonalOptions {
         band: 2,
-        stats: vec![Stat::Count],
+        stats: vec![ZonalStat::Count],
         all_touched: false,
         nodata: None,
     };
@@ -168,4 +169,113 @@ fn a_raster_is_described_and_other_files_are_refused() {
         error.to_string().contains("band 2 is out of range"),
         "{error}"
     );
+}
+
+/// The step's result file and rasterstats on the uploaded files, as `{"ours": [...], "theirs":
+/// [...]}` by the polygons' `id`.
+const RESULT_AND_REFERENCE: &str = r#"
+import json, sys, warnings
+import pyogrio
+from rasterstats import zonal_stats
+warnings.simplefilter("ignore")
+result, raster, zones, stats, touched, prefix = sys.argv[1:7]
+frame = pyogrio.read_dataframe(result)
+names = stats.split()
+ours = {str(r["id"]): {n: (None if r[prefix + n] != r[prefix + n] else r[prefix + n]) for n in names}
+        for _, r in frame.iterrows()}
+source = pyogrio.read_dataframe(zones)
+theirs = zonal_stats(zones, raster, stats=names, all_touched=touched == "true")
+theirs = {str(i): t for i, t in zip(source["id"], theirs)}
+print(json.dumps({"ours": ours, "theirs": theirs}, default=float))
+"#;
+
+#[tokio::test]
+async fn the_step_equals_rasterstats_through_the_upload_path_on_every_engine() {
+    use crate::common::uploads::{countries_on_every_engine, run, upload};
+    use crate::common::{call, post_json};
+    use axum::http::StatusCode;
+    use serde_json::json;
+
+    let (_dir, state, _) = countries_on_every_engine("zonal_stats").await;
+    let slope = upload(
+        &state,
+        &[(
+            "slope.tif",
+            std::fs::read(data().join("slope.tif")).unwrap(),
+        )],
+    )
+    .await;
+    let parts: Vec<(String, Vec<u8>)> = ["shp", "shx", "dbf", "prj"]
+        .iter()
+        .map(|ext| {
+            let name = format!("polygons.{ext}");
+            (name.clone(), std::fs::read(data().join(&name)).unwrap())
+        })
+        .collect();
+    let files: Vec<(&str, Vec<u8>)> = parts.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
+    let polygons = upload(&state, &files).await;
+    let stats =
+        "count min max mean sum std median majority minority unique range nodata nan percentile_90";
+    for engine in ["embedded", "native", "postgis", "hybrid"] {
+        for touched in [false, true] {
+            let step = json!([{"id": "z", "capability": "zonal_stats", "input": "polygons",
+                "params": {"raster": "slope.tif", "stats": stats, "prefix": "rs_", "all_touched": touched}}]);
+            let result = run(&state, &polygons, engine, step).await;
+            let both: Value = serde_json::from_str(&run_python(
+                RESULT_AND_REFERENCE,
+                &[
+                    &result,
+                    data().join("slope.tif").to_str().unwrap(),
+                    data().join("polygons.shp").to_str().unwrap(),
+                    stats,
+                    &touched.to_string(),
+                    "rs_",
+                ],
+            ))
+            .unwrap();
+            let (ours, theirs) = (
+                both["ours"].as_object().unwrap(),
+                both["theirs"].as_object().unwrap(),
+            );
+            assert_eq!(ours.len(), 2, "{engine}: {both}");
+            for (id, expected) in theirs {
+                for name in stats.split_whitespace() {
+                    let value = ours[id][name].as_f64();
+                    assert!(
+                        close(value, &expected[name]),
+                        "{engine} all_touched {touched} polygon {id}: {name} {value:?}, rasterstats {}",
+                        expected[name]
+                    );
+                }
+            }
+        }
+    }
+    // The raster by its id; bad parameters are 422s naming them, and nothing runs.
+    let by_id = json!([{"id": "z", "capability": "zonal_stats", "input": "polygons",
+        "params": {"raster": slope, "stats": ["count", "mean"]}}]);
+    run(&state, &polygons, "embedded", by_id).await;
+    for (params, words) in [
+        (
+            json!({"raster": "elevation"}),
+            "elevation\\\" is not a raster dataset",
+        ),
+        (
+            json!({"raster": "slope.tif", "band": 2}),
+            "band 2 is out of range: the raster has 1 band",
+        ),
+        (
+            json!({"raster": "slope.tif", "stats": "mean mode"}),
+            "unknown statistic mode",
+        ),
+        (
+            json!({"raster": "slope.tif", "stats": "percentile_101"}),
+            "between 0 and 100",
+        ),
+    ] {
+        let request = json!({"dataset_id": polygons, "pipeline": {"name": "z", "steps": [
+            {"id": "z", "capability": "zonal_stats", "input": "polygons", "params": params}]}});
+        let (status, body) = call(&state, post_json("/api/pipelines/execute", &request)).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{params}: {body}");
+        assert!(body.to_string().contains(words), "{params}: {body}");
+    }
 }

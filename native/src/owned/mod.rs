@@ -7,6 +7,7 @@
 use geomill_planner::plan::ops::{
     classify::ClassifyOp, clean::CleanOp, line_clean::LineCleanOp, numpy_sample::NumpySampleOp,
     scale::ScaleOp, statistics::GenerateOp, statistics::StatisticOp, tessellate::TessellateOp,
+    zonal_stats::ZonalStatsOp,
 };
 use geomill_planner::plan::owned::OwnedOperator;
 
@@ -42,6 +43,7 @@ kernels! {
     modules {
         generate => GenerateOp,
         numpy_sample => NumpySampleOp,
+        zonal_stats => ZonalStatsOp,
     }
     first_input {
         crate::classify::classify => ClassifyOp,

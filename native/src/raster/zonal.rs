@@ -12,6 +12,8 @@ use gdal::vector::Geometry;
 use gdal::{Dataset, DriverManager};
 use rayon::prelude::*;
 
+use geomill_planner::plan::ops::zonal_stats::ZonalStat;
+
 use super::{RasterError, open};
 use crate::classify::numpy_sum;
 
@@ -22,99 +24,12 @@ pub const MAX_ZONE_CELLS: usize = 50_000_000;
 /// rasterstats' nodata value for a raster that declares none.
 const DEFAULT_NODATA: f64 = -999.0;
 
-/// One statistic rasterstats names.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Stat {
-    Count,
-    Min,
-    Max,
-    Mean,
-    Sum,
-    Std,
-    Median,
-    Majority,
-    Minority,
-    Unique,
-    Range,
-    Nodata,
-    Nan,
-    /// `percentile_<q>`, q in [0, 100].
-    Percentile(f64),
-}
-
-impl Stat {
-    /// Every statistic of rasterstats' `stats="*"` (without percentiles).
-    pub const ALL: [Stat; 13] = [
-        Stat::Count,
-        Stat::Min,
-        Stat::Max,
-        Stat::Mean,
-        Stat::Sum,
-        Stat::Std,
-        Stat::Median,
-        Stat::Majority,
-        Stat::Minority,
-        Stat::Unique,
-        Stat::Range,
-        Stat::Nodata,
-        Stat::Nan,
-    ];
-
-    /// rasterstats' name of a statistic (`percentile_90`, ...).
-    pub fn parse(name: &str) -> Result<Stat, String> {
-        if let Some(q) = name.strip_prefix("percentile_") {
-            return match q.parse::<f64>() {
-                Ok(q) if (0.0..=100.0).contains(&q) => Ok(Stat::Percentile(q)),
-                _ => Err(format!("{name}: a percentile is between 0 and 100")),
-            };
-        }
-        Stat::ALL
-            .into_iter()
-            .find(|s| s.name() == name)
-            .ok_or_else(|| format!("unknown statistic {name}"))
-    }
-
-    /// The name rasterstats gives the statistic.
-    pub fn name(&self) -> String {
-        match self {
-            Stat::Count => "count".into(),
-            Stat::Min => "min".into(),
-            Stat::Max => "max".into(),
-            Stat::Mean => "mean".into(),
-            Stat::Sum => "sum".into(),
-            Stat::Std => "std".into(),
-            Stat::Median => "median".into(),
-            Stat::Majority => "majority".into(),
-            Stat::Minority => "minority".into(),
-            Stat::Unique => "unique".into(),
-            Stat::Range => "range".into(),
-            Stat::Nodata => "nodata".into(),
-            Stat::Nan => "nan".into(),
-            Stat::Percentile(q) => format!("percentile_{}", trim_float(*q)),
-        }
-    }
-
-    /// Whether the statistic counts (an integer) rather than measures.
-    pub fn is_count(&self) -> bool {
-        matches!(self, Stat::Count | Stat::Unique | Stat::Nan)
-    }
-}
-
-/// `90` for 90.0, `12.5` for 12.5 (Python's `str` of the number rasterstats parsed).
-fn trim_float(q: f64) -> String {
-    if q.fract() == 0.0 {
-        format!("{q:.0}")
-    } else {
-        q.to_string()
-    }
-}
-
 /// How zonal statistics are taken.
 #[derive(Debug, Clone)]
 pub struct ZonalOptions {
     /// 1-based band.
     pub band: usize,
-    pub stats: Vec<Stat>,
+    pub stats: Vec<ZonalStat>,
     /// Every cell the zone touches, not only those whose centre it contains.
     pub all_touched: bool,
     /// Replaces the file's nodata value.
@@ -398,7 +313,7 @@ struct Cells {
 }
 
 impl Cells {
-    fn stats(&self, stats: &[Stat], grid: &Grid) -> Vec<Option<f64>> {
+    fn stats(&self, stats: &[ZonalStat], grid: &Grid) -> Vec<Option<f64>> {
         let valid: Vec<bool> = self
             .values
             .iter()
@@ -417,21 +332,21 @@ impl Cells {
         stats
             .iter()
             .map(|stat| match stat {
-                Stat::Nodata => Some(self.burned_where(|v| v == grid.nodata)),
-                Stat::Nan => Some(self.burned_where(f64::is_nan)),
-                Stat::Count => Some(kept.len() as f64),
+                ZonalStat::Nodata => Some(self.burned_where(|v| v == grid.nodata)),
+                ZonalStat::Nan => Some(self.burned_where(f64::is_nan)),
+                ZonalStat::Count => Some(kept.len() as f64),
                 _ if kept.is_empty() => None,
-                Stat::Min => sorted.first().copied(),
-                Stat::Max => sorted.last().copied(),
-                Stat::Range => Some(sorted[sorted.len() - 1] - sorted[0]),
-                Stat::Sum => Some(self.sum(&valid, grid)),
-                Stat::Mean => Some(self.sum(&valid, grid) / kept.len() as f64),
-                Stat::Std => Some(self.std(&valid, grid, kept.len())),
-                Stat::Median => Some(median(&sorted, grid)),
-                Stat::Percentile(q) => Some(percentile(&sorted, *q, grid)),
-                Stat::Unique => Some(distinct.len() as f64),
-                Stat::Majority => pick(&distinct, |a, b| a > b),
-                Stat::Minority => pick(&distinct, |a, b| a < b),
+                ZonalStat::Min => sorted.first().copied(),
+                ZonalStat::Max => sorted.last().copied(),
+                ZonalStat::Range => Some(sorted[sorted.len() - 1] - sorted[0]),
+                ZonalStat::Sum => Some(self.sum(&valid, grid)),
+                ZonalStat::Mean => Some(self.sum(&valid, grid) / kept.len() as f64),
+                ZonalStat::Std => Some(self.std(&valid, grid, kept.len())),
+                ZonalStat::Median => Some(median(&sorted, grid)),
+                ZonalStat::Percentile(q) => Some(percentile(&sorted, *q, grid)),
+                ZonalStat::Unique => Some(distinct.len() as f64),
+                ZonalStat::Majority => pick(&distinct, |a, b| a > b),
+                ZonalStat::Minority => pick(&distinct, |a, b| a < b),
             })
             .collect()
     }

@@ -93,6 +93,7 @@ mod tests {
             path: "p",
             input: None,
             others: &[],
+            rasters: None,
         };
         let problems = params.lower(&ctx).unwrap_err();
         assert_eq!(problems[0].path, "p.palette");

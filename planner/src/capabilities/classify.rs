@@ -161,6 +161,7 @@ mod tests {
             path: "p",
             input: Some(schema),
             others: &[],
+            rasters: None,
         }
     }
 

@@ -261,6 +261,7 @@ mod tests {
             path: "p",
             input: Some(input),
             others: &[],
+            rasters: None,
         };
         params.lower(&ctx)
     }

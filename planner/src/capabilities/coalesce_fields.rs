@@ -84,6 +84,7 @@ mod tests {
             path: "p",
             input: None,
             others: &[],
+            rasters: None,
         };
         let ops = params.lower(&ctx).unwrap();
         let [Operator::Map(map)] = ops.as_slice() else {

@@ -95,6 +95,7 @@ mod tests {
             path: "p",
             input: Some(&schema),
             others: &[],
+            rasters: None,
         };
         assert_eq!(
             params.lower(&ctx).unwrap(),

@@ -204,6 +204,7 @@ mod tests {
             path: "steps[0].params",
             input: Some(&schema),
             others: &[],
+            rasters: None,
         };
         let ops = params.lower(&ctx).unwrap();
         // Invalid geometries are made valid first (`on_invalid` defaults to `fix`).
@@ -228,6 +229,7 @@ mod tests {
             path: "p",
             input: Some(&schema),
             others: &[],
+            rasters: None,
         };
         let problems = params.lower(&ctx).unwrap_err();
         let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();

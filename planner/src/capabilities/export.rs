@@ -82,6 +82,7 @@ mod tests {
             path: "p",
             input: None,
             others: &[],
+            rasters: None,
         };
         params.lower(&ctx)
     }

@@ -181,6 +181,7 @@ mod tests {
             path: "p",
             input: Some(&lines),
             others: &others,
+            rasters: None,
         };
         params.lower(&ctx)
     }

@@ -87,6 +87,7 @@ mod tests {
             path: "steps[0].params",
             input: None,
             others: &[],
+            rasters: None,
         };
         params.lower(&ctx)
     }

@@ -152,4 +152,5 @@ capabilities! {
     top_n::TopN,
     union::Union,
     unpivot::Unpivot,
+    zonal_stats::ZonalStats,
 }

@@ -111,6 +111,7 @@ mod tests {
             path: "p",
             input,
             others: &[],
+            rasters: None,
         })
     }
 

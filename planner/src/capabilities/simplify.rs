@@ -102,6 +102,7 @@ mod tests {
             path: "p",
             input: Some(&schema),
             others: &[],
+            rasters: None,
         };
         let ops = params.lower(&ctx)?;
         let [Operator::Map(map)] = ops.as_slice() else {

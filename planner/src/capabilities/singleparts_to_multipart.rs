@@ -98,6 +98,7 @@ mod tests {
             path: "p",
             input: Some(&schema),
             others: &[],
+            rasters: None,
         };
         params.lower(&ctx)
     }

@@ -145,6 +145,7 @@ mod tests {
             path: "p",
             input: None,
             others: &others,
+            rasters: None,
         };
         let ops = params.lower(&ctx).unwrap();
         let [Operator::SpatialAggregate(op)] = ops.as_slice() else {
@@ -186,6 +187,7 @@ mod tests {
             path: "p",
             input: None,
             others: &others,
+            rasters: None,
         };
         let problems = params.lower(&ctx).unwrap_err();
         let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();

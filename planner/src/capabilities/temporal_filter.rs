@@ -257,6 +257,7 @@ mod tests {
             path: "p",
             input: None,
             others: &[],
+            rasters: None,
         })?;
         match &ops[..] {
             [Operator::Filter { predicate }] => Ok(predicate.to_sql()),

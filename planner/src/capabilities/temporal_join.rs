@@ -222,6 +222,7 @@ mod tests {
             path: "p",
             input: Some(&input),
             others: &others,
+            rasters: None,
         };
         let ops = params.lower(&ctx)?;
         let inputs = [

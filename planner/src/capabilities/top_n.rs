@@ -69,6 +69,7 @@ mod tests {
             path: "p",
             input: None,
             others: &[],
+            rasters: None,
         };
         assert_eq!(
             params.lower(&ctx).unwrap(),
@@ -96,6 +97,7 @@ mod tests {
             path: "p",
             input: Some(&schema),
             others: &[],
+            rasters: None,
         };
         let zero: TopN = serde_json::from_value(json!({"n": 0, "by": "pop_est"})).unwrap();
         assert_eq!(zero.lower(&ctx).unwrap_err()[0].path, "p.n");

@@ -77,6 +77,7 @@ mod tests {
             path: "p",
             input,
             others: &[],
+            rasters: None,
         };
         feature_key(key, &ctx).map_err(|p| p[0].message.clone())
     }

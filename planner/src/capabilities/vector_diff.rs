@@ -271,6 +271,7 @@ mod tests {
             path: "p",
             input: Some(&new),
             others: &others,
+            rasters: None,
         };
         params.lower(&ctx)
     }

@@ -375,6 +375,7 @@ fn build(
             path: &params_path,
             input: schemas[0].as_ref(),
             others: &other_schemas,
+            rasters: options.catalog.rasters.as_ref(),
         };
         let operators = match step.parsed.lower(&ctx) {
             Ok(operators) => operators,

@@ -10,3 +10,4 @@ pub mod rank_in;
 pub mod scale;
 pub mod statistics;
 pub mod tessellate;
+pub mod zonal_stats;

@@ -1,0 +1,76 @@
+//! The kernel of `ZonalStats`: each row's geometry as a zone over the raster the server
+//! resolved, its statistics added as columns (counts as integers, the rest as doubles).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Float64Array, Int64Array};
+use arrow::datatypes::DataType;
+use geomill_planner::plan::ops::zonal_stats::ZonalStatsOp;
+
+use crate::NativeError;
+use crate::classify::with_columns;
+use crate::layer::{Layer, Wkb};
+use crate::raster::zonal::{ZonalOptions, zonal_stats};
+
+pub fn run(op: &ZonalStatsOp, inputs: &[&Layer]) -> Result<Layer, NativeError> {
+    let layer = super::first(op, inputs)?;
+    let path = op.raster.path.as_deref().ok_or_else(|| {
+        NativeError::Input(format!(
+            "raster {} was not resolved to a raster dataset of this server",
+            op.raster.name
+        ))
+    })?;
+    let geom = layer.geometry_index()?;
+    let mut zones: Vec<Option<&[u8]>> = Vec::new();
+    let mut rows_per_batch = Vec::with_capacity(layer.batches.len());
+    for batch in &layer.batches {
+        let wkbs = Wkb::of(batch, geom)?;
+        rows_per_batch.push(wkbs.len());
+        zones.extend((0..wkbs.len()).map(|i| wkbs.get(i)));
+    }
+    let options = ZonalOptions {
+        band: op.band,
+        stats: op.stats.clone(),
+        all_touched: op.all_touched,
+        nodata: op.nodata,
+    };
+    let values = zonal_stats(Path::new(path), &zones, &options)
+        .map_err(|e| NativeError::Input(format!("zonal statistics of {}: {e}", op.raster.name)))?;
+    let outputs: Vec<(String, DataType)> = op
+        .outputs()
+        .into_iter()
+        .zip(&op.stats)
+        .map(|((name, _), stat)| {
+            let ty = if stat.is_count() {
+                DataType::Int64
+            } else {
+                DataType::Float64
+            };
+            (name, ty)
+        })
+        .collect();
+    let mut columns: Vec<Vec<ArrayRef>> = Vec::with_capacity(rows_per_batch.len());
+    let mut start = 0;
+    for rows in rows_per_batch {
+        let part = &values[start..start + rows];
+        start += rows;
+        let arrays = op
+            .stats
+            .iter()
+            .enumerate()
+            .map(|(s, stat)| -> ArrayRef {
+                let cells = part.iter().map(|row| row[s]);
+                if stat.is_count() {
+                    #[allow(clippy::cast_possible_truncation)]
+                    let counts: Int64Array = cells.map(|v| v.map(|v| v as i64)).collect();
+                    Arc::new(counts)
+                } else {
+                    Arc::new(cells.collect::<Float64Array>())
+                }
+            })
+            .collect();
+        columns.push(arrays);
+    }
+    with_columns(layer, &outputs, |batch| columns[batch].clone())
+}

@@ -1,0 +1,120 @@
+//! `zonal_stats`: statistics of a raster band under each feature.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{CapabilityParams, CommonParams, Group, LowerContext, Tier};
+use crate::error::Problem;
+use crate::plan::operator::Operator;
+use crate::plan::ops::zonal_stats::{RasterRef, ZonalStat, ZonalStatsOp};
+
+/// Add statistics of a raster band's cells under each feature, as rasterstats 0.21 computes
+/// them: the cells whose centre lies inside a polygon (every cell it touches with
+/// `all_touched`), those a line crosses, a point's cell; cells equal to the nodata value (the
+/// raster's, `nodata`, or -999 when neither gives one) and NaN left out. `stats` names them:
+/// `count`, `min`, `max`, `mean`, `sum`, `std` (population), `median`, `majority` and
+/// `minority` (the smallest value on ties), `unique` (how many distinct values), `range`,
+/// `nodata` and `nan` (cells of those kinds under the feature), `percentile_<q>` (numpy's
+/// linear percentile); `*` for all but percentiles; default `count min max mean`. Each becomes
+/// the field `prefix` + name: NULL for a NULL or empty geometry, and every statistic but the
+/// counts NULL for a feature over no valid cell. `raster` names a raster dataset (a GeoTIFF
+/// uploaded like any file) by id or name; the features are read in the raster's CRS, as
+/// rasterstats reads them (reproject them first when theirs differs). Runs on the native
+/// backend whatever the engine, features in parallel.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ZonalStats {
+    /// The raster dataset: its id or its name.
+    #[schemars(length(min = 1))]
+    pub raster: String,
+    /// The statistics: names separated by spaces (`"count mean percentile_90"`), a list of
+    /// names, or `*` (default: `count min max mean`).
+    #[serde(default)]
+    pub stats: Option<StatsParam>,
+    /// Put before each statistic's name (default: none).
+    #[serde(default)]
+    pub prefix: String,
+    /// The band, from 1 (default 1).
+    #[serde(default = "first_band")]
+    #[schemars(range(min = 1, max = 65535))]
+    pub band: u32,
+    /// Every cell a polygon touches rather than those whose centre it contains.
+    #[serde(default)]
+    pub all_touched: bool,
+    /// The value of cells with no data (default: the raster's own).
+    #[serde(default)]
+    pub nodata: Option<f64>,
+    #[serde(flatten)]
+    pub common: CommonParams,
+}
+
+/// rasterstats' two forms of `stats`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum StatsParam {
+    Words(String),
+    List(Vec<String>),
+}
+
+fn first_band() -> u32 {
+    1
+}
+
+impl CapabilityParams for ZonalStats {
+    const NAME: &'static str = "zonal_stats";
+    const GROUP: Group = Group::RasterNetwork;
+    const TIER: Tier = Tier::Pro;
+
+    fn common(&self) -> &CommonParams {
+        &self.common
+    }
+
+    fn lower(&self, ctx: &LowerContext<'_>) -> Result<Vec<Operator>, Vec<Problem>> {
+        let names = match &self.stats {
+            None => Vec::new(),
+            Some(StatsParam::Words(words)) => vec![words.clone()],
+            Some(StatsParam::List(list)) => list.clone(),
+        };
+        let stats = ZonalStat::parse_list(&names)
+            .map_err(|reason| vec![Problem::new(ctx.at("stats"), reason)])?;
+        let band = self.band as usize;
+        let path = match ctx.rasters {
+            None => None,
+            Some(rasters) => {
+                let Some(source) = rasters.get(&self.raster) else {
+                    return Err(vec![Problem::new(
+                        ctx.at("raster"),
+                        format!(
+                            "{:?} is not a raster dataset: upload a GeoTIFF and name it by its id or name",
+                            self.raster
+                        ),
+                    )]);
+                };
+                if band > source.bands {
+                    return Err(vec![Problem::new(
+                        ctx.at("band"),
+                        format!(
+                            "band {band} is out of range: the raster has {} band{}",
+                            source.bands,
+                            if source.bands == 1 { "" } else { "s" }
+                        ),
+                    )]);
+                }
+                Some(source.path.clone())
+            }
+        };
+        if self.nodata.is_some_and(|v| !v.is_finite()) {
+            return Err(vec![Problem::new(ctx.at("nodata"), "must be a finite number")]);
+        }
+        Ok(vec![Operator::owned(ZonalStatsOp {
+            raster: RasterRef {
+                name: self.raster.clone(),
+                path,
+            },
+            band,
+            stats,
+            prefix: self.prefix.clone(),
+            all_touched: self.all_touched,
+            nodata: self.nodata,
+        })])
+    }
+}
