@@ -37,7 +37,11 @@ pub async fn ingest_parts(
     parts: &[std::path::PathBuf],
 ) -> Result<Dataset, AppError> {
     if crate::datasets::raster::is_raster_path(path) {
-        return crate::datasets::raster::register(state, id, name, path).await;
+        let dataset: Dataset = crate::datasets::raster::register(state, id, name, path)
+            .await?
+            .into();
+        announce_created(state, &dataset);
+        return Ok(dataset);
     }
     let mut source = upload::source_for(&readable_path(state, path).await?);
     source.parts = parts.iter().map(|p| p.display().to_string()).collect();

@@ -5,12 +5,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use geomill_backends::store::DatasetRecord;
 use geomill_native::raster::{RasterInfo, describe, open};
 use geomill_planner::schema::RasterSource;
 
 use crate::blocking::blocking;
-use crate::datasets::ingest::announce_created;
-use crate::datasets::model::Dataset;
 use crate::error::{AppError, ErrorKind};
 use crate::state::AppState;
 
@@ -37,7 +36,7 @@ pub async fn register(
     id: &str,
     name: String,
     path: &Path,
-) -> Result<Dataset, AppError> {
+) -> Result<DatasetRecord, AppError> {
     let file = path.to_path_buf();
     let described = blocking(move || Ok(open(&file).and_then(|d| describe(&d)))).await?;
     let info = described
@@ -52,11 +51,7 @@ pub async fn register(
         ));
     };
     let (store, key, stored) = (state.store(), id.to_owned(), path.display().to_string());
-    let record =
-        blocking(move || store.register_file(&key, &name, FORMAT, Some(&crs), &stored)).await?;
-    let dataset: Dataset = record.into();
-    announce_created(state, &dataset);
-    Ok(dataset)
+    blocking(move || store.register_file(&key, &name, FORMAT, Some(&crs), &stored)).await
 }
 
 /// The raster datasets a run of `document` may read, by id and by name (the newest of equally

@@ -169,6 +169,40 @@ fn a_raster_is_described_and_other_files_are_refused() {
         error.to_string().contains("band 2 is out of range"),
         "{error}"
     );
+    // A zone whose window would hold more cells than a zone may read is refused by name: a
+    // square of 200 km over 25 m cells.
+    let (x, y) = (info.transform[0], info.transform[3]);
+    let square = polygon_wkb(&[
+        (x, y),
+        (x + 200_000.0, y),
+        (x + 200_000.0, y - 200_000.0),
+        (x, y - 200_000.0),
+        (x, y),
+    ]);
+    let options = ZonalOptions {
+        band: 1,
+        stats: vec![ZonalStat::Count],
+        all_touched: false,
+        nodata: None,
+    };
+    let error = zonal_stats(&data().join("slope.tif"), &[Some(&square)], &options).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("more than the 10000000 a zone may read"),
+        "{error}"
+    );
+}
+
+/// A little-endian WKB polygon of one ring.
+fn polygon_wkb(ring: &[(f64, f64)]) -> Vec<u8> {
+    let mut wkb = vec![1, 3, 0, 0, 0, 1, 0, 0, 0];
+    wkb.extend_from_slice(&u32::try_from(ring.len()).unwrap().to_le_bytes());
+    for (x, y) in ring {
+        wkb.extend_from_slice(&x.to_le_bytes());
+        wkb.extend_from_slice(&y.to_le_bytes());
+    }
+    wkb
 }
 
 /// The step's result file and rasterstats on the uploaded files, as `{"ours": [...], "theirs":

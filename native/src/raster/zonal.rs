@@ -17,9 +17,10 @@ use geomill_planner::plan::ops::zonal_stats::ZonalStat;
 use super::{RasterError, open};
 use crate::classify::numpy_sum;
 
-/// The most cells one zone's window may cover (a zone past it is refused by name): its values
-/// and mask are held while its statistics are computed.
-pub const MAX_ZONE_CELLS: usize = 50_000_000;
+/// The most cells one zone's window may cover (a zone past it is refused by name): its values,
+/// masks and sorted copies (about 26 bytes a cell) are held while its statistics are computed,
+/// one zone per thread: about 260 MB a thread at most.
+pub const MAX_ZONE_CELLS: usize = 10_000_000;
 
 /// rasterstats' nodata value for a raster that declares none.
 const DEFAULT_NODATA: f64 = -999.0;
