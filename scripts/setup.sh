@@ -134,6 +134,25 @@ if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then
     cp "$tmp"/rasterstats-*/tests/data/* "$raster_data/"
     rm -rf "$tmp"
   fi
+  # A real multi-band scene and an elevation grid with its regions, from Debian's R packages
+  # (unpacked, not installed: R is not needed): stars' L7_ETMs.tif (Landsat 7, 6 bands, EPSG:31985)
+  # and terra's elev.tif (Int16, EPSG:4326) with lux.shp (12 regions over it).
+  r_data="$deps_dir/r-raster-data"
+  if [ ! -f "$r_data/L7_ETMs.tif" ] || [ ! -f "$r_data/lux.shp" ]; then
+    log "fetching the R packages' example rasters (r-cran-stars, r-cran-terra)"
+    tmp=$(mktemp -d)
+    chmod 755 "$tmp"
+    (cd "$tmp" && apt-get download -qq r-cran-stars r-cran-terra 2>/dev/null) || {
+      as_root apt-get update -qq
+      (cd "$tmp" && apt-get download -qq r-cran-stars r-cran-terra)
+    }
+    for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$tmp/x"; done
+    mkdir -p "$r_data"
+    cp "$tmp"/x/usr/lib/R/site-library/stars/tif/L7_ETMs.tif "$r_data/"
+    cp "$tmp"/x/usr/lib/R/site-library/terra/ex/elev.tif "$r_data/"
+    cp "$tmp"/x/usr/lib/R/site-library/terra/ex/lux.* "$r_data/"
+    rm -rf "$tmp"
+  fi
 fi
 
 # The directory to put on DUCKDB_LIB_DIR / LD_LIBRARY_PATH is printed for the Makefile.

@@ -103,11 +103,36 @@ impl Schema {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Catalog {
     pub sources: BTreeMap<String, Schema>,
-    /// The raster datasets a run may read, by id and by name; `None` when planning without the
-    /// server's catalog (a preview): raster names are then neither resolved nor refused. Never
-    /// read from a request: the server fills it from its own datasets.
+    /// The raster datasets a run may read and where its raster steps write; `None` when
+    /// planning without the server's catalog (a preview): raster names are then neither
+    /// resolved nor refused. Never read from a request: the server fills it from its own
+    /// datasets.
     #[serde(skip)]
-    pub rasters: Option<BTreeMap<String, RasterSource>>,
+    pub rasters: Option<RasterCatalog>,
+}
+
+/// The raster datasets of the server a run may read, and the folder its raster steps write to.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RasterCatalog {
+    /// By id and by name.
+    pub sources: BTreeMap<String, RasterSource>,
+    /// The server's folder for the rasters this run writes (each becomes a raster dataset when
+    /// the run completes); `None` when the run may not write any (a check, a preview).
+    pub outputs: Option<String>,
+}
+
+impl RasterCatalog {
+    /// The raster a step names: a dataset id or name, or a path as GISPulse's `raster_path`
+    /// gives it, matched by its file name (`data/dem.tif` names the dataset `dem.tif`, else
+    /// `dem`) — never opened as a path.
+    pub fn find(&self, named: &str) -> Option<&RasterSource> {
+        if let Some(source) = self.sources.get(named) {
+            return Some(source);
+        }
+        let file = named.rsplit(['/', '\\']).next().unwrap_or(named);
+        let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
+        self.sources.get(file).or_else(|| self.sources.get(stem))
+    }
 }
 
 /// A raster dataset as planning needs it.
@@ -117,6 +142,8 @@ pub struct RasterSource {
     pub path: String,
     /// How many bands it has.
     pub bands: usize,
+    /// `EPSG:<code>` when its CRS has one.
+    pub crs: Option<String>,
 }
 
 impl Catalog {

@@ -2,12 +2,11 @@
 //! alone, described, and registered in the catalog without being loaded (raster kernels read
 //! the file in place, block by block).
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use geomill_backends::store::DatasetRecord;
 use geomill_native::raster::{RasterInfo, describe, open};
-use geomill_planner::schema::RasterSource;
+use geomill_planner::schema::{RasterCatalog, RasterSource};
 
 use crate::blocking::blocking;
 use crate::error::{AppError, ErrorKind};
@@ -54,14 +53,26 @@ pub async fn register(
     blocking(move || store.register_file(&key, &name, FORMAT, Some(&crs), &stored)).await
 }
 
+/// The capabilities that read or write rasters: a document naming none needs no raster
+/// catalog.
+const RASTER_CAPABILITIES: [&str; 6] = [
+    "zonal_stats",
+    "raster_clip",
+    "raster_reproject",
+    "raster_merge",
+    "ndvi",
+    "change_detection",
+];
+
 /// The raster datasets a run of `document` may read, by id and by name (the newest of equally
-/// named ones), with their files and band counts, for planning; `None` when the document names
-/// no raster step (nothing to resolve).
+/// named ones), with their files, band counts and CRS, for planning (no folder to write to
+/// yet: the run gives it); `None` when the document names no raster step.
 pub async fn catalog_for(
     state: &AppState,
     document: &serde_json::Value,
-) -> Result<Option<BTreeMap<String, RasterSource>>, AppError> {
-    if !document.to_string().contains("zonal_stats") {
+) -> Result<Option<RasterCatalog>, AppError> {
+    let text = document.to_string();
+    if !RASTER_CAPABILITIES.iter().any(|c| text.contains(c)) {
         return Ok(None);
     }
     let datasets = crate::execute::all_datasets(state).await?;
@@ -74,16 +85,76 @@ pub async fn catalog_for(
         Ok(rasters
             .into_iter()
             .filter_map(|(id, name, path)| {
-                let bands = info(Path::new(&path))?.bands.len();
-                Some((id, name, RasterSource { path, bands }))
+                let info = info(Path::new(&path))?;
+                let crs = info.crs.filter(|c| c.starts_with("EPSG:"));
+                let bands = info.bands.len();
+                Some((id, name, RasterSource { path, bands, crs }))
             })
             .collect::<Vec<_>>())
     })
     .await?;
-    let mut catalog = BTreeMap::new();
+    let mut catalog = RasterCatalog::default();
     for (id, name, source) in described {
-        catalog.entry(name).or_insert_with(|| source.clone());
-        catalog.insert(id, source);
+        catalog
+            .sources
+            .entry(name)
+            .or_insert_with(|| source.clone());
+        catalog.sources.insert(id, source);
     }
     Ok(Some(catalog))
+}
+
+/// A raster dataset a run wrote.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct WrittenRaster {
+    pub id: String,
+    pub name: String,
+}
+
+/// Registers each raster a run wrote into `folder` as a raster dataset named after its file,
+/// moved into its own upload folder; answers them in name order. A raster GDAL cannot describe
+/// (a step stopped half-way) is left out and removed.
+pub async fn register_outputs(
+    state: &AppState,
+    folder: &Path,
+) -> Result<Vec<WrittenRaster>, AppError> {
+    let Ok(mut entries) = tokio::fs::read_dir(folder).await else {
+        return Ok(Vec::new());
+    };
+    let mut files = Vec::new();
+    while let Some(entry) = entries
+        .next_entry()
+        .await
+        .map_err(|e| AppError::internal(&e))?
+    {
+        let path = entry.path();
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        if let Some(name) = name.filter(|n| n.ends_with(".tif") && !n.ends_with(".staging.tif")) {
+            files.push((name, path));
+        }
+    }
+    files.sort();
+    let mut written = Vec::with_capacity(files.len());
+    for (file, path) in files {
+        let id = uuid::Uuid::new_v4().to_string();
+        let stored = super::upload::folder(&state.config().uploads_dir(), &id);
+        tokio::fs::create_dir_all(&stored)
+            .await
+            .map_err(|e| AppError::internal(&e))?;
+        let target = stored.join(&file);
+        tokio::fs::rename(&path, &target)
+            .await
+            .map_err(|e| AppError::internal(&e))?;
+        let name = file.trim_end_matches(".tif").to_owned();
+        match register(state, &id, name.clone(), &target).await {
+            Ok(record) => {
+                super::ingest::announce_created(state, &record.into());
+                written.push(WrittenRaster { id, name });
+            }
+            Err(_) => {
+                let _ = tokio::fs::remove_dir_all(&stored).await;
+            }
+        }
+    }
+    Ok(written)
 }

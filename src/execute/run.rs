@@ -37,6 +37,9 @@ pub struct Execution {
     pub result_features: i64,
     /// Files the pipeline's exports wrote.
     pub outputs: Vec<String>,
+    /// The raster datasets the pipeline's raster steps wrote (`raster_clip`, `ndvi`, ...).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rasters: Vec<crate::datasets::raster::WrittenRaster>,
     /// Step-by-step runs only: every statement of the plan as lowered, with its rows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub statements: Option<Vec<StatementReport>>,
@@ -304,13 +307,24 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, App
             "a scenario runs through /scenarios/{id}/run, not as one pipeline",
         ));
     }
-    let (bindings, catalog) = stored_catalog(
+    let (bindings, mut catalog) = stored_catalog(
         state,
         &request.document,
         &loose,
         request.dataset_id.as_deref(),
     )
     .await?;
+    let job_id = request
+        .job_id
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let data_dir = &state.config().data_dir;
+    let results_dir = data_dir.join("results").join(&job_id);
+    // The rasters the run's raster steps write, registered as raster datasets when it completes.
+    let rasters_dir = results_dir.join("rasters");
+    if let Some(rasters) = catalog.rasters.as_mut() {
+        rasters.outputs = Some(rasters_dir.display().to_string());
+    }
     let strict = Vars {
         values: request.vars,
         strict: true,
@@ -323,11 +337,6 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, App
         .map(|p| if step_by_step { p.plan } else { p.optimized })
         .ok_or_else(|| AppError::unprocessable("nothing to run"))?;
 
-    let job_id = request
-        .job_id
-        .clone()
-        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    let data_dir = &state.config().data_dir;
     let outputs_root = request
         .outputs_root
         .clone()
@@ -353,7 +362,6 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, App
         .map(|n| n.step.clone())
         .collect::<BTreeSet<_>>()
         .len();
-    let results_dir = data_dir.join("results").join(&job_id);
     let folders = [results_dir.clone(), outputs_root.clone()];
     for folder in folders.iter().chain(
         outputs
@@ -394,6 +402,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, App
         .await
         .map_err(|e| AppError::internal(&e))?;
     crate::styles::result_style::style_result(state, &plan, &final_path).await;
+    let rasters = crate::datasets::raster::register_outputs(state, &rasters_dir).await?;
     Ok(Execution {
         statements: step_by_step.then(|| {
             outcome
@@ -413,6 +422,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, App
         result_path: final_path.display().to_string(),
         result_features: outcome.result_rows,
         outputs,
+        rasters,
     })
 }
 

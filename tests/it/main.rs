@@ -61,6 +61,7 @@ mod partitioned_uploads;
 mod persistent_mode;
 mod pipeline_twenty_steps;
 mod postgis_engine;
+mod raster_steps;
 mod raster_uploads;
 mod raster_zonal;
 mod rate_limit;

@@ -6,8 +6,8 @@
 
 use geomill_planner::plan::ops::{
     classify::ClassifyOp, clean::CleanOp, line_clean::LineCleanOp, numpy_sample::NumpySampleOp,
-    scale::ScaleOp, statistics::GenerateOp, statistics::StatisticOp, tessellate::TessellateOp,
-    zonal_stats::ZonalStatsOp,
+    raster::ChangeDetectionOp, raster::RasterWriteOp, scale::ScaleOp, statistics::GenerateOp,
+    statistics::StatisticOp, tessellate::TessellateOp, zonal_stats::ZonalStatsOp,
 };
 use geomill_planner::plan::owned::OwnedOperator;
 
@@ -41,8 +41,10 @@ macro_rules! kernels {
 
 kernels! {
     modules {
+        change_detection => ChangeDetectionOp,
         generate => GenerateOp,
         numpy_sample => NumpySampleOp,
+        raster_write => RasterWriteOp,
         zonal_stats => ZonalStatsOp,
     }
     first_input {

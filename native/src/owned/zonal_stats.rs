@@ -15,12 +15,7 @@ use crate::raster::zonal::{ZonalOptions, zonal_stats};
 
 pub fn run(op: &ZonalStatsOp, inputs: &[&Layer]) -> Result<Layer, NativeError> {
     let layer = super::first(op, inputs)?;
-    let path = op.raster.path.as_deref().ok_or_else(|| {
-        NativeError::Input(format!(
-            "raster {} was not resolved to a raster dataset of this server",
-            op.raster.name
-        ))
-    })?;
+    let path = op.raster.file().map_err(NativeError::Input)?;
     let geom = layer.geometry_index()?;
     let mut zones: Vec<Option<&[u8]>> = Vec::new();
     let mut rows_per_batch = Vec::with_capacity(layer.batches.len());

@@ -1,7 +1,15 @@
 //! Rasters through GDAL: files opened only by the GeoTIFF driver (a COG is a GeoTIFF), their
 //! description (size, bands, types, nodata, CRS, transform, overviews), and the raster kernels
-//! (`zonal`: zonal statistics as rasterstats computes them).
+//! (`zonal`: zonal statistics as rasterstats computes them; `clip`, `ndvi`, `reproject`, `merge`:
+//! rasters written through `write`; `change`: polygons where two rasters differ).
 
+pub mod change;
+pub mod clip;
+mod ffi;
+pub mod merge;
+pub mod ndvi;
+pub mod reproject;
+pub mod write;
 pub mod zonal;
 
 use std::path::Path;

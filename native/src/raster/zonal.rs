@@ -7,9 +7,8 @@
 
 use std::path::Path;
 
-use gdal::raster::{RasterizeOptions, rasterize};
+use gdal::Dataset;
 use gdal::vector::Geometry;
-use gdal::{Dataset, DriverManager};
 use rayon::prelude::*;
 
 use geomill_planner::plan::ops::zonal_stats::ZonalStat;
@@ -228,36 +227,21 @@ impl Grid {
         window: &Window,
         all_touched: bool,
     ) -> Result<Vec<bool>, RasterError> {
-        if window.rows == 0 || window.cols == 0 {
-            return Ok(Vec::new());
-        }
-        let driver = DriverManager::get_driver_by_name("MEM")?;
-        let mut mask = driver.create_with_band_type::<u8, _>("", window.cols, window.rows, 1)?;
         #[allow(clippy::cast_precision_loss)]
-        mask.set_geo_transform(&[
+        let transform = [
             self.x0 + window.col as f64 * self.dx,
             self.dx,
             0.0,
             self.y0 + window.row as f64 * self.dy,
             0.0,
             self.dy,
-        ])?;
-        let options = RasterizeOptions {
-            all_touched,
-            ..Default::default()
-        };
-        rasterize(
-            &mut mask,
-            &[1],
+        ];
+        super::write::burn(
             std::slice::from_ref(geometry),
-            &[1.0],
-            Some(options),
-        )?;
-        let size = (window.cols, window.rows);
-        let burned = mask
-            .rasterband(1)?
-            .read_as::<u8>((0, 0), size, size, None)?;
-        Ok(burned.data().iter().map(|&b| b != 0).collect())
+            transform,
+            (window.cols, window.rows),
+            all_touched,
+        )
     }
 
     /// The band's values over `window` (row-major), cells past the raster's edge as `fill`.

@@ -72,10 +72,11 @@ pub struct LowerContext<'a> {
     pub input: Option<&'a Schema>,
     /// Schemas of the other inputs, in the order `other_inputs` named them.
     pub others: &'a [Option<&'a Schema>],
-    /// The raster datasets the run may read (see [`Catalog::rasters`]).
+    /// The raster datasets the run may read, and where it writes rasters (see
+    /// [`Catalog::rasters`]).
     ///
     /// [`Catalog::rasters`]: crate::schema::Catalog::rasters
-    pub rasters: Option<&'a std::collections::BTreeMap<String, crate::schema::RasterSource>>,
+    pub rasters: Option<&'a crate::schema::RasterCatalog>,
 }
 
 impl LowerContext<'_> {

@@ -14,6 +14,7 @@ pub mod invalid;
 mod listing;
 mod network_graph;
 mod overlay_pair;
+mod raster_common;
 mod ring_layer;
 mod validation_key;
 pub mod weights;
@@ -153,4 +154,9 @@ capabilities! {
     union::Union,
     unpivot::Unpivot,
     zonal_stats::ZonalStats,
+    raster_clip::RasterClip,
+    raster_reproject::RasterReproject,
+    raster_merge::RasterMerge,
+    ndvi::Ndvi,
+    change_detection::ChangeDetection,
 }

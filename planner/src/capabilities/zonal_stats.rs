@@ -6,7 +6,8 @@ use serde::Deserialize;
 use super::{CapabilityParams, CommonParams, Group, LowerContext, Tier};
 use crate::error::Problem;
 use crate::plan::operator::Operator;
-use crate::plan::ops::zonal_stats::{RasterRef, ZonalStat, ZonalStatsOp};
+use super::raster_common::{finite, resolve};
+use crate::plan::ops::zonal_stats::{ZonalStat, ZonalStatsOp};
 
 /// Add statistics of a raster band's cells under each feature, as rasterstats 0.21 computes
 /// them: the cells whose centre lies inside a polygon (every cell it touches with
@@ -23,7 +24,8 @@ use crate::plan::ops::zonal_stats::{RasterRef, ZonalStat, ZonalStatsOp};
 /// backend whatever the engine, features in parallel.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ZonalStats {
-    /// The raster dataset: its id or its name.
+    /// The raster dataset: its id or its name (a path, as GISPulse's `raster_path`, is matched
+    /// by its file name).
     #[schemars(length(min = 1))]
     pub raster: String,
     /// The statistics: names separated by spaces (`"count mean percentile_90"`), a list of
@@ -77,39 +79,10 @@ impl CapabilityParams for ZonalStats {
         let stats = ZonalStat::parse_list(&names)
             .map_err(|reason| vec![Problem::new(ctx.at("stats"), reason)])?;
         let band = self.band as usize;
-        let path = match ctx.rasters {
-            None => None,
-            Some(rasters) => {
-                let Some(source) = rasters.get(&self.raster) else {
-                    return Err(vec![Problem::new(
-                        ctx.at("raster"),
-                        format!(
-                            "{:?} is not a raster dataset: upload a GeoTIFF and name it by its id or name",
-                            self.raster
-                        ),
-                    )]);
-                };
-                if band > source.bands {
-                    return Err(vec![Problem::new(
-                        ctx.at("band"),
-                        format!(
-                            "band {band} is out of range: the raster has {} band{}",
-                            source.bands,
-                            if source.bands == 1 { "" } else { "s" }
-                        ),
-                    )]);
-                }
-                Some(source.path.clone())
-            }
-        };
-        if self.nodata.is_some_and(|v| !v.is_finite()) {
-            return Err(vec![Problem::new(ctx.at("nodata"), "must be a finite number")]);
-        }
+        let raster = resolve(ctx, "raster", &self.raster, &[("band", band)])?;
+        finite(ctx, "nodata", self.nodata)?;
         Ok(vec![Operator::owned(ZonalStatsOp {
-            raster: RasterRef {
-                name: self.raster.clone(),
-                path,
-            },
+            raster,
             band,
             stats,
             prefix: self.prefix.clone(),

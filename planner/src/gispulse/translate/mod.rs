@@ -17,6 +17,7 @@ mod locate;
 mod network;
 mod overlay;
 mod polygons;
+mod rasters;
 mod reshape;
 mod scales;
 mod temporal;
@@ -143,6 +144,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         .or_else(|| cleaning::translator(name))
         .or_else(|| grids::translator(name))
         .or_else(|| validation::translator(name))
+        .or_else(|| rasters::translator(name))
 }
 
 /// GISPulse type names (`add_field`'s `dtype`, `cast_field`'s `casts`) as native field types.

@@ -7,6 +7,7 @@ pub mod diff;
 pub mod line_clean;
 pub mod numpy_sample;
 pub mod rank_in;
+pub mod raster;
 pub mod scale;
 pub mod statistics;
 pub mod tessellate;

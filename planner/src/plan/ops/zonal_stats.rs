@@ -1,6 +1,7 @@
 //! Zonal statistics of a raster band under each feature: an operator only the native backend
 //! computes (GDAL reads the raster file in place; no SQL engine of a run holds rasters).
 
+use super::raster::RasterRef;
 use crate::plan::owned::{OwnedOperator, with_columns};
 use crate::schema::{FieldType, Schema};
 use crate::sql::dialect::Dialect;
@@ -114,14 +115,6 @@ impl ZonalStat {
     pub fn is_count(&self) -> bool {
         matches!(self, ZonalStat::Count | ZonalStat::Unique | ZonalStat::Nan)
     }
-}
-
-/// The raster a step reads: as the step names it, and the file the server resolved it to
-/// (`None` while planning without the server's catalog: a preview).
-#[derive(Debug, Clone, PartialEq)]
-pub struct RasterRef {
-    pub name: String,
-    pub path: Option<String>,
 }
 
 /// The statistics of one band of a raster under each feature, added as `prefix` + statistic.
