@@ -308,9 +308,13 @@ fn preview_params(capability: &str) -> Value {
         "zonal_stats" => json!({"raster": "slope", "stats": "*"}),
         "raster_clip" => json!({"raster": "slope", "all_touched": true}),
         "ndvi" => json!({"raster": "scene", "output": "scene_ndvi"}),
-        "raster_reproject" => json!({"raster": "slope", "target_crs": "EPSG:3857", "resampling": "bilinear"}),
+        "raster_reproject" => {
+            json!({"raster": "slope", "target_crs": "EPSG:3857", "resampling": "bilinear"})
+        }
         "raster_merge" => json!({"rasters": ["west", "east"], "method": "max"}),
-        "change_detection" => json!({"raster_before": "y2020", "raster_after": "y2024", "threshold": 2}),
+        "change_detection" => {
+            json!({"raster_before": "y2020", "raster_after": "y2024", "threshold": 2})
+        }
         other => panic!("no preview parameters for {other}: add them here"),
     }
 }

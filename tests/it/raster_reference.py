@@ -146,6 +146,20 @@ def check(cases_path):
             problems += same_pixels(case["ours"], theirs)
             if int(ours["n_sources"][0]) != int(frame["n_sources"][0]):
                 problems.append("n_sources")
+        elif kind == "zonal":
+            zones = pyogrio.read_dataframe(case["zones"])
+            frame = capabilities.ZonalStatsCapability().execute(
+                zones, raster_path=case["raster"], stats=case["stats"])
+            mine = ours.set_index("ID_2").sort_index()
+            yours = frame.set_index("ID_2").sort_index()
+            if list(mine.index) != list(yours.index):
+                problems.append(f"regions {list(mine.index)} against {list(yours.index)}")
+            for stat in case["stats"]:
+                for key, a, b in zip(yours.index, mine["rs_" + stat], yours["rs_" + stat]):
+                    if not (a == b or abs(a - b) <= 1e-9 * max(abs(b), 1.0)):
+                        problems.append(f"region {key} rs_{stat} {a} against {b}")
+            verdicts.append({"case": case["label"], "problems": problems})
+            continue
         elif kind == "change":
             frame = capabilities.ChangeDetectionCapability().execute(
                 empty, raster_before=case["before"], raster_after=case["after"],

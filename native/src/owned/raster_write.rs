@@ -7,7 +7,6 @@ use std::sync::Arc;
 use arrow::array::{ArrayRef, BinaryArray, Float64Array, Int64Array, StringArray};
 use arrow::datatypes::{Field, Schema};
 use arrow::record_batch::RecordBatch;
-use gdal::spatial_ref::{AxisMappingStrategy, CoordTransform, SpatialRef};
 use gdal::vector::Geometry;
 use geomill_planner::plan::ops::raster::{RasterTask, RasterWriteOp};
 use geomill_planner::plan::owned::OwnedOperator;
@@ -19,7 +18,7 @@ use crate::raster::clip::{ClipOptions, clip};
 use crate::raster::merge::merge;
 use crate::raster::ndvi::ndvi;
 use crate::raster::reproject::reproject;
-use crate::raster::{RasterError, open};
+use crate::raster::{RasterError, open, to_raster_crs};
 
 pub fn run(op: &RasterWriteOp, inputs: &[&Layer]) -> Result<Layer, NativeError> {
     let input = super::first(op, inputs)?;
@@ -119,27 +118,9 @@ fn shapes_in_raster_crs(layer: &Layer, raster: &Path) -> Result<Vec<Geometry>, R
             }
         }
     }
-    let Some(code) = layer
-        .crs
-        .as_deref()
-        .and_then(|c| c.strip_prefix("EPSG:"))
-        .and_then(|c| c.parse::<u32>().ok())
-    else {
+    let Some(transform) = to_raster_crs(layer.crs.as_deref(), &open(raster)?)? else {
         return Ok(shapes);
     };
-    let mut raster_crs = open(raster)?
-        .spatial_ref()
-        .map_err(|_| RasterError::Input("the raster has no CRS".into()))?;
-    let _ = raster_crs.auto_identify_epsg();
-    if raster_crs.auth_name().as_deref() == Some("EPSG")
-        && raster_crs.auth_code().ok() == i32::try_from(code).ok()
-    {
-        return Ok(shapes);
-    }
-    let mut layer_crs = SpatialRef::from_epsg(code)?;
-    layer_crs.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
-    raster_crs.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
-    let transform = CoordTransform::new(&layer_crs, &raster_crs)?;
     shapes
         .iter()
         .map(|shape| shape.transform(&transform).map_err(RasterError::from))

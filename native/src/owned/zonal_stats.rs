@@ -12,6 +12,34 @@ use crate::NativeError;
 use crate::classify::with_columns;
 use crate::layer::{Layer, Wkb};
 use crate::raster::zonal::{ZonalOptions, zonal_stats};
+use crate::raster::{RasterError, open, to_raster_crs};
+
+/// The zones reprojected to the raster's CRS (`None`: already in it, or the layer's is not
+/// known).
+fn in_raster_crs(
+    layer: &Layer,
+    raster: &Path,
+    zones: &[Option<&[u8]>],
+) -> Result<Option<Vec<Option<Vec<u8>>>>, RasterError> {
+    let Some(transform) = to_raster_crs(layer.crs.as_deref(), &open(raster)?)? else {
+        return Ok(None);
+    };
+    zones
+        .iter()
+        .map(|zone| {
+            zone.map(|wkb| {
+                let geometry = gdal::vector::Geometry::from_wkb(wkb)?;
+                if geometry.is_empty() {
+                    return Ok(wkb.to_vec());
+                }
+                geometry.transform(&transform)?.wkb()
+            })
+            .transpose()
+            .map_err(RasterError::from)
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
 
 pub fn run(op: &ZonalStatsOp, inputs: &[&Layer]) -> Result<Layer, NativeError> {
     let layer = super::first(op, inputs)?;
@@ -23,6 +51,15 @@ pub fn run(op: &ZonalStatsOp, inputs: &[&Layer]) -> Result<Layer, NativeError> {
         let wkbs = Wkb::of(batch, geom)?;
         rows_per_batch.push(wkbs.len());
         zones.extend((0..wkbs.len()).map(|i| wkbs.get(i)));
+    }
+    let reprojected = if op.reproject {
+        in_raster_crs(layer, Path::new(path), &zones)
+            .map_err(|e| NativeError::Input(format!("zonal statistics of {}: {e}", op.raster.name)))?
+    } else {
+        None
+    };
+    if let Some(reprojected) = &reprojected {
+        zones = reprojected.iter().map(Option::as_deref).collect();
     }
     let options = ZonalOptions {
         band: op.band,

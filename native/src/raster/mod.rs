@@ -127,3 +127,32 @@ pub fn describe(dataset: &Dataset) -> Result<RasterInfo, RasterError> {
         bands,
     })
 }
+
+/// The transformation from the layer's CRS (`EPSG:<code>`) to the raster's, when they differ
+/// (compared by EPSG code, as GISPulse compares them); `None` when the layer's CRS is not
+/// known or is the raster's.
+pub fn to_raster_crs(
+    layer_crs: Option<&str>,
+    raster: &Dataset,
+) -> Result<Option<gdal::spatial_ref::CoordTransform>, RasterError> {
+    use gdal::spatial_ref::{AxisMappingStrategy, CoordTransform, SpatialRef};
+    let Some(code) = layer_crs
+        .and_then(|c| c.strip_prefix("EPSG:"))
+        .and_then(|c| c.parse::<u32>().ok())
+    else {
+        return Ok(None);
+    };
+    let mut raster_crs = raster
+        .spatial_ref()
+        .map_err(|_| RasterError::Input("the raster has no CRS".into()))?;
+    let _ = raster_crs.auto_identify_epsg();
+    if raster_crs.auth_name().as_deref() == Some("EPSG")
+        && raster_crs.auth_code().ok() == i32::try_from(code).ok()
+    {
+        return Ok(None);
+    }
+    let mut layer_crs = SpatialRef::from_epsg(code)?;
+    layer_crs.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
+    raster_crs.set_axis_mapping_strategy(AxisMappingStrategy::TraditionalGisOrder);
+    Ok(Some(CoordTransform::new(&layer_crs, &raster_crs)?))
+}

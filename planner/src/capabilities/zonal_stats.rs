@@ -19,9 +19,9 @@ use crate::plan::ops::zonal_stats::{ZonalStat, ZonalStatsOp};
 /// linear percentile); `*` for all but percentiles; default `count min max mean`. Each becomes
 /// the field `prefix` + name: NULL for a NULL or empty geometry, and every statistic but the
 /// counts NULL for a feature over no valid cell. `raster` names a raster dataset (a GeoTIFF
-/// uploaded like any file) by id or name; the features are read in the raster's CRS, as
-/// rasterstats reads them (reproject them first when theirs differs). Runs on the native
-/// backend whatever the engine, features in parallel.
+/// uploaded like any file) by id or name; features in another CRS than the raster's are
+/// reprojected to it (`reproject: false` reads their coordinates as the raster's, as
+/// rasterstats does). Runs on the native backend whatever the engine, features in parallel.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ZonalStats {
     /// The raster dataset: its id or its name (a path, as GISPulse's `raster_path`, is matched
@@ -45,6 +45,10 @@ pub struct ZonalStats {
     /// The value of cells with no data (default: the raster's own).
     #[serde(default)]
     pub nodata: Option<f64>,
+    /// Reproject the features to the raster's CRS when theirs differs (default true; false
+    /// reads their coordinates as the raster's, as rasterstats and GISPulse do).
+    #[serde(default = "yes")]
+    pub reproject: bool,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -55,6 +59,10 @@ pub struct ZonalStats {
 pub enum StatsParam {
     Words(String),
     List(Vec<String>),
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn first_band() -> u32 {
@@ -88,6 +96,7 @@ impl CapabilityParams for ZonalStats {
             prefix: self.prefix.clone(),
             all_touched: self.all_touched,
             nodata: self.nodata,
+            reproject: self.reproject,
         })])
     }
 }

@@ -129,6 +129,8 @@ pub struct ZonalStatsOp {
     pub all_touched: bool,
     /// Replaces the raster's nodata value.
     pub nodata: Option<f64>,
+    /// Reproject the features to the raster's CRS when theirs differs.
+    pub reproject: bool,
 }
 
 impl ZonalStatsOp {
@@ -170,7 +172,16 @@ impl OwnedOperator for ZonalStatsOp {
     }
 
     fn explain(&self) -> String {
-        format!("{} prefix={}", self.describe(), self.prefix)
+        format!(
+            "{} prefix={}{}",
+            self.describe(),
+            self.prefix,
+            if self.reproject {
+                ""
+            } else {
+                " reproject=false"
+            }
+        )
     }
 
     fn reads(&self) -> Vec<String> {
