@@ -160,6 +160,32 @@ def check(cases_path):
                         problems.append(f"region {key} rs_{stat} {a} against {b}")
             verdicts.append({"case": case["label"], "problems": problems})
             continue
+        elif kind == "coverage":
+            import rasterio
+            import shapely
+            from exactextract import exact_extract
+            from exactextract.raster import NumPyRasterSource
+            with rasterio.open(case["raster"]) as src:
+                left, bottom, right, top = src.bounds
+                cells = src.read(1)
+                nodata = None if src.nodata is None else int(src.nodata)
+                source = NumPyRasterSource(cells, left, bottom, right, top, nodata=nodata)
+            zones = pyogrio.read_dataframe(case["zones"])
+            features = [{"type": "Feature", "properties": {"ID_2": int(i)},
+                         "geometry": shapely.geometry.mapping(g)} for i, g in zip(zones["ID_2"], zones.geometry)]
+            names = {"count": "count", "sum": "sum", "mean": "mean", "std": "stdev", "median": "median",
+                     "majority": "majority", "percentile_90": "quantile_90"}
+            answers = exact_extract(source, features, ["count", "sum", "mean", "stdev", "median", "majority",
+                                                      "quantile(q=0.9)"], include_cols=["ID_2"], output="geojson")
+            mine = {int(k): row for k, row in zip(ours["ID_2"], ours.to_dict("records"))}
+            for answer in answers:
+                key = int(answer["properties"]["ID_2"])
+                for ours_name, theirs_name in names.items():
+                    a, b = mine[key]["cw_" + ours_name], answer["properties"][theirs_name]
+                    if not (a == b or abs(a - b) <= 1e-9 * max(abs(b), 1.0)):
+                        problems.append(f"region {key} {ours_name} {a} against exactextract {b}")
+            verdicts.append({"case": case["label"], "problems": problems})
+            continue
         elif kind == "change":
             frame = capabilities.ChangeDetectionCapability().execute(
                 empty, raster_before=case["before"], raster_after=case["after"],

@@ -119,7 +119,7 @@ async fn case(
     let rasters = run["rasters"].as_array().cloned().unwrap_or_default();
     reference["label"] = json!(format!("{engine}: {label}"));
     reference["result"] = run["result_path"].clone();
-    if reference["kind"] != "change" && reference["kind"] != "zonal" {
+    if !["change", "zonal", "coverage"].contains(&reference["kind"].as_str().unwrap()) {
         assert_eq!(rasters.len(), 1, "{engine} {label}: {run}");
         reference["ours"] = json!(file_of(&fixture.state, rasters[0]["id"].as_str().unwrap()));
     }
@@ -188,6 +188,20 @@ async fn raster_steps_give_gispulses_answers_through_the_upload_path_on_every_en
                     {"id": "s", "capability": "zonal_stats", "input": "m",
                         "params": {"raster": "elev.tif", "stats": "min max mean std count", "prefix": "rs_"}}]),
                 json!({"kind": "zonal", "raster": elev, "zones": lux, "stats": ["min", "max", "mean", "std", "count"]})).await,
+        );
+        cases.push(
+            case(
+                &fixture,
+                engine,
+                "coverage-weighted zonal statistics of lux",
+                step(
+                    "zonal_stats",
+                    json!({"raster": "elev.tif", "coverage_weighted": true, "prefix": "cw_",
+                    "stats": "count sum mean std median majority percentile_90"}),
+                ),
+                json!({"kind": "coverage", "raster": elev, "zones": lux}),
+            )
+            .await,
         );
         if every {
             cases.push(

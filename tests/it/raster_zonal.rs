@@ -76,6 +76,7 @@ fn compare(raster: &str, zones: &str) {
             stats: stats.clone(),
             all_touched,
             nodata: None,
+            coverage: false,
         };
         let ours = zonal_stats(&raster, &zones_wkb, &options).unwrap();
         let theirs = reference[all_touched.to_string()].as_array().unwrap();
@@ -163,6 +164,7 @@ fn a_raster_is_described_and_other_files_are_refused() {
         stats: vec![ZonalStat::Count],
         all_touched: false,
         nodata: None,
+        coverage: false,
     };
     let error = zonal_stats(&data().join("slope.tif"), &[], &bad_band).unwrap_err();
     assert!(
@@ -184,6 +186,7 @@ fn a_raster_is_described_and_other_files_are_refused() {
         stats: vec![ZonalStat::Count],
         all_touched: false,
         nodata: None,
+        coverage: false,
     };
     let error = zonal_stats(&data().join("slope.tif"), &[Some(&square)], &options).unwrap_err();
     assert!(
@@ -312,4 +315,106 @@ async fn the_step_equals_rasterstats_through_the_upload_path_on_every_engine() {
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{params}: {body}");
         assert!(body.to_string().contains(words), "{params}: {body}");
     }
+}
+
+/// exactextract 0.3's statistics of each zone over the raster (the raster read by rasterio,
+/// handed to exactextract as an array with its bounds and nodata), NaN as null.
+const EXACTEXTRACT: &str = r#"
+import json, math, sys, warnings
+import pyogrio, rasterio, shapely
+from exactextract import exact_extract
+from exactextract.raster import NumPyRasterSource
+warnings.simplefilter("ignore")
+raster, zones = sys.argv[1], sys.argv[2]
+with rasterio.open(raster) as src:
+    left, bottom, right, top = src.bounds
+    cells = src.read(1)
+    nodata = src.nodata
+    if nodata is not None and cells.dtype.kind in "iu":
+        nodata = int(nodata)
+    source = NumPyRasterSource(cells, left, bottom, right, top, nodata=nodata)
+frame = pyogrio.read_dataframe(zones)
+features = [{"type": "Feature", "properties": {}, "geometry": shapely.geometry.mapping(g)} for g in frame.geometry]
+# exactextract names quantile(q=0.125) quantile_12.
+ops = ["count", "sum", "mean", "min", "max", "stdev", "median", "majority", "minority", "variety", "quantile(q=0.9)", "quantile(q=0.125)"]
+answers = exact_extract(source, features, ops, output="geojson")
+clean = lambda v: None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+out = {"wkb": [shapely.to_wkb(g, hex=True) for g in frame.geometry],
+       "stats": [{k: clean(v) for k, v in a["properties"].items()} for a in answers]}
+print(json.dumps(out))
+"#;
+
+/// Our statistic and exactextract's name for it.
+const COVERAGE_STATS: [(ZonalStat, &str); 12] = [
+    (ZonalStat::Count, "count"),
+    (ZonalStat::Sum, "sum"),
+    (ZonalStat::Mean, "mean"),
+    (ZonalStat::Min, "min"),
+    (ZonalStat::Max, "max"),
+    (ZonalStat::Std, "stdev"),
+    (ZonalStat::Median, "median"),
+    (ZonalStat::Majority, "majority"),
+    (ZonalStat::Minority, "minority"),
+    (ZonalStat::Unique, "variety"),
+    (ZonalStat::Percentile(90.0), "quantile_90"),
+    (ZonalStat::Percentile(12.5), "quantile_12"),
+];
+
+fn compare_coverage(raster: &std::path::Path, zones: &std::path::Path) {
+    let reference: Value = serde_json::from_str(&run_python(
+        EXACTEXTRACT,
+        &[raster.to_str().unwrap(), zones.to_str().unwrap()],
+    ))
+    .unwrap();
+    let wkb: Vec<Vec<u8>> = reference["wkb"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| hex(h.as_str().unwrap()))
+        .collect();
+    let zones_wkb: Vec<Option<&[u8]>> = wkb.iter().map(|w| Some(w.as_slice())).collect();
+    let options = ZonalOptions {
+        band: 1,
+        stats: COVERAGE_STATS.iter().map(|(s, _)| *s).collect(),
+        all_touched: false,
+        nodata: None,
+        coverage: true,
+    };
+    let ours = zonal_stats(raster, &zones_wkb, &options).unwrap();
+    let theirs = reference["stats"].as_array().unwrap();
+    assert_eq!(ours.len(), theirs.len());
+    for (zone, (row, expected)) in ours.iter().zip(theirs).enumerate() {
+        for ((_, name), value) in COVERAGE_STATS.iter().zip(row) {
+            assert!(
+                close(*value, &expected[*name]),
+                "{} over {} zone {zone}: {name} {value:?}, exactextract {}",
+                raster.display(),
+                zones.display(),
+                expected[*name]
+            );
+        }
+    }
+}
+
+#[test]
+fn coverage_weighted_statistics_equal_exactextract() {
+    for zones in [
+        "polygons.shp",
+        "multipolygons.shp",
+        "polygons_partial_overlap.shp",
+        "polygons_no_overlap.shp",
+    ] {
+        compare_coverage(&data().join("slope.tif"), &data().join(zones));
+    }
+    compare_coverage(
+        &data().join("slope_nodata.tif"),
+        &data().join("polygons.shp"),
+    );
+    compare_coverage(
+        &data().join("slope_classes.tif"),
+        &data().join("polygons.shp"),
+    );
+    // An Int16 elevation grid with nodata, under twelve real regions (Debian's r-cran-terra).
+    let r_data = data().parent().unwrap().join("r-raster-data");
+    compare_coverage(&r_data.join("elev.tif"), &r_data.join("lux.shp"));
 }

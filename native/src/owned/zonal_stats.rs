@@ -66,6 +66,7 @@ pub fn run(op: &ZonalStatsOp, inputs: &[&Layer]) -> Result<Layer, NativeError> {
         stats: op.stats.clone(),
         all_touched: op.all_touched,
         nodata: op.nodata,
+        coverage: op.coverage_weighted,
     };
     let values = zonal_stats(Path::new(path), &zones, &options)
         .map_err(|e| NativeError::Input(format!("zonal statistics of {}: {e}", op.raster.name)))?;
@@ -74,7 +75,7 @@ pub fn run(op: &ZonalStatsOp, inputs: &[&Layer]) -> Result<Layer, NativeError> {
         .into_iter()
         .zip(&op.stats)
         .map(|((name, _), stat)| {
-            let ty = if stat.is_count() {
+            let ty = if op.is_integer(*stat) {
                 DataType::Int64
             } else {
                 DataType::Float64
@@ -93,7 +94,7 @@ pub fn run(op: &ZonalStatsOp, inputs: &[&Layer]) -> Result<Layer, NativeError> {
             .enumerate()
             .map(|(s, stat)| -> ArrayRef {
                 let cells = part.iter().map(|row| row[s]);
-                if stat.is_count() {
+                if op.is_integer(*stat) {
                     #[allow(clippy::cast_possible_truncation)]
                     let counts: Int64Array = cells.map(|v| v.map(|v| v as i64)).collect();
                     Arc::new(counts)

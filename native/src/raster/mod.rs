@@ -5,6 +5,7 @@
 
 pub mod change;
 pub mod clip;
+pub mod coverage;
 mod ffi;
 pub mod merge;
 pub mod ndvi;

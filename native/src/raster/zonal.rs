@@ -13,6 +13,7 @@ use rayon::prelude::*;
 
 use geomill_planner::plan::ops::zonal_stats::ZonalStat;
 
+use super::coverage::{CellType, CellWindow, Rings, coverage, coverage_stats};
 use super::{RasterError, open};
 use crate::classify::numpy_sum;
 
@@ -34,6 +35,9 @@ pub struct ZonalOptions {
     pub all_touched: bool,
     /// Replaces the file's nodata value.
     pub nodata: Option<f64>,
+    /// Weight each cell by the fraction of it the zone covers (exactextract's statistics)
+    /// rather than take the cells GDAL burns.
+    pub coverage: bool,
 }
 
 /// The statistics of each zone (`None`: a NULL or empty zone, or a statistic without a value:
@@ -56,6 +60,11 @@ pub fn zonal_stats(
                 let Some(wkb) = zone else {
                     return Ok(vec![None; options.stats.len()]);
                 };
+                if options.coverage {
+                    return grid
+                        .zone_coverage(dataset, wkb, options)
+                        .map_err(|e| with_zone(e, row));
+                }
                 let cells = grid
                     .zone_cells(dataset, wkb, options)
                     .map_err(|e| with_zone(e, row))?;
@@ -90,6 +99,8 @@ struct Grid {
     nodata: f64,
     float32: bool,
     integer: bool,
+    /// The value masked in coverage-weighted statistics (exactextract has no default).
+    coverage_nodata: Option<f64>,
 }
 
 impl Grid {
@@ -124,6 +135,7 @@ impl Grid {
             nodata: options.nodata.or(file_nodata).unwrap_or(DEFAULT_NODATA),
             float32: data_type == "Float32",
             integer: !data_type.starts_with("Float") && !data_type.starts_with("CFloat"),
+            coverage_nodata: options.nodata.or(file_nodata),
         })
     }
 
@@ -153,8 +165,83 @@ impl Grid {
             return Ok(None);
         }
         let e = geometry.envelope();
-        let (row_start, col_start) = self.row_col(e.MinX, e.MaxY, f64::floor);
-        let (row_stop, col_stop) = self.row_col(e.MaxX, e.MinY, f64::ceil);
+        let window = self.window_of(e.MinX, e.MinY, e.MaxX, e.MaxY)?;
+        let burned = self.burn(&geometry, &window, options.all_touched)?;
+        let values = self.read(dataset, &window, options.band)?;
+        Ok(Some(Cells { values, burned }))
+    }
+
+    /// The coverage-weighted statistics of one polygonal zone (exactextract's), `None` each
+    /// for an empty zone.
+    fn zone_coverage(
+        &self,
+        dataset: &Dataset,
+        wkb: &[u8],
+        options: &ZonalOptions,
+    ) -> Result<Vec<Option<f64>>, RasterError> {
+        let none = vec![None; options.stats.len()];
+        let geometry = Geometry::from_wkb(wkb).map_err(|e| RasterError::Input(e.to_string()))?;
+        if geometry.is_empty() {
+            return Ok(none);
+        }
+        let polygons = polygon_rings(&geometry)?;
+        let e = geometry.envelope();
+        let window = self.window_of(e.MinX, e.MinY, e.MaxX, e.MaxY)?;
+        #[allow(clippy::cast_precision_loss)]
+        let cells = CellWindow {
+            x0: self.x0 + window.col as f64 * self.dx,
+            y0: self.y0 + window.row as f64 * self.dy,
+            dx: self.dx,
+            dy: self.dy,
+            cols: window.cols,
+            rows: window.rows,
+        };
+        let fractions = coverage(&polygons, &cells);
+        let values = self.read(dataset, &window, options.band)?;
+        let (height, width) = (
+            i64::try_from(self.height).unwrap_or(i64::MAX),
+            i64::try_from(self.width).unwrap_or(i64::MAX),
+        );
+        let valid: Vec<bool> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let (r, c) = (
+                    window.row + (i / window.cols.max(1)) as i64,
+                    window.col + (i % window.cols.max(1)) as i64,
+                );
+                (0..height).contains(&r)
+                    && (0..width).contains(&c)
+                    && !v.is_nan()
+                    && self.coverage_nodata != Some(*v)
+            })
+            .collect();
+        let cell_type = if self.integer {
+            CellType::Integer
+        } else if self.float32 {
+            CellType::Float32
+        } else {
+            CellType::Float64
+        };
+        Ok(coverage_stats(
+            &values,
+            &fractions,
+            &valid,
+            &options.stats,
+            cell_type,
+        ))
+    }
+
+    /// The window of a bounding box: floor and ceil of its rows and columns (rasterstats').
+    fn window_of(
+        &self,
+        min_x: f64,
+        min_y: f64,
+        max_x: f64,
+        max_y: f64,
+    ) -> Result<Window, RasterError> {
+        let (row_start, col_start) = self.row_col(min_x, max_y, f64::floor);
+        let (row_stop, col_stop) = self.row_col(max_x, min_y, f64::ceil);
         let rows = row_stop - row_start;
         let cols = col_stop - col_start;
         if !(rows.is_finite() && cols.is_finite()) || rows < 0.0 || cols < 0.0 {
@@ -169,15 +256,12 @@ impl Grid {
             )));
         }
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let window = Window {
+        Ok(Window {
             row: row_start as i64,
             col: col_start as i64,
             rows: rows as usize,
             cols: cols as usize,
-        };
-        let burned = self.burn(&geometry, &window, options.all_touched)?;
-        let values = self.read(dataset, &window, options.band)?;
-        Ok(Some(Cells { values, burned }))
+        })
     }
 
     /// A point or multipoint as rasterstats' `boxify_points` makes it: each point's cell, 1 %
@@ -445,5 +529,33 @@ fn percentile(sorted: &[f64], q: f64, grid: &Grid) -> f64 {
         b - diff * (1.0 - t)
     } else {
         a + diff * t
+    }
+}
+
+/// The rings of a polygon or multipolygon (coverage-weighted statistics need areas: another
+/// geometry is refused).
+fn polygon_rings(geometry: &Geometry) -> Result<Vec<Rings>, RasterError> {
+    use gdal::vector::OGRwkbGeometryType::{wkbMultiPolygon, wkbPolygon};
+    let rings_of = |polygon: &Geometry| -> Rings {
+        (0..polygon.geometry_count())
+            .map(|i| {
+                let mut points = Vec::new();
+                polygon.get_geometry(i).get_points(&mut points);
+                points.into_iter().map(|(x, y, _)| (x, y)).collect()
+            })
+            .collect()
+    };
+    let flat = gdal::vector::geometry_type_flatten(geometry.geometry_type());
+    if flat == wkbPolygon {
+        Ok(vec![rings_of(geometry)])
+    } else if flat == wkbMultiPolygon {
+        Ok((0..geometry.geometry_count())
+            .map(|i| rings_of(&geometry.get_geometry(i)))
+            .collect())
+    } else {
+        Err(RasterError::Input(format!(
+            "coverage-weighted statistics need polygons, not a {}",
+            geometry.geometry_name()
+        )))
     }
 }

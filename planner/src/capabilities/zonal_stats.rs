@@ -21,7 +21,14 @@ use crate::plan::ops::zonal_stats::{ZonalStat, ZonalStatsOp};
 /// counts NULL for a feature over no valid cell. `raster` names a raster dataset (a GeoTIFF
 /// uploaded like any file) by id or name; features in another CRS than the raster's are
 /// reprojected to it (`reproject: false` reads their coordinates as the raster's, as
-/// rasterstats does). Runs on the native backend whatever the engine, features in parallel.
+/// rasterstats does). With `coverage_weighted`, polygons weigh every cell they cover by the
+/// fraction covered, as exactextract 0.3 computes its statistics: `count` the sum of the
+/// fractions (a double), `sum` and `mean` weighted, `std` weighted (population), `median` and
+/// `percentile_<q>` exactextract's weighted quantiles (in the band's type), `majority` and
+/// `minority` the value of largest and smallest covered area (the largest and the smallest
+/// value on ties), `unique` the distinct values; cells past the raster's edge, nodata (the
+/// raster's or `nodata`: no default) and NaN left out; lines and points refused. Runs on the
+/// native backend whatever the engine, features in parallel.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ZonalStats {
     /// The raster dataset: its id or its name (a path, as GISPulse's `raster_path`, is matched
@@ -49,6 +56,10 @@ pub struct ZonalStats {
     /// reads their coordinates as the raster's, as rasterstats and GISPulse do).
     #[serde(default = "yes")]
     pub reproject: bool,
+    /// Weight each cell by the fraction of it a polygon covers, as exactextract does (default
+    /// false).
+    #[serde(default)]
+    pub coverage_weighted: bool,
     #[serde(flatten)]
     pub common: CommonParams,
 }
@@ -89,6 +100,26 @@ impl CapabilityParams for ZonalStats {
         let band = self.band as usize;
         let raster = resolve(ctx, "raster", &self.raster, &[("band", band)])?;
         finite(ctx, "nodata", self.nodata)?;
+        if self.coverage_weighted {
+            if self.all_touched {
+                return Err(vec![Problem::new(
+                    ctx.at("all_touched"),
+                    "coverage-weighted statistics weigh every cell a polygon touches by the fraction covered: all_touched does not apply",
+                )]);
+            }
+            if let Some(stat) = stats
+                .iter()
+                .find(|s| matches!(s, ZonalStat::Nodata | ZonalStat::Nan))
+            {
+                return Err(vec![Problem::new(
+                    ctx.at("stats"),
+                    format!(
+                        "{} is not a coverage-weighted statistic (count, min, max, mean, sum, std, median, majority, minority, unique, range, percentile_<q>)",
+                        stat.name()
+                    ),
+                )]);
+            }
+        }
         Ok(vec![Operator::owned(ZonalStatsOp {
             raster,
             band,
@@ -97,6 +128,7 @@ impl CapabilityParams for ZonalStats {
             all_touched: self.all_touched,
             nodata: self.nodata,
             reproject: self.reproject,
+            coverage_weighted: self.coverage_weighted,
         })])
     }
 }

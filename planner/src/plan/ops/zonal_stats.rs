@@ -131,15 +131,23 @@ pub struct ZonalStatsOp {
     pub nodata: Option<f64>,
     /// Reproject the features to the raster's CRS when theirs differs.
     pub reproject: bool,
+    /// Weight each cell by the fraction of it the feature covers (exactextract's statistics).
+    pub coverage_weighted: bool,
 }
 
 impl ZonalStatsOp {
+    /// Whether `stat` is an integer column: the counts of cells (a coverage-weighted count is
+    /// a sum of fractions).
+    pub fn is_integer(&self, stat: ZonalStat) -> bool {
+        stat.is_count() && !(self.coverage_weighted && stat == ZonalStat::Count)
+    }
+
     /// The columns the step adds, with their types.
     pub fn outputs(&self) -> Vec<(String, FieldType)> {
         self.stats
             .iter()
             .map(|s| {
-                let ty = if s.is_count() {
+                let ty = if self.is_integer(*s) {
                     FieldType::Integer
                 } else {
                     FieldType::Double
@@ -157,7 +165,9 @@ impl ZonalStatsOp {
             names.join(" "),
             self.band,
             self.raster.name,
-            if self.all_touched {
+            if self.coverage_weighted {
+                ", cells weighted by the fraction covered"
+            } else if self.all_touched {
                 ", every touched cell"
             } else {
                 ", cells whose centre is inside"
