@@ -382,6 +382,18 @@ async fn bad_raster_steps_are_refused_by_name_and_store_nothing() {
             json!({"raster": "elev.tif"}),
             "the polygons do not overlap the raster",
         ),
+        (
+            "lux",
+            "zonal_stats",
+            json!({"raster": "elev.tif", "coverage_weighted": true, "all_touched": true}),
+            "all_touched does not apply",
+        ),
+        (
+            "lux",
+            "zonal_stats",
+            json!({"raster": "elev.tif", "coverage_weighted": true, "stats": "count nodata"}),
+            "nodata is not a coverage-weighted statistic",
+        ),
     ] {
         let dataset = if input == "lux" {
             &fixture.lux

@@ -37,6 +37,8 @@ CREATE TABLE gpkg_geometry_columns (table_name TEXT NOT NULL, column_name TEXT N
 CREATE TABLE gpkg_extensions (table_name TEXT, column_name TEXT,
   extension_name TEXT NOT NULL, definition TEXT NOT NULL, scope TEXT NOT NULL,
   CONSTRAINT ge_tce UNIQUE (table_name, column_name, extension_name));
+CREATE TABLE gpkg_ogr_contents (table_name TEXT NOT NULL PRIMARY KEY,
+  feature_count INTEGER DEFAULT NULL);
 ";
 
 /// The GeoPackage column type of an attribute (`None`: none that GDAL reads back as it is).
@@ -379,11 +381,38 @@ pub fn write_geopackage(
             params![table],
         )
         .map_err(failed)?;
+    // GDAL's feature count: without it, GDAL 3.8's threaded Arrow reader (DuckDB's ST_Read)
+    // can hand out a batch while still filling it (GDAL bug #12934).
+    transaction
+        .execute(
+            "INSERT INTO gpkg_ogr_contents VALUES (?, ?)",
+            params![table, i64::try_from(layer.num_rows()).unwrap_or(i64::MAX)],
+        )
+        .map_err(failed)?;
     transaction
         .execute_batch(&rtree_triggers(&t, &rtree, table))
         .map_err(failed)?;
+    transaction
+        .execute_batch(&count_triggers(&t, table))
+        .map_err(failed)?;
     transaction.commit().map_err(failed)?;
     Ok(())
+}
+
+/// GDAL's triggers that keep `gpkg_ogr_contents`' count in step with later edits.
+fn count_triggers(t: &str, table: &str) -> String {
+    let literal = format!("'{}'", table.replace('\'', "''"));
+    let name = |suffix: &str| quoted(&format!("trigger_{suffix}_feature_count_{table}"));
+    format!(
+        "CREATE TRIGGER {insert} AFTER INSERT ON {t}
+           BEGIN UPDATE gpkg_ogr_contents SET feature_count = feature_count + 1
+                 WHERE lower(table_name) = lower({literal}); END;
+         CREATE TRIGGER {delete} AFTER DELETE ON {t}
+           BEGIN UPDATE gpkg_ogr_contents SET feature_count = feature_count - 1
+                 WHERE lower(table_name) = lower({literal}); END;",
+        insert = name("insert"),
+        delete = name("delete"),
+    )
 }
 
 /// The triggers of the R-tree extension that keep the index in step with later edits (by
