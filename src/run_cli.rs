@@ -395,9 +395,38 @@ fn run_in(
         "opened the scratch store in {:.2} s",
         opening.elapsed().as_secs_f64()
     );
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return fail(1, &error.to_string()),
+    };
     let mut first_named = None;
     let mut bare = None;
     for (input, conversion) in inputs.iter().zip(conversions) {
+        // A GeoTIFF is a raster dataset the raster steps name (by its file name, or NAME).
+        if crate::datasets::raster::is_raster_path(&input.path) {
+            let name = input.name.clone().unwrap_or_else(|| {
+                input
+                    .path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            });
+            let id = uuid::Uuid::new_v4().to_string();
+            let registered = runtime.block_on(crate::datasets::raster::register(
+                &state,
+                &id,
+                name.clone(),
+                &input.path,
+            ));
+            match registered {
+                Ok(_) => eprintln!("loaded {name}: a raster"),
+                Err(error) => return fail(2, &describe(&error)),
+            }
+            continue;
+        }
         let converted = conversion.and_then(|c| c.join().ok().flatten());
         let id = match load(&state, input, converted) {
             Ok(id) => id,
@@ -419,13 +448,6 @@ fn run_in(
         progress: Some(Arc::new(draw)),
         engine,
         ..RunRequest::default()
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => return fail(1, &error.to_string()),
     };
     let running = std::time::Instant::now();
     let execution = match runtime.block_on(run(&state, request)) {
@@ -457,6 +479,17 @@ fn run_in(
     );
     for path in &execution.outputs {
         println!("wrote {path}");
+    }
+    // The rasters the run wrote, from the scratch store to the current directory.
+    for raster in &execution.rasters {
+        let Ok(Some(record)) = state.store().dataset(&raster.id) else {
+            continue;
+        };
+        let target = PathBuf::from(format!("{}.tif", raster.name));
+        if let Err(error) = std::fs::copy(&record.path, &target) {
+            return fail(1, &format!("cannot write {}: {error}", target.display()));
+        }
+        println!("wrote {}", target.display());
     }
     if let Some(output) = output {
         // The scratch folder goes after the run: its result is moved out when it can be.

@@ -343,3 +343,51 @@ async fn run_aggregates_two_named_inputs_on_every_engine() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("needs GEOMILL_POSTGIS_DSN"));
 }
+
+/// Debian's r-cran-terra example data (`scripts/setup.sh test`).
+fn terra(file: &str) -> String {
+    let deps = std::env::var("GEOMILL_DEPS_DIR").unwrap_or_else(|_| {
+        format!(
+            "{}/.cache/geomill/deps",
+            std::env::var("HOME").unwrap_or_default()
+        )
+    });
+    format!("{deps}/r-raster-data/{file}")
+}
+
+#[test]
+fn run_takes_rasters_and_writes_the_rasters_of_raster_steps() {
+    let work = tempfile::tempdir().unwrap();
+    let pipeline = work.path().join("clip.json");
+    std::fs::write(
+        &pipeline,
+        serde_json::to_vec(&serde_json::json!({"name": "clip", "steps": [
+            {"id": "stats", "capability": "zonal_stats", "params": {"raster": "elev.tif", "stats": "count mean"}},
+            {"id": "clip", "capability": "raster_clip", "params": {"raster": "elev", "output": "elev_lux"}}]}))
+        .unwrap(),
+    )
+    .unwrap();
+    let output = geomill()
+        .current_dir(work.path())
+        .args(["run", pipeline.to_str().unwrap()])
+        .args(["--input", &terra("lux.shp")])
+        .args(["--input", &format!("elev={}", terra("elev.tif"))])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("wrote elev_lux.tif"), "{stdout}");
+    let info = Command::new("gdalinfo")
+        .arg(work.path().join("elev_lux.tif"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&info.stdout);
+    assert!(
+        text.contains("LAYOUT=COG") && text.contains("Type=Int16"),
+        "{text}"
+    );
+}
