@@ -26,7 +26,7 @@ export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS ?= -C link-arg=-fuse-ld=m
 # rides on the build, the dependencies are compiled once.
 LINTED := RUSTC_WORKSPACE_WRAPPER=$(CURDIR)/scripts/clippy-rustc.sh
 
-.PHONY: run test setup-run setup-test build lint bench bench-ogc bench-engines bench-native bench-real bench-statistics bench-network bench-distributed bench-whole-run
+.PHONY: run test setup-run setup-test build lint bench bench-ogc bench-engines bench-native bench-real bench-statistics bench-network bench-rasters bench-distributed bench-whole-run
 
 setup-run:
 	@scripts/setup.sh run >/dev/null
@@ -89,6 +89,12 @@ bench-native: setup-test
 bench-network: setup-test
 	cargo build --profile suite --locked --bin geomill
 	scripts/with-postgis.sh "$(GEOMILL_PYTHON)" benches/network.py "$(CARGO_TARGET_DIR)/suite/geomill"
+
+## make bench-rasters: zonal statistics of the real-shaped regions over a generated 20,000 x
+## 20,000 float32 raster (1.6 GB): geomill against rasterstats and exactextract, in one run.
+bench-rasters: setup-test
+	cargo build --profile suite --locked --bin geomill
+	"$(GEOMILL_PYTHON)" benches/rasters.py "$(CARGO_TARGET_DIR)/suite/geomill"
 
 ## make bench-distributed: the W1-style aggregate over HTTP on the native engine and on the
 ## distributed engine (a cluster of 1 and of 2 executors of the same binary), against SedonaDB 0.5.

@@ -9,6 +9,7 @@ pub mod loaded_layer;
 pub mod lookup;
 pub mod model;
 pub mod raster;
+pub mod raster_outputs;
 pub mod remote;
 pub mod unpack;
 pub mod upload;

@@ -39,7 +39,7 @@ pub struct Execution {
     pub outputs: Vec<String>,
     /// The raster datasets the pipeline's raster steps wrote (`raster_clip`, `ndvi`, ...).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub rasters: Vec<crate::datasets::raster::WrittenRaster>,
+    pub rasters: Vec<crate::datasets::raster_outputs::WrittenRaster>,
     /// Step-by-step runs only: every statement of the plan as lowered, with its rows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub statements: Option<Vec<StatementReport>>,
@@ -402,7 +402,7 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, App
         .await
         .map_err(|e| AppError::internal(&e))?;
     crate::styles::result_style::style_result(state, &plan, &final_path).await;
-    let rasters = crate::datasets::raster::register_outputs(state, &rasters_dir).await?;
+    let rasters = crate::datasets::raster_outputs::register_outputs(state, &rasters_dir).await?;
     Ok(Execution {
         statements: step_by_step.then(|| {
             outcome
