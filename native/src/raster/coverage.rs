@@ -210,6 +210,18 @@ pub fn coverage_stats(
     let (mut sum_c, mut sum_xc) = (0.0_f64, 0.0_f64);
     let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
     let (mut west_w, mut west_mean, mut west_t) = (0.0_f64, 0.0_f64, 0.0_f64);
+    // The covered area of each distinct value, for the statistics that need it (a map insert a
+    // cell is most of the time of a zone otherwise).
+    let by_value = stats.iter().any(|s| {
+        matches!(
+            s,
+            ZonalStat::Median
+                | ZonalStat::Percentile(_)
+                | ZonalStat::Majority
+                | ZonalStat::Minority
+                | ZonalStat::Unique
+        )
+    });
     let mut frequencies: BTreeMap<OrderedValue, f64> = BTreeMap::new();
     for ((&x, &c), &ok) in values.iter().zip(coverage).zip(valid) {
         if !ok || c < f32::MIN_POSITIVE {
@@ -224,7 +236,9 @@ pub fn coverage_stats(
         west_w += c;
         west_mean += (c / west_w) * (x - old);
         west_t += c * (x - old) * (x - west_mean);
-        *frequencies.entry(OrderedValue(x)).or_insert(0.0) += c;
+        if by_value {
+            *frequencies.entry(OrderedValue(x)).or_insert(0.0) += c;
+        }
     }
     let empty = sum_c == 0.0;
     stats

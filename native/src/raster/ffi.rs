@@ -142,3 +142,9 @@ pub fn warp_into(
     }
     Ok(())
 }
+
+/// Bounds GDAL's block cache (shared by every raster the process opens) to `bytes`.
+pub fn bound_block_cache(bytes: i64) {
+    // SAFETY: GDALSetCacheMax64 takes a plain integer and only sets the cache's limit.
+    unsafe { gdal_sys::GDALSetCacheMax64(bytes) }
+}

@@ -36,8 +36,18 @@ pub enum RasterError {
     Gdal(#[from] gdal::errors::GdalError),
 }
 
+/// GDAL's block cache, in bytes, unless `GDAL_CACHEMAX` says otherwise (GDAL's default, 5 % of
+/// the machine's memory, is more than a server's raster reads need: they stream block by block).
+const BLOCK_CACHE_BYTES: i64 = 64 << 20;
+
 /// Opens `path` read-only with the GeoTIFF driver alone.
 pub fn open(path: &Path) -> Result<Dataset, RasterError> {
+    static BOUNDED: std::sync::Once = std::sync::Once::new();
+    BOUNDED.call_once(|| {
+        if std::env::var_os("GDAL_CACHEMAX").is_none() {
+            ffi::bound_block_cache(BLOCK_CACHE_BYTES);
+        }
+    });
     let options = DatasetOptions {
         open_flags: GdalOpenFlags::GDAL_OF_RASTER | GdalOpenFlags::GDAL_OF_READONLY,
         allowed_drivers: Some(RASTER_DRIVERS),

@@ -395,9 +395,27 @@ impl Cells {
             .zip(&valid)
             .filter_map(|(v, &ok)| ok.then_some(*v))
             .collect();
-        let mut sorted = kept.clone();
-        sorted.sort_by(f64::total_cmp);
+        // Sorted only for the statistics that need the order (the sort is most of the time of
+        // a zone otherwise); values equal under `total_cmp` are the same bits, so an unstable
+        // sort gives the same order.
+        let needs_order = stats.iter().any(|s| {
+            matches!(
+                s,
+                ZonalStat::Median
+                    | ZonalStat::Percentile(_)
+                    | ZonalStat::Majority
+                    | ZonalStat::Minority
+                    | ZonalStat::Unique
+            )
+        });
+        let mut sorted = Vec::new();
+        if needs_order {
+            sorted = kept.clone();
+            sorted.sort_unstable_by(f64::total_cmp);
+        }
         let distinct = distinct_counts(&sorted);
+        let min = kept.iter().copied().min_by(f64::total_cmp);
+        let max = kept.iter().copied().max_by(f64::total_cmp);
         stats
             .iter()
             .map(|stat| match stat {
@@ -405,9 +423,9 @@ impl Cells {
                 ZonalStat::Nan => Some(self.burned_where(f64::is_nan)),
                 ZonalStat::Count => Some(kept.len() as f64),
                 _ if kept.is_empty() => None,
-                ZonalStat::Min => sorted.first().copied(),
-                ZonalStat::Max => sorted.last().copied(),
-                ZonalStat::Range => Some(sorted[sorted.len() - 1] - sorted[0]),
+                ZonalStat::Min => min,
+                ZonalStat::Max => max,
+                ZonalStat::Range => max.zip(min).map(|(high, low)| high - low),
                 ZonalStat::Sum => Some(self.sum(&valid, grid)),
                 ZonalStat::Mean => Some(self.sum(&valid, grid) / kept.len() as f64),
                 ZonalStat::Std => Some(self.std(&valid, grid, kept.len())),
