@@ -212,16 +212,7 @@ pub fn coverage_stats(
     let (mut west_w, mut west_mean, mut west_t) = (0.0_f64, 0.0_f64, 0.0_f64);
     // The covered area of each distinct value, for the statistics that need it (a map insert a
     // cell is most of the time of a zone otherwise).
-    let by_value = stats.iter().any(|s| {
-        matches!(
-            s,
-            ZonalStat::Median
-                | ZonalStat::Percentile(_)
-                | ZonalStat::Majority
-                | ZonalStat::Minority
-                | ZonalStat::Unique
-        )
-    });
+    let by_value = needs_each_value(stats);
     let mut frequencies: BTreeMap<OrderedValue, f64> = BTreeMap::new();
     for ((&x, &c), &ok) in values.iter().zip(coverage).zip(valid) {
         if !ok || c < f32::MIN_POSITIVE {
@@ -267,6 +258,21 @@ pub fn coverage_stats(
             ZonalStat::Nodata | ZonalStat::Nan => None,
         })
         .collect()
+}
+
+/// Whether `stats` need the zone's values one by one (in order or counted by value), not only
+/// their sums and extremes.
+pub(crate) fn needs_each_value(stats: &[ZonalStat]) -> bool {
+    stats.iter().any(|s| {
+        matches!(
+            s,
+            ZonalStat::Median
+                | ZonalStat::Percentile(_)
+                | ZonalStat::Majority
+                | ZonalStat::Minority
+                | ZonalStat::Unique
+        )
+    })
 }
 
 /// A finite value ordered for a map key.

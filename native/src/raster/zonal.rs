@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use geomill_planner::plan::ops::zonal_stats::ZonalStat;
 
-use super::coverage::{CellType, CellWindow, Rings, coverage, coverage_stats};
+use super::coverage::{CellType, CellWindow, Rings, coverage, coverage_stats, needs_each_value};
 use super::{RasterError, open};
 use crate::classify::numpy_sum;
 
@@ -398,16 +398,7 @@ impl Cells {
         // Sorted only for the statistics that need the order (the sort is most of the time of
         // a zone otherwise); values equal under `total_cmp` are the same bits, so an unstable
         // sort gives the same order.
-        let needs_order = stats.iter().any(|s| {
-            matches!(
-                s,
-                ZonalStat::Median
-                    | ZonalStat::Percentile(_)
-                    | ZonalStat::Majority
-                    | ZonalStat::Minority
-                    | ZonalStat::Unique
-            )
-        });
+        let needs_order = needs_each_value(stats);
         let mut sorted = Vec::new();
         if needs_order {
             sorted = kept.clone();
