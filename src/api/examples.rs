@@ -163,7 +163,7 @@ pub async fn tile(
     Path((id, z, x, y)): Path<(String, String, String, String)>,
     ApiQuery(query): ApiQuery<TileQuery>,
 ) -> Result<Response, AppError> {
-    let zxy = super::ogc::tiles::tile_index(&z, &x, &y)?;
+    let zxy = super::ogc::tiles::tile_index(&z, &x, &y, "mvt")?;
     let layer = example_layer(&state, &id, query.layer.as_deref()).await?;
     let engine = state.store();
     let name = layer.name.clone();

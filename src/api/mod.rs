@@ -21,6 +21,7 @@ pub mod oidc;
 pub mod pipelines;
 pub mod planning;
 pub mod projects;
+pub mod rasters;
 pub mod rules;
 pub mod scenarios;
 pub mod schedules;
@@ -69,6 +70,7 @@ pub fn router() -> Router<AppState> {
         .merge(jobs::routes())
         .merge(ogc::routes())
         .merge(pipelines::routes())
+        .merge(rasters::routes())
         .merge(projects::routes())
         .merge(sql::routes())
         .merge(sessions::routes())

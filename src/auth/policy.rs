@@ -28,7 +28,7 @@ pub struct Requirement {
     pub tier: Tier,
     /// Counted by the rate limiter.
     pub rate_limited: bool,
-    /// A read of published data (OGC API Features, vector tiles, the map page): counted in a
+    /// A read of published data (OGC API Features, vector and raster tiles, the map pages): counted in a
     /// budget of its own (`GEOMILL_RATE_LIMIT_READS`), because clients of these routes make
     /// many small requests by design: a map view fetches dozens of tiles, and GDAL before 3.8
     /// pages through a collection ten features at a time.
@@ -126,7 +126,10 @@ pub fn requirement(method: &Method, template: &str) -> Requirement {
         tier,
         rate_limited: template != "/health",
         published_read: (method_name == "GET" || method_name == "HEAD")
-            && (under(template, "/ogc") || template.starts_with("/examples/{id}/tiles/")),
+            && (under(template, "/ogc")
+                || template.starts_with("/examples/{id}/tiles/")
+                || template.starts_with("/rasters/{id}/tiles")
+                || template == "/rasters/{id}/map"),
     }
 }
 
@@ -144,6 +147,8 @@ mod tests {
         assert!(!of(Method::GET, "/health").rate_limited);
         assert!(of(Method::GET, "/ogc/collections/{id}/items").published_read);
         assert!(of(Method::GET, "/ogc/collections/{id}/tiles/{z}/{x}/{y}").published_read);
+        assert!(of(Method::GET, "/rasters/{id}/tiles/{z}/{x}/{y}").published_read);
+        assert!(of(Method::GET, "/rasters/{id}/tiles").published_read);
         assert!(!of(Method::GET, "/datasets").published_read);
         assert!(!of(Method::POST, "/jobs/{id}/publish").published_read);
         assert_eq!(of(Method::GET, "/docs/index.html").access, Access::Open);

@@ -62,6 +62,7 @@ mod persistent_mode;
 mod pipeline_twenty_steps;
 mod postgis_engine;
 mod raster_steps;
+mod raster_tiles;
 mod raster_uploads;
 mod raster_zonal;
 mod rate_limit;

@@ -149,7 +149,19 @@ async fn draw_styled_map(
         "/ogc/collections/{}.{layer}/map",
         dataset["id"].as_str().unwrap()
     ));
+    let (status, png_bytes) = screenshot(&page, file).await;
+    let drawn: usize = status
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{status}"));
+    (drawn, png_bytes)
+}
 
+/// Opens `page` in headless Chromium, waits until the page reports the map drawn, and answers
+/// what it reports and its screenshot (kept as `map.png` beside `file`).
+async fn screenshot(page: &str, file: &std::path::Path) -> (String, Vec<u8>) {
+    let client = reqwest::Client::new();
     let driver = Driver::start();
     let profile = tempfile::tempdir().unwrap();
     let capabilities = json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
@@ -212,12 +224,6 @@ async fn draw_styled_map(
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
-    let drawn: usize = status
-        .split_whitespace()
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("{status}"));
-
     let screenshot = command(
         &client,
         reqwest::Method::GET,
@@ -228,7 +234,7 @@ async fn draw_styled_map(
     let png_bytes = base64(screenshot.as_str().unwrap());
     std::fs::write(file.with_file_name("map.png"), &png_bytes).unwrap();
     command(&client, reqwest::Method::DELETE, &session_url, Value::Null).await;
-    (drawn, png_bytes)
+    (status, png_bytes)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -325,4 +331,91 @@ async fn the_map_page_draws_a_stored_choropleth() {
         "{:.2}% in the default colour",
         default * 100.0
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_map_page_draws_a_raster_under_a_vector_layer() {
+    // terra's elevation of Luxembourg (a packaged GeoTIFF) through the viridis ramp, under the
+    // twelve cantons of lux.shp drawn as magenta outlines over a transparent fill.
+    let server = map_server();
+    let deps = std::env::var("GEOMILL_DEPS_DIR").expect("GEOMILL_DEPS_DIR (set by the Makefile)");
+    let data = std::path::Path::new(&deps).join("r-raster-data");
+    let scratch = tempfile::tempdir().unwrap();
+    let elev = server.upload(&data.join("elev.tif"), "elev.tif").await;
+    let parts: Vec<(String, Vec<u8>)> = ["shp", "shx", "dbf", "prj"]
+        .iter()
+        .map(|ext| {
+            (
+                format!("lux.{ext}"),
+                std::fs::read(data.join(format!("lux.{ext}"))).unwrap(),
+            )
+        })
+        .collect();
+    let files: Vec<(&str, Vec<u8>)> = parts.iter().map(|(n, b)| (n.as_str(), b.clone())).collect();
+    let (content_type, body) = common::multipart_body(&files, None);
+    let client = reqwest::Client::new();
+    let lux: Value = client
+        .post(server.url("/datasets/upload"))
+        .header("content-type", content_type)
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let lux = lux["id"].as_str().unwrap().to_owned();
+    let style = json!({"renderer": "single", "symbol": {"color": "#ffffff", "opacity": 0.0,
+        "stroke_color": "#ff00ff", "stroke_width": 0.6}});
+    let stored = client
+        .put(server.url(&format!("/datasets/{lux}/styles?layer=lux")))
+        .json(&style)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stored.status(), reqwest::StatusCode::OK);
+    let page = server.url(&format!(
+        "/ogc/collections/{lux}.lux/map?raster={}",
+        elev["id"].as_str().unwrap()
+    ));
+    let (status, png_bytes) = screenshot(&page, &scratch.path().join("lux.shp")).await;
+    assert_eq!(status, "rendered 12 features of lux over raster elev.tif");
+    // The ramp's colours (viridis: purple through teal to yellow, never magenta or the pale
+    // blue background) cover the country (about a ninth of the view), both ends of the ramp
+    // among them, and the outlines are drawn over them.
+    let purple = |r: i32, g: i32, b: i32| r < 90 && g < 60 && b > 70;
+    let teal_green = |r: i32, g: i32, b: i32| g > 80 && g > r && b < 170;
+    let yellow = |r: i32, g: i32, b: i32| r > 150 && g > 190 && b < 80;
+    let ramp = share(&png_bytes, |r, g, b| {
+        purple(r, g, b) || teal_green(r, g, b) || yellow(r, g, b)
+    });
+    let outline = share(&png_bytes, |r, g, b| r > 200 && g < 80 && b > 200);
+    assert!(
+        ramp > 0.08,
+        "only {:.1}% of the screenshot is the raster",
+        ramp * 100.0
+    );
+    for (end, matches) in [
+        ("low", &purple as &dyn Fn(i32, i32, i32) -> bool),
+        ("high", &yellow),
+    ] {
+        let drawn = share(&png_bytes, |r, g, b| matches(r, g, b));
+        assert!(
+            drawn > 0.003,
+            "the ramp's {end} end covers {:.2}%",
+            drawn * 100.0
+        );
+    }
+    assert!(
+        outline > 0.002,
+        "only {:.2}% is the cantons' outlines",
+        outline * 100.0
+    );
+
+    // The raster alone, on its own page.
+    let page = server.url(&format!("/rasters/{}/map", elev["id"].as_str().unwrap()));
+    let (status, alone) = screenshot(&page, &scratch.path().join("elev.tif")).await;
+    assert_eq!(status, "rendered 0 features over raster elev.tif");
+    let outline = share(&alone, |r, g, b| r > 200 && g < 80 && b > 200);
+    assert!(outline < 0.0001, "no outlines on the raster's own page");
 }

@@ -1,7 +1,8 @@
 //! Rasters through GDAL: files opened only by the GeoTIFF driver (a COG is a GeoTIFF), their
 //! description (size, bands, types, nodata, CRS, transform, overviews), and the raster kernels
 //! (`zonal`: zonal statistics as rasterstats computes them; `clip`, `ndvi`, `reproject`, `merge`:
-//! rasters written through `write`; `change`: polygons where two rasters differ).
+//! rasters written through `write`; `change`: polygons where two rasters differ; `tiles`: PNG map
+//! tiles).
 
 pub mod change;
 pub mod clip;
@@ -10,6 +11,7 @@ mod ffi;
 pub mod merge;
 pub mod ndvi;
 pub mod reproject;
+pub mod tiles;
 pub mod write;
 pub mod zonal;
 

@@ -70,12 +70,20 @@ pub async fn tilejson(
     Ok(typed(JSON, &document))
 }
 
-/// The tile index of path segments `z`, `x` and `{y}.mvt`; 400 naming the problem when it is
-/// not one of the tile matrix.
-pub(crate) fn tile_index(z: &str, x: &str, y: &str) -> Result<(u32, u32, u32), AppError> {
-    let y = y.strip_suffix(".mvt").ok_or_else(|| {
-        AppError::bad_request(format!("tile {y:?}: tiles are served as {{y}}.mvt"))
-    })?;
+/// The tile index of path segments `z`, `x` and `{y}.<extension>`; 400 naming the problem when
+/// it is not one of the tile matrix.
+pub(crate) fn tile_index(
+    z: &str,
+    x: &str,
+    y: &str,
+    extension: &str,
+) -> Result<(u32, u32, u32), AppError> {
+    let y = y
+        .strip_suffix(extension)
+        .and_then(|y| y.strip_suffix('.'))
+        .ok_or_else(|| {
+            AppError::bad_request(format!("tile {y:?}: tiles are served as {{y}}.{extension}"))
+        })?;
     let number = |name: &str, text: &str| {
         text.parse::<u32>()
             .map_err(|_| AppError::bad_request(format!("{name}={text:?} is not a tile index")))
@@ -106,7 +114,7 @@ pub async fn tile(
     Path((id, z, x, y)): Path<(String, String, String, String)>,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
-    let (z, x, y) = tile_index(&z, &x, &y)?;
+    let (z, x, y) = tile_index(&z, &x, &y, "mvt")?;
     let (dataset, layer) = resolve(&state, &id).await?;
     if state.store().location().is_postgis() {
         // Persistent mode: other clients of the database change the rows without geomill
