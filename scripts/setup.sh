@@ -134,6 +134,20 @@ if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then
     cp "$tmp"/rasterstats-*/tests/data/* "$raster_data/"
     rm -rf "$tmp"
   fi
+  # Point clouds for the point-cloud tests: laspy's own test data (simple.las/.laz, autzen_trim.laz,
+  # LAS 1.4 and COPC samples) from its source package.
+  LASPY_SDIST="laspy==2.7.0"
+  las_data="$deps_dir/laspy-2.7.0-data"
+  if [ ! -f "$las_data/autzen_trim.laz" ]; then
+    log "fetching laspy's test point clouds ($LASPY_SDIST source package)"
+    tmp=$(mktemp -d)
+    "$venv/bin/pip" download -q --no-deps --no-binary :all: --disable-pip-version-check \
+      "$LASPY_SDIST" -d "$tmp"
+    tar -xzf "$tmp"/laspy-*.tar.gz -C "$tmp"
+    mkdir -p "$las_data"
+    cp "$tmp"/laspy-*/tests/data/* "$las_data/"
+    rm -rf "$tmp"
+  fi
   # A real multi-band scene and an elevation grid with its regions, from Debian's R packages
   # (unpacked, not installed: R is not needed): stars' L7_ETMs.tif (Landsat 7, 6 bands, EPSG:31985)
   # and terra's elev.tif (Int16, EPSG:4326) with lux.shp (12 regions over it).

@@ -282,18 +282,35 @@ const WGS84_PROJJSON: &str = r#"{"type":"GeographicCRS","name":"WGS 84","datum_e
 /// The GeoParquet `geo` metadata of a layer whose geometries are of `geometry_types` (empty:
 /// not said); `whole_crs`: EPSG:4326 as the whole PROJJSON document rather than left out.
 fn geo_metadata(layer: &Layer, geometry_types: &[&str], whole_crs: bool) -> Value {
+    geoparquet_metadata(
+        &layer.geometry,
+        layer.crs.as_deref(),
+        geometry_types,
+        whole_crs,
+    )
+}
+
+/// The GeoParquet 1.0 `geo` metadata of a WKB column `geometry` in `crs` (`EPSG:<code>`)
+/// whose geometries are of `geometry_types` (empty: not said); `whole_crs`: EPSG:4326 as the
+/// whole PROJJSON document rather than left out (GeoParquet's default).
+pub fn geoparquet_metadata(
+    geometry: &str,
+    crs: Option<&str>,
+    geometry_types: &[&str],
+    whole_crs: bool,
+) -> Value {
     let mut column = json!({"encoding": "WKB", "geometry_types": geometry_types});
-    if whole_crs && layer.crs.as_deref() == Some("EPSG:4326") {
+    if whole_crs && crs == Some("EPSG:4326") {
         column["crs"] = serde_json::from_str(WGS84_PROJJSON).unwrap_or(Value::Null);
     }
-    if let Some((authority, code)) = layer.crs.as_deref().and_then(|c| c.split_once(':'))
+    if let Some((authority, code)) = crs.and_then(|c| c.split_once(':'))
         && !(authority == "EPSG" && code == "4326")
     {
         let code: Value = code.parse::<u64>().map_or(json!(code), |n| json!(n));
         column["crs"] = json!({"id": {"authority": authority, "code": code}});
     }
-    json!({"version": "1.0.0", "primary_column": layer.geometry,
-           "columns": {layer.geometry.clone(): column}})
+    json!({"version": "1.0.0", "primary_column": geometry,
+           "columns": {geometry: column}})
 }
 
 /// Writes a layer as a GeoParquet 1.0 file (WKB, snappy).

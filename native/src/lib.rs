@@ -38,6 +38,7 @@ mod offset_curve;
 pub mod overlay;
 pub mod owned;
 mod pivot;
+pub mod pointcloud;
 pub mod polygons;
 pub mod random;
 pub mod raster;

@@ -36,6 +36,9 @@ pub async fn ingest_parts(
     path: &std::path::Path,
     parts: &[std::path::PathBuf],
 ) -> Result<Dataset, AppError> {
+    if crate::datasets::pointcloud::is_pointcloud_path(path) {
+        return crate::datasets::pointcloud::ingest(state, id, name, path).await;
+    }
     if crate::datasets::raster::is_raster_path(path) {
         let dataset: Dataset = crate::datasets::raster::register(state, id, name, path)
             .await?

@@ -29,6 +29,7 @@ pub enum Kind {
     Shapefile,
     Gzip,
     Tiff,
+    Las,
     Json,
     Xml,
     Text,
@@ -45,6 +46,7 @@ impl Kind {
             Self::Shapefile => "a Shapefile .shp/.shx",
             Self::Gzip => "a gzip stream",
             Self::Tiff => "a TIFF image (GeoTIFF raster)",
+            Self::Las => "a LAS/LAZ point cloud",
             Self::Json => "JSON text",
             Self::Xml => "XML text",
             Self::Text => "plain text",
@@ -58,6 +60,7 @@ impl Kind {
             Self::Zip => Some("zip"),
             Self::Parquet => Some("parquet"),
             Self::Tiff => Some("tif"),
+            Self::Las => Some("las"),
             _ => None,
         }
     }
@@ -87,6 +90,9 @@ pub fn sniff(head: &[u8]) -> Kind {
     // TIFF and BigTIFF, little- and big-endian.
     if starts(b"II*\0") || starts(b"MM\0*") || starts(b"II+\0") || starts(b"MM\0+") {
         return Kind::Tiff;
+    }
+    if starts(b"LASF") {
+        return Kind::Las;
     }
     if starts(&[0xff, 0xfe]) || starts(&[0xfe, 0xff]) {
         return Kind::Text; // UTF-16 text
@@ -128,6 +134,7 @@ fn expected(extension: &str) -> Option<(&'static [Kind], &'static str)> {
         "parquet" | "geoparquet" => (&[Parquet], "a Parquet file"),
         "fgb" => (&[FlatGeobuf], "a FlatGeobuf file"),
         "tif" | "tiff" => (&[Tiff], "a GeoTIFF raster"),
+        "las" | "laz" => (&[Las], "a LAS/LAZ point cloud"),
         "shp" | "shx" => (&[Shapefile], "a Shapefile .shp/.shx"),
         "geojson" | "json" | "geojsonl" | "geojsons" | "topojson" => (&[Json], "GeoJSON"),
         "kml" | "gml" | "gpx" | "xml" => (&[Xml], "XML (KML, GML, GPX)"),

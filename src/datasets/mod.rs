@@ -1,5 +1,6 @@
 //! Datasets: uploaded files kept in the data directory, their layers loaded into the embedded
-//! engine (rasters registered and read in place), and what the API shows of them.
+//! engine (rasters registered and read in place, point clouds read into a point layer), and what
+//! the API shows of them.
 
 pub mod export;
 pub mod fetch;
@@ -8,6 +9,7 @@ pub mod inspect;
 pub mod loaded_layer;
 pub mod lookup;
 pub mod model;
+pub mod pointcloud;
 pub mod raster;
 pub mod raster_outputs;
 pub mod remote;

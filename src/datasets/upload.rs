@@ -97,6 +97,7 @@ pub fn source_for(path: &Path) -> SourceFile {
             open_options: Vec::new(),
             reader: Reader::Gdal,
             parts: Vec::new(),
+            format: None,
         },
         Some("csv") => SourceFile {
             gdal_path: text,
@@ -108,6 +109,7 @@ pub fn source_for(path: &Path) -> SourceFile {
             ],
             reader: Reader::Gdal,
             parts: Vec::new(),
+            format: None,
         },
         // GML names its schema by URL; GDAL must not fetch it (request forgery).
         Some("gml") => SourceFile {
@@ -115,18 +117,21 @@ pub fn source_for(path: &Path) -> SourceFile {
             open_options: vec!["DOWNLOAD_SCHEMA=NO".into()],
             reader: Reader::Gdal,
             parts: Vec::new(),
+            format: None,
         },
         Some("parquet" | "geoparquet") => SourceFile {
             gdal_path: text,
             open_options: Vec::new(),
             reader: Reader::Parquet,
             parts: Vec::new(),
+            format: None,
         },
         _ => SourceFile {
             gdal_path: text,
             open_options: Vec::new(),
             reader: Reader::Gdal,
             parts: Vec::new(),
+            format: None,
         },
     }
 }

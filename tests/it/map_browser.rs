@@ -399,7 +399,7 @@ async fn the_map_page_draws_a_raster_under_a_vector_layer() {
         ("low", &purple as &dyn Fn(i32, i32, i32) -> bool),
         ("high", &yellow),
     ] {
-        let drawn = share(&png_bytes, |r, g, b| matches(r, g, b));
+        let drawn = share(&png_bytes, matches);
         assert!(
             drawn > 0.003,
             "the ramp's {end} end covers {:.2}%",

@@ -55,7 +55,10 @@ impl Store {
             }
         };
         let crs = records.iter().find_map(|l| l.crs.clone());
-        let format = format_label(&driver);
+        let format = source
+            .format
+            .clone()
+            .unwrap_or_else(|| format_label(&driver));
         let insert = format!(
             "INSERT INTO {} (id, name, format, crs, path) VALUES (?, ?, ?, ?, ?)",
             self.location.catalog("datasets")

@@ -47,6 +47,9 @@ pub struct SourceFile {
     /// More files holding further rows of the same layer, read with `gdal_path` as one table
     /// (the parts of a partitioned Parquet layer; empty for every other file).
     pub parts: Vec<String>,
+    /// The format label recorded instead of the reader's (`LAS` for a point cloud read into
+    /// GeoParquet first).
+    pub format: Option<String>,
 }
 
 /// What reads a source file.

@@ -1,5 +1,6 @@
 //! The GDAL calls the `gdal` crate does not wrap — polygonising a band, GDAL's suggested grid
-//! for a warp, and the warp itself (`gdalwarp`'s library form) — each behind a safe function.
+//! for a warp, the warp itself (`gdalwarp`'s library form), PROJ's identification of a CRS —
+//! each behind a safe function.
 //! The only module of the workspace allowed `unsafe`: every block states why it holds.
 #![allow(unsafe_code)]
 
@@ -147,4 +148,60 @@ pub fn warp_into(
 pub fn bound_block_cache(bytes: i64) {
     // SAFETY: GDALSetCacheMax64 takes a plain integer and only sets the cache's limit.
     unsafe { gdal_sys::GDALSetCacheMax64(bytes) }
+}
+
+/// The EPSG code PROJ identifies `srs` as with at least `min_confidence` per cent, the most
+/// confident first (pyproj's `to_epsg` with its default of 70): a WKT without an `ID` that
+/// describes an EPSG CRS under another name is still found.
+pub(crate) fn identify_epsg(
+    srs: &gdal::spatial_ref::SpatialRef,
+    min_confidence: i32,
+) -> Option<u32> {
+    let mut count: c_int = 0;
+    let mut confidences: *mut c_int = ptr::null_mut();
+    // SAFETY: the handle is valid while `srs` is borrowed; OSRFindMatches answers an array of
+    // `count` handles (or null) and an array of `count` confidences that this block reads within
+    // `count` and frees with the functions GDAL documents for them (OSRFreeSRSArray, CPLFree =
+    // VSIFree); the authority strings belong to the handles and are copied before the arrays
+    // are freed.
+    unsafe {
+        let matches = gdal_sys::OSRFindMatches(
+            srs.to_c_hsrs(),
+            ptr::null_mut(),
+            &mut count,
+            &mut confidences,
+        );
+        if matches.is_null() {
+            return None;
+        }
+        let mut found = None;
+        for index in 0..usize::try_from(count).unwrap_or(0) {
+            let confidence = if confidences.is_null() {
+                0
+            } else {
+                *confidences.add(index)
+            };
+            let candidate = *matches.add(index);
+            if confidence < min_confidence || candidate.is_null() {
+                continue;
+            }
+            let name = gdal_sys::OSRGetAuthorityName(candidate, ptr::null());
+            let code = gdal_sys::OSRGetAuthorityCode(candidate, ptr::null());
+            if name.is_null() || code.is_null() {
+                continue;
+            }
+            let is_epsg = std::ffi::CStr::from_ptr(name).to_str() == Ok("EPSG");
+            let number = std::ffi::CStr::from_ptr(code)
+                .to_str()
+                .ok()
+                .and_then(|c| c.parse().ok());
+            if let (true, Some(number)) = (is_epsg, number) {
+                found = Some(number);
+                break;
+            }
+        }
+        gdal_sys::OSRFreeSRSArray(matches);
+        gdal_sys::VSIFree(confidences.cast());
+        found
+    }
 }

@@ -7,7 +7,7 @@
 pub mod change;
 pub mod clip;
 pub mod coverage;
-mod ffi;
+pub(crate) mod ffi;
 pub mod merge;
 pub mod ndvi;
 pub mod reproject;
