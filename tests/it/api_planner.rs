@@ -306,6 +306,7 @@ fn preview_params(capability: &str) -> Value {
         "select_columns" => json!({"fields": ["name", "pop_est"], "reorder": true}),
         "temporal_filter" => json!({"field": "observed", "from": "2024-01-01", "to": "2024-06-30"}),
         "zonal_stats" => json!({"raster": "slope", "stats": "*"}),
+        "pointcloud_filter_classification" => json!({"drop": [7, 18]}),
         "raster_clip" => json!({"raster": "slope", "all_touched": true}),
         "ndvi" => json!({"raster": "scene", "output": "scene_ndvi"}),
         "raster_reproject" => {

@@ -60,6 +60,7 @@ mod overlay_toolkit;
 mod partitioned_uploads;
 mod persistent_mode;
 mod pipeline_twenty_steps;
+mod pointcloud_steps;
 mod pointcloud_uploads;
 mod postgis_engine;
 mod raster_steps;

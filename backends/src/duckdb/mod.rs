@@ -8,7 +8,7 @@ pub mod gdal_read;
 mod lock;
 mod parse;
 #[cfg(feature = "postgis")]
-mod postgres;
+pub(crate) mod postgres;
 mod run;
 
 pub(crate) use engine::query_error;

@@ -101,9 +101,8 @@ impl EmbeddedEngine {
             let srid = srid.unwrap_or(0);
             let index = ident(&format!("{table}_geom_idx"));
             pg.execute_remote(&format!(
-                "ALTER TABLE {qualified} ALTER COLUMN geom TYPE geometry(Geometry, {srid}) \
-                 USING ST_SetSRID(geom, {srid}); \
-                 CREATE INDEX {index} ON {qualified} USING gist (geom); ANALYZE {qualified}"
+                "{} CREATE INDEX {index} ON {qualified} USING gist (geom); ANALYZE {qualified}",
+                typed_geometry_sql(&qualified, srid)
             ))?;
         }
         // DuckDB reports no changed rows for a table created in an attached PostgreSQL
@@ -159,4 +158,21 @@ impl EmbeddedEngine {
             .query_row(&count, [], |r| r.get(0))
             .map_err(query_error(&count))
     }
+}
+
+/// PostgreSQL statements that give `table`'s `geom` column its type and SRID: `GeometryZ` when
+/// a row has a Z (3D points of a point cloud; a 2D row of such a layer gets Z 0, as ogr2ogr
+/// loads mixed layers), else `Geometry`. A typed column cannot hold both.
+pub(crate) fn typed_geometry_sql(table: &str, srid: u32) -> String {
+    format!(
+        "DO $typed$ BEGIN \
+           IF EXISTS (SELECT 1 FROM {table} WHERE ST_Zmflag(geom) >= 2) THEN \
+             ALTER TABLE {table} ALTER COLUMN geom TYPE geometry(GeometryZ, {srid}) \
+               USING ST_SetSRID(ST_Force3D(geom), {srid}); \
+           ELSE \
+             ALTER TABLE {table} ALTER COLUMN geom TYPE geometry(Geometry, {srid}) \
+               USING ST_SetSRID(geom, {srid}); \
+           END IF; \
+         END $typed$;"
+    )
 }

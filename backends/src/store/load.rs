@@ -478,9 +478,10 @@ fn postgis_layer_keys(
     let srid = srid.unwrap_or(0);
     let index = ident(&format!("{table_name}_geom_idx"));
     let remote = format!(
-        "ALTER TABLE {table} ALTER COLUMN geom TYPE geometry(Geometry, {srid}) USING ST_SetSRID(geom, {srid}); \
+        "{} \
          ALTER TABLE {table} ADD COLUMN fid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY; \
-         CREATE INDEX {index} ON {table} USING gist (geom); ANALYZE {table}"
+         CREATE INDEX {index} ON {table} USING gist (geom); ANALYZE {table}",
+        crate::duckdb::postgres::typed_geometry_sql(&table, srid)
     );
     let call = format!(
         "CALL postgres_execute('{STORE_ALIAS}', {})",

@@ -136,6 +136,7 @@ capabilities! {
     normalize::Normalize,
     overlay_intersection::OverlayIntersection,
     pivot::Pivot,
+    pointcloud_filter_classification::PointcloudFilterClassification,
     random_sample::RandomSample,
     rename_field::RenameField,
     select_columns::SelectColumns,

@@ -16,6 +16,7 @@ mod grids;
 mod locate;
 mod network;
 mod overlay;
+mod pointclouds;
 mod polygons;
 mod rasters;
 mod reshape;
@@ -145,6 +146,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         .or_else(|| grids::translator(name))
         .or_else(|| validation::translator(name))
         .or_else(|| rasters::translator(name))
+        .or_else(|| pointclouds::translator(name))
 }
 
 /// GISPulse type names (`add_field`'s `dtype`, `cast_field`'s `casts`) as native field types.
