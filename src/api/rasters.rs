@@ -4,8 +4,8 @@
 
 use axum::Router;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::{Html, Response};
 use axum::routing::get;
 use geomill_backends::store::DatasetRecord;
 use geomill_native::raster::tiles::{
@@ -16,6 +16,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::extract::ApiQuery;
+use super::ogc::tiles::serve_cached;
 use super::ogc::wire::{JSON, base_url, data_version, typed, urlencode};
 use crate::blocking::blocking;
 use crate::datasets::raster::{FORMAT, info};
@@ -24,8 +25,6 @@ use crate::state::AppState;
 use crate::tile_cache::TileKey;
 
 const PNG: &str = "image/png";
-/// As vector tiles: a raster changes only when it is uploaded again, which changes the ETag.
-const TILE_CACHE_CONTROL: &str = "public, max-age=300";
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -269,36 +268,13 @@ pub async fn tile(
         version: data_version(&dataset),
         zxy,
     };
-    let etag = key.etag();
-    let cached = [
-        (header::ETAG, etag.clone()),
-        (header::CACHE_CONTROL, TILE_CACHE_CONTROL.to_owned()),
-    ];
-    let unchanged = headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|tags| tags.split(',').any(|t| t.trim() == etag || t.trim() == "*"));
-    if unchanged {
-        return Ok((StatusCode::NOT_MODIFIED, cached).into_response());
-    }
-    let bytes = match state.tiles().get(&key) {
-        Some(bytes) => bytes,
-        None => {
-            let path = std::path::PathBuf::from(&dataset.path);
-            let drawn = blocking(move || Ok(render(&path, zxy, &style)))
-                .await?
-                .map_err(raster_error)?;
-            let bytes = std::sync::Arc::new(drawn);
-            state.tiles().put(key, bytes.clone());
-            bytes
-        }
+    let path = std::path::PathBuf::from(&dataset.path);
+    let draw = async move {
+        blocking(move || Ok(render(&path, zxy, &style)))
+            .await?
+            .map_err(raster_error)
     };
-    Ok((
-        cached,
-        [(header::CONTENT_TYPE, PNG.to_owned())],
-        bytes.as_ref().clone(),
-    )
-        .into_response())
+    serve_cached(&state, key, &headers, PNG, draw).await
 }
 
 /// The map page of a raster alone (the style query as for its tiles).

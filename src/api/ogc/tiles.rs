@@ -14,8 +14,8 @@ use crate::state::AppState;
 use crate::tile_cache::TileKey;
 
 const MVT: &str = "application/vnd.mapbox-vector-tile";
-/// How long clients and proxies may keep a tile: data only changes when it is reloaded, which
-/// changes the ETag.
+/// How long clients and proxies may keep a tile (vector or raster): data only changes when it
+/// is reloaded, which changes the ETag.
 const TILE_CACHE_CONTROL: &str = "public, max-age=300";
 /// Highest zoom level served.
 const MAX_ZOOM: u32 = 22;
@@ -133,6 +133,22 @@ pub async fn tile(
         version: data_version(&dataset),
         zxy: (z, x, y),
     };
+    let engine = state.store();
+    let name = layer.name.clone();
+    let draw = blocking(move || engine.tile(&layer, &name, (z, x, y)));
+    serve_cached(&state, key, &headers, MVT, draw).await
+}
+
+/// A tile kept in the tile cache under `key`, with its ETag: 304 when `If-None-Match` names
+/// it, else the cached bytes or those `draw` makes (then kept) as `content_type`; 204 when
+/// they are empty.
+pub(crate) async fn serve_cached(
+    state: &AppState,
+    key: TileKey,
+    headers: &HeaderMap,
+    content_type: &'static str,
+    draw: impl std::future::Future<Output = Result<Vec<u8>, AppError>>,
+) -> Result<Response, AppError> {
     let etag = key.etag();
     let cached = [
         (header::ETAG, etag.clone()),
@@ -148,10 +164,7 @@ pub async fn tile(
     let bytes = match state.tiles().get(&key) {
         Some(bytes) => bytes,
         None => {
-            let engine = state.store();
-            let name = layer.name.clone();
-            let bytes =
-                std::sync::Arc::new(blocking(move || engine.tile(&layer, &name, (z, x, y))).await?);
+            let bytes = std::sync::Arc::new(draw.await?);
             state.tiles().put(key, bytes.clone());
             bytes
         }
@@ -161,7 +174,7 @@ pub async fn tile(
     }
     Ok((
         cached,
-        [(header::CONTENT_TYPE, MVT.to_owned())],
+        [(header::CONTENT_TYPE, content_type.to_owned())],
         bytes.as_ref().clone(),
     )
         .into_response())
