@@ -251,6 +251,47 @@ pub fn read_point(bytes: &[u8]) -> Result<Option<(f64, f64)>, WkbError> {
     }
 }
 
+/// The coordinates of a WKB point with its Z when it has one (ISO codes 1001 and 3001, EWKB's Z
+/// flag; an M is skipped, an EWKB SRID read past); `None` for the empty point.
+pub fn read_point_z(bytes: &[u8]) -> Result<Option<(f64, f64, Option<f64>)>, WkbError> {
+    let mut reader = Reader::new(bytes);
+    let code = reader.header()?;
+    let (base, has_z, has_m) = if code & 0xE000_0000 != 0 {
+        if code & 0x2000_0000 != 0 {
+            reader.u32()?;
+        }
+        (
+            code & 0x0FFF_FFFF,
+            code & 0x8000_0000 != 0,
+            code & 0x4000_0000 != 0,
+        )
+    } else if code < 4000 {
+        (
+            code % 1000,
+            matches!(code / 1000, 1 | 3),
+            matches!(code / 1000, 2 | 3),
+        )
+    } else {
+        return Err(WkbError::Type(code));
+    };
+    match base {
+        1 => {
+            let x = reader.f64()?;
+            let y = reader.f64()?;
+            let z = if has_z { Some(reader.f64()?) } else { None };
+            if has_m {
+                reader.f64()?;
+            }
+            Ok((!x.is_nan() && !y.is_nan()).then_some((x, y, z.filter(|z| !z.is_nan()))))
+        }
+        2..=7 => Err(WkbError::Unexpected {
+            expected: "a point",
+            found: type_name(base),
+        }),
+        _ => Err(WkbError::Type(code)),
+    }
+}
+
 /// A 2D WKB polygon or multipolygon as a multipolygon (empty parts dropped).
 pub fn read_polygonal(bytes: &[u8]) -> Result<MultiPolygon<f64>, WkbError> {
     let mut reader = Reader::new(bytes);
@@ -360,6 +401,36 @@ mod tests {
         assert!(read_polygonal(&out).is_err());
         assert_eq!(envelope(&out), Ok(Some([1.5, -2.0, 1.5, -2.0])));
         assert_eq!(envelope(&empty), Ok(None));
+    }
+
+    #[test]
+    fn points_with_z_are_read_in_iso_and_ewkb() {
+        let point = |code: u32, values: &[f64], srid: bool| {
+            let mut out = vec![1u8];
+            out.extend_from_slice(&code.to_le_bytes());
+            if srid {
+                out.extend_from_slice(&2994u32.to_le_bytes());
+            }
+            values
+                .iter()
+                .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+            out
+        };
+        let z = Ok(Some((1.0, 2.0, Some(3.0))));
+        assert_eq!(read_point_z(&point(1001, &[1.0, 2.0, 3.0], false)), z);
+        assert_eq!(read_point_z(&point(3001, &[1.0, 2.0, 3.0, 9.0], false)), z);
+        assert_eq!(read_point_z(&point(0xA000_0001, &[1.0, 2.0, 3.0], true)), z);
+        assert_eq!(
+            read_point_z(&point(2001, &[1.0, 2.0, 9.0], false)),
+            Ok(Some((1.0, 2.0, None)))
+        );
+        assert_eq!(
+            read_point_z(&point(1, &[1.0, 2.0], false)),
+            Ok(Some((1.0, 2.0, None)))
+        );
+        assert!(read_point_z(&point(1001, &[1.0, 2.0], false)).is_err());
+        assert!(read_point_z(&point(1003, &[], false)).is_err());
+        assert!(read_point_z(&point(5001, &[], false)).is_err());
     }
 
     #[test]

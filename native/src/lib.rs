@@ -26,6 +26,7 @@ pub mod geopackage;
 mod geos_base;
 pub mod grid;
 pub mod hdbscan;
+pub mod height_stats;
 mod hex_rows;
 pub mod joins;
 pub mod kmeans_lloyd;

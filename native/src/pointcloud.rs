@@ -212,6 +212,14 @@ fn crs_of(header: &las::Header) -> Option<String> {
     })
 }
 
+/// The header's WKT CRS as a PROJJSON document, when GDAL reads it.
+fn wkt_projjson(header: &las::Header) -> Option<serde_json::Value> {
+    let bytes = header.get_wkt_crs_bytes()?;
+    let text = String::from_utf8_lossy(bytes);
+    let srs = SpatialRef::from_definition(text.trim_end_matches('\0').trim()).ok()?;
+    serde_json::from_str(&srs.to_projjson().ok()?).ok()
+}
+
 /// What the LAS/LAZ file at `path` holds, from its header.
 pub fn describe(path: &Path) -> Result<CloudInfo, CloudError> {
     open(path).map(|(_, info)| info)
@@ -326,6 +334,11 @@ pub fn to_geoparquet(
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
     {
         metadata["columns"]["geom"]["crs"] = projjson;
+    } else if info.crs.is_none() {
+        // A CRS no EPSG code names is still the points' CRS (its whole PROJJSON); without
+        // any, `null` says unknown (an absent `crs` would mean longitude and latitude).
+        metadata["columns"]["geom"]["crs"] =
+            wkt_projjson(reader.header()).unwrap_or(serde_json::Value::Null);
     }
     let properties = WriterProperties::builder()
         .set_compression(parquet::basic::Compression::SNAPPY)

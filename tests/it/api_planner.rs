@@ -307,6 +307,8 @@ fn preview_params(capability: &str) -> Value {
         "temporal_filter" => json!({"field": "observed", "from": "2024-01-01", "to": "2024-06-30"}),
         "zonal_stats" => json!({"raster": "slope", "stats": "*"}),
         "pointcloud_filter_classification" => json!({"drop": [7, 18]}),
+        "pointcloud_grid_summary" => json!({"cell_size": 2.5, "stats": ["max", "p95"]}),
+        "pointcloud_zonal_height" => json!({"ref_layer": "places", "stats": ["max", "min"]}),
         "raster_clip" => json!({"raster": "slope", "all_touched": true}),
         "ndvi" => json!({"raster": "scene", "output": "scene_ndvi"}),
         "raster_reproject" => {

@@ -108,3 +108,139 @@ async fn class_filters_keep_numpys_points_on_every_engine() {
         assert!(body.to_string().contains("keep"), "{params}: {body}");
     }
 }
+
+const REFERENCE: &str = include_str!("pointcloud_reference.py");
+
+/// Footprints drawn over autzen's extent in its CRS, written as a GeoPackage: a block, a
+/// polygon with a hole, a multipolygon, one overlapping the block, a triangle and one away
+/// from every point; each with a `name` and a `ground` elevation.
+const FOOTPRINTS: &str = r#"
+import sys
+import laspy, geopandas as gpd, shapely
+las = laspy.read(sys.argv[1])
+(x0, y0, _), (x1, y1, _) = las.header.mins, las.header.maxs
+at = lambda fx, fy: (x0 + fx * (x1 - x0), y0 + fy * (y1 - y0))
+def box(a, b, c, d):
+    return shapely.box(*at(a, b), *at(c, d))
+shapes = {
+    "block": box(0.30, 0.30, 0.45, 0.50),
+    "holed": box(0.55, 0.20, 0.80, 0.45).difference(box(0.62, 0.27, 0.72, 0.37)),
+    "multi": shapely.MultiPolygon([box(0.05, 0.60, 0.15, 0.70), box(0.20, 0.75, 0.28, 0.90)]),
+    "overlap": box(0.40, 0.40, 0.52, 0.58),
+    "triangle": shapely.Polygon([at(0.60, 0.60), at(0.90, 0.62), at(0.75, 0.95)]),
+    "away": box(3.0, 3.0, 3.1, 3.1),
+}
+frame = gpd.GeoDataFrame({"name": list(shapes), "ground": [400.0 + i for i in range(len(shapes))]},
+                         geometry=list(shapes.values()), crs=las.header.parse_crs())
+frame.to_file(sys.argv[2], driver="GPKG")
+"#;
+
+/// Runs a pipeline on `engine` and compares its result with `reference` (`numpy` or
+/// `gispulse`) of `step` (see `pointcloud_reference.py`).
+async fn compare_run(
+    state: &geomill::state::AppState,
+    dataset: &str,
+    engine: &str,
+    pipeline: Value,
+    (kind, reference, step): (&str, &str, &Value),
+) {
+    let request = json!({"dataset_id": dataset, "engine": engine, "pipeline": pipeline});
+    let (status, run) = call(state, post_json("/api/pipelines/execute", &request)).await;
+    assert_eq!(status, StatusCode::OK, "{engine} {kind}: {run}");
+    let printed = run_python(
+        REFERENCE,
+        &[
+            kind,
+            reference,
+            run["result_path"].as_str().unwrap(),
+            &step.to_string(),
+        ],
+    );
+    let answer: Value = serde_json::from_str(printed.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{engine} {kind} {reference}: {e}: {printed}"));
+    assert_eq!(
+        answer["differences"],
+        json!([]),
+        "{engine} {kind} against {reference}: {answer}"
+    );
+    assert!(answer["got"].as_u64().unwrap() > 0, "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grid_summaries_and_zonal_heights_equal_numpy_and_gispulse_on_every_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = geomill::config::Config::with_data_dir(dir.path().join("data"));
+    config.postgis_dsn = Some(crate::common::postgis::fresh_database("pointcloud_grid").await);
+    let state = geomill::state::AppState::open(config).unwrap();
+    let las = autzen().display().to_string();
+    let cloud = upload(
+        &state,
+        &[("autzen_trim.laz", std::fs::read(autzen()).unwrap())],
+    )
+    .await;
+    let footprints_file = dir.path().join("footprints.gpkg");
+    run_python(FOOTPRINTS, &[&las, footprints_file.to_str().unwrap()]);
+    let footprints = upload(
+        &state,
+        &[("footprints.gpkg", std::fs::read(&footprints_file).unwrap())],
+    )
+    .await;
+    let every = [
+        "min", "max", "mean", "median", "std", "count", "p90", "p95", "p99",
+    ];
+    let grid = json!({"las": las, "classes": [2], "cell_size": 10.0, "stats": every});
+    let zonal = json!({"las": las, "classes": [1], "stats": every,
+        "polygons": footprints_file, "ground_col": "ground"});
+    let zonal_all = json!({"las": las, "classes": [], "stats": ["max", "min", "mean", "count"],
+        "polygons": footprints_file});
+    for engine in ["embedded", "postgis", "native", "hybrid"] {
+        // Ground, then a 10 ft grid of every statistic.
+        let pipeline = json!({"name": "grid", "steps": [
+            {"id": "ground", "capability": "pointcloud_filter_classification",
+             "input": "autzen_trim", "params": {"keep": [2]}},
+            {"id": "cells", "capability": "pointcloud_grid_summary", "input": "ground",
+             "params": {"cell_size": 10.0, "stats": every}}]});
+        compare_run(&state, &cloud, engine, pipeline, ("grid", "numpy", &grid)).await;
+        let gispulse = json!({"version": 2, "steps": [
+            {"id": "ground", "capability": "pointcloud_filter_classification",
+             "params": {"keep": [2]}},
+            {"id": "cells", "capability": "pointcloud_grid_summary",
+             "params": {"cell_size": 10.0, "stats": every, "drop_empty": false}}]});
+        compare_run(
+            &state,
+            &cloud,
+            engine,
+            gispulse,
+            ("grid", "gispulse", &grid),
+        )
+        .await;
+
+        // Every statistic of the unclassified points (class 1) per footprint, the height
+        // above each footprint's ground.
+        let pipeline = json!({"name": "heights", "steps": [
+            {"id": "above", "capability": "pointcloud_filter_classification",
+             "input": cloud, "params": {"keep": [1]}},
+            {"id": "z", "capability": "pointcloud_zonal_height", "input": "footprints",
+             "params": {"ref_layer": "above", "stats": every, "ground_col": "ground"}}]});
+        compare_run(
+            &state,
+            &footprints,
+            engine,
+            pipeline,
+            ("zonal", "numpy", &zonal),
+        )
+        .await;
+        // GISPulse's defaults over every point; its NaN count where no point falls.
+        let gispulse = json!({"version": 2, "steps": [
+            {"id": "z", "capability": "pointcloud_zonal_height",
+             "params": {"ref_layer": cloud, "stats": null, "ground_col": null}}]});
+        compare_run(
+            &state,
+            &footprints,
+            engine,
+            gispulse,
+            ("zonal", "gispulse", &zonal_all),
+        )
+        .await;
+    }
+}

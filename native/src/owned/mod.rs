@@ -6,8 +6,9 @@
 
 use geomill_planner::plan::ops::{
     classify::ClassifyOp, clean::CleanOp, line_clean::LineCleanOp, numpy_sample::NumpySampleOp,
-    raster::ChangeDetectionOp, raster::RasterWriteOp, scale::ScaleOp, statistics::GenerateOp,
-    statistics::StatisticOp, tessellate::TessellateOp, zonal_stats::ZonalStatsOp,
+    pointcloud::GridSummaryOp, pointcloud::ZonalHeightOp, raster::ChangeDetectionOp,
+    raster::RasterWriteOp, scale::ScaleOp, statistics::GenerateOp, statistics::StatisticOp,
+    tessellate::TessellateOp, zonal_stats::ZonalStatsOp,
 };
 use geomill_planner::plan::owned::OwnedOperator;
 
@@ -43,8 +44,10 @@ kernels! {
     modules {
         change_detection => ChangeDetectionOp,
         generate => GenerateOp,
+        grid_summary => GridSummaryOp,
         numpy_sample => NumpySampleOp,
         raster_write => RasterWriteOp,
+        zonal_height => ZonalHeightOp,
         zonal_stats => ZonalStatsOp,
     }
     first_input {

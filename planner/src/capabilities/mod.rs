@@ -137,6 +137,8 @@ capabilities! {
     overlay_intersection::OverlayIntersection,
     pivot::Pivot,
     pointcloud_filter_classification::PointcloudFilterClassification,
+    pointcloud_grid_summary::PointcloudGridSummary,
+    pointcloud_zonal_height::PointcloudZonalHeight,
     random_sample::RandomSample,
     rename_field::RenameField,
     select_columns::SelectColumns,

@@ -242,7 +242,16 @@ fn stage_statement(
                 _ => format!("{} AS ({q})", ident(name)),
             })
             .collect();
-        format!("WITH {}\n{last}", ctes.join(",\n"))
+        // A last query with CTEs of its own joins them after the stage's (a second WITH
+        // cannot follow the first).
+        let ctes = ctes.join(",\n");
+        if let Some(rest) = last.strip_prefix("WITH RECURSIVE ") {
+            format!("WITH RECURSIVE {ctes},\n{rest}")
+        } else if let Some(rest) = last.strip_prefix("WITH ") {
+            format!("WITH {ctes},\n{rest}")
+        } else {
+            format!("WITH {ctes}\n{last}")
+        }
     };
     if steps.is_empty() {
         steps.push(relation.clone());

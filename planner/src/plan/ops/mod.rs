@@ -6,6 +6,7 @@ pub mod clean;
 pub mod diff;
 pub mod line_clean;
 pub mod numpy_sample;
+pub mod pointcloud;
 pub mod rank_in;
 pub mod raster;
 pub mod scale;
