@@ -40,6 +40,7 @@ pub mod overlay;
 pub mod owned;
 mod pivot;
 pub mod pointcloud;
+pub mod pointcloud_write;
 pub mod polygons;
 pub mod random;
 pub mod raster;

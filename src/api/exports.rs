@@ -24,7 +24,8 @@ pub fn routes() -> Router<AppState> {
 #[serde(deny_unknown_fields)]
 pub struct ExportBody {
     pub dataset_id: String,
-    /// gpkg, geojson, fgb, parquet (GeoParquet), shp (zipped), csv (WKT), kml, gml.
+    /// gpkg, geojson, fgb, parquet (GeoParquet), shp (zipped), csv (WKT), kml, gml, las, laz
+    /// (a point layer).
     #[serde(default)]
     pub format: Option<String>,
     /// The layer to export (default: the first).
@@ -35,7 +36,7 @@ pub struct ExportBody {
 pub(crate) fn parse_format(text: &str) -> Result<ExportFormat, AppError> {
     serde_json::from_value(serde_json::Value::String(text.to_ascii_lowercase())).map_err(|_| {
         AppError::unprocessable(format!(
-            "format {text:?} is not one of gpkg, geojson, fgb, parquet, shp, csv, kml, gml"
+            "format {text:?} is not one of gpkg, geojson, fgb, parquet, shp, csv, kml, gml, las, laz"
         ))
     })
 }

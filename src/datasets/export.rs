@@ -27,6 +27,8 @@ fn extension(format: ExportFormat) -> &'static str {
         ExportFormat::Csv => "csv",
         ExportFormat::Kml => "kml",
         ExportFormat::Gml => "gml",
+        ExportFormat::Las => "las",
+        ExportFormat::Laz => "laz",
     }
 }
 
@@ -40,6 +42,8 @@ fn content_type(format: ExportFormat) -> &'static str {
         ExportFormat::Csv => "text/csv",
         ExportFormat::Kml => "application/vnd.google-earth.kml+xml",
         ExportFormat::Gml => "application/gml+xml",
+        ExportFormat::Las => "application/vnd.las",
+        ExportFormat::Laz => "application/vnd.laszip",
     }
 }
 

@@ -144,3 +144,134 @@ async fn broken_point_clouds_are_refused_naming_the_problem() {
         assert_eq!(folders, 0, "{name}: a refused upload left a folder");
     }
 }
+
+/// Compares a LAS/LAZ file geomill wrote with laspy's reading of the original (or of its
+/// points of the classes given): the same points in the same order (coordinates within half
+/// the written scale, every other dimension equal, the scan angle within its 0.006° step) and
+/// the same header CRS.
+const ROUND_TRIP: &str = r#"
+import sys, json
+import numpy as np, laspy
+original, written = laspy.read(sys.argv[1]), laspy.read(sys.argv[2])
+classes = [int(c) for c in sys.argv[3].split(",") if c]
+chosen = np.isin(np.asarray(original.classification), classes) if classes \
+    else np.ones(len(original.points), bool)
+def degrees(las):
+    names = set(las.point_format.dimension_names)
+    return (np.asarray(las.scan_angle) * 0.006 if "scan_angle" in names
+            else np.asarray(las.scan_angle_rank).astype(float))
+differing = []
+for axis, scale in zip("xyz", written.header.scales):
+    if not np.allclose(np.asarray(original[axis])[chosen], np.asarray(written[axis]),
+                       rtol=0, atol=scale / 2 + 1e-9):
+        differing.append(axis)
+names = set(original.point_format.dimension_names)
+for name in ("intensity", "return_number", "number_of_returns", "classification", "user_data",
+             "point_source_id", "gps_time", "red", "green", "blue", "nir"):
+    if name in names and not np.array_equal(np.asarray(original[name])[chosen],
+                                            np.asarray(written[name])):
+        differing.append(name)
+if not np.allclose(degrees(original)[chosen], degrees(written), rtol=0, atol=0.0031):
+    differing.append("scan_angle")
+before, after = original.header.parse_crs(), written.header.parse_crs()
+same_crs = (before is None and after is None) or (
+    before is not None and after is not None and before.equals(after, ignore_axis_order=True))
+print(json.dumps({"differing": differing, "points": int(chosen.sum()),
+                  "written": len(written.points), "same_crs": bool(same_crs),
+                  "format": written.header.point_format.id,
+                  "compressed": written.header.point_format.id >= 0 and
+                                sys.argv[2].endswith(".laz")}))
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exported_las_and_laz_read_back_in_laspy_with_the_same_points_and_crs() {
+    let (_dir, state) = test_state();
+    let work = tempfile::tempdir().unwrap();
+    for (file, point_format) in [
+        ("autzen_trim.laz", 7),
+        ("file_with_both_wkt_and_geotiff_vlrs.las", 6),
+        ("simple1_4.las", 7),
+    ] {
+        let bytes = std::fs::read(laspy_data(file)).unwrap();
+        let (status, dataset) = try_upload(&state, &[(file, bytes)]).await;
+        assert_eq!(status, StatusCode::CREATED, "{file}: {dataset}");
+        for format in ["laz", "las"] {
+            let body = json!({"dataset_id": dataset["id"], "format": format});
+            let (status, bytes) =
+                call_raw(&state, post_json("/api/portal/datasets/export", &body)).await;
+            assert_eq!(status, StatusCode::OK, "{file} {format}");
+            let written = work.path().join(format!("written.{format}"));
+            std::fs::write(&written, &bytes).unwrap();
+            let answer: Value = serde_json::from_str(&run_python(
+                ROUND_TRIP,
+                &[
+                    laspy_data(file).to_str().unwrap(),
+                    written.to_str().unwrap(),
+                    "",
+                ],
+            ))
+            .unwrap();
+            assert_eq!(answer["differing"], json!([]), "{file} {format}: {answer}");
+            assert_eq!(
+                answer["written"], answer["points"],
+                "{file} {format}: {answer}"
+            );
+            assert_eq!(answer["same_crs"], true, "{file} {format}: {answer}");
+            assert_eq!(answer["format"], point_format, "{file} {format}: {answer}");
+        }
+    }
+
+    // A filtered cloud goes back to lidar tools: a job's ground points downloaded as LAZ.
+    let file = "file_with_both_wkt_and_geotiff_vlrs.las";
+    let (_, dataset) = try_upload(
+        &state,
+        &[("buildings.las", std::fs::read(laspy_data(file)).unwrap())],
+    )
+    .await;
+    let pipeline = json!({"name": "ground", "steps": [{"id": "g",
+        "capability": "pointcloud_filter_classification", "params": {"keep": [2, 6]}}]});
+    let request = json!({"name": "ground", "dataset_id": dataset["id"], "pipeline": pipeline});
+    let (status, job) = call(&state, post_json("/jobs", &request)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
+    let job = job["id"].as_str().unwrap();
+    for _ in 0..600 {
+        let (_, now) = call(&state, get(&format!("/jobs/{job}"))).await;
+        if now["status"] == "COMPLETED" {
+            break;
+        }
+        assert!(now["status"] != "FAILED", "{now}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let (status, bytes) = call_raw(&state, get(&format!("/jobs/{job}/download?format=laz"))).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&bytes)
+    );
+    let written = work.path().join("ground.laz");
+    std::fs::write(&written, &bytes).unwrap();
+    let answer: Value = serde_json::from_str(&run_python(
+        ROUND_TRIP,
+        &[
+            laspy_data(file).to_str().unwrap(),
+            written.to_str().unwrap(),
+            "2,6",
+        ],
+    ))
+    .unwrap();
+    assert_eq!(answer["differing"], json!([]), "{answer}");
+    assert_eq!(answer["written"], answer["points"], "{answer}");
+    assert_eq!(answer["same_crs"], true, "{answer}");
+
+    // A layer that is not points is refused naming the format.
+    let (_, places) = try_upload(
+        &state,
+        &[("squares.geojson", br#"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}}]}"#.to_vec())],
+    )
+    .await;
+    let body = json!({"dataset_id": places["id"], "format": "laz"});
+    let (status, body) = call(&state, post_json("/api/portal/datasets/export", &body)).await;
+    assert!(status.is_client_error(), "{status} {body}");
+    assert!(body.to_string().contains("points only"), "{body}");
+}

@@ -431,6 +431,10 @@ pub enum ExportFormat {
     Csv,
     Kml,
     Gml,
+    // LAS 1.4, plain and compressed as LAZ: a point layer (the native crate's
+    // `pointcloud_write`). Plain comments: a documented variant changes the JSON Schema's form.
+    Las,
+    Laz,
 }
 
 impl ExportFormat {
@@ -445,6 +449,8 @@ impl ExportFormat {
             Self::Csv => "csv",
             Self::Kml => "kml",
             Self::Gml => "gml",
+            Self::Las => "las",
+            Self::Laz => "laz",
         }
     }
 
@@ -458,7 +464,7 @@ impl ExportFormat {
             Self::Csv => Some("CSV"),
             Self::Kml => Some("KML"),
             Self::Gml => Some("GML"),
-            Self::Parquet => None,
+            Self::Parquet | Self::Las | Self::Laz => None,
         }
     }
 
@@ -474,6 +480,8 @@ impl ExportFormat {
             "csv" => Self::Csv,
             "kml" => Self::Kml,
             "gml" => Self::Gml,
+            "las" => Self::Las,
+            "laz" => Self::Laz,
             _ => return None,
         })
     }
