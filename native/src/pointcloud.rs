@@ -239,6 +239,10 @@ fn schema_for(format: &las::point::Format) -> SchemaRef {
         Field::new("user_data", DataType::Int16, false),
         Field::new("point_source_id", DataType::Int32, false),
     ];
+    if !format.is_extended {
+        // The whole degrees formats 0-5 store, under laspy's name (GISPulse reads it so).
+        fields.push(Field::new("scan_angle_rank", DataType::Int16, false));
+    }
     if format.has_gps_time {
         fields.push(Field::new("gps_time", DataType::Float64, false));
     }
@@ -292,6 +296,13 @@ fn batch_of(points: &PointData, schema: &SchemaRef) -> Result<RecordBatch, Cloud
         small(points.user_data().collect()),
         wide(points.point_source_id().collect()),
     ];
+    if schema.index_of("scan_angle_rank").is_ok() {
+        // A legacy format's angle is a whole number of degrees (an i8 rank).
+        #[allow(clippy::cast_possible_truncation)]
+        columns.push(Arc::new(Int16Array::from_iter_values(
+            points.scan_angle_degrees().map(|d| d.round() as i16),
+        )));
+    }
     if let Some(times) = points.gps_time() {
         columns.push(Arc::new(Float64Array::from_iter_values(times)));
     }

@@ -308,6 +308,7 @@ fn preview_params(capability: &str) -> Value {
         "zonal_stats" => json!({"raster": "slope", "stats": "*"}),
         "pointcloud_filter_classification" => json!({"drop": [7, 18]}),
         "pointcloud_grid_summary" => json!({"cell_size": 2.5, "stats": ["max", "p95"]}),
+        "pointcloud_load_las" => json!({"max_points": 10, "crs": "EPSG:2994"}),
         "pointcloud_zonal_height" => json!({"ref_layer": "places", "stats": ["max", "min"]}),
         "raster_clip" => json!({"raster": "slope", "all_touched": true}),
         "ndvi" => json!({"raster": "scene", "output": "scene_ndvi"}),

@@ -84,9 +84,9 @@ def zonal_numpy(step):
 
 def cloud(step):
     """GISPulse's `pointcloud_load_las` of the file, the classes kept."""
-    from gispulse.capabilities.pointcloud import PointcloudLoadLasCapability
-
     with contextlib.redirect_stdout(sys.stderr):
+        from gispulse.capabilities.pointcloud import PointcloudLoadLasCapability
+
         return PointcloudLoadLasCapability().execute(
             gpd.GeoDataFrame(), path=step["las"], classifications=step["classes"] or None
         )

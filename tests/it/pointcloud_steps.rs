@@ -244,3 +244,95 @@ async fn grid_summaries_and_zonal_heights_equal_numpy_and_gispulse_on_every_engi
         .await;
     }
 }
+
+/// Compares a `pointcloud_load_las` result with laspy's points of the classes given, the first
+/// `n` (`numpy`: coordinates and class, and the CRS's EPSG code), or with GISPulse's own
+/// `pointcloud_load_las` of the file (`gispulse`: the same columns in the same order, every
+/// value equal); rows compared as sets (SQL engines define no row order).
+const LOADED: &str = r#"
+import sys, json, contextlib
+import numpy as np, laspy, geopandas as gpd, shapely
+path, result, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+classes, n = [int(c) for c in sys.argv[4].split(",") if c], int(sys.argv[5])
+got = gpd.read_parquet(result) if result.endswith(".parquet") else gpd.read_file(result)
+xyz = shapely.get_coordinates(got.geometry.values, include_z=True)
+def rows(table):
+    table = np.asarray(table, dtype="float64")
+    return table[np.lexsort(table.T[::-1])]
+if mode == "numpy":
+    las = laspy.read(path)
+    chosen = np.flatnonzero(np.isin(np.asarray(las.classification), classes))[:n]
+    expected = rows(np.column_stack([np.asarray(las.x)[chosen], np.asarray(las.y)[chosen],
+                                     np.asarray(las.z)[chosen],
+                                     np.asarray(las.classification)[chosen]]))
+    mine = rows(np.column_stack([xyz, got["classification"]]))
+    same = expected.shape == mine.shape and np.array_equal(expected, mine)
+    print(json.dumps({"same": bool(same), "rows": len(got), "epsg": got.crs.to_epsg()}))
+else:
+    with contextlib.redirect_stdout(sys.stderr):
+        from gispulse.capabilities.pointcloud import PointcloudLoadLasCapability
+        theirs = PointcloudLoadLasCapability().execute(
+            gpd.GeoDataFrame(), path=path, classifications=classes, max_points=n)
+    columns = [c for c in theirs.columns if c != "geometry"]
+    their_xyz = shapely.get_coordinates(theirs.geometry.values, include_z=True)
+    expected = rows(np.column_stack([their_xyz] + [theirs[c] for c in columns]))
+    mine = rows(np.column_stack([xyz] + [got[c] for c in columns if c in got.columns]))
+    same = expected.shape == mine.shape and np.array_equal(expected, mine)
+    print(json.dumps({"same": bool(same), "rows": len(got), "expected": len(theirs),
+                      "columns": [c for c in got.columns if c != got.geometry.name],
+                      "their_columns": columns}))
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loaded_points_equal_laspys_and_gispulses_on_every_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = geomill::config::Config::with_data_dir(dir.path().join("data"));
+    config.postgis_dsn = Some(crate::common::postgis::fresh_database("pointcloud_load").await);
+    let state = geomill::state::AppState::open(config).unwrap();
+    for (file, classes, n) in [
+        ("autzen_trim.laz", "2", 5000),
+        ("file_with_both_wkt_and_geotiff_vlrs.las", "5,6", 7000),
+    ] {
+        let path = autzen().with_file_name(file);
+        let cloud = upload(&state, &[(file, std::fs::read(&path).unwrap())]).await;
+        let codes: Vec<i64> = classes.split(',').map(|c| c.parse().unwrap()).collect();
+        for engine in ["embedded", "postgis", "native", "hybrid"] {
+            let pipeline = json!({"name": "load", "steps": [{"id": "l",
+                "capability": "pointcloud_load_las", "input": cloud,
+                "params": {"classifications": codes, "max_points": n, "crs": "EPSG:2994"}}]});
+            let request = json!({"dataset_id": cloud, "engine": engine, "pipeline": pipeline});
+            let (status, run) = call(&state, post_json("/api/pipelines/execute", &request)).await;
+            assert_eq!(status, StatusCode::OK, "{file} {engine}: {run}");
+            let result = run["result_path"].as_str().unwrap();
+            let args = [
+                path.to_str().unwrap(),
+                result,
+                "numpy",
+                classes,
+                &n.to_string(),
+            ];
+            let answer: Value = serde_json::from_str(&run_python(LOADED, &args)).unwrap();
+            assert_eq!(answer["same"], true, "{file} {engine}: {answer}");
+            assert_eq!(answer["epsg"], 2994, "{file} {engine}: {answer}");
+
+            // GISPulse's form: `path` names the dataset uploaded from the file.
+            let gispulse = json!({"version": 2, "steps": [{"id": "l",
+                "capability": "pointcloud_load_las",
+                "params": {"path": file, "classifications": codes, "max_points": n}}]});
+            let request = json!({"dataset_id": cloud, "engine": engine, "pipeline": gispulse});
+            let (status, run) = call(&state, post_json("/api/pipelines/execute", &request)).await;
+            assert_eq!(status, StatusCode::OK, "{file} {engine}: {run}");
+            let result = run["result_path"].as_str().unwrap();
+            let args = [
+                path.to_str().unwrap(),
+                result,
+                "gispulse",
+                classes,
+                &n.to_string(),
+            ];
+            let answer: Value = serde_json::from_str(&run_python(LOADED, &args)).unwrap();
+            assert_eq!(answer["same"], true, "{file} {engine}: {answer}");
+            assert_eq!(answer["columns"], answer["their_columns"], "{answer}");
+        }
+    }
+}

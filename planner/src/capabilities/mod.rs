@@ -138,6 +138,7 @@ capabilities! {
     pivot::Pivot,
     pointcloud_filter_classification::PointcloudFilterClassification,
     pointcloud_grid_summary::PointcloudGridSummary,
+    pointcloud_load_las::PointcloudLoadLas,
     pointcloud_zonal_height::PointcloudZonalHeight,
     random_sample::RandomSample,
     rename_field::RenameField,

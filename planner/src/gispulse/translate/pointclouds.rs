@@ -11,6 +11,7 @@ pub fn translator(name: &str) -> Option<Translator> {
         "pointcloud_filter_classification" => filter_classification,
         "pointcloud_zonal_height" => zonal_height,
         "pointcloud_grid_summary" => grid_summary,
+        "pointcloud_load_las" => load_las,
         _ => return None,
     })
 }
@@ -69,4 +70,20 @@ fn grid_summary(args: &mut Args<'_>, _: &Scope<'_>, out: &mut Emitted) {
     let native = given(args, &["cell_size", "stats"]);
     args.value("drop_empty");
     out.main("pointcloud_grid_summary", native);
+}
+
+/// A source: `path` names the point-cloud dataset uploaded from that file (`scan.laz`: the
+/// dataset `scan.laz`, whose layer is `scan`); GISPulse's columns.
+fn load_las(args: &mut Args<'_>, scope: &Scope<'_>, out: &mut Emitted) {
+    let Some(path) = args.string("path").filter(|p| !p.is_empty()) else {
+        args.problem(
+            "path",
+            "pointcloud_load_las requires 'path' (the point-cloud dataset)",
+        );
+        return;
+    };
+    let mut native = given(args, &["classifications", "max_points", "crs"]);
+    native.insert("columns".into(), json!("gispulse"));
+    out.main_from(&(scope.reference)(&path));
+    out.main("pointcloud_load_las", native);
 }

@@ -4,6 +4,7 @@
 pub mod classify;
 pub mod clean;
 pub mod diff;
+pub mod head;
 pub mod line_clean;
 pub mod numpy_sample;
 pub mod pointcloud;
