@@ -4,7 +4,8 @@ capabilities run on the same file (`gispulse`: its `pointcloud_load_las`, then t
 
 argv: `grid` or `zonal`, the reference (`numpy` or `gispulse`), the result file, then a JSON
 object of the step: `las` (the point file), `classes` (kept first; empty: all), and `cell_size`
-and `stats` (grid) or `polygons`, `stats`, `prefix`, `ground_col` (zonal).
+and `stats` (grid) or `polygons`, `stats`, `prefix`, `ground_col` and `key` (the fields naming
+a polygon; default `name`) (zonal).
 Prints JSON: the rows of each side and the first differences (numbers within 1e-9 relative,
 counts equal, a missing statistic NULL or NaN on both sides, cells within 1e-6 of a unit).
 """
@@ -155,7 +156,7 @@ def main():
         (kind, reference)](step)
     got = gpd.read_parquet(result) if result.endswith(".parquet") else gpd.read_file(result)
     got = got.rename_geometry("geom") if got.geometry.name != "geom" else got
-    key = ["row", "col"] if kind == "grid" else ["name"]
+    key = ["row", "col"] if kind == "grid" else step.get("key", ["name"])
     print(json.dumps({"expected": len(expected), "got": len(got),
                       "differences": compare(expected, got, key)}))
 

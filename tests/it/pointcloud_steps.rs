@@ -336,3 +336,62 @@ async fn loaded_points_equal_laspys_and_gispulses_on_every_engine() {
         }
     }
 }
+
+/// The seeded cloud generator (`scripts/generate_pointcloud.py`): terrain, buildings and trees.
+fn generated_cloud(dir: &std::path::Path, points: u64) -> std::path::PathBuf {
+    let out = dir.join("city.laz");
+    let script = crate::common::golden::repo().join("scripts/generate_pointcloud.py");
+    let output = std::process::Command::new(crate::common::real::python())
+        .arg(&script)
+        .arg(&out)
+        .args(["--bounds", "913175", "120128", "1067383", "272844"])
+        .args([
+            "--points",
+            &points.to_string(),
+            "--seed",
+            "7",
+            "--epsg",
+            "2263",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heights_per_borough_of_a_generated_cloud_equal_numpys_on_every_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = geomill::config::Config::with_data_dir(dir.path().join("data"));
+    config.postgis_dsn = Some(crate::common::postgis::fresh_database("pointcloud_city").await);
+    let state = geomill::state::AppState::open(config).unwrap();
+    let laz = generated_cloud(dir.path(), 300_000);
+    let cloud = upload(&state, &[("city.laz", std::fs::read(&laz).unwrap())]).await;
+    let zip = crate::common::shared("nybb_16a.zip");
+    let boroughs = upload(&state, &[("nybb_16a.zip", std::fs::read(&zip).unwrap())]).await;
+    let every = [
+        "min", "max", "mean", "median", "std", "count", "p90", "p95", "p99",
+    ];
+    let step = json!({"las": laz, "classes": [6], "stats": every, "key": ["BoroName"],
+        "polygons": format!("/vsizip/{}/nybb.shp", zip.display())});
+    for engine in ["embedded", "postgis", "native", "hybrid"] {
+        // Building points per borough.
+        let pipeline = json!({"name": "buildings", "steps": [
+            {"id": "roofs", "capability": "pointcloud_filter_classification",
+             "input": cloud, "params": {"keep": [6]}},
+            {"id": "z", "capability": "pointcloud_zonal_height", "input": "nybb",
+             "params": {"ref_layer": "roofs", "stats": every}}]});
+        compare_run(
+            &state,
+            &boroughs,
+            engine,
+            pipeline,
+            ("zonal", "numpy", &step),
+        )
+        .await;
+    }
+}
