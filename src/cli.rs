@@ -40,7 +40,8 @@ pub enum Command {
         /// Run-time variable for placeholders such as {date} in output paths: NAME=VALUE.
         #[arg(long = "var", value_name = "NAME=VALUE")]
         vars: Vec<String>,
-        /// Also write the result here, as a GeoPackage.
+        /// Also write the result here: in the format its extension names (`.parquet`, `.fgb`,
+        /// `.geojson`, `.laz`, ...; GeoPackage for `.gpkg` and any other).
         #[arg(long)]
         output: Option<PathBuf>,
         /// A reference layer of a GISPulse document, as GISPulse's `run` takes it: NAME:PATH

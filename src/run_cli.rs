@@ -301,6 +301,19 @@ fn geopackage_as_geoparquet(folder: &Path, path: &Path) -> Option<PathBuf> {
     Some(file)
 }
 
+/// The point cloud at `path` as a GeoParquet point layer in the run's scratch folder `id`.
+fn pointcloud_as_geoparquet(state: &AppState, id: &str, path: &Path) -> Result<PathBuf, ExitCode> {
+    let folder = state.config().data_dir.join("tmp").join(id);
+    std::fs::create_dir_all(&folder).map_err(|e| fail(1, &format!("{}: {e}", folder.display())))?;
+    let stem = path
+        .file_stem()
+        .map_or_else(|| "points".to_owned(), |s| s.to_string_lossy().into_owned());
+    let target = folder.join(format!("{stem}.parquet"));
+    geomill_native::pointcloud::to_geoparquet(path, &target, None)
+        .map_err(|e| fail(2, &format!("{}: {e}", path.display())))?;
+    Ok(target)
+}
+
 /// Loads one input as a dataset named `name` (from `converted`, its native GeoParquet copy,
 /// when there is one); answers its id.
 fn load(
@@ -327,7 +340,17 @@ fn load(
     } else {
         input.path.clone()
     };
+    // A LAS/LAZ input is read in chunks into a GeoParquet point layer first, as an upload is.
+    let converted = match converted {
+        None if crate::datasets::pointcloud::is_pointcloud_path(&readable) => {
+            Some(pointcloud_as_geoparquet(state, &id, &readable)?)
+        }
+        other => other,
+    };
     let mut source = source_for(converted.as_deref().unwrap_or(&readable));
+    if crate::datasets::pointcloud::is_pointcloud_path(&readable) {
+        source.format = crate::datasets::pointcloud::format_of(&readable).map(str::to_owned);
+    }
     // The scratch store lives no longer than the run and the file outlasts it: a GeoParquet
     // layer is read where it is, not copied first.
     if source.reader == Reader::Parquet {
@@ -492,9 +515,25 @@ fn run_in(
         println!("wrote {}", target.display());
     }
     if let Some(output) = output {
-        // The scratch folder goes after the run: its result is moved out when it can be.
-        let moved = std::fs::rename(&execution.result_path, output)
-            .or_else(|_| std::fs::copy(&execution.result_path, output).map(|_| ()));
+        let format = geomill_planner::plan::operator::ExportFormat::from_extension(
+            &output.display().to_string(),
+        )
+        .filter(|f| *f != geomill_planner::plan::operator::ExportFormat::Gpkg);
+        // The scratch folder goes after the run: its GeoPackage result is moved out when it
+        // can be; another format named by the extension is written from it.
+        let moved = match format {
+            Some(format) => state
+                .embedded()
+                .export_file(
+                    &execution.result_path,
+                    "result",
+                    &output.display().to_string(),
+                    format,
+                )
+                .map_err(|e| std::io::Error::other(e.to_string())),
+            None => std::fs::rename(&execution.result_path, output)
+                .or_else(|_| std::fs::copy(&execution.result_path, output).map(|_| ())),
+        };
         if let Err(error) = moved {
             return fail(1, &format!("cannot write {}: {error}", output.display()));
         }

@@ -17,7 +17,8 @@ pub fn is_pointcloud_path(path: &Path) -> bool {
     format_of(path).is_some()
 }
 
-fn format_of(path: &Path) -> Option<&'static str> {
+/// `LAS` or `LAZ` by the file's extension.
+pub fn format_of(path: &Path) -> Option<&'static str> {
     let extension = path.extension()?.to_str()?.to_ascii_lowercase();
     match extension.as_str() {
         "las" => Some("LAS"),

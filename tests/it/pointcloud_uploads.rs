@@ -275,3 +275,42 @@ async fn exported_las_and_laz_read_back_in_laspy_with_the_same_points_and_crs() 
     assert!(status.is_client_error(), "{status} {body}");
     assert!(body.to_string().contains("points only"), "{body}");
 }
+
+/// `geomill run` as a lidar user runs it: a LAZ file in, its ground points out as LAZ (the
+/// output's extension names the format), read back by laspy.
+#[test]
+fn geomill_run_takes_a_laz_and_writes_one() {
+    let work = tempfile::tempdir().unwrap();
+    let pipeline = work.path().join("ground.json");
+    std::fs::write(
+        &pipeline,
+        r#"{"name": "ground", "steps": [{"id": "g",
+            "capability": "pointcloud_filter_classification", "params": {"keep": [2]}}]}"#,
+    )
+    .unwrap();
+    let source = laspy_data("autzen_trim.laz");
+    let written = work.path().join("ground.laz");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_geomill"))
+        .current_dir(work.path())
+        .arg("run")
+        .arg(&pipeline)
+        .arg("--input")
+        .arg(&source)
+        .arg("--output")
+        .arg(&written)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let answer: Value = serde_json::from_str(&run_python(
+        ROUND_TRIP,
+        &[source.to_str().unwrap(), written.to_str().unwrap(), "2"],
+    ))
+    .unwrap();
+    assert_eq!(answer["differing"], json!([]), "{answer}");
+    assert_eq!(answer["written"], answer["points"], "{answer}");
+    assert_eq!(answer["same_crs"], true, "{answer}");
+}
