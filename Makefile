@@ -26,7 +26,7 @@ export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS ?= -C link-arg=-fuse-ld=m
 # rides on the build, the dependencies are compiled once.
 LINTED := RUSTC_WORKSPACE_WRAPPER=$(CURDIR)/scripts/clippy-rustc.sh
 
-.PHONY: run test setup-run setup-test build lint bench bench-ogc bench-engines bench-native bench-real bench-statistics bench-network bench-rasters bench-distributed bench-whole-run
+.PHONY: run test setup-run setup-test build lint bench bench-ogc bench-engines bench-native bench-real bench-statistics bench-network bench-rasters bench-pointcloud bench-distributed bench-whole-run
 
 setup-run:
 	@scripts/setup.sh run >/dev/null
@@ -95,6 +95,13 @@ bench-network: setup-test
 bench-rasters: setup-test
 	cargo build --profile suite --locked --bin geomill
 	"$(GEOMILL_PYTHON)" benches/rasters.py "$(CARGO_TARGET_DIR)/suite/geomill"
+
+## make bench-pointcloud: a generated lidar tile (POINTS points, default 50,000,000) loaded, its
+## ground kept and summarised on a 1 m grid: geomill run against laspy + NumPy, in one run.
+POINTS ?= 50000000
+bench-pointcloud: setup-test
+	cargo build --profile suite --locked --bin geomill
+	"$(GEOMILL_PYTHON)" benches/pointcloud.py "$(CARGO_TARGET_DIR)/suite/geomill" --points $(POINTS)
 
 ## make bench-distributed: the W1-style aggregate over HTTP on the native engine and on the
 ## distributed engine (a cluster of 1 and of 2 executors of the same binary), against SedonaDB 0.5.
