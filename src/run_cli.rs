@@ -522,15 +522,17 @@ fn run_in(
         // The scratch folder goes after the run: its GeoPackage result is moved out when it
         // can be; another format named by the extension is written from it.
         let moved = match format {
-            Some(format) => state
-                .embedded()
-                .export_file(
-                    &execution.result_path,
-                    "result",
-                    &output.display().to_string(),
-                    format,
-                )
-                .map_err(|e| std::io::Error::other(e.to_string())),
+            Some(format) => crate::datasets::export::write_file(
+                &state.store(),
+                &state.embedded(),
+                &crate::datasets::export::ExportSource::File {
+                    path: execution.result_path.clone(),
+                    layer_name: "result".into(),
+                },
+                &output.display().to_string(),
+                format,
+            )
+            .map_err(|e| std::io::Error::other(describe(&e))),
             None => std::fs::rename(&execution.result_path, output)
                 .or_else(|_| std::fs::copy(&execution.result_path, output).map(|_| ())),
         };

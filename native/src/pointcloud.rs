@@ -190,10 +190,7 @@ fn check_sizes(
 /// GeoTIFF keys' projected or geographic code (32767 means user-defined: none).
 fn crs_of(header: &las::Header) -> Option<String> {
     let from_wkt = header.get_wkt_crs_bytes().and_then(|bytes| {
-        let text = String::from_utf8_lossy(bytes);
-        // GDAL's reading of user input: ESRI's WKT dialect (`D_NAD83_...`, what many LAS
-        // writers put there) is recognised and translated, as pyproj does.
-        let srs = SpatialRef::from_definition(text.trim_end_matches('\0').trim()).ok()?;
+        let srs = wkt_srs(bytes)?;
         match (srs.auth_name(), srs.auth_code()) {
             (Some(name), Ok(code)) if name == "EPSG" => Some(format!("EPSG:{code}")),
             _ => identify_epsg(&srs, 70).map(|code| format!("EPSG:{code}")),
@@ -212,11 +209,28 @@ fn crs_of(header: &las::Header) -> Option<String> {
     })
 }
 
+/// The CRS of a header's WKT record. GDAL's reading of user input recognises ESRI's WKT dialect
+/// (`D_NAD83_...`, what many LAS writers put there) and translates it, as pyproj does; it also
+/// opens a file path or fetches a URL given instead, so the record is read only when it is
+/// WKT: a keyword of letters, digits and `_`, then `[`.
+fn wkt_srs(bytes: &[u8]) -> Option<SpatialRef> {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim_end_matches('\0').trim();
+    let keyword = &text[..text.find('[')?];
+    let is_keyword = !keyword.is_empty()
+        && keyword.starts_with(|c: char| c.is_ascii_alphabetic())
+        && keyword
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !is_keyword {
+        return None;
+    }
+    SpatialRef::from_definition(text).ok()
+}
+
 /// The header's WKT CRS as a PROJJSON document, when GDAL reads it.
 fn wkt_projjson(header: &las::Header) -> Option<serde_json::Value> {
-    let bytes = header.get_wkt_crs_bytes()?;
-    let text = String::from_utf8_lossy(bytes);
-    let srs = SpatialRef::from_definition(text.trim_end_matches('\0').trim()).ok()?;
+    let srs = wkt_srs(header.get_wkt_crs_bytes()?)?;
     serde_json::from_str(&srs.to_projjson().ok()?).ok()
 }
 

@@ -67,7 +67,8 @@ fn crs_wkt(path: &Path, geometry: &str) -> Result<Option<String>, CloudError> {
     };
     let geo: serde_json::Value = serde_json::from_str(&geo).map_err(write_error)?;
     let crs = &geo["columns"][geometry]["crs"];
-    if crs.is_null() {
+    // A PROJJSON object only: GDAL's reading of user input would open a path or a URL.
+    if !crs.is_object() {
         return Ok(None);
     }
     let srs = SpatialRef::from_definition(&crs.to_string())

@@ -110,6 +110,39 @@ impl ExportSource {
     }
 }
 
+/// Writes `source` to `destination` in `format`: by the embedded engine, or for LAS and LAZ as a
+/// GeoParquet copy beside it first (the engine's writer, with the CRS) that the native crate's
+/// LAS writer then reads point by point.
+pub fn write_file(
+    store: &geomill_backends::store::Store,
+    engine: &geomill_backends::duckdb::EmbeddedEngine,
+    source: &ExportSource,
+    destination: &str,
+    format: ExportFormat,
+) -> Result<(), AppError> {
+    let write = |destination: &str, format: ExportFormat| match source {
+        ExportSource::Layer { layer, .. } => store.export_layer(layer, destination, format),
+        ExportSource::File { path, layer_name } => {
+            engine.export_file(path, layer_name, destination, format)
+        }
+    };
+    if !matches!(format, ExportFormat::Las | ExportFormat::Laz) {
+        return write(destination, format).map_err(AppError::from);
+    }
+    let parquet = format!("{destination}.parquet");
+    write(&parquet, ExportFormat::Parquet).map_err(AppError::from)?;
+    let written = geomill_native::pointcloud_write::write_las(
+        std::path::Path::new(&parquet),
+        "geom",
+        std::path::Path::new(destination),
+        format == ExportFormat::Laz,
+    );
+    let _ = std::fs::remove_file(&parquet);
+    written
+        .map(drop)
+        .map_err(|e| AppError::unprocessable(format!("{}: {e}", format.as_str())))
+}
+
 /// Writes `source` in `format` and returns the file.
 pub async fn export(
     state: &AppState,
@@ -141,24 +174,18 @@ pub async fn export(
             _ => folder.join(format!("export.{}", extension(format))),
         };
         let destination = target.display().to_string();
-        match &source {
-            ExportSource::Layer { layer, .. } => store
-                .export_layer(layer, &destination, format)
-                .and_then(|()| match &style {
-                    Some(qml) => store.write_gpkg_style(
-                        &destination,
-                        &layer.name,
-                        "geom",
-                        qml,
-                        &crate::timestamp::now(),
-                    ),
-                    None => Ok(()),
-                }),
-            ExportSource::File { path, layer_name } => {
-                engine.export_file(path, layer_name, &destination, format)
-            }
+        write_file(&store, &engine, &source, &destination, format)?;
+        if let (ExportSource::Layer { layer, .. }, Some(qml)) = (&source, &style) {
+            store
+                .write_gpkg_style(
+                    &destination,
+                    &layer.name,
+                    "geom",
+                    qml,
+                    &crate::timestamp::now(),
+                )
+                .map_err(AppError::from)?;
         }
-        .map_err(AppError::from)?;
         match format {
             ExportFormat::Shp => zip_folder(&target),
             _ => std::fs::read(&target),

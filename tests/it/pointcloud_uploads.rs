@@ -264,6 +264,15 @@ async fn exported_las_and_laz_read_back_in_laspy_with_the_same_points_and_crs() 
     assert_eq!(answer["written"], answer["points"], "{answer}");
     assert_eq!(answer["same_crs"], true, "{answer}");
 
+    // An export step does not write LAS: refused before the run, naming the ways that do.
+    let pipeline = json!({"name": "ground", "steps": [{"id": "g",
+        "capability": "pointcloud_filter_classification",
+        "params": {"keep": [2], "output": "ground.laz"}}]});
+    let request = json!({"dataset_id": dataset["id"], "engine": "embedded", "pipeline": pipeline});
+    let (status, body) = call(&state, post_json("/api/pipelines/execute", &request)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body.to_string().contains("not by an export step"), "{body}");
+
     // A layer that is not points is refused naming the format.
     let (_, places) = try_upload(
         &state,
@@ -313,4 +322,44 @@ fn geomill_run_takes_a_laz_and_writes_one() {
     assert_eq!(answer["differing"], json!([]), "{answer}");
     assert_eq!(answer["written"], answer["points"], "{answer}");
     assert_eq!(answer["same_crs"], true, "{answer}");
+}
+
+/// Writes a two-point LAS 1.4 file whose WKT CRS record holds the text given.
+const WITH_CRS_RECORD: &str = r#"
+import sys
+import numpy as np, laspy
+header = laspy.LasHeader(point_format=6, version="1.4")
+header.scales, header.offsets = np.array([0.01] * 3), np.zeros(3)
+header.vlrs.append(laspy.vlrs.known.WktCoordinateSystemVlr(sys.argv[2]))
+header.global_encoding.wkt = True
+las = laspy.LasData(header)
+las.x, las.y, las.z = np.array([1.0, 2.0]), np.array([3.0, 4.0]), np.array([5.0, 6.0])
+las.write(sys.argv[1])
+"#;
+
+/// An attacker's CRS record: a URL (GDAL's reading of user input would fetch it) or a server
+/// path (it would open it) instead of WKT. The file is stored without a CRS and nothing is
+/// fetched: a listener on the URL's port sees no connection.
+#[tokio::test]
+async fn a_crs_record_naming_a_url_or_a_path_is_not_followed() {
+    let (_dir, state) = test_state();
+    let work = tempfile::tempdir().unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/crs.wkt", listener.local_addr().unwrap());
+    for (name, record) in [("url.las", url.as_str()), ("path.las", "/etc/passwd")] {
+        let file = work.path().join(name);
+        run_python(WITH_CRS_RECORD, &[file.to_str().unwrap(), record]);
+        let (status, dataset) = try_upload(&state, &[(name, std::fs::read(&file).unwrap())]).await;
+        assert_eq!(status, StatusCode::CREATED, "{name}: {dataset}");
+        assert_eq!(dataset["crs"], Value::Null, "{name}: {dataset}");
+        assert_eq!(
+            dataset["layers"][0]["feature_count"], 2,
+            "{name}: {dataset}"
+        );
+    }
+    assert!(
+        listener.accept().is_err(),
+        "the server fetched the URL a CRS record named"
+    );
 }

@@ -112,8 +112,8 @@ pub(crate) fn copy_to_file(
     format: ExportFormat,
     layer: &str,
 ) -> Result<(), BackendError> {
-    if matches!(format, ExportFormat::Las | ExportFormat::Laz) {
-        return copy_to_las(connection, from, destination, format, layer);
+    if let Some(refusal) = format.step_refusal() {
+        return Err(BackendError::Unsupported(refusal));
     }
     // `from` may hold a console query: the COPY below reads `SELECT * FROM {from}` inside its
     // parentheses, so that text being one SELECT to DuckDB's parser makes the COPY one
@@ -128,40 +128,6 @@ pub(crate) fn copy_to_file(
             None => run_error(&copy, &e),
         }
     })
-}
-
-/// Writes `from` as LAS or LAZ: as GeoParquet beside `destination` first (DuckDB's own
-/// writer, with the CRS), then point by point by the native crate's LAS writer.
-fn copy_to_las(
-    connection: &duckdb::Connection,
-    from: &str,
-    destination: &str,
-    format: ExportFormat,
-    layer: &str,
-) -> Result<(), BackendError> {
-    #[cfg(feature = "native")]
-    {
-        let parquet = format!("{destination}.parquet");
-        copy_to_file(connection, from, &parquet, ExportFormat::Parquet, layer)?;
-        let written = geomill_native::pointcloud_write::write_las(
-            std::path::Path::new(&parquet),
-            "geom",
-            std::path::Path::new(destination),
-            format == ExportFormat::Laz,
-        );
-        let _ = std::fs::remove_file(&parquet);
-        written
-            .map(drop)
-            .map_err(|e| BackendError::Unsupported(format!("{}: {e}", format.as_str())))
-    }
-    #[cfg(not(feature = "native"))]
-    {
-        let _ = (connection, from, destination, layer);
-        Err(BackendError::Unsupported(format!(
-            "{} is written by the native crate, which this build leaves out",
-            format.as_str()
-        )))
-    }
 }
 
 /// What a GDAL write error says about a limit of the format, in words for the user.

@@ -62,6 +62,9 @@ impl CapabilityParams for Export {
                 ),
             )]);
         };
+        if let Some(refusal) = format.step_refusal() {
+            return Err(vec![Problem::new(ctx.at("format"), refusal)]);
+        }
         Ok(vec![Operator::Export(ExportOp {
             destination: self.destination.clone(),
             format,

@@ -489,6 +489,9 @@ fn export_node(
                 format!("cannot tell the format of {destination:?}: give format"),
             )
         })?;
+    if let Some(refusal) = format.step_refusal() {
+        return Err(Problem::new(at, refusal));
+    }
     Ok(Operator::Export(ExportOp {
         destination,
         format,

@@ -468,6 +468,18 @@ impl ExportFormat {
         }
     }
 
+    /// Why a run's export step cannot write the format (`None`: it can). LAS and LAZ are
+    /// written by the native crate from a stored layer or a run's result, not by the engine.
+    pub fn step_refusal(self) -> Option<String> {
+        matches!(self, Self::Las | Self::Laz).then(|| {
+            format!(
+                "{} is written from a stored point layer or a run's result (POST /api/portal/datasets/export, GET /jobs/{{id}}/download?format={}, geomill run --output), not by an export step",
+                self.as_str(),
+                self.as_str()
+            )
+        })
+    }
+
     /// The format written by its file name's extension.
     pub fn from_extension(path: &str) -> Option<Self> {
         let extension = path.rsplit_once('.')?.1.to_ascii_lowercase();
