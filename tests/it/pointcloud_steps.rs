@@ -135,6 +135,19 @@ frame = gpd.GeoDataFrame({"name": list(shapes), "ground": [400.0 + i for i in ra
 frame.to_file(sys.argv[2], driver="GPKG")
 "#;
 
+/// Runs `pipeline` on `dataset` with `engine` through the API; answers the result file.
+async fn result_of(
+    state: &geomill::state::AppState,
+    dataset: &str,
+    engine: &str,
+    pipeline: Value,
+) -> String {
+    let request = json!({"dataset_id": dataset, "engine": engine, "pipeline": pipeline});
+    let (status, run) = call(state, post_json("/api/pipelines/execute", &request)).await;
+    assert_eq!(status, StatusCode::OK, "{engine}: {run}");
+    run["result_path"].as_str().unwrap().to_owned()
+}
+
 /// Runs a pipeline on `engine` and compares its result with `reference` (`numpy` or
 /// `gispulse`) of `step` (see `pointcloud_reference.py`).
 async fn compare_run(
@@ -144,18 +157,8 @@ async fn compare_run(
     pipeline: Value,
     (kind, reference, step): (&str, &str, &Value),
 ) {
-    let request = json!({"dataset_id": dataset, "engine": engine, "pipeline": pipeline});
-    let (status, run) = call(state, post_json("/api/pipelines/execute", &request)).await;
-    assert_eq!(status, StatusCode::OK, "{engine} {kind}: {run}");
-    let printed = run_python(
-        REFERENCE,
-        &[
-            kind,
-            reference,
-            run["result_path"].as_str().unwrap(),
-            &step.to_string(),
-        ],
-    );
+    let result = result_of(state, dataset, engine, pipeline).await;
+    let printed = run_python(REFERENCE, &[kind, reference, &result, &step.to_string()]);
     let answer: Value = serde_json::from_str(printed.lines().last().unwrap_or_default())
         .unwrap_or_else(|e| panic!("{engine} {kind} {reference}: {e}: {printed}"));
     assert_eq!(
@@ -300,13 +303,10 @@ async fn loaded_points_equal_laspys_and_gispulses_on_every_engine() {
             let pipeline = json!({"name": "load", "steps": [{"id": "l",
                 "capability": "pointcloud_load_las", "input": cloud,
                 "params": {"classifications": codes, "max_points": n, "crs": "EPSG:2994"}}]});
-            let request = json!({"dataset_id": cloud, "engine": engine, "pipeline": pipeline});
-            let (status, run) = call(&state, post_json("/api/pipelines/execute", &request)).await;
-            assert_eq!(status, StatusCode::OK, "{file} {engine}: {run}");
-            let result = run["result_path"].as_str().unwrap();
+            let result = result_of(&state, &cloud, engine, pipeline).await;
             let args = [
                 path.to_str().unwrap(),
-                result,
+                &result,
                 "numpy",
                 classes,
                 &n.to_string(),
@@ -319,13 +319,10 @@ async fn loaded_points_equal_laspys_and_gispulses_on_every_engine() {
             let gispulse = json!({"version": 2, "steps": [{"id": "l",
                 "capability": "pointcloud_load_las",
                 "params": {"path": file, "classifications": codes, "max_points": n}}]});
-            let request = json!({"dataset_id": cloud, "engine": engine, "pipeline": gispulse});
-            let (status, run) = call(&state, post_json("/api/pipelines/execute", &request)).await;
-            assert_eq!(status, StatusCode::OK, "{file} {engine}: {run}");
-            let result = run["result_path"].as_str().unwrap();
+            let result = result_of(&state, &cloud, engine, gispulse).await;
             let args = [
                 path.to_str().unwrap(),
-                result,
+                &result,
                 "gispulse",
                 classes,
                 &n.to_string(),
