@@ -14,6 +14,7 @@ use crate::execute::{RunRequest, run};
 use crate::state::AppState;
 use geomill_backends::store::Reader;
 use geomill_planner::optimizer::EngineMode;
+use geomill_planner::plan::operator::ExportFormat;
 
 fn fail(code: u8, message: &str) -> ExitCode {
     eprintln!("geomill run: {message}");
@@ -301,17 +302,24 @@ fn geopackage_as_geoparquet(folder: &Path, path: &Path) -> Option<PathBuf> {
     Some(file)
 }
 
-/// The point cloud at `path` as a GeoParquet point layer in the run's scratch folder `id`.
-fn pointcloud_as_geoparquet(state: &AppState, id: &str, path: &Path) -> Result<PathBuf, ExitCode> {
+/// The point cloud at `path` as a GeoParquet point layer in the run's scratch folder `id`, with
+/// its columns only: its rows are written when a statement first reads them, and a step that
+/// reduces points natively streams the file itself (`SourceFile::point_cloud`). Answers the
+/// file and how many points the cloud holds.
+fn pointcloud_as_geoparquet(
+    state: &AppState,
+    id: &str,
+    path: &Path,
+) -> Result<(PathBuf, u64), ExitCode> {
     let folder = state.config().data_dir.join("tmp").join(id);
     std::fs::create_dir_all(&folder).map_err(|e| fail(1, &format!("{}: {e}", folder.display())))?;
     let stem = path
         .file_stem()
         .map_or_else(|| "points".to_owned(), |s| s.to_string_lossy().into_owned());
     let target = folder.join(format!("{stem}.parquet"));
-    geomill_native::pointcloud::to_geoparquet(path, &target, None)
+    let info = geomill_native::pointcloud::columns_as_geoparquet(path, &target)
         .map_err(|e| fail(2, &format!("{}: {e}", path.display())))?;
-    Ok(target)
+    Ok((target, info.points))
 }
 
 /// Loads one input as a dataset named `name` (from `converted`, its native GeoParquet copy,
@@ -340,16 +348,21 @@ fn load(
     } else {
         input.path.clone()
     };
-    // A LAS/LAZ input is read in chunks into a GeoParquet point layer first, as an upload is.
+    // A LAS/LAZ input is a GeoParquet point layer written from it when first read.
+    let is_cloud = crate::datasets::pointcloud::is_pointcloud_path(&readable);
+    let mut points = None;
     let converted = match converted {
-        None if crate::datasets::pointcloud::is_pointcloud_path(&readable) => {
-            Some(pointcloud_as_geoparquet(state, &id, &readable)?)
+        None if is_cloud => {
+            let (file, count) = pointcloud_as_geoparquet(state, &id, &readable)?;
+            points = Some(count);
+            Some(file)
         }
         other => other,
     };
     let mut source = source_for(converted.as_deref().unwrap_or(&readable));
-    if crate::datasets::pointcloud::is_pointcloud_path(&readable) {
+    if is_cloud {
         source.format = crate::datasets::pointcloud::format_of(&readable).map(str::to_owned);
+        source.point_cloud = std::path::absolute(&readable).ok();
     }
     // The scratch store lives no longer than the run and the file outlasts it: a GeoParquet
     // layer is read where it is, not copied first.
@@ -364,7 +377,10 @@ fn load(
             let layers: Vec<String> = dataset
                 .layers
                 .iter()
-                .map(|l| format!("{} ({} features)", l.name, l.feature_count.unwrap_or(0)))
+                .map(|l| {
+                    let count = points.or(l.feature_count.and_then(|c| u64::try_from(c).ok()));
+                    format!("{} ({} features)", l.name, count.unwrap_or(0))
+                })
                 .collect();
             let as_source = input
                 .name
@@ -463,6 +479,7 @@ fn run_in(
         }
     }
     let outputs_root = std::env::current_dir().ok();
+    let output_format = output.and_then(|o| ExportFormat::from_extension(&o.display().to_string()));
     let request = RunRequest {
         document,
         dataset_id: bare.or(first_named),
@@ -470,6 +487,7 @@ fn run_in(
         outputs_root,
         progress: Some(Arc::new(draw)),
         engine,
+        result_as_geoparquet: output_format == Some(ExportFormat::Parquet),
         ..RunRequest::default()
     };
     let running = std::time::Instant::now();
@@ -515,12 +533,12 @@ fn run_in(
         println!("wrote {}", target.display());
     }
     if let Some(output) = output {
-        let format = geomill_planner::plan::operator::ExportFormat::from_extension(
-            &output.display().to_string(),
-        )
-        .filter(|f| *f != geomill_planner::plan::operator::ExportFormat::Gpkg);
-        // The scratch folder goes after the run: its GeoPackage result is moved out when it
-        // can be; another format named by the extension is written from it.
+        // The result is in the format asked when the engine wrote it so (a GeoPackage, or
+        // GeoParquet on the engines that write it).
+        let written = ExportFormat::from_extension(&execution.result_path);
+        let format = output_format.filter(|f| *f != ExportFormat::Gpkg && Some(*f) != written);
+        // The scratch folder goes after the run: its result is moved out when it is in the
+        // format asked; another format named by the extension is written from it.
         let moved = match format {
             Some(format) => crate::datasets::export::write_file(
                 &state.store(),

@@ -318,6 +318,36 @@ pub fn write_geoparquet(layer: &Layer, path: &Path) -> Result<(), NativeError> {
     write_parquet_file(layer, path, &[], false, parquet::basic::Compression::SNAPPY)
 }
 
+/// Writes a run's result as a GeoParquet 1.0 file (WKB, snappy) in `crs` (`EPSG:<code>`; else
+/// the layer's), the CRS as the whole PROJJSON document GDAL gives for it, as GeoPandas and
+/// DuckDB write it.
+pub fn write_result_geoparquet(
+    layer: &Layer,
+    path: &Path,
+    crs: Option<&str>,
+) -> Result<(), NativeError> {
+    let mut layer = layer.clone();
+    if let Some(crs) = crs {
+        layer.crs = Some(crs.to_owned());
+    }
+    let mut metadata = geo_metadata(&layer, &[], true);
+    let projjson = layer
+        .crs
+        .as_deref()
+        .and_then(|c| c.strip_prefix("EPSG:")?.parse::<u32>().ok())
+        .and_then(|code| {
+            gdal::spatial_ref::SpatialRef::from_epsg(code)
+                .ok()?
+                .to_projjson()
+                .ok()
+        })
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok());
+    if let Some(projjson) = projjson {
+        metadata["columns"][layer.geometry.as_str()]["crs"] = projjson;
+    }
+    write_parquet_with(&layer, path, &metadata, parquet::basic::Compression::SNAPPY)
+}
+
 /// Writes a layer as an uncompressed GeoParquet 1.0 file (a scratch copy, read once soon)
 /// that declares its geometries to be of `geometry_types` (GeoParquet's names: `Point`,
 /// `MultiPolygon`) and its CRS even when it is EPSG:4326.
@@ -342,6 +372,16 @@ fn write_parquet_file(
     whole_crs: bool,
     compression: parquet::basic::Compression,
 ) -> Result<(), NativeError> {
+    let metadata = geo_metadata(layer, geometry_types, whole_crs);
+    write_parquet_with(layer, path, &metadata, compression)
+}
+
+fn write_parquet_with(
+    layer: &Layer,
+    path: &Path,
+    metadata: &Value,
+    compression: parquet::basic::Compression,
+) -> Result<(), NativeError> {
     let error = parquet_error(path);
     let file = File::create(path).map_err(|e| NativeError::File {
         path: path.display().to_string(),
@@ -351,7 +391,7 @@ fn write_parquet_file(
         .set_compression(compression)
         .set_key_value_metadata(Some(vec![KeyValue::new(
             "geo".into(),
-            geo_metadata(layer, geometry_types, whole_crs).to_string(),
+            metadata.to_string(),
         )]))
         .build();
     let mut writer =

@@ -40,6 +40,7 @@ pub mod overlay;
 pub mod owned;
 mod pivot;
 pub mod pointcloud;
+pub mod pointcloud_scan;
 pub mod pointcloud_write;
 pub mod polygons;
 pub mod random;
@@ -60,7 +61,9 @@ use rayon::prelude::*;
 use geomill_geometry::wkb;
 
 pub use geopackage::write_geopackage;
-pub use layer::{Layer, Wkb, read_geoparquet, write_geoparquet, write_typed_geoparquet};
+pub use layer::{
+    Layer, Wkb, read_geoparquet, write_geoparquet, write_result_geoparquet, write_typed_geoparquet,
+};
 pub use polygons::{Location, PreparedPolygons};
 
 /// An error of a native kernel.

@@ -53,7 +53,7 @@ pub struct CloudInfo {
     pub bounds: [f64; 6],
 }
 
-fn invalid(path: &Path, error: impl std::fmt::Display) -> CloudError {
+pub(crate) fn invalid(path: &Path, error: impl std::fmt::Display) -> CloudError {
     let name = path
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
@@ -61,7 +61,7 @@ fn invalid(path: &Path, error: impl std::fmt::Display) -> CloudError {
 }
 
 /// Opens `path` as a LAS/LAZ file and checks what its header promises against the file.
-fn open(path: &Path) -> Result<(Reader, CloudInfo), CloudError> {
+pub(crate) fn open(path: &Path) -> Result<(Reader, CloudInfo), CloudError> {
     let file = File::open(path).map_err(|e| invalid(path, e))?;
     let length = file.metadata().map_err(|e| invalid(path, e))?.len();
     let raw = las::raw::Header::read_from(BufReader::new(&file)).map_err(|e| invalid(path, e))?;
@@ -344,6 +344,22 @@ pub fn to_geoparquet(
     target: &Path,
     crs: Option<&str>,
 ) -> Result<CloudInfo, CloudError> {
+    write_geoparquet(source, target, crs, true)
+}
+
+/// The GeoParquet point layer of the LAS/LAZ file at `source` with its columns and no rows,
+/// for a store that reads the file's rows only when a statement needs them (`geomill run`):
+/// the file's header is checked as [`to_geoparquet`] checks it.
+pub fn columns_as_geoparquet(source: &Path, target: &Path) -> Result<CloudInfo, CloudError> {
+    write_geoparquet(source, target, None, false)
+}
+
+fn write_geoparquet(
+    source: &Path,
+    target: &Path,
+    crs: Option<&str>,
+    rows: bool,
+) -> Result<CloudInfo, CloudError> {
     let (mut reader, mut info) = open(source)?;
     if let Some(crs) = crs {
         info.crs = Some(crs.to_owned());
@@ -379,14 +395,17 @@ pub fn to_geoparquet(
     let record = u64::from(reader.header().point_format().len()).max(1);
     let chunk = (CHUNK_BYTES / record).clamp(1, CHUNK);
     let mut read = 0_u64;
-    loop {
+    // Without rows, the header alone says how many points there are.
+    let mut more = rows;
+    while more {
         let count = reader.fill_points(chunk, &mut points).map_err(|e| {
             invalid(
                 source,
                 format!("after {read} of {} points: {e}", info.points),
             )
         })?;
-        if count == 0 {
+        more = count > 0;
+        if !more {
             break;
         }
         read += count;
@@ -395,7 +414,7 @@ pub fn to_geoparquet(
             .write(&batch)
             .map_err(|e| CloudError::Write(e.to_string()))?;
     }
-    if read != info.points {
+    if rows && read != info.points {
         return Err(invalid(
             source,
             format!(

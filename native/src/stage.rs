@@ -5,7 +5,9 @@
 use std::time::{Duration, Instant};
 
 use geomill_planner::plan::operator::Operator;
+use geomill_planner::plan::ops::pointcloud::GridSummaryOp;
 use geomill_planner::plan::{EngineKind, Plan};
+use geomill_planner::schema::GEOM;
 use geomill_planner::sql::NativeStatement;
 
 use super::dispatch::run_node;
@@ -99,6 +101,13 @@ fn columns_read(op: &Operator, position: usize) -> Option<Vec<String>> {
             columns.dedup();
             Some(columns)
         }
+        // A grid of points reads their geometry and, with a class filter folded in, the class.
+        Operator::Owned(owned) => owned.downcast::<GridSummaryOp>().map(|grid| {
+            grid.classes
+                .iter()
+                .map(|classes| classes.column.clone())
+                .collect()
+        }),
         _ => None,
     }
 }
@@ -189,4 +198,42 @@ fn compute_layer(
     outputs
         .pop()
         .ok_or_else(|| NativeError::Declined("an empty stage".into()))
+}
+
+/// The LAS/LAZ file a table of the run is read from, when it is one.
+pub type PointCloudOf<'a> = dyn Fn(&str) -> Option<std::path::PathBuf> + 'a;
+
+/// The class column of a point layer read from a LAS/LAZ file.
+const LAS_CLASS: &str = "classification";
+
+/// The stage computed straight from a point-cloud file, streamed: when the stage is one grid
+/// summary whose points are a table `cloud` names a file for (with no class filter, or one on
+/// the file's class). `None`: the stage is not that, and reads its tables.
+pub fn compute_from_cloud(
+    stage: &NativeStage,
+    cloud: &PointCloudOf<'_>,
+    timings: &mut StageTimings,
+) -> Option<Result<Computed, NativeError>> {
+    let [node] = stage.nodes.as_slice() else {
+        return None;
+    };
+    let Operator::Owned(owned) = &node.op else {
+        return None;
+    };
+    let grid = owned.downcast::<GridSummaryOp>()?;
+    if grid.classes.as_ref().is_some_and(|c| c.column != LAS_CLASS) {
+        return None;
+    }
+    let [StageInput::Table { name, crs, .. }] = node.inputs.as_slice() else {
+        return None;
+    };
+    let path = cloud(name)?;
+    let computing = Instant::now();
+    let layer = crate::owned::grid_summary::run_on_cloud(grid, &path, GEOM, crs.clone());
+    timings.kernels += computing.elapsed();
+    Some(match layer {
+        Ok(layer) => Ok(Computed::Layer(layer)),
+        Err(NativeError::Declined(reason)) => Ok(Computed::Declined(reason)),
+        Err(error) => Err(error),
+    })
 }

@@ -98,6 +98,7 @@ pub fn source_for(path: &Path) -> SourceFile {
             reader: Reader::Gdal,
             parts: Vec::new(),
             format: None,
+            point_cloud: None,
         },
         Some("csv") => SourceFile {
             gdal_path: text,
@@ -110,6 +111,7 @@ pub fn source_for(path: &Path) -> SourceFile {
             reader: Reader::Gdal,
             parts: Vec::new(),
             format: None,
+            point_cloud: None,
         },
         // GML names its schema by URL; GDAL must not fetch it (request forgery).
         Some("gml") => SourceFile {
@@ -118,6 +120,7 @@ pub fn source_for(path: &Path) -> SourceFile {
             reader: Reader::Gdal,
             parts: Vec::new(),
             format: None,
+            point_cloud: None,
         },
         Some("parquet" | "geoparquet") => SourceFile {
             gdal_path: text,
@@ -125,6 +128,7 @@ pub fn source_for(path: &Path) -> SourceFile {
             reader: Reader::Parquet,
             parts: Vec::new(),
             format: None,
+            point_cloud: None,
         },
         _ => SourceFile {
             gdal_path: text,
@@ -132,6 +136,7 @@ pub fn source_for(path: &Path) -> SourceFile {
             reader: Reader::Gdal,
             parts: Vec::new(),
             format: None,
+            point_cloud: None,
         },
     }
 }

@@ -121,6 +121,9 @@ pub struct RunRequest {
     pub cancel: Option<std::sync::Arc<Cancel>>,
     /// The engine that runs the statements.
     pub engine: EngineMode,
+    /// The result written as GeoParquet instead of a GeoPackage, by the engines that write it
+    /// (`geomill run --output x.parquet`).
+    pub result_as_geoparquet: bool,
 }
 
 /// The layer a source name stands for: `input` (the request's dataset), a layer of the
@@ -374,8 +377,13 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, App
             .await
             .map_err(|e| AppError::internal(&e))?;
     }
-    let partial = results_dir.join("result.partial.gpkg");
-    let final_path = results_dir.join("result.gpkg");
+    let extension = if request.result_as_geoparquet && engine.writes_geoparquet() {
+        "parquet"
+    } else {
+        "gpkg"
+    };
+    let partial = results_dir.join(format!("result.partial.{extension}"));
+    let final_path = results_dir.join(format!("result.{extension}"));
     let compiled = CompiledRun {
         job_id: job_id.clone(),
         plan: plan.clone(),
@@ -401,7 +409,9 @@ pub async fn run(state: &AppState, request: RunRequest) -> Result<Execution, App
     tokio::fs::rename(&partial, &final_path)
         .await
         .map_err(|e| AppError::internal(&e))?;
-    crate::styles::result_style::style_result(state, &plan, &final_path).await;
+    if extension == "gpkg" {
+        crate::styles::result_style::style_result(state, &plan, &final_path).await;
+    }
     let rasters = crate::datasets::raster_outputs::register_outputs(state, &rasters_dir).await?;
     Ok(Execution {
         statements: step_by_step.then(|| {

@@ -392,3 +392,53 @@ async fn heights_per_borough_of_a_generated_cloud_equal_numpys_on_every_engine()
         .await;
     }
 }
+
+/// `geomill run` of a class filter and a grid summary on a LAZ file, as the benchmark runs it:
+/// the file is streamed by the native reader (the filter folded into the grid, never a table),
+/// and the cells equal NumPy's from laspy's arrays; with the filter on another column, the
+/// points are loaded as a table first and the answer is the same as NumPy's too.
+#[test]
+fn geomill_run_streams_a_laz_into_its_grid_as_numpy_computes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cloud = generated_cloud(dir.path(), 60_000);
+    let cases = [
+        (json!({"keep": [2]}), json!([2])),
+        (json!({"drop": [5, 6]}), json!([2])),
+        (json!({"keep": [0], "col": "user_data"}), json!([])),
+    ];
+    for (position, (filter, classes)) in cases.into_iter().enumerate() {
+        let pipeline = dir.path().join(format!("grid-{position}.json"));
+        let document = json!({"name": "grid", "steps": [
+            {"id": "ground", "capability": "pointcloud_filter_classification", "params": filter},
+            {"id": "cells", "capability": "pointcloud_grid_summary",
+             "params": {"cell_size": 250.0, "stats": ["mean", "count", "max"]}}]});
+        std::fs::write(&pipeline, document.to_string()).unwrap();
+        let written = dir.path().join(format!("cells-{position}.parquet"));
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_geomill"))
+            .current_dir(dir.path())
+            .args(["run".as_ref(), pipeline.as_os_str(), "--input".as_ref()])
+            .arg(&cloud)
+            .arg("--output")
+            .arg(&written)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{filter}: {said}");
+        assert!(said.contains("cells: native"), "{filter}: {said}");
+        let step = json!({"las": cloud, "classes": classes, "cell_size": 250.0,
+                          "stats": ["mean", "count", "max"]});
+        let printed = run_python(
+            REFERENCE,
+            &[
+                "grid",
+                "numpy",
+                written.to_str().unwrap(),
+                &step.to_string(),
+            ],
+        );
+        let answer: Value = serde_json::from_str(printed.lines().last().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{filter}: {e}: {printed}"));
+        assert_eq!(answer["differences"], json!([]), "{filter}: {answer}");
+        assert!(answer["got"].as_u64().unwrap() > 0, "{answer}");
+    }
+}

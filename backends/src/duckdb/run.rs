@@ -39,6 +39,10 @@ pub struct SourceView {
 pub struct InPlaceParquet {
     pub geoparquet: std::path::PathBuf,
     pub geometry: String,
+    /// The LAS/LAZ file the GeoParquet is written from when a statement first reads it (it
+    /// holds the columns only until then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub point_cloud: Option<std::path::PathBuf>,
 }
 
 impl EmbeddedEngine {

@@ -22,7 +22,7 @@ use crate::BackendError;
 use crate::duckdb::{EmbeddedEngine, InPlaceParquet, SourceView, count_rows, run_error};
 use crate::store::Store;
 use geomill_native::stage::{NodeRunner, OnThisMachine};
-use geomill_native::{Layer, NativeError, write_geopackage};
+use geomill_native::{Layer, NativeError, write_geopackage, write_result_geoparquet};
 use geomill_planner::sql::Dialect;
 
 const ENGINE: &str = "duckdb";
@@ -41,9 +41,33 @@ struct EmbeddedTables<'a> {
     held: Option<Layer>,
     /// The bound sources that are views over GeoParquet files, by source name.
     in_place: std::collections::HashMap<String, InPlaceParquet>,
+    /// Those of them whose GeoParquet is still to be written from their point-cloud file
+    /// (until a statement or a table-reading kernel reads them).
+    unwritten: std::cell::RefCell<std::collections::BTreeSet<String>>,
 }
 
 impl EmbeddedTables<'_> {
+    /// Writes the GeoParquet of the point-cloud source `name` from its file, if it is still to
+    /// be written: into a file beside it, then moved over it, so the view reads all or nothing.
+    fn write_point_cloud(&self, name: &str) -> Result<(), NativeError> {
+        if !self.unwritten.borrow().contains(name) {
+            return Ok(());
+        }
+        let Some(file) = self.in_place.get(name) else {
+            return Ok(());
+        };
+        let Some(cloud) = &file.point_cloud else {
+            return Ok(());
+        };
+        let part = file.geoparquet.with_extension("parquet.part");
+        geomill_native::pointcloud::to_geoparquet(cloud, &part, None)
+            .map_err(|e| NativeError::Input(e.to_string()))?;
+        std::fs::rename(&part, &file.geoparquet)
+            .map_err(|e| NativeError::Input(format!("{}: {e}", file.geoparquet.display())))?;
+        self.unwritten.borrow_mut().remove(name);
+        Ok(())
+    }
+
     fn failed(&self, statement: &str, error: &duckdb::Error) -> BackendError {
         if self.stopped() {
             BackendError::Interrupted { engine: ENGINE }
@@ -59,6 +83,16 @@ impl TableEngine for EmbeddedTables<'_> {
     }
 
     fn sql(&mut self, step: &ScriptStep) -> Result<(), BackendError> {
+        let read: Vec<String> = self
+            .unwritten
+            .borrow()
+            .iter()
+            .filter(|name| step.parts.iter().any(|part| part.contains(&ident(name))))
+            .cloned()
+            .collect();
+        for name in read {
+            self.write_point_cloud(&name)?;
+        }
         for part in &step.parts {
             self.connection
                 .execute(part, [])
@@ -83,6 +117,7 @@ impl TableEngine for EmbeddedTables<'_> {
         crs: Option<String>,
         columns: Option<&[String]>,
     ) -> Result<Layer, NativeError> {
+        self.write_point_cloud(table)?;
         // A file the native reader cannot take (an encoding it lacks, say) is read by DuckDB.
         if let Some(file) = self.in_place.get(table)
             && let Ok(layer) = in_place_layer(file, columns, crs.clone())
@@ -118,14 +153,26 @@ impl TableEngine for EmbeddedTables<'_> {
     fn stopped(&self) -> bool {
         self.cancel.is_some_and(Cancel::is_cancelled)
     }
+
+    fn point_cloud(&self, table: &str) -> Option<PathBuf> {
+        self.in_place.get(table)?.point_cloud.clone()
+    }
 }
 
-/// Where a run's result is written (a GeoPackage) and the CRS its geometries are in (a
-/// reprojection's output carries none of its own).
+/// Where a run's result is written (a GeoPackage, or GeoParquet for a `.parquet` path) and the
+/// CRS its geometries are in (a reprojection's output carries none of its own).
 #[derive(Debug, Clone, Copy)]
 pub struct ResultFile<'a> {
     pub path: &'a str,
     pub crs: Option<&'a str>,
+}
+
+impl ResultFile<'_> {
+    fn is_geoparquet(&self) -> bool {
+        Path::new(self.path)
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
+    }
 }
 
 /// How a run's walk is done: who computes native stages' nodes, who hears progress, what can
@@ -190,6 +237,13 @@ pub fn run_embedded(
             .iter()
             .filter_map(|v| Some((v.name.clone(), v.in_place.clone()?)))
             .collect(),
+        unwritten: std::cell::RefCell::new(
+            views
+                .iter()
+                .filter(|v| v.in_place.as_ref().is_some_and(|f| f.point_cloud.is_some()))
+                .map(|v| v.name.clone())
+                .collect(),
+        ),
     };
     let native = walk(&mut tables, statements, nodes, progress)?;
     if let (Some(layer), Some(file)) = (tables.held.take(), result_file) {
@@ -198,7 +252,12 @@ pub fn run_embedded(
             .filter(|c| c.starts_with("EPSG:"))
             .map(str::to_owned)
             .or_else(|| layer.crs.clone());
-        match write_geopackage(&layer, Path::new(file.path), "result", crs.as_deref()) {
+        let written = if file.is_geoparquet() {
+            write_result_geoparquet(&layer, Path::new(file.path), crs.as_deref())
+        } else {
+            write_geopackage(&layer, Path::new(file.path), "result", crs.as_deref())
+        };
+        match written {
             Ok(()) => {
                 return Ok(RunOutcome {
                     result_rows: i64::try_from(layer.num_rows()).unwrap_or(i64::MAX),
@@ -238,8 +297,13 @@ pub fn run_embedded(
                 );
             }
         }
+        let format = if file.is_geoparquet() {
+            "FORMAT PARQUET"
+        } else {
+            "FORMAT GDAL, DRIVER 'GPKG', LAYER_NAME 'result'"
+        };
         let copy = format!(
-            "COPY (SELECT {selected} FROM {}) TO {} (FORMAT GDAL, DRIVER 'GPKG', LAYER_NAME 'result')",
+            "COPY (SELECT {selected} FROM {}) TO {} ({format})",
             ident(result),
             string(file.path)
         );
@@ -275,6 +339,10 @@ impl Engine for EmbeddedRuns {
 
     fn counts_each_step(&self) -> bool {
         self.counts_each_step
+    }
+
+    fn writes_geoparquet(&self) -> bool {
+        true
     }
 
     fn run(&self, run: CompiledRun) -> EngineFuture<'_> {

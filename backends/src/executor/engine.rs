@@ -79,6 +79,11 @@ pub trait Engine: Send + Sync {
     fn counts_each_step(&self) -> bool;
     /// Runs `run`: the result written to its sink, the exports to their files.
     fn run(&self, run: CompiledRun) -> EngineFuture<'_>;
+    /// Whether it writes a sink whose path ends in `.parquet` as GeoParquet (otherwise every
+    /// sink is a GeoPackage).
+    fn writes_geoparquet(&self) -> bool {
+        false
+    }
 }
 
 /// The statements of `script` with the rows counted after each.

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::steps::{NativeStepReport, ScriptStep};
 use crate::BackendError;
-use geomill_native::stage::{Computed, NodeRunner, StageTimings, compute};
+use geomill_native::stage::{Computed, NodeRunner, StageTimings, compute, compute_from_cloud};
 use geomill_native::{Layer, NativeError};
 
 /// The engine that holds a run's tables (DuckDB for `embedded` and `native` runs, PostGIS for
@@ -41,6 +41,11 @@ pub trait TableEngine {
     ) -> Result<(), BackendError>;
     /// Whether the run was asked to stop.
     fn stopped(&self) -> bool;
+    /// The LAS/LAZ file a bound source is read from, when it is one (a kernel that reduces
+    /// points then streams the file instead of reading the table).
+    fn point_cloud(&self, _table: &str) -> Option<std::path::PathBuf> {
+        None
+    }
 }
 
 /// Walks `steps` on `engine`, telling `progress` (steps done, steps) before each one; the
@@ -73,7 +78,12 @@ pub fn walk(
         let read = |table: &str, crs: Option<String>, columns: Option<&[String]>| {
             engine.read_layer(table, crs, columns)
         };
-        match compute(stage, &read, nodes, &mut timings) {
+        let cloud = |table: &str| engine.point_cloud(table);
+        let computed = match compute_from_cloud(stage, &cloud, &mut timings) {
+            Some(streamed) => streamed,
+            None => compute(stage, &read, nodes, &mut timings),
+        };
+        match computed {
             Ok(Computed::Layer(layer)) => {
                 let storing = Instant::now();
                 let last = steps[done + 1..].iter().all(|s| s.makes.is_none());

@@ -241,6 +241,7 @@ fn in_place_view(
         let file = crate::duckdb::InPlaceParquet {
             geoparquet: std::path::PathBuf::from(&source.gdal_path),
             geometry,
+            point_cloud: source.point_cloud.clone(),
         };
         let comment = serde_json::to_string(&file).unwrap_or_default();
         create.push_str(&format!("COMMENT ON VIEW {table} IS {};", string(&comment)));

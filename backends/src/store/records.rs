@@ -50,6 +50,10 @@ pub struct SourceFile {
     /// The format label recorded instead of the reader's (`LAS` for a point cloud read into
     /// GeoParquet first).
     pub format: Option<String>,
+    /// The LAS/LAZ file a `ParquetInPlace` GeoParquet is written from when a statement first
+    /// reads it (until then it holds the columns only, and the native reader streams the
+    /// file itself): `geomill run`'s point-cloud inputs.
+    pub point_cloud: Option<std::path::PathBuf>,
 }
 
 /// What reads a source file.

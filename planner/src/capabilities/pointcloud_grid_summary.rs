@@ -55,6 +55,7 @@ impl CapabilityParams for PointcloudGridSummary {
         Ok(vec![Operator::owned(GridSummaryOp {
             cell_size: self.cell_size,
             stats,
+            classes: None,
         })])
     }
 }

@@ -297,6 +297,65 @@ impl SqlExpr {
         ))
     }
 
+    /// The column, the whole numbers and whether rows with them are kept, of a class filter:
+    /// `"c" IN (1, 2)` keeps them; `"c" IS NULL OR NOT ("c" IN (1, 2))` drops them (what
+    /// `pointcloud_filter_classification` makes).
+    pub fn as_int_membership(&self) -> Option<(String, Vec<i64>, bool)> {
+        fn listed(expr: &Expr) -> Option<(String, Vec<i64>, bool)> {
+            let Expr::InList {
+                expr,
+                list,
+                negated,
+            } = unnested(expr)
+            else {
+                return None;
+            };
+            let Expr::Identifier(column) = expr.as_ref() else {
+                return None;
+            };
+            let codes = list
+                .iter()
+                .map(|item| {
+                    let number = number_literal(item)?;
+                    #[allow(clippy::cast_possible_truncation)]
+                    let whole = number as i64;
+                    (number.fract() == 0.0 && number.abs() < 9.0e15).then_some(whole)
+                })
+                .collect::<Option<Vec<i64>>>()?;
+            Some((column.value.clone(), codes, !*negated))
+        }
+        fn unnested(expr: &Expr) -> &Expr {
+            match expr {
+                Expr::Nested(inner) => unnested(inner),
+                other => other,
+            }
+        }
+        match unnested(&self.ast) {
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::Or,
+                right,
+            } => {
+                let Expr::IsNull(null) = unnested(left) else {
+                    return None;
+                };
+                let Expr::UnaryOp {
+                    op: UnaryOperator::Not,
+                    expr,
+                } = unnested(right)
+                else {
+                    return None;
+                };
+                let (column, codes, true) = listed(expr)? else {
+                    return None;
+                };
+                matches!(unnested(null), Expr::Identifier(id) if id.value == column)
+                    .then_some((column, codes, false))
+            }
+            other => listed(other).filter(|(_, _, keep)| *keep),
+        }
+    }
+
     /// `Some(b)` when the expression is the boolean literal `b`.
     pub fn as_bool(&self) -> Option<bool> {
         bool_literal(&self.ast)

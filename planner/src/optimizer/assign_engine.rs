@@ -5,7 +5,7 @@
 //! dissolve of the whole layer, which goes native (an overlay sweep on every core where
 //! DuckDB's `ST_Union_Agg` is one GEOS union on one core, 21 s against about 1.5 s on the
 //! benchmark's regions), and an aggregate of points per polygon (see
-//! `EMBEDDED_POINTS_IN_POLYGONS`). Native mode runs every node the
+//! `EMBEDDED_POINTS_IN_POLYGONS`), and a grid summary of points (`EMBEDDED_POINT_GRID`). Native mode runs every node the
 //! native backend computes (geometry kernels, DataFusion for relational steps) natively and the
 //! rest on DuckDB, in process. Hybrid mode keeps the data in PostGIS and follows one cost rule:
 //! - scans, filters, attribute work and everything without a kernel stay in PostGIS, next to
@@ -20,6 +20,7 @@ use super::{EngineMode, OptimizerRule, transform_down};
 use crate::error::PlanError;
 use crate::plan::native::{NativeKernel, is_relational, missing_sql, native_only, native_support};
 use crate::plan::operator::{GeoExpr, Operator, ValueExpr};
+use crate::plan::ops::pointcloud::GridSummaryOp;
 use crate::plan::{EngineKind, Plan};
 use crate::sql::Dialect;
 
@@ -36,6 +37,12 @@ const EMBEDDED_DISSOLVE: &str = "dissolve: the native overlay sweep on every cor
 /// the point (6.4 s against 1.3 s as a whole `geomill run` of 1M points in 3,209 real-shaped
 /// regions, `benches/whole_run.py`). Features that are not points fall back to DuckDB at run time.
 const EMBEDDED_POINTS_IN_POLYGONS: &str = "points per polygon: the native kernel walks only the ring edges near each point, on every core (not points: DuckDB at run time)";
+
+/// Why embedded mode summarises points on a grid natively: a point-cloud file is then read by
+/// the native reader as it streams (only the coordinates and the class decompressed, the points
+/// of other classes skipped as they come), never loaded into a table first; from a table, the
+/// kernel finds the cells on every core (`benches/pointcloud.py`).
+const EMBEDDED_POINT_GRID: &str = "grid of points: a point-cloud file streamed by the native reader (coordinates and class only), never loaded as a table";
 
 /// Why the validity repair (`on_invalid: fix`) of an embedded run goes native when what reads
 /// it does (a dissolve): it runs in the same native stage, with no data moved in between, on
@@ -80,6 +87,9 @@ fn assign(mode: EngineMode, op: &Operator) -> (EngineKind, Option<String>) {
             Ok(NativeKernel::Dissolve) => (EngineKind::Native, Some(EMBEDDED_DISSOLVE.into())),
             Ok(NativeKernel::PointInPolygonAggregate(_)) => {
                 (EngineKind::Native, Some(EMBEDDED_POINTS_IN_POLYGONS.into()))
+            }
+            Ok(NativeKernel::Owned(owned)) if owned.downcast::<GridSummaryOp>().is_some() => {
+                (EngineKind::Native, Some(EMBEDDED_POINT_GRID.into()))
             }
             _ => (EngineKind::Duckdb, None),
         },

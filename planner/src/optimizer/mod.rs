@@ -3,6 +3,7 @@
 //! every change the schemas are re-inferred; after every rule the plan is re-checked and a broken
 //! invariant is reported with the rule's name.
 
+mod absorb_class_filter;
 mod assign_engine;
 mod bbox_prefilter;
 mod constant_fold;
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::PlanError;
 use crate::plan::Plan;
 
+pub use absorb_class_filter::AbsorbClassFilter;
 pub use assign_engine::AssignEngine;
 pub use bbox_prefilter::BboxPrefilter;
 pub use constant_fold::ConstantFold;
@@ -106,8 +108,8 @@ pub trait OptimizerRule {
 }
 
 /// The rules, in order: simplify expressions, move filters towards the scans (again after bbox
-/// pre-filters are added, so they sink too), prune columns, then decide engines, then fuse what
-/// runs together.
+/// pre-filters are added, so they sink too), prune columns, fold class filters into the grid
+/// summaries that read them, then decide engines, then fuse what runs together.
 pub fn rules(mode: EngineMode) -> Vec<Box<dyn OptimizerRule>> {
     vec![
         Box::new(ConstantFold),
@@ -115,6 +117,7 @@ pub fn rules(mode: EngineMode) -> Vec<Box<dyn OptimizerRule>> {
         Box::new(BboxPrefilter),
         Box::new(FilterPushdown),
         Box::new(PruneColumns),
+        Box::new(AbsorbClassFilter),
         Box::new(AssignEngine { mode }),
         Box::new(FuseStages),
     ]

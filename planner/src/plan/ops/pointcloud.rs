@@ -3,6 +3,7 @@
 //! grid anchored at the points' minimum corner (`GridSummary`). SQL on DuckDB and PostGIS, and
 //! a kernel in the native crate that computes the statistics as pandas does.
 
+use crate::expr::SqlExpr;
 use crate::plan::owned::{OwnedOperator, first_schema, with_columns};
 use crate::plan::predicate::SpatialPredicate;
 use crate::schema::{Column, FieldType, GEOM, Schema};
@@ -303,6 +304,38 @@ impl OwnedOperator for ZonalHeightOp {
 pub struct GridSummaryOp {
     pub cell_size: f64,
     pub stats: Vec<HeightStat>,
+    /// The class filter of the step before, folded in by the optimizer
+    /// (`absorb_class_filter`): a point-cloud file's reader then skips the other points.
+    pub classes: Option<ClassFilter>,
+}
+
+/// A class filter (`pointcloud_filter_classification`) folded into the step that reads its
+/// points: the points whose `column` is one of `codes` when `keep`, else those whose is not
+/// (or is NULL); `predicate` is the filter as SQL runs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassFilter {
+    pub column: String,
+    pub codes: Vec<i64>,
+    pub keep: bool,
+    pub predicate: SqlExpr,
+}
+
+impl ClassFilter {
+    /// The class filter `predicate` is, if it is one.
+    pub fn of(predicate: &SqlExpr) -> Option<Self> {
+        let (column, codes, keep) = predicate.as_int_membership()?;
+        Some(Self {
+            column,
+            codes,
+            keep,
+            predicate: predicate.clone(),
+        })
+    }
+
+    /// Whether a point of class `class` (`None`: NULL) passes.
+    pub fn passes(&self, class: Option<i64>) -> bool {
+        class.map_or(!self.keep, |c| self.codes.contains(&c) == self.keep)
+    }
 }
 
 /// The row and column fields of a grid summary.
@@ -315,8 +348,11 @@ impl GridSummaryOp {
     }
 
     fn describe(&self) -> String {
+        let of = self.classes.as_ref().map_or_else(String::new, |c| {
+            format!(" of the points where {}", c.predicate)
+        });
         format!(
-            "heights {} per {} cell of the points' grid",
+            "heights {} per {} cell of the points' grid{of}",
             names(&self.stats),
             self.cell_size
         )
@@ -422,7 +458,7 @@ impl OwnedOperator for GridSummaryOp {
             }
         };
         Ok(format!(
-            "WITH __cloud AS (SELECT ST_X({g}) AS x, ST_Y({g}) AS y, ST_Z({g}) AS z{} FROM {} AS t WHERE {g} IS NOT NULL AND NOT ST_IsEmpty({g})), \
+            "WITH __cloud AS (SELECT ST_X({g}) AS x, ST_Y({g}) AS y, ST_Z({g}) AS z{} FROM {} AS t WHERE {}{g} IS NOT NULL AND NOT ST_IsEmpty({g})), \
              __corner AS (SELECT min(x) AS x0, min(y) AS y0{} FROM __cloud), \
              __cell AS (SELECT {} AS {col}, {} AS {row}, p.z, o.x0, o.y0{} FROM __cloud AS p, __corner AS o) \
              SELECT c.{row}, c.{col}, {}, {envelope} AS {} FROM __cell AS c GROUP BY c.{row}, c.{col}, c.x0, c.y0{} ORDER BY c.{row}, c.{col}",
@@ -432,6 +468,10 @@ impl OwnedOperator for GridSummaryOp {
                 format!(", ST_SRID({g}) AS srid")
             },
             points.from,
+            self.classes.as_ref().map_or_else(String::new, |c| format!(
+                "({}) AND ",
+                c.predicate.to_sql_in(dialect)
+            )),
             if srid.is_empty() {
                 String::new()
             } else {
@@ -479,6 +519,7 @@ mod tests {
         let op = GridSummaryOp {
             cell_size: 0.1,
             stats: vec![HeightStat::Count],
+            classes: None,
         };
         let input = [Input {
             from: "pts",
