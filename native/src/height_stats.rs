@@ -41,52 +41,128 @@ pub fn batch_points(
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Running {
     pub count: u64,
-    pub min: f64,
-    pub max: f64,
-    sum: f64,
-    compensation: f64,
-    welford_mean: f64,
-    squares: f64,
+    extremes: [f64; 2],
+    sum: [f64; 2],
+    welford: [f64; 2],
+}
+
+/// Adds `z` to a Kahan-compensated sum (`[sum, compensation]`), as pandas sums a group.
+#[inline(always)]
+fn kahan_add(sum: &mut [f64; 2], z: f64) {
+    let y = z - sum[1];
+    let t = sum[0] + y;
+    sum[1] = (t - sum[0]) - y;
+    sum[0] = t;
+}
+
+/// Adds the `n`th value `z` to Welford's running mean and sum of squared deviations.
+#[allow(clippy::cast_precision_loss)]
+fn welford_add(welford: &mut [f64; 2], n: u64, z: f64) {
+    let delta = z - welford[0];
+    welford[0] += delta / n as f64;
+    welford[1] += delta * (z - welford[0]);
+}
+
+/// Adds the `n`th value `z` to the lowest and highest.
+fn extremes_add(extremes: &mut [f64; 2], n: u64, z: f64) {
+    if n == 1 {
+        *extremes = [z, z];
+    } else {
+        *extremes = [extremes[0].min(z), extremes[1].max(z)];
+    }
+}
+
+/// A statistic of `count` values from their parts (`None` for the quantiles and no values).
+#[allow(clippy::cast_precision_loss)]
+fn from_parts(
+    stat: HeightStat,
+    count: u64,
+    extremes: [f64; 2],
+    sum: [f64; 2],
+    welford: [f64; 2],
+) -> Option<f64> {
+    if stat == HeightStat::Count {
+        return Some(count as f64);
+    }
+    if count == 0 {
+        return None;
+    }
+    let n = count as f64;
+    match stat {
+        HeightStat::Min => Some(extremes[0]),
+        HeightStat::Max => Some(extremes[1]),
+        HeightStat::Mean => Some(sum[0] / n),
+        HeightStat::Std => Some((welford[1] / n).sqrt()),
+        _ => None,
+    }
 }
 
 impl Running {
     pub fn add(&mut self, z: f64) {
-        if self.count == 0 {
-            self.min = z;
-            self.max = z;
-        } else {
-            self.min = self.min.min(z);
-            self.max = self.max.max(z);
-        }
         self.count += 1;
-        let y = z - self.compensation;
-        let t = self.sum + y;
-        self.compensation = (t - self.sum) - y;
-        self.sum = t;
-        #[allow(clippy::cast_precision_loss)]
-        let n = self.count as f64;
-        let delta = z - self.welford_mean;
-        self.welford_mean += delta / n;
-        self.squares += delta * (z - self.welford_mean);
+        extremes_add(&mut self.extremes, self.count, z);
+        kahan_add(&mut self.sum, z);
+        welford_add(&mut self.welford, self.count, z);
     }
 
     /// A statistic that needs no sorted values (`None` for the quantiles and an empty group).
-    #[allow(clippy::cast_precision_loss)]
     pub fn get(&self, stat: HeightStat) -> Option<f64> {
-        if stat == HeightStat::Count {
-            return Some(self.count as f64);
+        from_parts(stat, self.count, self.extremes, self.sum, self.welford)
+    }
+}
+
+/// The running statistics of many groups (numbered in the order made), each part kept only
+/// when one of the statistics asked needs it: a grid of millions of cells holds a count and a
+/// sum each for a mean.
+pub struct RunningGroups {
+    /// Each group's count and compensated sum, side by side (one cache line per point added).
+    sums: Vec<(u64, [f64; 2])>,
+    extremes: Option<Vec<[f64; 2]>>,
+    welford: Option<Vec<[f64; 2]>>,
+}
+
+impl RunningGroups {
+    pub fn new(stats: &[HeightStat]) -> Self {
+        let asks = |wanted: &[HeightStat]| stats.iter().any(|s| wanted.contains(s)).then(Vec::new);
+        Self {
+            sums: Vec::new(),
+            extremes: asks(&[HeightStat::Min, HeightStat::Max]),
+            welford: asks(&[HeightStat::Std]),
         }
-        if self.count == 0 {
-            return None;
+    }
+
+    /// `count` new groups without values, numbered after the others.
+    pub fn extend(&mut self, count: usize) {
+        let groups = self.sums.len() + count;
+        self.sums.resize(groups, (0, [0.0; 2]));
+        for part in [&mut self.extremes, &mut self.welford]
+            .into_iter()
+            .flatten()
+        {
+            part.resize(groups, [0.0; 2]);
         }
-        let n = self.count as f64;
-        match stat {
-            HeightStat::Min => Some(self.min),
-            HeightStat::Max => Some(self.max),
-            HeightStat::Mean => Some(self.sum / n),
-            HeightStat::Std => Some((self.squares / n).sqrt()),
-            _ => None,
+    }
+
+    #[inline(always)]
+    pub fn add(&mut self, group: usize, z: f64) {
+        let (count, sum) = &mut self.sums[group];
+        *count += 1;
+        let n = *count;
+        kahan_add(sum, z);
+        if let Some(extremes) = &mut self.extremes {
+            extremes_add(&mut extremes[group], n, z);
         }
+        if let Some(welford) = &mut self.welford {
+            welford_add(&mut welford[group], n, z);
+        }
+    }
+
+    /// A statistic of a group that needs no sorted values (`None` for the quantiles and an
+    /// empty group).
+    pub fn get(&self, group: usize, stat: HeightStat) -> Option<f64> {
+        let part = |p: &Option<Vec<[f64; 2]>>| p.as_ref().map_or([f64::NAN; 2], |v| v[group]);
+        let (count, sum) = self.sums[group];
+        from_parts(stat, count, part(&self.extremes), sum, part(&self.welford))
     }
 }
 
