@@ -387,8 +387,13 @@ fn write_parquet_with(
         path: path.display().to_string(),
         reason: e.to_string(),
     })?;
+    // Geometries seldom repeat: a dictionary of them is work for nothing.
     let properties = WriterProperties::builder()
         .set_compression(compression)
+        .set_column_dictionary_enabled(
+            parquet::schema::types::ColumnPath::from(layer.geometry.as_str()),
+            false,
+        )
         .set_key_value_metadata(Some(vec![KeyValue::new(
             "geo".into(),
             metadata.to_string(),

@@ -1,8 +1,9 @@
 //! The kernel of `GridSummary`: the points' minimum corner, then each point's cell (NumPy's
 //! floor division) found in parallel over a window of points and its height added, window by
-//! window, in point order, so every cell's statistics are pandas' to the bit; one row per
-//! occupied cell, sorted by row then column. The points are a layer's, or a LAS/LAZ file's read
-//! as they stream ([`run_on_cloud`]).
+//! window, by the band of rows holding the cell (bands filled in parallel, each small enough for
+//! a core's cache), every cell's heights in point order, so its statistics are pandas' to the
+//! bit; one row per occupied cell, sorted by row then column. The points are a layer's, or a
+//! LAS/LAZ file's read as they stream ([`run_on_cloud`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -64,6 +65,9 @@ fn cell_index(offset: f64, size: f64) -> Result<i64, NativeError> {
 
 /// A cell's (row, column).
 type CellKey = (i64, i64);
+
+/// A point's cell and height.
+type Keyed = (CellKey, Option<f64>);
 
 /// The lowest and highest x and y of some points.
 #[derive(Debug, Clone, Copy)]
@@ -237,8 +241,6 @@ struct Cells {
     bands: Vec<Band>,
     /// Rows per band (the last may hold fewer).
     band_rows: i64,
-    /// The points of the window being added, by band (kept to be reused).
-    sorted: Vec<Vec<(CellKey, Option<f64>)>>,
 }
 
 /// About how many bytes of slots and statistics a band holds: a core's cache.
@@ -265,7 +267,6 @@ impl Cells {
             return Ok(Self {
                 bands: vec![Band::sparse(stats)],
                 band_rows: i64::MAX,
-                sorted: vec![Vec::new()],
             });
         }
         // A cell's flag and statistics: about 25 bytes for a mean and a count.
@@ -274,12 +275,7 @@ impl Cells {
             .step_by(usize::try_from(band_rows).unwrap_or(1))
             .map(|first| Band::dense(first, band_rows.min(rows - first), cols, stats))
             .collect();
-        let sorted = vec![Vec::new(); bands.len()];
-        Ok(Self {
-            bands,
-            band_rows,
-            sorted,
-        })
+        Ok(Self { bands, band_rows })
     }
 
     /// Adds points' heights in order: sorted into their bands (stably), then each band on a
@@ -292,20 +288,28 @@ impl Cells {
             }
             return;
         }
-        for held in &mut self.sorted {
-            held.clear();
-        }
-        for point in keyed {
-            self.sorted[(point.0.0 / self.band_rows) as usize].push(*point);
-        }
-        self.bands
-            .par_iter_mut()
-            .zip(self.sorted.par_iter())
-            .for_each(|(band, held)| {
-                for (key, z) in held {
+        // Each core sorts a stretch of the points; a band then takes its points stretch by
+        // stretch, in order.
+        let count = self.bands.len();
+        let band_rows = self.band_rows;
+        let stretch = keyed.len().div_ceil(rayon::current_num_threads().max(1)).max(1);
+        let stretches: Vec<Vec<Vec<Keyed>>> = keyed
+            .par_chunks(stretch)
+            .map(|points| {
+                let mut by_band = vec![Vec::new(); count];
+                for point in points {
+                    by_band[(point.0.0 / band_rows) as usize].push(*point);
+                }
+                by_band
+            })
+            .collect();
+        self.bands.par_iter_mut().enumerate().for_each(|(b, band)| {
+            for by_band in &stretches {
+                for (key, z) in &by_band[b] {
                     band.add(*key, *z);
                 }
-            });
+            }
+        });
     }
 
     /// The cells sorted by row then column, with their statistics.
