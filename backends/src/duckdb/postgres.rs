@@ -60,6 +60,35 @@ impl Drop for Attached {
     }
 }
 
+/// How many times a copy reads the attached catalog's schemas before it gives up.
+const SCHEMA_READS: u32 = 4;
+
+/// Whether DuckDB's error is the attached catalog not knowing a schema yet.
+fn schema_unseen(error: &duckdb::Error) -> bool {
+    let text = error.to_string();
+    text.contains("Schema with name") && text.contains("not found")
+}
+
+/// Runs `statement`, which names a schema of the attached PostgreSQL database, after reading
+/// the attached catalog afresh; read again (a few times at most) while DuckDB does not know the
+/// schema, which a run at the same moment can cause by reading the catalog from a snapshot
+/// older than the schema.
+fn with_fresh_schemas(connection: &Connection, statement: &str) -> Result<(), BackendError> {
+    for attempt in 1..=SCHEMA_READS {
+        connection
+            .execute_batch("CALL pg_clear_cache()")
+            .map_err(query_error("CALL pg_clear_cache()"))?;
+        match connection.execute_batch(statement) {
+            Ok(()) => return Ok(()),
+            Err(e) if attempt < SCHEMA_READS && schema_unseen(&e) => {
+                std::thread::sleep(std::time::Duration::from_millis(50 * u64::from(attempt)));
+            }
+            Err(e) => return Err(query_error(statement)(e)),
+        }
+    }
+    Ok(())
+}
+
 impl EmbeddedEngine {
     /// Copies the rows of `select` (a query over this database) into PostGIS as
     /// `schema.table`, replacing it; a `geom` column becomes `geometry(Geometry, srid)` with a
@@ -81,16 +110,11 @@ impl EmbeddedEngine {
         // The attached catalog's schema list may have been read (by this run or one at the
         // same moment) before the schema existed: read afresh, or the CREATE below cannot
         // find it.
-        connection
-            .execute_batch("CALL pg_clear_cache()")
-            .map_err(query_error("CALL pg_clear_cache()"))?;
         let create = format!(
             "CREATE TABLE {}.{qualified} AS SELECT * FROM ({select})",
             ident(&pg.alias)
         );
-        connection
-            .execute_batch(&create)
-            .map_err(query_error(&create))?;
+        with_fresh_schemas(connection, &create)?;
         let has_geometry = format!(
             "SELECT count(*) FROM (DESCRIBE SELECT * FROM ({select})) WHERE column_name = 'geom'"
         );
@@ -150,9 +174,7 @@ impl EmbeddedEngine {
             ident(schema),
             ident(source)
         );
-        connection
-            .execute_batch(&create)
-            .map_err(query_error(&create))?;
+        with_fresh_schemas(connection, &create)?;
         let count = format!("SELECT count(*) FROM {}", ident(table));
         connection
             .query_row(&count, [], |r| r.get(0))
