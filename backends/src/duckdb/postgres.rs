@@ -76,10 +76,10 @@ fn schema_unseen(error: &duckdb::Error) -> bool {
 fn with_fresh_schemas(connection: &Connection, statement: &str) -> Result<(), BackendError> {
     for attempt in 1..=SCHEMA_READS {
         connection
-            .execute_batch("CALL pg_clear_cache()")
+            .execute("CALL pg_clear_cache()", [])
             .map_err(query_error("CALL pg_clear_cache()"))?;
-        match connection.execute_batch(statement) {
-            Ok(()) => return Ok(()),
+        match connection.execute(statement, []) {
+            Ok(_) => return Ok(()),
             Err(e) if attempt < SCHEMA_READS && schema_unseen(&e) => {
                 std::thread::sleep(std::time::Duration::from_millis(50 * u64::from(attempt)));
             }
